@@ -1,0 +1,439 @@
+//! `leasefence`: the lease store from the command line, and the JSON-lines `batch` server.
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() {
+    std::process::exit(cli::main());
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod cli {
+    use std::io::{BufRead, Read, Write};
+    use std::path::PathBuf;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use clap::{Args, Parser, Subcommand};
+    use leasefence::protocol::{execute, respond, Backend as _, FileBackend, Request, Response};
+    use leasefence::{JobState, OpenOptions};
+
+    /// Exit status: the operation was granted (or returned a value).
+    const EXIT_OK: i32 = 0;
+    /// Exit status: the store said no (`false` or `null`, with a reason).
+    const EXIT_REJECTED: i32 = 1;
+    /// Exit status: bad usage or an invalid argument; nothing changed.
+    const EXIT_INVALID: i32 = 2;
+    /// Exit status: storage failed; nothing changed.
+    const EXIT_STORAGE: i32 = 3;
+
+    /// The longest request line `batch` reads; longer lines get `bad_request`.
+    const MAX_LINE_BYTES: u64 = 64 << 20;
+
+    #[derive(Parser)]
+    #[command(
+        name = "leasefence",
+        version,
+        about = "Leases with fencing tokens on one SQLite file: a stale worker can never \
+                 overwrite a newer worker's result.",
+        after_help = "Every operation prints one JSON line, as in the batch protocol: \
+                      {\"value\": ...} with a \"reason\" when the store says no, or \
+                      {\"error\": {\"code\", \"message\"}}.\n\n\
+                      Exit status: 0 granted, 1 rejected by the store (false/null), \
+                      2 invalid usage or argument, 3 storage error."
+    )]
+    struct Cli {
+        /// The SQLite database file (created if missing).
+        #[arg(long, global = true, value_name = "PATH", env = "LEASEFENCE_DB")]
+        db: Option<PathBuf>,
+        /// How long to wait for another process's write lock, in milliseconds.
+        #[arg(long, global = true, value_name = "MS", default_value_t = 10_000)]
+        busy_timeout: u64,
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    #[derive(Args)]
+    struct Clock {
+        /// The current time in seconds (default: the wall clock, Unix seconds).
+        #[arg(long, allow_hyphen_values = true)]
+        now: Option<f64>,
+    }
+
+    #[derive(Args)]
+    struct Lease {
+        /// The job id.
+        job: String,
+        /// Who holds the lease (any string naming the worker).
+        #[arg(long)]
+        owner: String,
+        /// The fence returned by `claim`.
+        #[arg(long, allow_hyphen_values = true)]
+        fence: i64,
+    }
+
+    #[derive(Subcommand)]
+    enum Command {
+        /// Create the jobs table if it is missing.
+        Init,
+        /// Add a job; false when the id exists (nothing changes).
+        Enqueue {
+            /// The job id.
+            job: String,
+        },
+        /// Print a job's stored row, or null.
+        State {
+            /// The job id.
+            job: String,
+        },
+        /// Take a lease on a job; prints the new fence, or null with the reason.
+        Claim {
+            /// The job id.
+            job: String,
+            /// Who takes the lease.
+            #[arg(long)]
+            owner: String,
+            /// Lease length in seconds (> 0).
+            #[arg(long, allow_hyphen_values = true)]
+            ttl: f64,
+            #[command(flatten)]
+            clock: Clock,
+        },
+        /// Extend your live lease to now + ttl.
+        Renew {
+            #[command(flatten)]
+            lease: Lease,
+            /// New lease length in seconds from now (> 0).
+            #[arg(long, allow_hyphen_values = true)]
+            ttl: f64,
+            #[command(flatten)]
+            clock: Clock,
+        },
+        /// Store the result and mark the job done, if your lease is current and live.
+        Complete {
+            #[command(flatten)]
+            lease: Lease,
+            /// The result text (omitted: null).
+            #[arg(long)]
+            result: Option<String>,
+            #[command(flatten)]
+            clock: Clock,
+        },
+        /// Give your lease up early; the fence is kept.
+        Release {
+            #[command(flatten)]
+            lease: Lease,
+        },
+        /// Claim one job for several owners at once, each on its own thread and connection.
+        ClaimMany {
+            /// The job id.
+            job: String,
+            /// The owners, comma-separated or repeated.
+            #[arg(long = "owner", value_delimiter = ',', required = true)]
+            owners: Vec<String>,
+            /// Lease length in seconds (> 0).
+            #[arg(long, allow_hyphen_values = true)]
+            ttl: f64,
+            #[command(flatten)]
+            clock: Clock,
+        },
+        /// Claim the next claimable job (earliest lease end, then oldest).
+        ClaimNext {
+            /// Who takes the lease.
+            #[arg(long)]
+            owner: String,
+            /// Lease length in seconds (> 0).
+            #[arg(long, allow_hyphen_values = true)]
+            ttl: f64,
+            #[command(flatten)]
+            clock: Clock,
+        },
+        /// Print every job and its lease as a table.
+        Jobs {
+            /// Print one JSON object per line instead of a table.
+            #[arg(long)]
+            json: bool,
+            #[command(flatten)]
+            clock: Clock,
+        },
+        /// Serve the JSON-lines protocol: one request per stdin line, one response per line.
+        Batch,
+    }
+
+    fn wall_clock() -> f64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0)
+    }
+
+    impl Clock {
+        fn now(&self) -> f64 {
+            self.now.unwrap_or_else(wall_clock)
+        }
+    }
+
+    pub fn main() -> i32 {
+        let cli = match Cli::try_parse() {
+            Ok(cli) => cli,
+            Err(err) => {
+                let _ = err.print();
+                return if err.use_stderr() {
+                    EXIT_INVALID
+                } else {
+                    EXIT_OK
+                };
+            }
+        };
+        let Some(db) = cli.db else {
+            eprintln!("leasefence: --db PATH is required (or set LEASEFENCE_DB)");
+            return EXIT_INVALID;
+        };
+        let options = OpenOptions::new().busy_timeout(Duration::from_millis(cli.busy_timeout));
+        let mut backend = FileBackend::new(db, options);
+        let request = match cli.command {
+            Command::Batch => return batch(&mut backend),
+            Command::Jobs { json, clock } => return jobs(&mut backend, json, clock.now()),
+            Command::Init => Request::Init,
+            Command::Enqueue { job } => Request::Enqueue { job },
+            Command::State { job } => Request::State { job },
+            Command::Claim {
+                job,
+                owner,
+                ttl,
+                clock,
+            } => Request::Claim {
+                job,
+                owner,
+                now: clock.now(),
+                ttl,
+            },
+            Command::Renew { lease, ttl, clock } => Request::Renew {
+                job: lease.job,
+                owner: lease.owner,
+                fence: lease.fence,
+                now: clock.now(),
+                ttl,
+            },
+            Command::Complete {
+                lease,
+                result,
+                clock,
+            } => Request::Complete {
+                job: lease.job,
+                owner: lease.owner,
+                fence: lease.fence,
+                now: clock.now(),
+                result,
+            },
+            Command::Release { lease } => Request::Release {
+                job: lease.job,
+                owner: lease.owner,
+                fence: lease.fence,
+            },
+            Command::ClaimMany {
+                job,
+                owners,
+                ttl,
+                clock,
+            } => Request::ClaimMany {
+                job,
+                owners,
+                now: clock.now(),
+                ttl,
+            },
+            Command::ClaimNext { owner, ttl, clock } => Request::ClaimNext {
+                owner,
+                now: clock.now(),
+                ttl,
+            },
+        };
+        let response = execute(&mut backend, &request);
+        println!("{}", response.to_json());
+        exit_code(&request, &response)
+    }
+
+    fn exit_code(request: &Request, response: &Response) -> i32 {
+        match response {
+            Response::Failed {
+                code: "storage", ..
+            } => EXIT_STORAGE,
+            Response::Failed { .. } => EXIT_INVALID,
+            Response::Answered { value, .. } => {
+                let refused = match request {
+                    Request::Init => false,
+                    Request::ClaimMany { .. } => value
+                        .as_array()
+                        .is_some_and(|fences| fences.iter().all(|f| f.is_null())),
+                    _ => value.is_null() || *value == serde_json::Value::Bool(false),
+                };
+                if refused {
+                    EXIT_REJECTED
+                } else {
+                    EXIT_OK
+                }
+            }
+        }
+    }
+
+    /// SPEC section 4: one response line per request line, flushed at once; never stops on a bad
+    /// line. Ends at end of input (exit 0) or when stdout is closed.
+    fn batch(backend: &mut FileBackend) -> i32 {
+        let stdin = std::io::stdin();
+        let mut input = stdin.lock();
+        let stdout = std::io::stdout();
+        let mut out = stdout.lock();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let read = (&mut input)
+                .take(MAX_LINE_BYTES + 1)
+                .read_until(b'\n', &mut line);
+            let response = match read {
+                Ok(0) => return EXIT_OK,
+                Err(err) => {
+                    eprintln!("leasefence batch: cannot read standard input: {err}");
+                    return EXIT_STORAGE;
+                }
+                Ok(_) if line.last() != Some(&b'\n') && line.len() as u64 > MAX_LINE_BYTES => {
+                    if let Err(err) = skip_rest_of_line(&mut input) {
+                        eprintln!("leasefence batch: cannot read standard input: {err}");
+                        return EXIT_STORAGE;
+                    }
+                    Response::Failed {
+                        code: "bad_request",
+                        message: format!(
+                            "the line is longer than {MAX_LINE_BYTES} bytes; send smaller requests"
+                        ),
+                    }
+                }
+                Ok(_) => {
+                    let text = line.strip_suffix(b"\n").unwrap_or(&line);
+                    let text = text.strip_suffix(b"\r").unwrap_or(text);
+                    match std::str::from_utf8(text) {
+                        Ok(text) => respond(backend, text),
+                        Err(err) => Response::Failed {
+                            code: "bad_request",
+                            message: format!("the line is not valid UTF-8 ({err}), so not JSON"),
+                        },
+                    }
+                }
+            };
+            let written = writeln!(out, "{}", response.to_json()).and_then(|()| out.flush());
+            if written.is_err() {
+                // The reader went away; nobody is left to answer.
+                return EXIT_OK;
+            }
+        }
+    }
+
+    fn skip_rest_of_line(input: &mut impl BufRead) -> std::io::Result<()> {
+        loop {
+            let buf = input.fill_buf()?;
+            if buf.is_empty() {
+                return Ok(());
+            }
+            match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    input.consume(i + 1);
+                    return Ok(());
+                }
+                None => {
+                    let n = buf.len();
+                    input.consume(n);
+                }
+            }
+        }
+    }
+
+    fn jobs(backend: &mut FileBackend, json: bool, now: f64) -> i32 {
+        let rows = match backend.store().and_then(|store| store.jobs()) {
+            Ok(rows) => rows,
+            Err(err) => {
+                println!(
+                    "{}",
+                    Response::Failed {
+                        code: err.code(),
+                        message: err.to_string()
+                    }
+                    .to_json()
+                );
+                return if err.code() == "storage" {
+                    EXIT_STORAGE
+                } else {
+                    EXIT_INVALID
+                };
+            }
+        };
+        if json {
+            for row in &rows {
+                println!("{}", leasefence::protocol::state_json(row));
+            }
+            return EXIT_OK;
+        }
+        print!("{}", table(&rows, now));
+        EXIT_OK
+    }
+
+    fn lease_state(row: &JobState, now: f64) -> String {
+        if row.done {
+            "done".into()
+        } else if row.until > now {
+            format!("live, {:.1}s left", row.until - now)
+        } else if row.owner.is_some() {
+            "expired".into()
+        } else {
+            "free".into()
+        }
+    }
+
+    fn clip(text: &str, width: usize) -> String {
+        let flat: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        if flat.chars().count() <= width {
+            flat
+        } else {
+            flat.chars().take(width - 1).collect::<String>() + "…"
+        }
+    }
+
+    fn table(rows: &[JobState], now: f64) -> String {
+        let header = ["JOB", "OWNER", "FENCE", "UNTIL", "LEASE", "RESULT"].map(String::from);
+        let mut cells: Vec<[String; 6]> = vec![header];
+        for row in rows {
+            cells.push([
+                clip(&row.id, 24),
+                clip(row.owner.as_deref().unwrap_or("-"), 16),
+                row.fence.to_string(),
+                row.until.to_string(),
+                lease_state(row, now),
+                clip(row.result.as_deref().unwrap_or("-"), 32),
+            ]);
+        }
+        let widths: Vec<usize> = (0..6)
+            .map(|i| {
+                cells
+                    .iter()
+                    .map(|c| c[i].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = String::new();
+        for row in &cells {
+            let line: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .map(|(cell, w)| format!("{cell:<w$}"))
+                .collect();
+            out.push_str(line.join("  ").trim_end());
+            out.push('\n');
+        }
+        if rows.is_empty() {
+            out.push_str("(no jobs; add one with `leasefence enqueue JOB`)\n");
+        }
+        out
+    }
+}

@@ -1,0 +1,54 @@
+//! # leasefence
+//!
+//! Leases with fencing tokens on SQLite: a stale worker can never overwrite a newer worker's
+//! result.
+//!
+//! Worker A claims a job and stalls; its lease expires; worker B claims the job and completes it;
+//! A wakes up and writes its result over B's. No lease length prevents that, because A cannot
+//! know that it stalled. What prevents it is a check *by the store, at the moment of the write*:
+//! every claim hands out a fence (a generation number that only grows), and every write must
+//! present the current owner and fence. The store checks them inside the same transaction that
+//! writes, so a stale token is refused no matter what the worker believes.
+//!
+//! ```
+//! use leasefence::{LeaseStore, Reason};
+//!
+//! let store = LeaseStore::open_in_memory()?;
+//! store.enqueue("resize-photo-7")?;
+//! let a = store.claim("resize-photo-7", "A", 0.0, 10.0)?.granted().unwrap(); // fence 1
+//! let b = store.claim("resize-photo-7", "B", 11.0, 10.0)?.granted().unwrap(); // A expired: fence 2
+//! let late = store.complete("resize-photo-7", "A", a, 12.0, Some("A's thumbnail"))?;
+//! assert_eq!(late.reason(), Some(&Reason::StaleFence { current: b }));
+//! # Ok::<(), leasefence::Error>(())
+//! ```
+//!
+//! Layout: [`contract`](self) holds every SQL statement and transaction and runs unchanged on
+//! every target; `native` opens files with the bundled SQLite and adds threads ([`seed`],
+//! [`LeaseStore::claim_many`]); [`protocol`] is the JSON-lines protocol of `leasefence batch`.
+//!
+//! Limits: the clock is the caller's (`now` is passed in; callers sharing a database must agree
+//! on it). A fence protects writes to *this* store only: any other system a worker writes to must
+//! check the same token itself, or be idempotent. One SQLite file serves the workers of one
+//! machine; it is not a distributed queue.
+
+#![deny(missing_docs)]
+
+mod contract;
+mod error;
+mod options;
+mod outcome;
+pub mod protocol;
+mod store;
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native;
+
+pub use error::{Error, Result};
+pub use options::{Journal, OpenOptions};
+pub use outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
+pub use store::LeaseStore;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::{seed, MAX_CLAIM_MANY_OWNERS};
+
+pub use rusqlite;

@@ -1,0 +1,195 @@
+//! What operations return: granted values, typed rejection reasons, and job rows.
+
+use std::fmt;
+
+/// A fencing token: the generation of a job's lease. It grows by one on every successful claim
+/// and is never reset, so a token, once handed out, is never handed out again for that job.
+pub type Fence = i64;
+
+/// Why the store said no (SPEC section 3). Ordered: when several apply, the first variant in this
+/// declaration order is the one reported.
+///
+/// ```
+/// use leasefence::{LeaseStore, Reason};
+/// let store = LeaseStore::open_in_memory()?;
+/// store.enqueue("job")?;
+/// store.claim("job", "a", 0.0, 10.0)?;
+/// let held = store.claim("job", "b", 5.0, 10.0)?;
+/// assert_eq!(held.reason(), Some(&Reason::Held { owner: Some("a".into()), until: 10.0 }));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reason {
+    /// No job with that id was ever enqueued.
+    NotFound,
+    /// The job is completed; nothing can change it any more.
+    Done,
+    /// `claim` only: a live lease (`until > now`) is held.
+    Held {
+        /// The current lease holder.
+        owner: Option<String>,
+        /// When the current lease ends.
+        until: f64,
+    },
+    /// The caller's fence is not the job's current one: someone claimed the job after the caller.
+    StaleFence {
+        /// The job's current fence.
+        current: Fence,
+    },
+    /// The fence is current but the owner differs, or the lease was released.
+    NotOwner,
+    /// The caller's lease ended (`until <= now`); an expired lease is never revived.
+    Expired {
+        /// When the lease ended.
+        until: f64,
+    },
+}
+
+impl Reason {
+    /// The stable code of this reason: `not_found`, `done`, `held`, `stale_fence`, `not_owner`,
+    /// `expired`.
+    ///
+    /// ```
+    /// assert_eq!(leasefence::Reason::StaleFence { current: 2 }.code(), "stale_fence");
+    /// ```
+    pub fn code(&self) -> &'static str {
+        match self {
+            Reason::NotFound => "not_found",
+            Reason::Done => "done",
+            Reason::Held { .. } => "held",
+            Reason::StaleFence { .. } => "stale_fence",
+            Reason::NotOwner => "not_owner",
+            Reason::Expired { .. } => "expired",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::NotFound => write!(f, "no such job"),
+            Reason::Done => write!(f, "job is already done"),
+            Reason::Held { owner, until } => match owner {
+                Some(owner) => write!(f, "held by {owner:?} until t={until}"),
+                None => write!(f, "held until t={until}"),
+            },
+            Reason::StaleFence { current } => write!(f, "stale fence, current is {current}"),
+            Reason::NotOwner => write!(f, "not the lease owner"),
+            Reason::Expired { until } => write!(f, "lease expired at t={until}"),
+        }
+    }
+}
+
+/// The answer to an operation that the store may refuse: either granted with a value, or rejected
+/// with the [`Reason`].
+///
+/// ```
+/// use leasefence::{LeaseStore, Outcome, Reason};
+/// let store = LeaseStore::open_in_memory()?;
+/// assert_eq!(store.claim("ghost", "a", 0.0, 10.0)?, Outcome::Rejected(Reason::NotFound));
+/// store.enqueue("job")?;
+/// let fence = store.claim("job", "a", 0.0, 10.0)?.granted();
+/// assert_eq!(fence, Some(1));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[must_use = "a rejected operation changed nothing; check the outcome"]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome<T> {
+    /// The store accepted the operation and changed the job.
+    Granted(T),
+    /// The store refused; nothing changed.
+    Rejected(Reason),
+}
+
+impl<T> Outcome<T> {
+    /// True when the operation was granted.
+    ///
+    /// ```
+    /// let o: leasefence::Outcome<()> = leasefence::Outcome::Granted(());
+    /// assert!(o.is_granted());
+    /// ```
+    pub fn is_granted(&self) -> bool {
+        matches!(self, Outcome::Granted(_))
+    }
+
+    /// The granted value, or `None` when rejected (the seed's answer).
+    ///
+    /// ```
+    /// let o: leasefence::Outcome<i64> = leasefence::Outcome::Rejected(leasefence::Reason::Done);
+    /// assert_eq!(o.granted(), None);
+    /// ```
+    pub fn granted(self) -> Option<T> {
+        match self {
+            Outcome::Granted(value) => Some(value),
+            Outcome::Rejected(_) => None,
+        }
+    }
+
+    /// The reason when rejected.
+    ///
+    /// ```
+    /// let o: leasefence::Outcome<i64> = leasefence::Outcome::Rejected(leasefence::Reason::Done);
+    /// assert_eq!(o.reason().map(|r| r.code()), Some("done"));
+    /// ```
+    pub fn reason(&self) -> Option<&Reason> {
+        match self {
+            Outcome::Granted(_) => None,
+            Outcome::Rejected(reason) => Some(reason),
+        }
+    }
+
+    /// Converts into a `Result`, for `?` in worker code.
+    ///
+    /// ```
+    /// let o: leasefence::Outcome<i64> = leasefence::Outcome::Granted(3);
+    /// assert_eq!(o.into_result(), Ok(3));
+    /// ```
+    pub fn into_result(self) -> Result<T, Reason> {
+        match self {
+            Outcome::Granted(value) => Ok(value),
+            Outcome::Rejected(reason) => Err(reason),
+        }
+    }
+}
+
+/// One row of the `jobs` table, as stored.
+///
+/// ```
+/// let store = leasefence::LeaseStore::open_in_memory()?;
+/// store.enqueue("job")?;
+/// let row = store.state("job")?.unwrap();
+/// assert_eq!((row.owner, row.until, row.fence, row.done), (None, 0.0, 0, false));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobState {
+    /// The job id.
+    pub id: String,
+    /// The lease holder of the latest claim; `None` when never claimed or released.
+    pub owner: Option<String>,
+    /// When the latest lease ends, in the caller's seconds; `0` when never claimed or released.
+    pub until: f64,
+    /// The latest fence handed out; `0` when never claimed.
+    pub fence: Fence,
+    /// The result stored by the successful `complete`, if any.
+    pub result: Option<String>,
+    /// Whether the job was completed.
+    pub done: bool,
+}
+
+/// The job picked and claimed by [`LeaseStore::claim_next`](crate::LeaseStore::claim_next).
+///
+/// ```
+/// let store = leasefence::LeaseStore::open_in_memory()?;
+/// store.enqueue("job")?;
+/// let next = store.claim_next("worker", 0.0, 30.0)?.unwrap();
+/// assert_eq!((next.job.as_str(), next.fence), ("job", 1));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedJob {
+    /// The claimed job's id.
+    pub job: String,
+    /// The fence of the new lease.
+    pub fence: Fence,
+}

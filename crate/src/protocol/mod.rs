@@ -1,0 +1,648 @@
+//! The JSON-lines protocol of SPEC section 4: one request object per line in, one response line
+//! out. Used by `leasefence batch`, by the CLI's subcommands, and by the shared contract vectors.
+//!
+//! Checks run in a fixed order, so every bad line gets exactly one, predictable error, and no
+//! error ever reaches the database: first the line's shape (`bad_request`: not JSON, unknown op,
+//! missing or mistyped field), then the argument values (`invalid_argument`), and only then
+//! storage (`storage`).
+//!
+//! ```
+//! use leasefence::protocol::{respond, Backend};
+//! use leasefence::LeaseStore;
+//!
+//! struct Memory(LeaseStore);
+//! impl Backend for Memory {
+//!     fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) }
+//! }
+//! let mut backend = Memory(LeaseStore::open_in_memory()?);
+//! assert_eq!(respond(&mut backend, r#"{"op":"enqueue","job":"j"}"#).to_json(), r#"{"value":true}"#);
+//! assert_eq!(
+//!     respond(&mut backend, r#"{"op":"claim","job":"j","owner":"a","now":0,"ttl":0}"#).code(),
+//!     Some("invalid_argument")
+//! );
+//! # Ok::<(), leasefence::Error>(())
+//! ```
+
+pub(crate) mod json;
+
+use serde_json::{json, Map, Value};
+
+use crate::contract;
+use crate::error::{Error, Result};
+use crate::outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
+use crate::store::LeaseStore;
+use json::Json;
+
+/// One parsed request: an operation and its arguments, named as in SPEC section 2.
+///
+/// ```
+/// let req = leasefence::protocol::Request::parse(r#"{"op":"state","job":"j"}"#).unwrap();
+/// assert_eq!(req, leasefence::protocol::Request::State { job: "j".into() });
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)]
+pub enum Request {
+    Init,
+    Enqueue {
+        job: String,
+    },
+    State {
+        job: String,
+    },
+    Claim {
+        job: String,
+        owner: String,
+        now: f64,
+        ttl: f64,
+    },
+    Renew {
+        job: String,
+        owner: String,
+        fence: Fence,
+        now: f64,
+        ttl: f64,
+    },
+    Complete {
+        job: String,
+        owner: String,
+        fence: Fence,
+        now: f64,
+        result: Option<String>,
+    },
+    Release {
+        job: String,
+        owner: String,
+        fence: Fence,
+    },
+    ClaimMany {
+        job: String,
+        owners: Vec<String>,
+        now: f64,
+        ttl: f64,
+    },
+    ClaimNext {
+        owner: String,
+        now: f64,
+        ttl: f64,
+    },
+}
+
+/// The operation names, as the protocol spells them.
+pub const OPS: [&str; 9] = [
+    "init",
+    "enqueue",
+    "state",
+    "claim",
+    "renew",
+    "complete",
+    "release",
+    "claim_many",
+    "claim_next",
+];
+
+/// What one request produced: a value (with a reason when the store said no) or an error.
+///
+/// ```
+/// use leasefence::protocol::Response;
+/// let r = Response::Failed { code: "bad_request", message: "not JSON".into() };
+/// assert_eq!(r.to_json(), r#"{"error":{"code":"bad_request","message":"not JSON"}}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    /// The operation ran; `value` is what the seed returns, `reason` explains a `false`/`null`.
+    Answered {
+        /// The returned value, as JSON.
+        value: Value,
+        /// Why the value is `false` or `null`, when the store refused.
+        reason: Option<Reason>,
+    },
+    /// The operation did not run and nothing changed.
+    Failed {
+        /// `bad_request`, `invalid_argument` or `storage`.
+        code: &'static str,
+        /// What went wrong and what to do.
+        message: String,
+    },
+}
+
+impl Response {
+    /// The response line, without the newline.
+    ///
+    /// ```
+    /// use leasefence::protocol::Response;
+    /// let r = Response::Answered { value: serde_json::json!(3), reason: None };
+    /// assert_eq!(r.to_json(), r#"{"value":3}"#);
+    /// ```
+    pub fn to_json(&self) -> String {
+        let mut out = Map::new();
+        match self {
+            Response::Answered { value, reason } => {
+                out.insert("value".into(), value.clone());
+                if let Some(reason) = reason {
+                    out.insert("reason".into(), reason_json(reason));
+                }
+            }
+            Response::Failed { code, message } => {
+                out.insert("error".into(), json!({"code": code, "message": message}));
+            }
+        }
+        Value::Object(out).to_string()
+    }
+
+    /// The error code, when the request failed.
+    ///
+    /// ```
+    /// use leasefence::protocol::Response;
+    /// assert_eq!(Response::Answered { value: serde_json::Value::Null, reason: None }.code(), None);
+    /// ```
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            Response::Failed { code, .. } => Some(code),
+            Response::Answered { .. } => None,
+        }
+    }
+
+    fn failed(err: &Error) -> Self {
+        Response::Failed {
+            code: err.code(),
+            message: err.to_string(),
+        }
+    }
+
+    fn bad_request(message: impl Into<String>) -> Self {
+        Response::Failed {
+            code: "bad_request",
+            message: message.into(),
+        }
+    }
+}
+
+/// A reason as JSON: `{"code": ...}` plus its details (`owner`, `until`, `fence`).
+///
+/// ```
+/// let r = leasefence::protocol::reason_json(&leasefence::Reason::Expired { until: 15.0 });
+/// assert_eq!(r.to_string(), r#"{"code":"expired","until":15.0}"#);
+/// ```
+pub fn reason_json(reason: &Reason) -> Value {
+    match reason {
+        Reason::Held { owner, until } => json!({"code": "held", "owner": owner, "until": until}),
+        Reason::StaleFence { current } => json!({"code": "stale_fence", "fence": current}),
+        Reason::Expired { until } => json!({"code": "expired", "until": until}),
+        other => json!({"code": other.code()}),
+    }
+}
+
+/// A job row as JSON, `done` as a boolean.
+///
+/// ```
+/// let row = leasefence::JobState { id: "j".into(), owner: None, until: 0.0, fence: 0, result: None, done: false };
+/// assert_eq!(leasefence::protocol::state_json(&row)["done"], serde_json::json!(false));
+/// ```
+pub fn state_json(row: &JobState) -> Value {
+    json!({
+        "id": row.id, "owner": row.owner, "until": row.until,
+        "fence": row.fence, "result": row.result, "done": row.done,
+    })
+}
+
+/// Where requests run: a store, opened lazily, and a way to run `claim_many` (threads natively,
+/// worker threads in Node).
+///
+/// ```
+/// use leasefence::{protocol::Backend, LeaseStore};
+/// struct Memory(LeaseStore);
+/// impl Backend for Memory {
+///     fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) }
+/// }
+/// # let _ = Memory(LeaseStore::open_in_memory()?);
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+pub trait Backend {
+    /// The store to run operations on; may open it on first use.
+    fn store(&mut self) -> Result<&LeaseStore>;
+
+    /// Runs SPEC `claim_many`. The default claims one owner after the other on the one
+    /// connection, which gives the same answer but not the concurrency; real backends override it.
+    fn claim_many(
+        &mut self,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<Fence>>> {
+        let store = self.store()?;
+        owners
+            .iter()
+            .map(|owner| store.claim(job, owner, now, ttl))
+            .collect()
+    }
+}
+
+/// Parses, checks and runs one request line and returns its response.
+///
+/// ```
+/// # use leasefence::{protocol::{respond, Backend}, LeaseStore};
+/// # struct Memory(LeaseStore);
+/// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
+/// let mut backend = Memory(LeaseStore::open_in_memory()?);
+/// assert_eq!(respond(&mut backend, "nonsense").code(), Some("bad_request"));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+pub fn respond(backend: &mut dyn Backend, line: &str) -> Response {
+    match Request::parse(line) {
+        Ok(request) => execute(backend, &request),
+        Err(response) => response,
+    }
+}
+
+/// Checks the argument values, then runs the request.
+///
+/// ```
+/// # use leasefence::{protocol::{execute, Backend, Request}, LeaseStore};
+/// # struct Memory(LeaseStore);
+/// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
+/// let mut backend = Memory(LeaseStore::open_in_memory()?);
+/// let r = execute(&mut backend, &Request::Enqueue { job: "j".into() });
+/// assert_eq!(r.to_json(), r#"{"value":true}"#);
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+pub fn execute(backend: &mut dyn Backend, request: &Request) -> Response {
+    if let Err(err) = request.validate() {
+        return Response::failed(&err);
+    }
+    match run(backend, request) {
+        Ok(response) => response,
+        Err(err) => Response::failed(&err),
+    }
+}
+
+fn answered<T>(outcome: Outcome<T>, to_value: impl FnOnce(T) -> Value, refused: Value) -> Response {
+    match outcome {
+        Outcome::Granted(value) => Response::Answered {
+            value: to_value(value),
+            reason: None,
+        },
+        Outcome::Rejected(reason) => Response::Answered {
+            value: refused,
+            reason: Some(reason),
+        },
+    }
+}
+
+fn plain(value: Value) -> Response {
+    Response::Answered {
+        value,
+        reason: None,
+    }
+}
+
+fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
+    Ok(match request {
+        Request::Init => {
+            backend.store()?.init()?;
+            plain(Value::Null)
+        }
+        Request::Enqueue { job } => plain(Value::Bool(backend.store()?.enqueue(job)?)),
+        Request::State { job } => plain(match backend.store()?.state(job)? {
+            Some(row) => state_json(&row),
+            None => Value::Null,
+        }),
+        Request::Claim {
+            job,
+            owner,
+            now,
+            ttl,
+        } => answered(
+            backend.store()?.claim(job, owner, *now, *ttl)?,
+            |fence| json!(fence),
+            Value::Null,
+        ),
+        Request::Renew {
+            job,
+            owner,
+            fence,
+            now,
+            ttl,
+        } => answered(
+            backend.store()?.renew(job, owner, *fence, *now, *ttl)?,
+            |()| Value::Bool(true),
+            Value::Bool(false),
+        ),
+        Request::Complete {
+            job,
+            owner,
+            fence,
+            now,
+            result,
+        } => answered(
+            backend
+                .store()?
+                .complete(job, owner, *fence, *now, result.as_deref())?,
+            |()| Value::Bool(true),
+            Value::Bool(false),
+        ),
+        Request::Release { job, owner, fence } => answered(
+            backend.store()?.release(job, owner, *fence)?,
+            |()| Value::Bool(true),
+            Value::Bool(false),
+        ),
+        Request::ClaimMany {
+            job,
+            owners,
+            now,
+            ttl,
+        } => {
+            let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+            let outcomes = backend.claim_many(job, &owners, *now, *ttl)?;
+            plain(Value::Array(
+                outcomes
+                    .into_iter()
+                    .map(|o| o.granted().map_or(Value::Null, |fence| json!(fence)))
+                    .collect(),
+            ))
+        }
+        Request::ClaimNext { owner, now, ttl } => {
+            plain(match backend.store()?.claim_next(owner, *now, *ttl)? {
+                Some(ClaimedJob { job, fence }) => json!({"job": job, "fence": fence}),
+                None => Value::Null,
+            })
+        }
+    })
+}
+
+/// Reads the fields of one request object, turning every shape problem into `bad_request`.
+struct Fields<'a> {
+    object: &'a Json,
+    op: &'a str,
+}
+
+impl Fields<'_> {
+    fn missing(&self, name: &str, kind: &str) -> Response {
+        Response::bad_request(format!(
+            "op {:?} needs field {name:?} ({kind}); it is missing",
+            self.op
+        ))
+    }
+
+    fn mistyped(&self, name: &str, kind: &str, got: &Json) -> Response {
+        Response::bad_request(format!(
+            "field {name:?} of op {:?} must be {kind}, got {}",
+            self.op,
+            got.type_name()
+        ))
+    }
+
+    fn string(&self, name: &str) -> Result<String, Response> {
+        match self.object.get(name) {
+            Some(Json::String(s)) => Ok(s.clone()),
+            Some(other) => Err(self.mistyped(name, "a string", other)),
+            None => Err(self.missing(name, "a string")),
+        }
+    }
+
+    fn optional_string(&self, name: &str) -> Result<Option<String>, Response> {
+        match self.object.get(name) {
+            Some(Json::String(s)) => Ok(Some(s.clone())),
+            Some(Json::Null) => Ok(None),
+            Some(other) => Err(self.mistyped(name, "a string or null", other)),
+            None => Err(self.missing(name, "a string or null")),
+        }
+    }
+
+    fn number(&self, name: &str) -> Result<f64, Response> {
+        match self.object.get(name) {
+            Some(Json::Number(n)) => Ok(n.float),
+            Some(other) => Err(self.mistyped(name, "a number", other)),
+            None => Err(self.missing(name, "a number")),
+        }
+    }
+
+    /// A fence: an integer. Integral values written as floats (`2.0`) are accepted; values
+    /// outside i64 and non-finite values are `invalid_argument`.
+    fn fence(&self, name: &str) -> Result<Fence, Response> {
+        let n = match self.object.get(name) {
+            Some(Json::Number(n)) => n,
+            Some(other) => return Err(self.mistyped(name, "an integer", other)),
+            None => return Err(self.missing(name, "an integer")),
+        };
+        if let Some(int) = n.int {
+            return Ok(int);
+        }
+        let out_of_range = || {
+            Response::failed(&Error::invalid(
+                "fence",
+                format!(
+                    "{} is not a fence: fences are integers from -2^63 to 2^63-1",
+                    n.float
+                ),
+            ))
+        };
+        if n.integral_lexeme || !n.float.is_finite() {
+            return Err(out_of_range());
+        }
+        if n.float.fract() != 0.0 {
+            return Err(Response::bad_request(format!(
+                "field {name:?} of op {:?} must be an integer, got {}",
+                self.op, n.float
+            )));
+        }
+        // -2^63 is exact in f64; 2^63 is the first float past i64::MAX.
+        if n.float >= -9_223_372_036_854_775_808.0 && n.float < 9_223_372_036_854_775_808.0 {
+            Ok(n.float as i64)
+        } else {
+            Err(out_of_range())
+        }
+    }
+
+    fn strings(&self, name: &str) -> Result<Vec<String>, Response> {
+        match self.object.get(name) {
+            Some(Json::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Json::String(s) => Ok(s.clone()),
+                    other => Err(self.mistyped(name, "an array of strings", other)),
+                })
+                .collect(),
+            Some(other) => Err(self.mistyped(name, "an array of strings", other)),
+            None => Err(self.missing(name, "an array of strings")),
+        }
+    }
+}
+
+impl Request {
+    /// Parses one protocol line. Shape problems (not JSON, not an object, unknown op, missing or
+    /// mistyped field) come back as a `bad_request` [`Response`]; value checks are left to
+    /// [`Request::validate`].
+    ///
+    /// ```
+    /// use leasefence::protocol::Request;
+    /// assert!(Request::parse(r#"{"op":"fly"}"#).is_err());
+    /// ```
+    pub fn parse(line: &str) -> Result<Request, Response> {
+        let value = json::parse(line)
+            .map_err(|err| Response::bad_request(format!("the line is not valid JSON: {err}")))?;
+        if !matches!(value, Json::Object(_)) {
+            return Err(Response::bad_request(format!(
+                "a request must be a JSON object like {{\"op\": \"state\", \"job\": \"j\"}}, got {}",
+                value.type_name()
+            )));
+        }
+        let op = match value.get("op") {
+            Some(Json::String(op)) => op.as_str(),
+            Some(other) => {
+                return Err(Response::bad_request(format!(
+                    "field \"op\" must be a string, got {}",
+                    other.type_name()
+                )))
+            }
+            None => {
+                return Err(Response::bad_request(format!(
+                    "the request has no \"op\"; use one of {}",
+                    OPS.join(", ")
+                )))
+            }
+        };
+        let f = Fields { object: &value, op };
+        Ok(match op {
+            "init" => Request::Init,
+            "enqueue" => Request::Enqueue {
+                job: f.string("job")?,
+            },
+            "state" => Request::State {
+                job: f.string("job")?,
+            },
+            "claim" => Request::Claim {
+                job: f.string("job")?,
+                owner: f.string("owner")?,
+                now: f.number("now")?,
+                ttl: f.number("ttl")?,
+            },
+            "renew" => Request::Renew {
+                job: f.string("job")?,
+                owner: f.string("owner")?,
+                fence: f.fence("fence")?,
+                now: f.number("now")?,
+                ttl: f.number("ttl")?,
+            },
+            "complete" => Request::Complete {
+                job: f.string("job")?,
+                owner: f.string("owner")?,
+                fence: f.fence("fence")?,
+                now: f.number("now")?,
+                result: f.optional_string("result")?,
+            },
+            "release" => Request::Release {
+                job: f.string("job")?,
+                owner: f.string("owner")?,
+                fence: f.fence("fence")?,
+            },
+            "claim_many" => Request::ClaimMany {
+                job: f.string("job")?,
+                owners: f.strings("owners")?,
+                now: f.number("now")?,
+                ttl: f.number("ttl")?,
+            },
+            "claim_next" => Request::ClaimNext {
+                owner: f.string("owner")?,
+                now: f.number("now")?,
+                ttl: f.number("ttl")?,
+            },
+            unknown => {
+                return Err(Response::bad_request(format!(
+                    "unknown op {unknown:?}; use one of {}",
+                    OPS.join(", ")
+                )))
+            }
+        })
+    }
+
+    /// Checks argument values (SPEC section 2's invalid arguments) without touching storage.
+    ///
+    /// ```
+    /// use leasefence::protocol::Request;
+    /// let r = Request::ClaimNext { owner: "w".into(), now: f64::NAN, ttl: 5.0 };
+    /// assert_eq!(r.validate().unwrap_err().code(), "invalid_argument");
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Request::Init | Request::Enqueue { .. } | Request::State { .. } => Ok(()),
+            Request::Release { .. } => Ok(()),
+            Request::Complete { now, .. } => contract::check_now(*now),
+            Request::Claim { now, ttl, .. }
+            | Request::Renew { now, ttl, .. }
+            | Request::ClaimNext { now, ttl, .. } => contract::lease_end(*now, *ttl).map(drop),
+            Request::ClaimMany {
+                owners, now, ttl, ..
+            } => {
+                contract::lease_end(*now, *ttl)?;
+                #[cfg(not(target_arch = "wasm32"))]
+                if owners.len() > crate::MAX_CLAIM_MANY_OWNERS {
+                    return Err(Error::invalid(
+                        "owners",
+                        format!(
+                            "{} owners given; at most {} run at once",
+                            owners.len(),
+                            crate::MAX_CLAIM_MANY_OWNERS
+                        ),
+                    ));
+                }
+                let _ = owners;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A [`Backend`] on a database file: opens it on first use (retrying on the next request if
+/// that fails, so a batch keeps serving) and runs `claim_many` on real threads.
+///
+/// ```
+/// use leasefence::protocol::{respond, FileBackend};
+/// let dir = tempfile::tempdir().unwrap();
+/// let mut backend = FileBackend::new(dir.path().join("q.db"), leasefence::OpenOptions::new());
+/// assert_eq!(respond(&mut backend, r#"{"op":"init"}"#).to_json(), r#"{"value":null}"#);
+/// ```
+#[cfg(not(target_arch = "wasm32"))]
+pub struct FileBackend {
+    path: std::path::PathBuf,
+    options: crate::OpenOptions,
+    store: Option<LeaseStore>,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl FileBackend {
+    /// A backend for the file at `path`; nothing is opened yet.
+    ///
+    /// ```
+    /// let b = leasefence::protocol::FileBackend::new("q.db", leasefence::OpenOptions::new());
+    /// # let _ = b;
+    /// ```
+    pub fn new(path: impl Into<std::path::PathBuf>, options: crate::OpenOptions) -> Self {
+        FileBackend {
+            path: path.into(),
+            options,
+            store: None,
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Backend for FileBackend {
+    fn store(&mut self) -> Result<&LeaseStore> {
+        let store = match self.store.take() {
+            Some(store) => store,
+            None => self.options.open(&self.path)?,
+        };
+        Ok(self.store.insert(store))
+    }
+
+    fn claim_many(
+        &mut self,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<Fence>>> {
+        self.store()?.claim_many(job, owners, now, ttl)
+    }
+}

@@ -1,0 +1,247 @@
+//! [`LeaseStore`]: one connection, the whole contract, typed answers.
+
+use rusqlite::Connection;
+
+use crate::contract;
+use crate::error::Result;
+use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
+
+/// A lease store on one SQLite connection.
+///
+/// The store keeps its connection open; every method is one transaction and reads the database
+/// afresh, so what it answers is what is stored, never a cache. Fences are checked *by the
+/// store*, inside the write transaction: a worker cannot vouch for its own token.
+///
+/// Times (`now`, `ttl`) are seconds on the caller's clock, passed in explicitly: the store never
+/// reads a clock, which keeps it deterministic and testable. Callers that share a database must
+/// agree on the clock.
+///
+/// ```
+/// use leasefence::{LeaseStore, Reason};
+///
+/// let store = LeaseStore::open_in_memory()?;
+/// store.enqueue("invoice-42")?;
+///
+/// // Worker A claims the job for 10 s, then stalls.
+/// let a = store.claim("invoice-42", "A", 0.0, 10.0)?.granted().unwrap();
+/// // The lease expires; worker B claims and completes the job.
+/// let b = store.claim("invoice-42", "B", 12.0, 10.0)?.granted().unwrap();
+/// assert!(store.complete("invoice-42", "B", b, 13.0, Some("B's result"))?.is_granted());
+/// // A wakes up and tries to write: the store refuses.
+/// let late = store.complete("invoice-42", "A", a, 14.0, Some("A's result"))?;
+/// assert_eq!(late.reason(), Some(&Reason::Done));
+/// assert_eq!(store.state("invoice-42")?.unwrap().result.as_deref(), Some("B's result"));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+pub struct LeaseStore {
+    pub(crate) conn: Connection,
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(crate) path: Option<std::path::PathBuf>,
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(crate) options: crate::OpenOptions,
+}
+
+impl LeaseStore {
+    /// Wraps a connection that the caller opened (any VFS, any pragmas), after checking that the
+    /// database is a leasefence database and creating the table if it is missing. This is how the
+    /// wasm builds plug in their own VFS.
+    ///
+    /// ```
+    /// let conn = rusqlite::Connection::open_in_memory().unwrap();
+    /// let store = leasefence::LeaseStore::from_connection(conn, "memory")?;
+    /// assert!(store.enqueue("job")?);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn from_connection(conn: Connection, label: &str) -> Result<Self> {
+        if !contract::check_schema(&conn, label)? {
+            contract::create_schema(&conn)?;
+        }
+        Ok(LeaseStore {
+            conn,
+            path: None,
+            options: crate::OpenOptions::default(),
+        })
+    }
+
+    /// A private database in memory, gone when the store is dropped: for tests and examples.
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// assert_eq!(store.state("nothing")?, None);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn open_in_memory() -> Result<Self> {
+        let conn = Connection::open_in_memory().map_err(crate::Error::storage("open"))?;
+        Self::from_connection(conn, ":memory:")
+    }
+
+    /// Creates the table if it is missing (the seed's `init_db`). Opening already does this, so
+    /// this is only needed after someone dropped the table.
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.init()?;
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn init(&self) -> Result<()> {
+        contract::create_schema(&self.conn)
+    }
+
+    /// Adds a job with no lease. Returns `false`, changing nothing, when the id exists: a
+    /// re-enqueue never resets a live lease or a result.
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// assert!(store.enqueue("job")?);
+    /// assert!(!store.enqueue("job")?);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn enqueue(&self, job: &str) -> Result<bool> {
+        contract::enqueue(&self.conn, job)
+    }
+
+    /// The stored row of `job`, or `None` when there is no such job.
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("job")?;
+    /// store.claim("job", "a", 100.0, 30.0)?;
+    /// let row = store.state("job")?.unwrap();
+    /// assert_eq!((row.owner.as_deref(), row.until, row.fence), (Some("a"), 130.0, 1));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn state(&self, job: &str) -> Result<Option<JobState>> {
+        contract::state(&self.conn, job)
+    }
+
+    /// Every job in insertion order (what `leasefence jobs` prints).
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("b")?;
+    /// store.enqueue("a")?;
+    /// let ids: Vec<_> = store.jobs()?.into_iter().map(|j| j.id).collect();
+    /// assert_eq!(ids, ["b", "a"]);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn jobs(&self) -> Result<Vec<JobState>> {
+        contract::all_jobs(&self.conn)
+    }
+
+    /// Takes a lease on `job` for `ttl` seconds from `now` and returns its new fence.
+    ///
+    /// Rejected with [`Reason::NotFound`](crate::Reason::NotFound), `Done`, or `Held` (another
+    /// live lease: `until > now`; a lease ending exactly at `now` is claimable). `ttl <= 0` or a
+    /// non-finite `now`/`ttl` is [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("job")?;
+    /// assert_eq!(store.claim("job", "a", 0.0, 10.0)?.granted(), Some(1));
+    /// assert_eq!(store.claim("job", "b", 10.0, 10.0)?.granted(), Some(2));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
+        contract::claim(&self.conn, job, owner, now, ttl)
+    }
+
+    /// Extends the caller's live lease to `now + ttl`. An expired lease is never revived.
+    ///
+    /// ```
+    /// use leasefence::Reason;
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("job")?;
+    /// let fence = store.claim("job", "a", 0.0, 10.0)?.granted().unwrap();
+    /// assert!(store.renew("job", "a", fence, 5.0, 10.0)?.is_granted());
+    /// let late = store.renew("job", "a", fence, 15.0, 10.0)?;
+    /// assert_eq!(late.reason(), Some(&Reason::Expired { until: 15.0 }));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn renew(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Outcome<()>> {
+        contract::renew(&self.conn, job, owner, fence, now, ttl)
+    }
+
+    /// Stores `result` and marks the job done, only for the current live lease. When rejected,
+    /// the stored result is untouched.
+    ///
+    /// ```
+    /// use leasefence::Reason;
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("job")?;
+    /// let old = store.claim("job", "a", 0.0, 10.0)?.granted().unwrap();
+    /// store.claim("job", "b", 20.0, 10.0)?;
+    /// let stale = store.complete("job", "a", old, 21.0, Some("late"))?;
+    /// assert_eq!(stale.reason(), Some(&Reason::StaleFence { current: 2 }));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn complete(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        result: Option<&str>,
+    ) -> Result<Outcome<()>> {
+        contract::complete(&self.conn, job, owner, fence, now, result)
+    }
+
+    /// Gives the lease up early (`owner = NULL`, `until = 0`) so that another worker can claim
+    /// at once. The fence is kept: the released token stays stale forever.
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("job")?;
+    /// let fence = store.claim("job", "a", 0.0, 60.0)?.granted().unwrap();
+    /// assert!(store.release("job", "a", fence)?.is_granted());
+    /// assert_eq!(store.claim("job", "b", 1.0, 60.0)?.granted(), Some(2));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn release(&self, job: &str, owner: &str, fence: Fence) -> Result<Outcome<()>> {
+        contract::release(&self.conn, job, owner, fence)
+    }
+
+    /// Claims the next claimable job (not done, `until <= now`): the smallest `until` first,
+    /// then the earliest enqueued. `None` when nothing is claimable. Stays logarithmic on
+    /// millions of jobs thanks to a partial index.
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("first")?;
+    /// store.enqueue("second")?;
+    /// assert_eq!(store.claim_next("w", 0.0, 30.0)?.unwrap().job, "first");
+    /// assert_eq!(store.claim_next("w", 0.0, 30.0)?.unwrap().job, "second");
+    /// assert_eq!(store.claim_next("w", 0.0, 30.0)?, None);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
+        contract::claim_next(&self.conn, owner, now, ttl)
+    }
+
+    /// The underlying connection, for reading with your own SQL. Writing to `jobs` behind the
+    /// store's back voids the contract.
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// let n: i64 = store.connection().query_row("SELECT count(*) FROM jobs", [], |r| r.get(0)).unwrap();
+    /// assert_eq!(n, 0);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+impl std::fmt::Debug for LeaseStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaseStore")
+            .field("path", &self.path)
+            .finish()
+    }
+}
