@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Sets up and runs every test suite. Safe to run again: each step skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { command -v "$1" >/dev/null 2>&1 || { echo "leasefence: '$1' is required ($2)" >&2; exit 1; }; }
+need cargo "install the Rust toolchain with rustup"
+need python3 "install Python 3: the interop tests run the seed module on Python's sqlite3"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "format and lints"
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "native: unit, doc, vector, thread, process, interop and protocol tests"
+cargo test --workspace
+
+step "python seed module against the same vectors"
+python3 tests/interop/run_vectors.py
