@@ -44,7 +44,9 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     };
     let mut found = Vec::new();
     conn.prepare(
-        "SELECT name, type FROM sqlite_schema WHERE name IN ('jobs', 'leasefence_claimable')",
+        // SQLite names are case-insensitive: a foreign `JOBS` table is our `jobs`.
+        "SELECT lower(name), type FROM sqlite_schema \
+         WHERE lower(name) IN ('jobs', 'leasefence_claimable')",
     )
     .and_then(|mut stmt| {
         stmt.query_map([], |row| {
@@ -55,7 +57,7 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     .map(|rows| found = rows)
     .map_err(|err| match err.sqlite_error_code() {
         Some(rusqlite::ErrorCode::NotADatabase) => {
-            foreign("not an SQLite database: its header is not SQLite's".into())
+            foreign(format!("not an SQLite database (SQLite says: {err})"))
         }
         Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
             foreign(format!("SQLite reports the file as corrupt: {err}"))
@@ -74,7 +76,19 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     match kind_of("jobs") {
         None => {}
         Some("table") => check_columns(conn).map_err(foreign)?,
-        Some(other) => return Err(foreign(format!("`jobs` is a {other}, not a table"))),
+        Some(other) => {
+            let article = if other.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            return Err(foreign(format!("`jobs` is {article} {other}, not a table")));
+        }
+    }
+    if let Some(kind) = kind_of("leasefence_claimable").filter(|k| *k != "index") {
+        return Err(foreign(format!(
+            "`leasefence_claimable` is a {kind}; leasefence needs that name for its index"
+        )));
     }
     Ok(kind_of("jobs").is_some() && kind_of("leasefence_claimable").is_some())
 }
@@ -91,6 +105,11 @@ pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
 }
 
 fn check_columns(conn: &Connection) -> std::result::Result<(), String> {
+    // claim_next orders by rowid (insertion order); a WITHOUT ROWID table has none.
+    conn.prepare("SELECT rowid FROM jobs LIMIT 0")
+        .map_err(|_| {
+            "its `jobs` table is WITHOUT ROWID; the contract needs a rowid table".to_string()
+        })?;
     let describe = |err: rusqlite::Error| format!("cannot read the `jobs` table: {err}");
     let mut stmt = conn
         .prepare("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('jobs')")
@@ -108,41 +127,60 @@ fn check_columns(conn: &Connection) -> std::result::Result<(), String> {
         .map_err(describe)?
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(describe)?;
-    let expected: Vec<String> = EXPECTED_COLUMNS
+    let describe_column =
+        |name: &str, ty: &str, not_null: bool, default: Option<&str>, pk: bool| {
+            let mut text = format!("{name} {ty}");
+            if pk {
+                text.push_str(" PRIMARY KEY");
+            }
+            if not_null {
+                text.push_str(" NOT NULL");
+            }
+            if let Some(default) = default {
+                text.push_str(&format!(" DEFAULT {default}"));
+            }
+            text
+        };
+    let want_list: Vec<String> = EXPECTED_COLUMNS
         .iter()
-        .map(|(name, ty, ..)| format!("{name} {ty}"))
+        .map(|c| describe_column(c.0, c.1, c.2, c.3, c.4))
         .collect();
-    let mismatch = || {
-        let got: Vec<String> = found.iter().map(|c| format!("{} {}", c.0, c.1)).collect();
-        format!(
-            "its `jobs` table has columns ({}), the contract needs ({})",
-            got.join(", "),
-            expected.join(", ")
-        )
-    };
     if found.len() != EXPECTED_COLUMNS.len() {
-        return Err(mismatch());
+        let got: Vec<String> = found.iter().map(|c| format!("{} {}", c.0, c.1)).collect();
+        return Err(format!(
+            "its `jobs` table has {} columns ({}), the contract needs exactly 6 ({})",
+            found.len(),
+            got.join(", "),
+            want_list.join(", ")
+        ));
     }
-    for (col, want) in found.iter().zip(EXPECTED_COLUMNS.iter()) {
-        let default_ok = match (col.3.as_deref(), want.3) {
+    for ((name, ty, not_null, default, pk), (want, want_text)) in
+        found.iter().zip(EXPECTED_COLUMNS.iter().zip(&want_list))
+    {
+        let default_ok = match (default.as_deref(), want.3) {
             (None, None) => true,
             (Some(got), Some(want)) => got.trim_matches(['(', ')', '\'']) == want,
             _ => false,
         };
-        if !col.0.eq_ignore_ascii_case(want.0)
-            || !col.1.eq_ignore_ascii_case(want.1)
-            || col.2 != want.2
+        if !name.eq_ignore_ascii_case(want.0)
+            || !ty.eq_ignore_ascii_case(want.1)
+            || *not_null != want.2
             || !default_ok
-            || col.4 != want.4
+            || *pk != want.4
         {
-            return Err(mismatch());
+            let got: Vec<String> = found
+                .iter()
+                .map(|c| describe_column(&c.0, &c.1, c.2, c.3.as_deref(), c.4))
+                .collect();
+            return Err(format!(
+                "its `jobs` table has column `{}` where the contract needs `{want_text}` \
+                 (found: {}; needed: {})",
+                describe_column(name, ty, *not_null, default.as_deref(), *pk),
+                got.join(", "),
+                want_list.join(", ")
+            ));
         }
     }
-    // claim_next orders by rowid (insertion order); a WITHOUT ROWID table has none.
-    conn.prepare("SELECT rowid FROM jobs LIMIT 0")
-        .map_err(|_| {
-            "its `jobs` table is WITHOUT ROWID; the contract needs a rowid table".to_string()
-        })?;
     Ok(())
 }
 

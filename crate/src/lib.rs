@@ -43,6 +43,9 @@ mod store;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
 
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
 pub use error::{Error, Result};
 pub use options::{Journal, OpenOptions};
 pub use outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};

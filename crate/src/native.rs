@@ -7,7 +7,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::contract;
 use crate::error::{Error, Result};
-use crate::options::{Journal, OpenOptions};
+use crate::options::OpenOptions;
 use crate::outcome::{Fence, Outcome};
 use crate::store::LeaseStore;
 
@@ -42,6 +42,7 @@ impl OpenOptions {
                 )));
             }
         }
+        refuse_foreign_header(path, &label)?;
         // No URI parsing: a path is a path, never `file:...?mode=` options.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -54,39 +55,32 @@ impl OpenOptions {
                     .into(),
             ));
         }
-        conn.busy_timeout(self.busy_timeout)
-            .map_err(Error::storage("open"))?;
-        let ready = contract::check_schema(&conn, &label)?;
-        // The file is now known to be SQLite with the right shape (or empty): only now write.
-        let journal = match self.journal {
-            Journal::Wal => "WAL",
-            Journal::Rollback => "DELETE",
-        };
-        let mode: String = conn
-            .query_row(&format!("PRAGMA journal_mode = {journal}"), [], |row| {
-                row.get(0)
-            })
-            .map_err(Error::storage("open"))?;
-        if !mode.eq_ignore_ascii_case(journal) {
-            return Err(open_err(format!(
-                "SQLite refused journal_mode {journal} (kept {mode}); use Journal::Rollback on \
-                 file systems without shared memory"
-            )));
-        }
-        // synchronous = FULL: every commit is fsynced before claim() returns its fence. With
-        // NORMAL, WAL commits reach the disk only at checkpoints, so a power loss could roll back
-        // a claim whose fence a worker already holds, and the same fence would be handed out again.
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(Error::storage("open"))?;
-        if !ready {
-            contract::create_schema(&conn)?;
-        }
-        Ok(LeaseStore {
-            conn,
-            path: Some(path.to_path_buf()),
-            options: self.clone(),
-        })
+        let mut store = LeaseStore::set_up(conn, &label, self)?;
+        store.path = Some(path.to_path_buf());
+        Ok(store)
     }
+}
+/// Refuses a non-empty file too short to be SQLite, before SQLite opens it: SQLite itself treats
+/// a 1-byte file as empty and would overwrite it with a new database. Longer foreign files are
+/// caught by SQLite's own header check on the first read.
+///
+/// Only `stat` here, never open+close: closing any descriptor of a file drops every POSIX lock
+/// this process holds on it, which would silently unlock other connections to the same database.
+fn refuse_foreign_header(path: &Path, label: &str) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(()); // missing: it will be created
+    };
+    // The smallest SQLite database is one 512-byte page.
+    if meta.is_file() && meta.len() > 0 && meta.len() < 512 {
+        return Err(Error::NotLeasefenceDatabase {
+            path: label.to_string(),
+            problem: format!(
+                "not an SQLite database: {} bytes, less than one 512-byte page",
+                meta.len()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The most owners one `claim_many` runs at once (one OS thread and connection each).

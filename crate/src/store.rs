@@ -3,7 +3,8 @@
 use rusqlite::Connection;
 
 use crate::contract;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::options::{Journal, OpenOptions};
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
 
 /// A lease store on one SQLite connection.
@@ -38,7 +39,7 @@ pub struct LeaseStore {
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     pub(crate) path: Option<std::path::PathBuf>,
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
-    pub(crate) options: crate::OpenOptions,
+    pub(crate) options: OpenOptions,
 }
 
 impl LeaseStore {
@@ -59,7 +60,49 @@ impl LeaseStore {
         Ok(LeaseStore {
             conn,
             path: None,
-            options: crate::OpenOptions::default(),
+            options: OpenOptions::default(),
+        })
+    }
+
+    /// Finishes opening a connection that a backend just opened on a file: checks the file by
+    /// reading only, then (now known to be ours) sets the journal and durability and creates the
+    /// schema. Every target's `open` ends here.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(crate) fn set_up(conn: Connection, label: &str, options: &OpenOptions) -> Result<Self> {
+        conn.busy_timeout(options.busy_timeout)
+            .map_err(Error::storage("open"))?;
+        let ready = contract::check_schema(&conn, label)?;
+        // Only now, with the file known to be SQLite of the right shape (or empty), write to it.
+        let journal = match options.journal {
+            Journal::Wal => "WAL",
+            Journal::Rollback => "DELETE",
+        };
+        let mode: String = conn
+            .query_row(&format!("PRAGMA journal_mode = {journal}"), [], |row| {
+                row.get(0)
+            })
+            .map_err(Error::storage("open"))?;
+        if !mode.eq_ignore_ascii_case(journal) {
+            return Err(Error::Open {
+                path: label.to_string(),
+                problem: format!(
+                    "SQLite refused journal_mode {journal} (the file stays in {mode} mode); \
+                     another program may hold it open in that mode"
+                ),
+            });
+        }
+        // synchronous = FULL: every commit is fsynced before claim() returns its fence. With
+        // NORMAL, WAL commits reach the disk only at checkpoints, so a power loss could roll back
+        // a claim whose fence a worker already holds, and the same fence would be handed out again.
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(Error::storage("open"))?;
+        if !ready {
+            contract::create_schema(&conn)?;
+        }
+        Ok(LeaseStore {
+            conn,
+            path: None,
+            options: options.clone(),
         })
     }
 
@@ -71,7 +114,7 @@ impl LeaseStore {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn open_in_memory() -> Result<Self> {
-        let conn = Connection::open_in_memory().map_err(crate::Error::storage("open"))?;
+        let conn = Connection::open_in_memory().map_err(Error::storage("open"))?;
         Self::from_connection(conn, ":memory:")
     }
 

@@ -374,6 +374,9 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
 struct Fields<'a> {
     object: &'a Json,
     op: &'a str,
+    /// A value error found while reading the shape; reported only if the shape is fine, so
+    /// shape errors (`bad_request`) always win over value errors (`invalid_argument`).
+    deferred: std::cell::RefCell<Option<Response>>,
 }
 
 impl Fields<'_> {
@@ -429,16 +432,14 @@ impl Fields<'_> {
             return Ok(int);
         }
         let out_of_range = || {
-            Response::failed(&Error::invalid(
+            *self.deferred.borrow_mut() = Some(Response::failed(&Error::invalid(
                 "fence",
-                format!(
-                    "{} is not a fence: fences are integers from -2^63 to 2^63-1",
-                    n.float
-                ),
-            ))
+                "is out of range: fences are integers from -2^63 to 2^63-1",
+            )));
+            Ok(0)
         };
         if n.integral_lexeme || !n.float.is_finite() {
-            return Err(out_of_range());
+            return out_of_range();
         }
         if n.float.fract() != 0.0 {
             return Err(Response::bad_request(format!(
@@ -450,7 +451,7 @@ impl Fields<'_> {
         if n.float >= -9_223_372_036_854_775_808.0 && n.float < 9_223_372_036_854_775_808.0 {
             Ok(n.float as i64)
         } else {
-            Err(out_of_range())
+            out_of_range()
         }
     }
 
@@ -502,8 +503,12 @@ impl Request {
                 )))
             }
         };
-        let f = Fields { object: &value, op };
-        Ok(match op {
+        let f = Fields {
+            object: &value,
+            op,
+            deferred: Default::default(),
+        };
+        let request = match op {
             "init" => Request::Init,
             "enqueue" => Request::Enqueue {
                 job: f.string("job")?,
@@ -553,7 +558,11 @@ impl Request {
                     OPS.join(", ")
                 )))
             }
-        })
+        };
+        match f.deferred.into_inner() {
+            Some(value_error) => Err(value_error),
+            None => Ok(request),
+        }
     }
 
     /// Checks argument values (SPEC section 2's invalid arguments) without touching storage.

@@ -1,0 +1,241 @@
+//! The JavaScript face of the crate, for Node (`--features node`) and the browser
+//! (`--features browser`), built with wasm-bindgen.
+//!
+//! The surface is deliberately small: open a store, then `call(op, args)` with the positional
+//! arguments of SPEC section 5, which are type-checked here and run through
+//! [`crate::protocol::execute`], so argument checks, the contract and its error codes exist once,
+//! in Rust. The JavaScript packages wrap this in the `LeaseStore` class (and run `claimMany` on
+//! worker threads in Node).
+
+use wasm_bindgen::prelude::*;
+
+use js_sys::{Array, JSON};
+
+use crate::protocol::{execute, respond, Backend, Request, Response};
+use crate::{LeaseStore, Result};
+
+#[cfg(feature = "node")]
+mod node_vfs;
+
+#[cfg(feature = "browser")]
+mod opfs;
+
+/// An open lease store, driven with protocol lines.
+#[wasm_bindgen]
+pub struct WasmStore {
+    store: Option<LeaseStore>,
+}
+
+struct Open<'a>(&'a LeaseStore);
+
+impl Backend for Open<'_> {
+    fn store(&mut self) -> Result<&LeaseStore> {
+        Ok(self.0)
+    }
+}
+
+/// A JavaScript `Error` carrying the protocol's error `code`.
+pub(crate) fn js_error(code: &str, message: &str) -> JsValue {
+    let error = js_sys::Error::new(message);
+    let _ = js_sys::Reflect::set(&error, &"code".into(), &code.into());
+    error.into()
+}
+
+pub(crate) fn error_to_js(err: &crate::Error) -> JsValue {
+    js_error(err.code(), &err.to_string())
+}
+
+#[wasm_bindgen]
+impl WasmStore {
+    /// Opens (creating if missing) the SQLite file at `path` on disk, through Node's `fs`.
+    #[cfg(feature = "node")]
+    #[wasm_bindgen(js_name = openFile)]
+    pub fn open_file(path: &str, busy_timeout_ms: f64) -> std::result::Result<WasmStore, JsValue> {
+        let store = node_vfs::open(path, busy_timeout_ms).map_err(|e| error_to_js(&e))?;
+        Ok(WasmStore { store: Some(store) })
+    }
+
+    /// Opens (creating if missing) the database `name` in this origin's OPFS. Only in a
+    /// dedicated Web Worker; fails with a clear message where OPFS is unavailable or another
+    /// tab holds the database.
+    #[cfg(feature = "browser")]
+    #[wasm_bindgen(js_name = openOpfs)]
+    pub async fn open_opfs(name: String) -> std::result::Result<WasmStore, JsValue> {
+        let store = opfs::open(&name).await?;
+        Ok(WasmStore { store: Some(store) })
+    }
+
+    /// Runs one protocol request line and returns the response line.
+    pub fn respond(&self, line: &str) -> String {
+        match &self.store {
+            Some(store) => respond(&mut Open(store), line).to_json(),
+            None => Response::Failed {
+                code: "storage",
+                message: "the store is closed; open it again".into(),
+            }
+            .to_json(),
+        }
+    }
+
+    /// Runs SPEC section 5's operation `op` (`enqueue`, `state`, `claim`, `renew`, `complete`,
+    /// `release`, `claimNext`, `claimMany`) with its positional arguments. Returns
+    /// `{value, reason}`; throws an `Error` with `code` (`invalid_argument`, `storage`) otherwise.
+    pub fn call(&self, op: &str, args: Array) -> std::result::Result<JsValue, JsValue> {
+        let request = request_from_js(op, &args)?;
+        let Some(store) = &self.store else {
+            return Err(js_error("storage", "the store is closed; open it again"));
+        };
+        response_to_js(execute(&mut Open(store), &request))
+    }
+
+    /// Closes the connection; later calls answer with a `storage` error.
+    pub fn close(&mut self) {
+        self.store = None;
+    }
+}
+
+/// Checks the arguments of `op` without running it (used before `claimMany` starts threads).
+#[wasm_bindgen(js_name = checkArguments)]
+pub fn check_arguments(op: &str, args: Array) -> std::result::Result<(), JsValue> {
+    let request = request_from_js(op, &args)?;
+    request.validate().map_err(|e| error_to_js(&e))
+}
+
+fn response_to_js(response: Response) -> std::result::Result<JsValue, JsValue> {
+    match response {
+        Response::Failed { code, message } => Err(js_error(code, &message)),
+        answered => {
+            // The protocol's own JSON, parsed by the engine: one encoding for every runtime.
+            let parsed = JSON::parse(&answered.to_json())?;
+            Ok(parsed)
+        }
+    }
+}
+
+struct Args<'a> {
+    op: &'a str,
+    args: &'a Array,
+}
+
+impl Args<'_> {
+    fn bad(&self, name: &str, want: &str, got: &JsValue) -> JsValue {
+        let got = if got.is_undefined() {
+            "nothing (the argument is missing)".to_string()
+        } else if got.is_null() {
+            "null".to_string()
+        } else {
+            format!("a {}", got.js_typeof().as_string().unwrap_or_default())
+        };
+        js_error(
+            "invalid_argument",
+            &format!("{}(): argument `{name}` must be {want}, got {got}", self.op),
+        )
+    }
+
+    fn string(&self, index: u32, name: &str) -> std::result::Result<String, JsValue> {
+        let value = self.args.get(index);
+        value
+            .as_string()
+            .ok_or_else(|| self.bad(name, "a string", &value))
+    }
+
+    fn number(&self, index: u32, name: &str) -> std::result::Result<f64, JsValue> {
+        let value = self.args.get(index);
+        value
+            .as_f64()
+            .ok_or_else(|| self.bad(name, "a number", &value))
+    }
+
+    fn fence(&self, index: u32) -> std::result::Result<i64, JsValue> {
+        let value = self.args.get(index);
+        match value.as_f64() {
+            // Beyond 2^53 a JavaScript number cannot hold every integer exactly.
+            Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 => Ok(f as i64),
+            _ => Err(self.bad("fence", "an integer number (a fence from claim)", &value)),
+        }
+    }
+
+    fn optional_string(
+        &self,
+        index: u32,
+        name: &str,
+    ) -> std::result::Result<Option<String>, JsValue> {
+        let value = self.args.get(index);
+        if value.is_null() || value.is_undefined() {
+            return Ok(None);
+        }
+        value
+            .as_string()
+            .map(Some)
+            .ok_or_else(|| self.bad(name, "a string or null", &value))
+    }
+
+    fn strings(&self, index: u32, name: &str) -> std::result::Result<Vec<String>, JsValue> {
+        let value = self.args.get(index);
+        if !Array::is_array(&value) {
+            return Err(self.bad(name, "an array of strings", &value));
+        }
+        Array::from(&value)
+            .iter()
+            .map(|item| {
+                item.as_string()
+                    .ok_or_else(|| self.bad(name, "an array of strings", &item))
+            })
+            .collect()
+    }
+}
+
+fn request_from_js(op: &str, args: &Array) -> std::result::Result<Request, JsValue> {
+    let a = Args { op, args };
+    Ok(match op {
+        "enqueue" => Request::Enqueue {
+            job: a.string(0, "job")?,
+        },
+        "state" => Request::State {
+            job: a.string(0, "job")?,
+        },
+        "claim" => Request::Claim {
+            job: a.string(0, "job")?,
+            owner: a.string(1, "owner")?,
+            now: a.number(2, "now")?,
+            ttl: a.number(3, "ttl")?,
+        },
+        "renew" => Request::Renew {
+            job: a.string(0, "job")?,
+            owner: a.string(1, "owner")?,
+            fence: a.fence(2)?,
+            now: a.number(3, "now")?,
+            ttl: a.number(4, "ttl")?,
+        },
+        "complete" => Request::Complete {
+            job: a.string(0, "job")?,
+            owner: a.string(1, "owner")?,
+            fence: a.fence(2)?,
+            now: a.number(3, "now")?,
+            result: a.optional_string(4, "result")?,
+        },
+        "release" => Request::Release {
+            job: a.string(0, "job")?,
+            owner: a.string(1, "owner")?,
+            fence: a.fence(2)?,
+        },
+        "claimNext" => Request::ClaimNext {
+            owner: a.string(0, "owner")?,
+            now: a.number(1, "now")?,
+            ttl: a.number(2, "ttl")?,
+        },
+        "claimMany" => Request::ClaimMany {
+            job: a.string(0, "job")?,
+            owners: a.strings(1, "owners")?,
+            now: a.number(2, "now")?,
+            ttl: a.number(3, "ttl")?,
+        },
+        "init" => Request::Init,
+        other => {
+            return Err(js_error(
+                "invalid_argument",
+                &format!("unknown operation {other:?}"),
+            ))
+        }
+    })
+}

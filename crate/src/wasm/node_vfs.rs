@@ -1,0 +1,1 @@
+//! Placeholder until the Node VFS lands.

@@ -1,0 +1,652 @@
+//! SPEC section 1: a database written by leasefence stays readable and writable by another SQLite
+//! program following the contract, and the other way round. The other program is Python's
+//! `sqlite3` running the seed module in `tests/interop/seed.py`.
+//!
+//! Python runs as a child process: the steps to run come in as JSON on argv, the answers go back
+//! as one JSON document on stdout. Steps and their expected answers are stated here, in Rust.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use leasefence::rusqlite::Connection;
+use leasefence::{JobState, LeaseStore, Outcome, Reason};
+use serde_json::{json, Value};
+
+fn interop_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/interop")
+}
+
+/// Runs `steps` (a JSON list of `[function, [args after the path]]`) against the seed module on
+/// `db` and returns `{"results": [...], "states": {id: state}, "integrity": ..., "journal": ...}`,
+/// the states read after the steps for the ids in `read`.
+const RUNNER: &str = r#"
+import json, sqlite3, sys
+from contextlib import closing
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+import seed
+db, steps, read = sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+results = []
+for name, args in steps:
+    fn = getattr(seed, name)
+    try:
+        results.append({"value": fn(db, *args)})
+    except ValueError as exc:
+        results.append({"error": "ValueError", "message": str(exc)})
+states = {job: seed.state(db, job) for job in read}
+with closing(sqlite3.connect(db)) as conn:
+    integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+    journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    ids = [r[0] for r in conn.execute("SELECT id FROM jobs ORDER BY rowid")]
+print(json.dumps({"results": results, "states": states, "integrity": integrity,
+                  "journal": journal, "ids": ids}))
+"#;
+
+struct PyRun {
+    results: Vec<Value>,
+    states: serde_json::Map<String, Value>,
+    integrity: String,
+    journal: String,
+    ids: Vec<String>,
+}
+
+fn python(db: &Path, steps: &[(&str, Value)], read: &[&str]) -> PyRun {
+    let steps: Vec<Value> = steps.iter().map(|(f, a)| json!([f, a])).collect();
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(RUNNER)
+        .arg(interop_dir())
+        .arg(db)
+        .arg(Value::from(steps).to_string())
+        .arg(json!(read).to_string())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONIOENCODING", "utf-8")
+        .output()
+        .expect("cannot run python3");
+    assert!(
+        output.status.success(),
+        "python failed ({}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let out: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "python printed no JSON ({e}):\n{}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    });
+    PyRun {
+        results: out["results"].as_array().unwrap().clone(),
+        states: out["states"].as_object().unwrap().clone(),
+        integrity: out["integrity"].as_str().unwrap().to_string(),
+        journal: out["journal"].as_str().unwrap().to_string(),
+        ids: out["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect(),
+    }
+}
+
+/// A state dict from Python, strictly typed: until a float, fence an int, done a bool.
+fn py_state(value: &Value) -> Option<JobState> {
+    if value.is_null() {
+        return None;
+    }
+    let obj = value.as_object().expect("state is a dict");
+    let mut keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["done", "fence", "id", "owner", "result", "until"]);
+    let opt_str = |v: &Value| match v {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => panic!("expected a string or null, got {other}"),
+    };
+    assert!(obj["until"].is_f64(), "until is a float: {value}");
+    assert!(obj["fence"].is_i64(), "fence is an int: {value}");
+    Some(JobState {
+        id: obj["id"].as_str().unwrap().to_string(),
+        owner: opt_str(&obj["owner"]),
+        until: obj["until"].as_f64().unwrap(),
+        fence: obj["fence"].as_i64().unwrap(),
+        result: opt_str(&obj["result"]),
+        done: obj["done"].as_bool().expect("done is a bool"),
+    })
+}
+
+fn job(
+    id: &str,
+    owner: Option<&str>,
+    until: f64,
+    fence: i64,
+    result: Option<&str>,
+    done: bool,
+) -> JobState {
+    JobState {
+        id: id.into(),
+        owner: owner.map(Into::into),
+        until,
+        fence,
+        result: result.map(Into::into),
+        done,
+    }
+}
+
+fn cli(db: &Path, args: &[&str]) -> (i32, Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_leasefence"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("LEASEFENCE_DB")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    let value = serde_json::from_str(text.trim_end())
+        .unwrap_or_else(|e| panic!("leasefence {args:?} printed {text:?}: {e}"));
+    (output.status.code().unwrap(), value)
+}
+
+fn integrity(db: &Path) -> String {
+    let conn = Connection::open(db).unwrap();
+    conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap()
+}
+
+fn check_results(run: &PyRun, steps: &[(&str, Value)], expected: &[Value]) {
+    assert_eq!(run.results.len(), steps.len());
+    for ((step, got), want) in steps.iter().zip(&run.results).zip(expected) {
+        assert_eq!(&got["value"], want, "python step {step:?} answered {got}");
+    }
+}
+
+const RUST_RESULT: &str = "résultat ✓ 日本語 😀 \"quoted\" \\ tab\t newline\n end";
+const CLI_RESULT: &str = "CLI ✓ 完了 🦀";
+const PY_RESULT: &str = "py ✓ 結果 🐍 \u{0}nul";
+const ODD_ID: &str = "épsilon ✓ 😀";
+
+#[test]
+fn a_crate_database_is_read_and_continued_by_python_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crate.db");
+
+    // --- The crate writes: library and CLI.
+    let live = LeaseStore::open(&db).unwrap();
+    {
+        let store = LeaseStore::open(&db).unwrap();
+        for id in ["alpha", "beta", "gamma", "delta"] {
+            assert!(store.enqueue(id).unwrap());
+        }
+        assert!(!store.enqueue("alpha").unwrap());
+        assert_eq!(
+            store.claim("alpha", "rust-a", 100.0, 10.0).unwrap(),
+            Outcome::Granted(1)
+        );
+        assert_eq!(
+            store.claim("beta", "rust-b", 100.0, 50.0).unwrap(),
+            Outcome::Granted(1)
+        );
+        assert!(store
+            .complete("beta", "rust-b", 1, 120.0, Some(RUST_RESULT))
+            .unwrap()
+            .is_granted());
+        assert_eq!(
+            store.claim("gamma", "rust-c", 100.0, 30.0).unwrap(),
+            Outcome::Granted(1)
+        );
+        assert!(store.release("gamma", "rust-c", 1).unwrap().is_granted());
+    }
+    assert_eq!(cli(&db, &["enqueue", ODD_ID]), (0, json!({"value": true})));
+    assert_eq!(
+        cli(
+            &db,
+            &["claim", ODD_ID, "--owner", "cli", "--ttl", "5", "--now", "100"]
+        ),
+        (0, json!({"value": 1}))
+    );
+    assert_eq!(cli(&db, &["enqueue", "zeta"]), (0, json!({"value": true})));
+    assert_eq!(
+        cli(
+            &db,
+            &["claim", "zeta", "--owner", "cli-z", "--ttl", "60", "--now", "100"]
+        ),
+        (0, json!({"value": 1}))
+    );
+    let complete = [
+        "complete", "zeta", "--owner", "cli-z", "--fence", "1", "--now", "101",
+    ];
+    let (code, value) = cli(&db, &[&complete[..], &["--result", CLI_RESULT]].concat());
+    assert_eq!((code, value), (0, json!({"value": true})));
+
+    let ids = ["alpha", "beta", "gamma", "delta", ODD_ID, "zeta"];
+    let written = vec![
+        job("alpha", Some("rust-a"), 110.0, 1, None, false),
+        job("beta", Some("rust-b"), 150.0, 1, Some(RUST_RESULT), true),
+        job("gamma", None, 0.0, 1, None, false),
+        job("delta", None, 0.0, 0, None, false),
+        job(ODD_ID, Some("cli"), 105.0, 1, None, false),
+        job("zeta", Some("cli-z"), 160.0, 1, Some(CLI_RESULT), true),
+    ];
+    for want in &written {
+        assert_eq!(
+            live.state(&want.id).unwrap().as_ref(),
+            Some(want),
+            "crate view"
+        );
+    }
+
+    // --- Python reads exactly those states, then continues the contract.
+    let steps: Vec<(&str, Value)> = vec![
+        ("state", json!(["no such job"])),
+        ("claim", json!(["alpha", "py", 105.0, 10.0])), // held until 110
+        ("claim", json!(["alpha", "py", 110.0, 10.0])), // now == until: claimable, fence 2
+        ("complete", json!(["alpha", "rust-a", 1, 111.0, "stale"])),
+        ("renew", json!(["alpha", "rust-a", 1, 111.0, 10.0])),
+        ("release", json!(["alpha", "rust-a", 1])),
+        ("complete", json!(["alpha", "py", 2, 111.0, PY_RESULT])),
+        ("claim", json!(["beta", "py", 1000.0, 10.0])), // done
+        ("complete", json!(["beta", "rust-b", 1, 121.0, "overwrite"])),
+        ("claim", json!(["gamma", "py", 100.0, 100.0])), // released: fence kept, so 2
+        ("release", json!(["gamma", "rust-c", 1])),
+        ("renew", json!(["gamma", "py", 2, 150.0, 100.0])), // until 250
+        ("claim", json!([ODD_ID, "py", 105.0, 5.0])),       // CLI lease ended at 105
+        ("enqueue", json!(["alpha"])),
+        ("enqueue", json!(["eta"])),
+        (
+            "claim_many",
+            json!(["delta", ["p1", "p2", "p3", "p4"], 200.0, 10.0]),
+        ),
+        ("claim", json!(["alpha", "py", 1.0, 0.0])), // ValueError, nothing changes
+    ];
+    let before_py = python(&db, &[], &ids);
+    for want in &written {
+        let got = py_state(&before_py.states[&want.id]);
+        assert_eq!(got.as_ref(), Some(want), "python reads the crate's row");
+    }
+    assert_eq!(before_py.ids, ids, "insertion order");
+    assert_eq!(
+        before_py.journal, "wal",
+        "the crate leaves its database in WAL"
+    );
+
+    let mut read = ids.to_vec();
+    read.push("eta");
+    let run = python(&db, &steps, &read);
+    let claim_many = run.results[15]["value"].as_array().unwrap().clone();
+    assert_eq!(claim_many.len(), 4);
+    let winners: Vec<usize> = (0..4).filter(|&i| !claim_many[i].is_null()).collect();
+    assert_eq!(winners.len(), 1, "exactly one owner wins: {claim_many:?}");
+    assert_eq!(claim_many[winners[0]], json!(1));
+    let winner = ["p1", "p2", "p3", "p4"][winners[0]];
+    check_results(
+        &run,
+        &steps,
+        &[
+            Value::Null,
+            Value::Null,
+            json!(2),
+            json!(false),
+            json!(false),
+            json!(false),
+            json!(true),
+            Value::Null,
+            json!(false),
+            json!(2),
+            json!(false),
+            json!(true),
+            json!(2),
+            json!(false),
+            json!(true),
+            Value::from(claim_many.clone()),
+            Value::Null,
+        ],
+    );
+    assert_eq!(run.results[16]["error"], "ValueError");
+    assert_eq!(run.integrity, "ok");
+
+    let after_py = vec![
+        job("alpha", Some("py"), 120.0, 2, Some(PY_RESULT), true),
+        job("beta", Some("rust-b"), 150.0, 1, Some(RUST_RESULT), true),
+        job("gamma", Some("py"), 250.0, 2, None, false),
+        job("delta", Some(winner), 210.0, 1, None, false),
+        job(ODD_ID, Some("py"), 110.0, 2, None, false),
+        job("zeta", Some("cli-z"), 160.0, 1, Some(CLI_RESULT), true),
+        job("eta", None, 0.0, 0, None, false),
+    ];
+    for want in &after_py {
+        assert_eq!(
+            py_state(&run.states[&want.id]).as_ref(),
+            Some(want),
+            "python view"
+        );
+    }
+
+    // --- The crate reads Python's writes: through the connection that stayed open (no
+    // cache), through a fresh store, and through the CLI.
+    let fresh = LeaseStore::open(&db).unwrap();
+    for want in &after_py {
+        assert_eq!(
+            live.state(&want.id).unwrap().as_ref(),
+            Some(want),
+            "open store"
+        );
+        assert_eq!(
+            fresh.state(&want.id).unwrap().as_ref(),
+            Some(want),
+            "fresh store"
+        );
+    }
+    let ids_now: Vec<String> = fresh.jobs().unwrap().into_iter().map(|j| j.id).collect();
+    assert_eq!(ids_now, read);
+    let (code, value) = cli(&db, &["state", "alpha"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        value["value"],
+        leasefence::protocol::state_json(&after_py[0])
+    );
+    drop(fresh);
+
+    // --- And continues the contract on top of Python's writes.
+    assert_eq!(
+        live.complete("alpha", "py", 2, 112.0, Some("again"))
+            .unwrap(),
+        Outcome::Rejected(Reason::Done)
+    );
+    assert_eq!(
+        live.claim("gamma", "rust", 249.0, 10.0).unwrap(),
+        Outcome::Rejected(Reason::Held {
+            owner: Some("py".into()),
+            until: 250.0
+        })
+    );
+    assert_eq!(
+        live.claim("gamma", "rust", 250.0, 10.0).unwrap(),
+        Outcome::Granted(3)
+    );
+    assert_eq!(
+        live.renew("gamma", "py", 2, 251.0, 10.0).unwrap(),
+        Outcome::Rejected(Reason::StaleFence { current: 3 })
+    );
+    assert!(live
+        .complete("delta", winner, 1, 205.0, Some("by rust ✓"))
+        .unwrap()
+        .is_granted());
+    // Claimable now: eta (until 0), ODD_ID (until 110), gamma (until 260); in that order.
+    let next: Vec<(String, i64)> = (0..4)
+        .filter_map(|_| live.claim_next("rust-next", 300.0, 10.0).unwrap())
+        .map(|c| (c.job, c.fence))
+        .collect();
+    assert_eq!(
+        next,
+        [
+            ("eta".to_string(), 1),
+            (ODD_ID.to_string(), 3),
+            ("gamma".to_string(), 4)
+        ]
+    );
+
+    // --- Python sees the crate's latest writes.
+    let last = python(
+        &db,
+        &[("complete", json!(["gamma", "rust", 3, 301.0, "stale"]))],
+        &read,
+    );
+    assert_eq!(last.results[0]["value"], json!(false));
+    for id in &read {
+        assert_eq!(
+            py_state(&last.states[*id]),
+            live.state(id).unwrap(),
+            "python reads the crate's row {id:?}"
+        );
+    }
+    assert_eq!(
+        py_state(&last.states["delta"]).unwrap().result.as_deref(),
+        Some("by rust ✓")
+    );
+    assert_eq!(last.integrity, "ok");
+    drop(live);
+    assert_eq!(integrity(&db), "ok");
+}
+
+#[test]
+fn a_python_database_is_opened_and_continued_by_the_crate() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("python.db");
+    let ids = ["a", "b", "c", "d", ODD_ID];
+    let mut steps: Vec<(&str, Value)> = vec![("init_db", json!([]))];
+    for id in ids {
+        steps.push(("enqueue", json!([id])));
+    }
+    steps.extend([
+        ("enqueue", json!(["a"])),
+        ("claim", json!(["a", "py-a", 0.0, 10.0])),
+        ("claim", json!(["b", "py-b", 0.0, 100.0])),
+        ("complete", json!(["b", "py-b", 1, 1.0, PY_RESULT])),
+        ("claim", json!(["c", "py-c", 0.0, 100.0])),
+        ("release", json!(["c", "py-c", 1])),
+        ("init_db", json!([])),
+    ]);
+    let run = python(&db, &steps, &ids);
+    check_results(
+        &run,
+        &steps,
+        &[
+            Value::Null,
+            json!(true),
+            json!(true),
+            json!(true),
+            json!(true),
+            json!(true),
+            json!(false),
+            json!(1),
+            json!(1),
+            json!(true),
+            json!(1),
+            json!(true),
+            Value::Null,
+        ],
+    );
+    assert_eq!(
+        run.journal, "delete",
+        "python left a rollback-journal database"
+    );
+    assert_eq!(run.ids, ids);
+    let python_wrote = vec![
+        job("a", Some("py-a"), 10.0, 1, None, false),
+        job("b", Some("py-b"), 100.0, 1, Some(PY_RESULT), true),
+        job("c", None, 0.0, 1, None, false),
+        job("d", None, 0.0, 0, None, false),
+        job(ODD_ID, None, 0.0, 0, None, false),
+    ];
+    for want in &python_wrote {
+        assert_eq!(py_state(&run.states[&want.id]).as_ref(), Some(want));
+    }
+    let table_sql = |db: &Path| -> String {
+        Connection::open(db)
+            .unwrap()
+            .query_row(
+                "SELECT sql FROM sqlite_schema WHERE name = 'jobs'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let python_table = table_sql(&db);
+
+    // --- The crate accepts the schema and sees the same rows, through the CLI too.
+    let (code, value) = cli(&db, &["state", "b"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        value["value"],
+        leasefence::protocol::state_json(&python_wrote[1])
+    );
+    let store = LeaseStore::open(&db).expect("a seed database is a leasefence database");
+    assert_eq!(store.jobs().unwrap(), python_wrote);
+    assert_eq!(
+        table_sql(&db),
+        python_table,
+        "the crate did not rebuild the table"
+    );
+
+    // --- And continues it.
+    assert_eq!(
+        store.claim("a", "rust", 5.0, 10.0).unwrap(),
+        Outcome::Rejected(Reason::Held {
+            owner: Some("py-a".into()),
+            until: 10.0
+        })
+    );
+    assert_eq!(
+        store.claim("a", "rust", 10.0, 10.0).unwrap(),
+        Outcome::Granted(2)
+    );
+    assert_eq!(
+        store.complete("a", "py-a", 1, 11.0, Some("stale")).unwrap(),
+        Outcome::Rejected(Reason::StaleFence { current: 2 })
+    );
+    assert_eq!(
+        store.complete("b", "py-b", 1, 2.0, Some("x")).unwrap(),
+        Outcome::Rejected(Reason::Done)
+    );
+    assert_eq!(
+        store.release("c", "py-c", 1).unwrap(),
+        Outcome::Rejected(Reason::NotOwner)
+    );
+    assert_eq!(
+        store.claim("c", "rust", 0.0, 5.0).unwrap(),
+        Outcome::Granted(2)
+    );
+    let next = store.claim_next("rust-n", 0.0, 5.0).unwrap().unwrap();
+    assert_eq!(
+        (next.job.as_str(), next.fence),
+        ("d", 1),
+        "until, then insertion order"
+    );
+    let many = store
+        .claim_many(ODD_ID, &["r1", "r2", "r3"], 0.0, 5.0)
+        .unwrap();
+    assert_eq!(many.iter().filter(|o| o.is_granted()).count(), 1);
+    let won = many.iter().position(Outcome::is_granted).unwrap();
+    assert!(store
+        .complete("a", "rust", 2, 12.0, Some(RUST_RESULT))
+        .unwrap()
+        .is_granted());
+    let crate_wrote = vec![
+        job("a", Some("rust"), 20.0, 2, Some(RUST_RESULT), true),
+        python_wrote[1].clone(),
+        job("c", Some("rust"), 5.0, 2, None, false),
+        job("d", Some("rust-n"), 5.0, 1, None, false),
+        job(ODD_ID, Some(["r1", "r2", "r3"][won]), 5.0, 1, None, false),
+    ];
+    assert_eq!(store.jobs().unwrap(), crate_wrote);
+
+    // --- Python reads the crate's writes (the store is still open) and continues again.
+    let steps: Vec<(&str, Value)> = vec![
+        ("claim", json!(["a", "py", 100.0, 10.0])),
+        ("complete", json!(["c", "py-c", 1, 1.0, "stale"])),
+        ("claim", json!(["c", "py", 4.0, 10.0])),
+        ("claim", json!(["c", "py", 5.0, 10.0])),
+        ("complete", json!(["c", "py", 3, 6.0, "py done"])),
+        ("renew", json!(["d", "rust-n", 1, 4.0, 10.0])),
+    ];
+    let run = python(&db, &steps, &ids);
+    check_results(
+        &run,
+        &steps,
+        &[
+            Value::Null,
+            json!(false),
+            Value::Null,
+            json!(3),
+            json!(true),
+            json!(true),
+        ],
+    );
+    assert_eq!(
+        run.journal, "wal",
+        "the crate switched the file to WAL; python copes"
+    );
+    for want in &crate_wrote {
+        if want.id == "c" || want.id == "d" {
+            continue;
+        }
+        assert_eq!(py_state(&run.states[&want.id]).as_ref(), Some(want));
+    }
+    assert_eq!(
+        store.state("c").unwrap(),
+        Some(job("c", Some("py"), 15.0, 3, Some("py done"), true))
+    );
+    assert_eq!(
+        store.state("d").unwrap(),
+        Some(job("d", Some("rust-n"), 14.0, 1, None, false))
+    );
+    assert_eq!(run.integrity, "ok");
+    drop(store);
+    assert_eq!(integrity(&db), "ok");
+}
+
+#[test]
+fn python_and_crate_racing_on_one_job_hand_out_one_fence() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("race.db");
+    let store = LeaseStore::open(&db).unwrap();
+    let jobs: Vec<String> = (0..4).map(|i| format!("race-{i}")).collect();
+    for id in &jobs {
+        store.enqueue(id).unwrap();
+    }
+    let py_owners: Vec<String> = (0..6).map(|i| format!("py-{i}")).collect();
+    let rust_owners: Vec<String> = (0..6).map(|i| format!("rust-{i}")).collect();
+    let steps: Vec<(&str, Value)> = jobs
+        .iter()
+        .map(|id| ("claim_many", json!([id, py_owners, 50.0, 10.0])))
+        .collect();
+    let read: Vec<&str> = jobs.iter().map(String::as_str).collect();
+    let (run, rust) = std::thread::scope(|s| {
+        let py = s.spawn(|| python(&db, &steps, &read));
+        let owners: Vec<&str> = rust_owners.iter().map(String::as_str).collect();
+        let rust: Vec<Vec<Option<i64>>> = jobs
+            .iter()
+            .map(|id| {
+                store
+                    .claim_many(id, &owners, 50.0, 10.0)
+                    .unwrap()
+                    .into_iter()
+                    .map(Outcome::granted)
+                    .collect()
+            })
+            .collect();
+        (py.join().unwrap(), rust)
+    });
+    for (i, id) in jobs.iter().enumerate() {
+        let py: Vec<Option<i64>> = run.results[i]["value"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(Value::as_i64)
+            .collect();
+        let granted: Vec<&str> = py_owners
+            .iter()
+            .zip(&py)
+            .chain(rust_owners.iter().zip(&rust[i]))
+            .filter(|(_, f)| f.is_some())
+            .map(|(o, _)| o.as_str())
+            .collect();
+        assert_eq!(
+            granted.len(),
+            1,
+            "{id}: one fence across both programs: {granted:?}"
+        );
+        let row = store.state(id).unwrap().unwrap();
+        assert_eq!(
+            (row.owner.as_deref(), row.fence),
+            (Some(granted[0]), 1),
+            "{id}"
+        );
+        let seen_by_python = py_state(&run.states[id.as_str()]).expect("python sees the job");
+        if granted[0].starts_with("py-") {
+            assert_eq!(seen_by_python.owner.as_deref(), Some(granted[0]), "{id}");
+        }
+    }
+    drop(store);
+    assert_eq!(integrity(&db), "ok");
+}
