@@ -47,7 +47,7 @@ mod native;
 mod wasm;
 
 pub use error::{Error, Result};
-pub use options::{Journal, OpenOptions};
+pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
 pub use store::LeaseStore;
 

@@ -7,7 +7,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::contract;
 use crate::error::{Error, Result};
-use crate::options::OpenOptions;
+use crate::options::{mark_shared_with_node, Journal, Locking, OpenOptions, SHARED_WITH_NODE};
 use crate::outcome::{Fence, Outcome};
 use crate::store::LeaseStore;
 
@@ -47,15 +47,46 @@ impl OpenOptions {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)
+        let open = |locking: Locking| {
+            let conn = match locking {
+                Locking::Posix => Connection::open_with_flags(path, flags),
+                Locking::Dotfile => {
+                    Connection::open_with_flags_and_vfs(path, flags, "unix-dotfile")
+                }
+            }
             .map_err(|err| open_err(format!("{err}; check the path and its permissions")))?;
-        if conn.is_readonly("main").unwrap_or(false) {
-            return Err(open_err(
-                "SQLite could only open it read-only; make the file and its directory writable"
-                    .into(),
-            ));
+            if conn.is_readonly("main").unwrap_or(false) {
+                return Err(open_err(
+                    "SQLite could only open it read-only; make the file and its directory \
+                     writable"
+                        .into(),
+                ));
+            }
+            Ok(conn)
+        };
+        let mut locking = self.locking;
+        let mut conn = open(locking)?;
+        if locking == Locking::Posix {
+            // A file that Node processes share is locked with dot files, which POSIX locks do
+            // not see: follow the file's own protocol. (A foreign file fails this read; the
+            // schema check below says why.)
+            let id: i32 = conn
+                .query_row("PRAGMA application_id", [], |row| row.get(0))
+                .unwrap_or(0);
+            if id == SHARED_WITH_NODE {
+                drop(conn);
+                locking = Locking::Dotfile;
+                conn = open(locking)?;
+            }
         }
-        let mut store = LeaseStore::set_up(conn, &label, self)?;
+        let options = match locking {
+            Locking::Posix => self.clone(),
+            Locking::Dotfile => self.clone().locking(locking).journal(Journal::Rollback),
+        };
+        let mut store = LeaseStore::set_up(conn, &label, &options)?;
+        if locking == Locking::Dotfile {
+            mark_shared_with_node(store.connection())?;
+        }
         store.path = Some(path.to_path_buf());
         Ok(store)
     }

@@ -32,6 +32,44 @@ pub enum Journal {
 pub struct OpenOptions {
     pub(crate) busy_timeout: Duration,
     pub(crate) journal: Journal,
+    pub(crate) locking: Locking,
+}
+
+/// How processes sharing the file exclude each other.
+///
+/// ```
+/// let opts = leasefence::OpenOptions::new().locking(leasefence::Locking::Dotfile);
+/// # let _ = opts;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Locking {
+    /// SQLite's POSIX advisory locks: shared readers, one writer. The native default.
+    #[default]
+    Posix,
+    /// SQLite's dot-file locks (`<db>.lock`), the protocol the Node package speaks: one
+    /// connection at a time, rollback journal. Chosen automatically for files that a Node
+    /// process marked as shared; choose it yourself to create such a file natively.
+    Dotfile,
+}
+
+/// `PRAGMA application_id` of a file shared with Node ("LFND"): tells every leasefence opener to
+/// use dot-file locking, so native and Node processes exclude each other.
+pub(crate) const SHARED_WITH_NODE: i32 = 0x4C46_4E44;
+
+/// Marks the file as shared with Node (idempotent).
+#[cfg_attr(
+    not(any(feature = "node", not(target_arch = "wasm32"))),
+    allow(dead_code)
+)]
+pub(crate) fn mark_shared_with_node(conn: &rusqlite::Connection) -> crate::Result<()> {
+    let id: i32 = conn
+        .query_row("PRAGMA application_id", [], |row| row.get(0))
+        .map_err(crate::Error::storage("open"))?;
+    if id != SHARED_WITH_NODE {
+        conn.pragma_update(None, "application_id", SHARED_WITH_NODE)
+            .map_err(crate::Error::storage("open"))?;
+    }
+    Ok(())
 }
 
 impl Default for OpenOptions {
@@ -39,6 +77,7 @@ impl Default for OpenOptions {
         OpenOptions {
             busy_timeout: Duration::from_secs(10),
             journal: Journal::Wal,
+            locking: Locking::Posix,
         }
     }
 }
@@ -74,6 +113,17 @@ impl OpenOptions {
     /// ```
     pub fn journal(mut self, journal: Journal) -> Self {
         self.journal = journal;
+        self
+    }
+
+    /// The locking protocol; see [`Locking`]. `Dotfile` implies the rollback journal.
+    ///
+    /// ```
+    /// let opts = leasefence::OpenOptions::new().locking(leasefence::Locking::Dotfile);
+    /// # let _ = opts;
+    /// ```
+    pub fn locking(mut self, locking: Locking) -> Self {
+        self.locking = locking;
         self
     }
 }

@@ -16,7 +16,7 @@ mod cli {
 
     use clap::{Args, Parser, Subcommand};
     use leasefence::protocol::{execute, respond, Backend as _, FileBackend, Request, Response};
-    use leasefence::{JobState, OpenOptions};
+    use leasefence::{JobState, Locking, OpenOptions};
 
     /// Exit status: the operation was granted (or returned a value).
     const EXIT_OK: i32 = 0;
@@ -49,8 +49,18 @@ mod cli {
         /// How long to wait for another process's write lock, in milliseconds.
         #[arg(long, global = true, value_name = "MS", default_value_t = 10_000)]
         busy_timeout: u64,
+        /// Locking protocol: `posix` (default; fastest) or `dotfile` (to share the file with
+        /// Node processes; files a Node process created use it automatically).
+        #[arg(long, global = true, value_name = "PROTOCOL", default_value = "posix")]
+        locking: LockingArg,
         #[command(subcommand)]
         command: Command,
+    }
+
+    #[derive(Clone, Copy, clap::ValueEnum)]
+    enum LockingArg {
+        Posix,
+        Dotfile,
     }
 
     #[derive(Args)]
@@ -189,7 +199,13 @@ mod cli {
             eprintln!("leasefence: --db PATH is required (or set LEASEFENCE_DB)");
             return EXIT_INVALID;
         };
-        let options = OpenOptions::new().busy_timeout(Duration::from_millis(cli.busy_timeout));
+        let locking = match cli.locking {
+            LockingArg::Posix => Locking::Posix,
+            LockingArg::Dotfile => Locking::Dotfile,
+        };
+        let options = OpenOptions::new()
+            .busy_timeout(Duration::from_millis(cli.busy_timeout))
+            .locking(locking);
         let mut backend = FileBackend::new(db, options);
         let request = match cli.command {
             Command::Batch => return batch(&mut backend),

@@ -1,1 +1,0 @@
-//! Placeholder until the Node VFS lands.

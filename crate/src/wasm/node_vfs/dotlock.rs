@@ -1,0 +1,330 @@
+//! Cross-process dot-lock with safe stale-lock recovery.
+//!
+//! The lock is the path `<db>.lock` (same name native SQLite's `unix-dotfile`
+//! VFS uses).  Holding it means "this connection owns the database" (every
+//! SQLite lock level above NONE is mapped to it, exactly like unix-dotfile).
+//!
+//! * Acquire: write an owner record to a private temp file, then `link()` it
+//!   to `<db>.lock`.  link(2) is atomic and fails with EEXIST if *anything*
+//!   (our file, or native SQLite's lock *directory*) already exists, so the
+//!   lock never exists without a complete owner record.
+//! * Release: unlink `<db>.lock` (after checking it is still our record).
+//! * Stale: the record names pid + /proc start time + hostname + a unique
+//!   nonce.  It is stale only if the host is ours and the pid is dead
+//!   (ESRCH from process.kill(pid, 0)) or was reused (start time differs).
+//!   A directory (native holder) or an unparsable file is never stale.
+//! * Breaking a stale record `c` is serialized by a per-instance mutex
+//!   `<db>.lock.break-<nonce(c)>` acquired with the same link protocol.  The
+//!   only processes that may remove `<db>.lock` while it contains `c` are c's
+//!   owner (dead) and the live holder of that break mutex, so "re-read, still
+//!   c, unlink" cannot remove a live lock.  A break mutex whose holder died is
+//!   itself broken recursively by the same rule (bounded depth).
+use super::node_fs::{self as node, NResult};
+use core::cell::Cell;
+
+thread_local! {
+    static COUNTER: Cell<u64> = const { Cell::new(0) };
+    static IDENT: (u32, Option<String>, String, u64, u32) = {
+        let pid = node::pid();
+        let mut seed = [0u8; 8];
+        // Randomness keeps nonces unique across wasm instances (worker_threads
+        // share a pid) and across pid reuse.
+        let _ = getrandom_js(&mut seed);
+        (pid, node::proc_start_time(pid), node::hostname(), u64::from_le_bytes(seed), node::thread_id())
+    };
+}
+
+fn getrandom_js(buf: &mut [u8]) -> Result<(), ()> {
+    use wasm_bindgen::JsValue;
+    let crypto =
+        js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("crypto")).map_err(|_| ())?;
+    let arr = js_sys::Uint8Array::new_with_length(buf.len() as u32);
+    let f = js_sys::Reflect::get(&crypto, &JsValue::from_str("getRandomValues")).map_err(|_| ())?;
+    let f: js_sys::Function = f.into();
+    f.call1(&crypto, &arr).map_err(|_| ())?;
+    arr.copy_to(buf);
+    Ok(())
+}
+
+fn new_record() -> (String, String) {
+    let n = COUNTER.with(|c| {
+        let v = c.get() + 1;
+        c.set(v);
+        v
+    });
+    IDENT.with(|(pid, start, host, seed, thread)| {
+        let nonce = format!("{pid}-{seed:016x}-{n}");
+        let rec = format!(
+            "leasefence-dotlock v1\npid={pid}\nstart={}\nhost={host}\nthread={thread}\nnonce={nonce}\n",
+            start.as_deref().unwrap_or("-")
+        );
+        (rec, nonce)
+    })
+}
+
+struct Owner {
+    thread: Option<u32>,
+    pid: u32,
+    start: Option<String>,
+    host: String,
+    nonce: String,
+}
+
+fn parse(rec: &str) -> Option<Owner> {
+    let mut lines = rec.lines();
+    if lines.next()? != "leasefence-dotlock v1" {
+        return None;
+    }
+    let (mut pid, mut start, mut host, mut nonce, mut thread) = (None, None, None, None, None);
+    for l in lines {
+        let (k, v) = l.split_once('=')?;
+        match k {
+            "pid" => pid = v.parse().ok(),
+            "start" => start = Some(if v == "-" { None } else { Some(v.to_string()) }),
+            "host" => host = Some(v.to_string()),
+            "nonce" => nonce = Some(v.to_string()),
+            "thread" => thread = v.parse().ok(),
+            _ => {}
+        }
+    }
+    let nonce: String = nonce?;
+    if nonce.is_empty() || nonce.contains('/') {
+        return None;
+    }
+    Some(Owner {
+        pid: pid?,
+        start: start?,
+        host: host?,
+        nonce,
+        thread,
+    })
+}
+
+enum Holder {
+    Gone,
+    Live,
+    Stale(String),
+}
+
+fn inspect(path: &str) -> NResult<Holder> {
+    match node::read_text(path) {
+        Err(e) if e.is("ENOENT") => Ok(Holder::Gone),
+        // Native unix-dotfile holds the lock as an (empty) directory: it has no
+        // owner record, so it is never considered stale.
+        Err(e) if e.is("EISDIR") => Ok(Holder::Live),
+        Err(e) => Err(e),
+        Ok(s) => {
+            let Some(o) = parse(&s) else {
+                return Ok(Holder::Live);
+            };
+            let my_host = IDENT.with(|i| i.2.clone());
+            if o.host != my_host || node::pid_alive(o.pid, o.start.as_deref()) {
+                Ok(Holder::Live)
+            } else {
+                Ok(Holder::Stale(s))
+            }
+        }
+    }
+}
+
+/// Atomically create `target` holding `rec`. Ok(false) if it already exists.
+fn try_create(target: &str, rec: &str, nonce: &str) -> NResult<bool> {
+    let tmp = format!("{target}.{nonce}.tmp");
+    if let Err(e) = node::create_new_with(&tmp, rec) {
+        if !e.is("EEXIST") {
+            return Err(e);
+        }
+        node::unlink(&tmp)?;
+        node::create_new_with(&tmp, rec)?;
+    }
+    let r = node::link(&tmp, target);
+    let _ = node::unlink(&tmp);
+    match r {
+        Ok(()) => Ok(true),
+        Err(e) if e.is("EEXIST") => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn unlink_quiet(path: &str) -> NResult<()> {
+    match node::unlink(path) {
+        Err(e) if !e.is("ENOENT") => Err(e),
+        _ => Ok(()),
+    }
+}
+
+fn break_stale(target: &str, stale: &str, depth: u32, stats: &LockStats) -> NResult<()> {
+    if depth >= 4 {
+        return Ok(());
+    }
+    let Some(o) = parse(stale) else { return Ok(()) };
+    let mutex = format!("{target}.break-{}", o.nonce);
+    for _ in 0..3 {
+        let (rec, nonce) = new_record();
+        if try_create(&mutex, &rec, &nonce)? {
+            // Holding the break mutex for exactly this stale instance.
+            let r = match node::read_text(target) {
+                Ok(s) if s == stale => {
+                    stats.broken.set(stats.broken.get() + 1);
+                    unlink_quiet(target)
+                }
+                _ => Ok(()),
+            };
+            unlink_quiet(&mutex)?;
+            return r;
+        }
+        match inspect(&mutex)? {
+            Holder::Gone => continue,
+            Holder::Live => return Ok(()),
+            Holder::Stale(c2) => break_stale(&mutex, &c2, depth + 1, stats)?,
+        }
+    }
+    Ok(())
+}
+
+fn nonce_of(path: &str) -> Option<String> {
+    node::read_text(path)
+        .ok()
+        .and_then(|s| parse(&s))
+        .map(|o| o.nonce)
+}
+
+/// Remove debris left by processes killed at awkward moments; never touches a
+/// lock that can still matter:
+///  * `<lock>...<nonce>.tmp`: a private temp file; removed if its pid is dead.
+///  * `X.break-N`: a break mutex for lock instance N of X; once X no longer
+///    holds nonce N it never will again (nonces are unique), so it is inert.
+///
+/// Returns the number of files removed.
+pub fn gc(lock_path: &str) -> u32 {
+    let (dir, base) = match lock_path.rfind('/') {
+        Some(i) => (&lock_path[..i.max(1)], &lock_path[i + 1..]),
+        None => (".", lock_path),
+    };
+    let prefix = format!("{base}.");
+    let Ok(names) = node::readdir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for name in names.iter().filter(|n| n.starts_with(&prefix)) {
+        let full = format!("{dir}/{name}");
+        let garbage = if let Some(stem) = name.strip_suffix(".tmp") {
+            let nonce = stem.rsplit('.').next().unwrap_or("");
+            match nonce.split('-').next().and_then(|p| p.parse::<u32>().ok()) {
+                Some(pid) => IDENT.with(|i| i.0) != pid && !node::pid_alive(pid, None),
+                None => false,
+            }
+        } else if let Some(i) = name.rfind(".break-") {
+            let owner = format!("{dir}/{}", &name[..i]);
+            nonce_of(&owner).as_deref() != Some(&name[i + 7..])
+        } else {
+            false
+        };
+        if garbage && node::unlink(&full).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Called by the owning process after worker `thread_id` has exited (Worker
+/// 'exit' event): a lock recorded for (our pid, that thread) can no longer be
+/// released by its owner, so it is broken with the normal break protocol.
+/// Returns true if a lock was broken.
+pub fn break_dead_thread_lock(db_path: &str, thread_id: u32, stats: &LockStats) -> NResult<bool> {
+    let path = format!("{db_path}.lock");
+    let s = match node::read_text(&path) {
+        Err(e) if e.is("ENOENT") || e.is("EISDIR") => return Ok(false),
+        Err(e) => return Err(e),
+        Ok(s) => s,
+    };
+    let Some(o) = parse(&s) else { return Ok(false) };
+    let (my_pid, my_start, my_host, my_thread) =
+        IDENT.with(|i| (i.0, i.1.clone(), i.2.clone(), i.4));
+    if o.host != my_host
+        || o.pid != my_pid
+        || o.start != my_start
+        || o.thread != Some(thread_id)
+        || thread_id == my_thread
+    {
+        return Ok(false);
+    }
+    let before = stats.broken.get();
+    break_stale(&path, &s, 0, stats)?;
+    Ok(stats.broken.get() > before)
+}
+
+#[derive(Default)]
+pub struct LockStats {
+    pub acquired: Cell<u64>,
+    pub busy: Cell<u64>,
+    pub broken: Cell<u64>,
+    pub lost: Cell<u64>,
+}
+
+pub struct DotLock {
+    pub path: String,
+    held: Option<String>,
+}
+
+impl DotLock {
+    pub fn new(db_path: &str) -> Self {
+        DotLock {
+            path: format!("{db_path}.lock"),
+            held: None,
+        }
+    }
+
+    pub fn is_held(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// Ok(true) = acquired, Ok(false) = held by a live owner (SQLITE_BUSY).
+    pub fn acquire(&mut self, stats: &LockStats) -> NResult<bool> {
+        debug_assert!(self.held.is_none());
+        for _ in 0..4 {
+            let (rec, nonce) = new_record();
+            if try_create(&self.path, &rec, &nonce)? {
+                self.held = Some(rec);
+                stats.acquired.set(stats.acquired.get() + 1);
+                return Ok(true);
+            }
+            match inspect(&self.path)? {
+                Holder::Gone => continue,
+                Holder::Live => break,
+                Holder::Stale(c) => {
+                    break_stale(&self.path, &c, 0, stats)?;
+                    gc(&self.path);
+                }
+            }
+        }
+        stats.busy.set(stats.busy.get() + 1);
+        Ok(false)
+    }
+
+    pub fn release(&mut self, stats: &LockStats) -> NResult<()> {
+        let Some(rec) = self.held.take() else {
+            return Ok(());
+        };
+        match node::read_text(&self.path) {
+            Ok(s) if s == rec => unlink_quiet(&self.path),
+            // Someone removed or replaced our lock: protocol violation (e.g. a
+            // human deleted it).  Never delete somebody else's lock.
+            Ok(_) => {
+                stats.lost.set(stats.lost.get() + 1);
+                Ok(())
+            }
+            Err(e) if e.is("ENOENT") => {
+                stats.lost.set(stats.lost.get() + 1);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// True if some *other* connection may hold the lock (only meaningful
+    /// when we hold nothing; while we hold it nobody else can).
+    pub fn exists(&self) -> bool {
+        node::access(&self.path, false, false).is_ok()
+    }
+}

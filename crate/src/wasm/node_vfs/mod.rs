@@ -1,0 +1,120 @@
+//! Node backend: SQLite files on disk through Node's synchronous `fs`, locked across processes
+//! and worker threads with SQLite's dot-file protocol.
+//!
+//! - `vfs`: the SQLite VFS (`nodefs`) on sqlite-wasm-rs' VFS traits: reads, writes, `fsync`
+//!   (a real `fs.fsyncSync`, plus the directory after creating or deleting a journal).
+//! - `dotlock`: the lock. Every SQLite lock level above NONE is one exclusive `<db>.lock`, the
+//!   same path and rule as native SQLite's `unix-dotfile` VFS, so native and Node exclude each
+//!   other when the native side opens with dot-file locking (leasefence does so by itself for
+//!   files marked as shared with Node). A lock left by a killed process is broken only after
+//!   proving its owner dead, never while it lives.
+//! - `node_fs`: the `fs`, `os` and `process` calls, imported with wasm-bindgen.
+//!
+//! Shared memory between processes does not exist here, so the journal is the rollback journal
+//! (`DELETE`); a WAL-mode file (a native leasefence's default) is refused with an explanation.
+
+mod dotlock;
+mod node_fs;
+mod vfs;
+
+use rusqlite::{Connection, OpenFlags};
+use sqlite_wasm_rs::vfs::VfsStore;
+use wasm_bindgen::prelude::*;
+
+use crate::{Error, Journal, LeaseStore, OpenOptions, Result};
+
+/// Opens `path` with the `nodefs` VFS and marks the file as shared with Node.
+pub(crate) fn open(path: &str, busy_timeout_ms: f64) -> Result<LeaseStore> {
+    let open_error = |problem: String| Error::Open {
+        path: path.to_string(),
+        problem,
+    };
+    if path.is_empty() || path.contains('\0') {
+        return Err(Error::invalid(
+            "path",
+            "must be a non-empty file path without NUL",
+        ));
+    }
+    if !(busy_timeout_ms.is_finite() && busy_timeout_ms >= 0.0) {
+        return Err(Error::invalid(
+            "busyTimeout",
+            "must be a finite number of milliseconds >= 0",
+        ));
+    }
+    vfs::register().map_err(|e| open_error(format!("cannot register the Node VFS: {e}")))?;
+    refuse_wal_file(path)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+    let conn = Connection::open_with_flags_and_vfs(path, flags, vfs::VFS_NAME).map_err(|e| {
+        open_error(format!(
+            "{e}; check that the directory exists and is writable"
+        ))
+    })?;
+    if let Some(full) = conn.path() {
+        // Leftovers of processes that died while taking or breaking a lock.
+        dotlock::gc(&format!("{full}.lock"));
+    }
+    let options = OpenOptions::new()
+        .journal(Journal::Rollback)
+        .busy_timeout(std::time::Duration::from_millis(busy_timeout_ms as u64));
+    let store = LeaseStore::set_up(conn, path, &options)?;
+    crate::options::mark_shared_with_node(store.connection())?;
+    Ok(store)
+}
+
+/// A WAL database needs shared memory between its users, which Node processes cannot have.
+fn refuse_wal_file(path: &str) -> Result<()> {
+    let Ok(fd) = node_fs::open(
+        path,
+        node_fs::OpenFlags {
+            write: false,
+            create: false,
+            exclusive: false,
+        },
+    ) else {
+        return Ok(()); // missing: SQLite creates it, in rollback mode
+    };
+    let mut header = [0u8; 100];
+    let read = node_fs::read_at(fd, &mut header, 0);
+    let _ = node_fs::close(fd);
+    // Bytes 18 and 19 are the file format read/write versions: 2 means WAL.
+    if matches!(read, Ok(100)) && header.starts_with(b"SQLite format 3\0") && header[18] == 2 {
+        return Err(Error::Open {
+            path: path.to_string(),
+            problem: "the database is in WAL mode (the native leasefence default), which needs \
+                      memory shared between processes that Node cannot provide. Create the file \
+                      from Node first, or open it natively with dot-file locking \
+                      (`leasefence --locking dotfile`, `OpenOptions::locking(Locking::Dotfile)`) \
+                      after switching it back with `PRAGMA journal_mode=DELETE`"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+/// Frees the lock of a worker thread that ended without closing its store (a `terminate()`d
+/// worker): its process is alive, so the lock cannot be proven stale otherwise. Call it from the
+/// parent's `exit` handler. Returns whether a lock was freed.
+#[wasm_bindgen(js_name = breakDeadThreadLock)]
+pub fn break_dead_thread_lock(db_path: &str, thread_id: u32) -> std::result::Result<bool, JsValue> {
+    let full = vfs::Store::full_pathname(&Default::default(), db_path)
+        .map_err(|e| super::js_error("storage", &e.to_string()))?;
+    vfs::STATS
+        .with(|stats| dotlock::break_dead_thread_lock(&full, thread_id, stats))
+        .map_err(|e| super::js_error("storage", &format!("cannot free the lock: {}", e.code)))
+}
+
+/// Counters of this thread's VFS, as JSON: locks `acquired`, `busy` answers, stale locks
+/// `brokenStale`, locks `lost` (must stay 0) and `syncs` (real `fsync` calls). For tests.
+#[wasm_bindgen(js_name = vfsStats)]
+pub fn vfs_stats() -> String {
+    vfs::STATS.with(|s| {
+        format!(
+            "{{\"acquired\":{},\"busy\":{},\"brokenStale\":{},\"lost\":{},\"syncs\":{}}}",
+            s.acquired.get(),
+            s.busy.get(),
+            s.broken.get(),
+            s.lost.get(),
+            vfs::sync_count()
+        )
+    })
+}

@@ -1,0 +1,333 @@
+//! "nodefs": a SQLite VFS over Node's synchronous fs API, built on
+//! sqlite-wasm-rs 0.6's `vfs` (= rsqlite-vfs 0.2) traits.
+use super::dotlock::{DotLock, LockStats};
+use super::node_fs::{self as node, NodeErr, OpenFlags};
+use core::cell::RefCell;
+use sqlite_wasm_rs::vfs::{
+    register_vfs, registered_vfs, AccessMode, FileKind, LockLevel, MemChunksFile, OpenAccess,
+    OpenOptions, OpenRequest, OpenedFile, SQLiteIoMethods, SQLiteVfs, SyncOptions, VfsError,
+    VfsErrorCode, VfsFile, VfsResult, VfsStore,
+};
+use sqlite_wasm_rs::WasmOsCallback;
+
+pub const VFS_NAME: &str = "nodefs";
+
+fn err(code: VfsErrorCode, what: &str, e: NodeErr) -> VfsError {
+    VfsError::new(code, format!("{what}: {} {}", e.code, e.message).into())
+}
+
+pub struct DiskFile {
+    fd: i32,
+    path: String,
+    lock: Option<DotLock>, // main database only
+    level: LockLevel,
+    dirsync_pending: bool,
+    read_only: bool,
+}
+
+pub enum NodeFile {
+    Disk(DiskFile),
+    Mem(MemChunksFile),
+}
+
+thread_local! {
+    pub static STATS: LockStats = LockStats::default();
+    static SYNCS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
+
+pub fn sync_count() -> u64 {
+    SYNCS.with(|s| s.get())
+}
+
+fn dirname(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) => "/",
+        Some(i) => &path[..i],
+        None => ".",
+    }
+}
+
+impl VfsFile for NodeFile {
+    fn read(&mut self, buf: &mut [u8], offset: u64) -> VfsResult<usize> {
+        match self {
+            NodeFile::Mem(m) => m.read(buf, offset),
+            NodeFile::Disk(f) => {
+                node::read_at(f.fd, buf, offset).map_err(|e| err(VfsErrorCode::IoRead, "read", e))
+            }
+        }
+    }
+
+    fn write(&mut self, buf: &[u8], offset: u64) -> VfsResult<()> {
+        match self {
+            NodeFile::Mem(m) => m.write(buf, offset),
+            NodeFile::Disk(f) => {
+                if f.read_only {
+                    return Err(VfsError::new(VfsErrorCode::ReadOnly, "read-only".into()));
+                }
+                node::write_at(f.fd, buf, Some(offset))
+                    .map_err(|e| err(VfsErrorCode::IoWrite, "write", e))
+            }
+        }
+    }
+
+    fn truncate(&mut self, size: u64) -> VfsResult<()> {
+        match self {
+            NodeFile::Mem(m) => m.truncate(size),
+            NodeFile::Disk(f) => {
+                node::truncate(f.fd, size).map_err(|e| err(VfsErrorCode::IoTruncate, "truncate", e))
+            }
+        }
+    }
+
+    fn sync(&mut self, options: SyncOptions) -> VfsResult<()> {
+        match self {
+            NodeFile::Mem(_) => Ok(()),
+            NodeFile::Disk(f) => {
+                SYNCS.with(|s| s.set(s.get() + 1));
+                node::fsync(f.fd, options.data_only)
+                    .map_err(|e| err(VfsErrorCode::IoSync, "fsync", e))?;
+                // Like os_unix.c UNIXFILE_DIRSYNC: after the first sync of a newly
+                // created journal, make its directory entry durable too.
+                if f.dirsync_pending {
+                    f.dirsync_pending = false;
+                    node::fsync_dir(dirname(&f.path))
+                        .map_err(|e| err(VfsErrorCode::IoDirectorySync, "fsync dir", e))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn size(&self) -> VfsResult<u64> {
+        match self {
+            NodeFile::Mem(m) => m.size(),
+            NodeFile::Disk(f) => {
+                node::fsize(f.fd).map_err(|e| err(VfsErrorCode::IoStat, "fstat", e))
+            }
+        }
+    }
+
+    fn lock(&mut self, level: LockLevel) -> VfsResult<()> {
+        let NodeFile::Disk(f) = self else {
+            return Ok(());
+        };
+        let Some(lock) = f.lock.as_mut() else {
+            return Ok(());
+        };
+        if f.level == LockLevel::None {
+            let ok = STATS
+                .with(|s| lock.acquire(s))
+                .map_err(|e| err(VfsErrorCode::IoLock, "lock", e))?;
+            if !ok {
+                return Err(VfsError::new(
+                    VfsErrorCode::Busy,
+                    "database is locked".into(),
+                ));
+            }
+        }
+        // Every level above NONE is the same exclusive dot-lock.
+        f.level = level;
+        Ok(())
+    }
+
+    fn unlock(&mut self, level: LockLevel) -> VfsResult<()> {
+        let NodeFile::Disk(f) = self else {
+            return Ok(());
+        };
+        let Some(lock) = f.lock.as_mut() else {
+            return Ok(());
+        };
+        if level == LockLevel::None && lock.is_held() {
+            STATS
+                .with(|s| lock.release(s))
+                .map_err(|e| err(VfsErrorCode::IoUnlock, "unlock", e))?;
+        }
+        f.level = level.min(f.level);
+        Ok(())
+    }
+
+    fn check_reserved_lock(&self) -> VfsResult<bool> {
+        let NodeFile::Disk(f) = self else {
+            return Ok(false);
+        };
+        let Some(lock) = f.lock.as_ref() else {
+            return Ok(false);
+        };
+        Ok(match f.level {
+            // We hold the only lock; at SHARED nobody (incl. us) has RESERVED.
+            LockLevel::Shared => false,
+            LockLevel::None => lock.exists(),
+            _ => true,
+        })
+    }
+}
+
+#[derive(Default)]
+pub struct AppData {
+    last_error: RefCell<Option<VfsError>>,
+}
+
+pub struct Store;
+
+impl VfsStore for Store {
+    type File = NodeFile;
+    type AppData = AppData;
+
+    fn record_error(data: &AppData, error: VfsError) {
+        data.last_error.replace(Some(error));
+    }
+
+    fn last_error(data: &AppData) -> Option<VfsError> {
+        data.last_error.borrow().clone()
+    }
+
+    fn open_file(_data: &AppData, req: OpenRequest<'_>) -> VfsResult<OpenedFile<NodeFile>> {
+        let opts = req.options;
+        let Some(name) = req.filename else {
+            // Anonymous temp files (TEMP_STORE=2 makes these rare): keep in memory.
+            return Ok(OpenedFile {
+                file: NodeFile::Mem(MemChunksFile::default()),
+                access: OpenAccess::ReadWrite,
+            });
+        };
+        let path = name.path().to_string();
+        let write = opts.access() == OpenAccess::ReadWrite;
+        let mut fl = OpenFlags {
+            write,
+            create: opts.create(),
+            exclusive: opts.exclusive(),
+        };
+        let mut access = opts.access();
+        let fd = match node::open(&path, fl) {
+            Ok(fd) => fd,
+            Err(e)
+                if write
+                    && !opts.create()
+                    && (e.is("EACCES") || e.is("EROFS") || e.is("EPERM")) =>
+            {
+                fl.write = false;
+                access = OpenAccess::ReadOnly;
+                node::open(&path, fl).map_err(|e| err(VfsErrorCode::CantOpen, "open", e))?
+            }
+            Err(e) => return Err(err(VfsErrorCode::CantOpen, &format!("open {path}"), e)),
+        };
+        let kind = opts.kind();
+        let lock = matches!(kind, Some(FileKind::MainDb)).then(|| DotLock::new(&path));
+        let dirsync_pending =
+            opts.create() && matches!(kind, Some(FileKind::MainJournal | FileKind::SuperJournal));
+        Ok(OpenedFile {
+            file: NodeFile::Disk(DiskFile {
+                fd,
+                path,
+                lock,
+                level: LockLevel::None,
+                dirsync_pending,
+                read_only: access == OpenAccess::ReadOnly,
+            }),
+            access,
+        })
+    }
+
+    fn close_file(
+        data: &AppData,
+        name: Option<&str>,
+        file: NodeFile,
+        options: OpenOptions,
+    ) -> VfsResult<()> {
+        let NodeFile::Disk(mut f) = file else {
+            return Ok(());
+        };
+        if let Some(lock) = f.lock.as_mut() {
+            let _ = STATS.with(|s| lock.release(s));
+        }
+        let r = node::close(f.fd).map_err(|e| err(VfsErrorCode::IoClose, "close", e));
+        if options.delete_on_close() {
+            if let Some(n) = name {
+                let _ = Self::delete_file(data, n, false);
+            }
+        }
+        r
+    }
+
+    fn access(_data: &AppData, name: &str, mode: AccessMode) -> VfsResult<bool> {
+        Ok(match mode {
+            // Mirror unixAccess(): an empty regular file "does not exist" (an
+            // empty journal is not hot).
+            AccessMode::Exists => match node::stat(name) {
+                Ok((is_file, size, _)) => !is_file || size > 0,
+                Err(_) => false,
+            },
+            AccessMode::Read => node::access(name, true, false).is_ok(),
+            AccessMode::ReadWrite => node::access(name, true, true).is_ok(),
+        })
+    }
+
+    fn full_pathname(_data: &AppData, name: &str) -> VfsResult<String> {
+        // Canonicalize like native unixFullPathname (absolute, symlinks
+        // resolved) so `<db>.lock` is the same path native unix-dotfile uses.
+        let abs = if name.starts_with('/') {
+            name.to_string()
+        } else {
+            format!("{}/{}", node::cwd(), name)
+        };
+        if let Ok(p) = node::realpath(&abs) {
+            return Ok(p);
+        }
+        let (dir, base) = match abs.rfind('/') {
+            Some(i) => (&abs[..i.max(1)], &abs[i + 1..]),
+            None => (".", abs.as_str()),
+        };
+        match node::realpath(dir) {
+            Ok(d) if d == "/" => Ok(format!("/{base}")),
+            Ok(d) => Ok(format!("{d}/{base}")),
+            Err(_) => Ok(abs),
+        }
+    }
+
+    fn delete_file(_data: &AppData, name: &str, sync_dir: bool) -> VfsResult<()> {
+        match node::unlink(name) {
+            Ok(()) => {}
+            Err(e) if e.is("ENOENT") => {
+                return Err(VfsError::new(
+                    VfsErrorCode::IoDeleteNoEntry,
+                    "no such file".into(),
+                ))
+            }
+            Err(e) => return Err(err(VfsErrorCode::IoDelete, "unlink", e)),
+        }
+        if sync_dir {
+            node::fsync_dir(dirname(name))
+                .map_err(|e| err(VfsErrorCode::IoDirectorySync, "fsync dir", e))?;
+        }
+        Ok(())
+    }
+}
+
+pub struct Io;
+impl SQLiteIoMethods for Io {
+    type Store = Store;
+}
+
+pub struct NodeVfs;
+static OS: WasmOsCallback = WasmOsCallback;
+impl SQLiteVfs<Io> for NodeVfs {
+    type Os = WasmOsCallback;
+    fn os(_: &AppData) -> &WasmOsCallback {
+        &OS
+    }
+}
+
+pub fn register() -> Result<(), String> {
+    unsafe {
+        if registered_vfs(VFS_NAME)
+            .map_err(|e| e.to_string())?
+            .is_some()
+        {
+            return Ok(());
+        }
+        let reg = register_vfs::<Io, NodeVfs>(VFS_NAME, AppData::default(), false)
+            .map_err(|e| e.to_string())?;
+        let _ = reg.into_raw();
+    }
+    Ok(())
+}

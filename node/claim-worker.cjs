@@ -1,0 +1,26 @@
+'use strict';
+// One claim of LeaseStore.claimMany: its own thread, its own connection, released by the gate
+// together with every other owner's claim.
+const { workerData, parentPort } = require('node:worker_threads');
+const wasm = require('./wasm/leasefence.js');
+
+const { file, busyTimeoutMs, job, owner, now, ttl, gate } = workerData;
+let store;
+try {
+  store = wasm.WasmStore.openFile(file, busyTimeoutMs);
+} catch (error) {
+  parentPort.postMessage({ type: 'answer', error: { code: error.code, message: error.message } });
+}
+if (store) {
+  parentPort.postMessage({ type: 'ready' });
+  Atomics.wait(gate, 1, 0);
+  try {
+    const answer = store.call('claim', [job, owner, now, ttl]);
+    parentPort.postMessage({ type: 'answer', value: answer.value, reason: answer.reason ?? null });
+  } catch (error) {
+    parentPort.postMessage({ type: 'answer', error: { code: error.code, message: error.message } });
+  } finally {
+    store.close();
+    store.free();
+  }
+}

@@ -1,0 +1,207 @@
+'use strict';
+// leasefence for Node: the Rust crate compiled to wasm, on an ordinary SQLite file shared by
+// processes and worker threads. The contract, argument checks and error codes live in Rust; this
+// file adds the class shape of SPEC section 5 and runs claimMany on worker threads.
+
+const path = require('node:path');
+const { Worker } = require('node:worker_threads');
+const wasm = require('./wasm/leasefence.js');
+
+const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+const CONSTRUCT = Symbol('LeaseStore.open');
+
+function invalidArgument(message) {
+  const error = new Error(message);
+  error.code = 'invalid_argument';
+  return error;
+}
+
+function storageError(message) {
+  const error = new Error(message);
+  error.code = 'storage';
+  return error;
+}
+
+/**
+ * A lease store on one SQLite file. Open it with `await LeaseStore.open(path)`.
+ * Every method runs one transaction; fences are checked by the store, inside the transaction
+ * that writes, so a stale worker's write is refused whatever the worker believes.
+ */
+class LeaseStore {
+  #inner;
+  #path;
+  #busyTimeoutMs;
+
+  /** Why the last operation returned false or null (`{code, ...}`), or null. */
+  lastReason = null;
+
+  /**
+   * Opens (creating if missing) the database file at `path`.
+   * @param {string} file
+   * @param {{busyTimeoutMs?: number}} [options]
+   */
+  static async open(file, options = {}) {
+    if (typeof file !== 'string' || file === '') {
+      throw invalidArgument('LeaseStore.open(): `path` must be a non-empty string (a database file path)');
+    }
+    if (options === null || typeof options !== 'object') {
+      throw invalidArgument('LeaseStore.open(): `options` must be an object');
+    }
+    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw invalidArgument('LeaseStore.open(): `busyTimeoutMs` must be a finite number >= 0');
+    }
+    const absolute = path.resolve(file);
+    const inner = wasm.WasmStore.openFile(absolute, busyTimeoutMs);
+    return new LeaseStore(CONSTRUCT, inner, absolute, busyTimeoutMs);
+  }
+
+  constructor(token, inner, file, busyTimeoutMs) {
+    if (token !== CONSTRUCT) {
+      throw new TypeError('use `await LeaseStore.open(path)` to open a store');
+    }
+    this.#inner = inner;
+    this.#path = file;
+    this.#busyTimeoutMs = busyTimeoutMs;
+    /**
+     * The same operations, answering `{value, reason}` instead of the bare value.
+     * `reason` is null when the store said yes.
+     */
+    this.withReason = Object.freeze({
+      enqueue: (job) => this.#call('enqueue', [job]),
+      state: (job) => this.#call('state', [job]),
+      claim: (job, owner, now, ttl) => this.#call('claim', [job, owner, now, ttl]),
+      renew: (job, owner, fence, now, ttl) => this.#call('renew', [job, owner, fence, now, ttl]),
+      complete: (job, owner, fence, now, result) =>
+        this.#call('complete', [job, owner, fence, now, result]),
+      release: (job, owner, fence) => this.#call('release', [job, owner, fence]),
+      claimNext: (owner, now, ttl) => this.#call('claimNext', [owner, now, ttl]),
+      claimMany: (job, owners, now, ttl) => this.#claimMany(job, owners, now, ttl),
+    });
+  }
+
+  /** The absolute path of the database file. */
+  get path() {
+    return this.#path;
+  }
+
+  #call(op, args) {
+    if (!this.#inner) throw storageError(`${op}(): the store is closed; open it again`);
+    const answer = this.#inner.call(op, args);
+    this.lastReason = answer.reason ?? null;
+    return { value: answer.value, reason: answer.reason ?? null };
+  }
+
+  /** Adds a job; false when the id exists (nothing changes). */
+  enqueue(job) {
+    return this.#call('enqueue', [job]).value;
+  }
+
+  /** The stored row `{id, owner, until, fence, result, done}`, or null. */
+  state(job) {
+    return this.#call('state', [job]).value;
+  }
+
+  /** Takes a lease for `ttl` seconds from `now`: the new fence, or null (see `lastReason`). */
+  claim(job, owner, now, ttl) {
+    return this.#call('claim', [job, owner, now, ttl]).value;
+  }
+
+  /** Extends your live lease to `now + ttl`. */
+  renew(job, owner, fence, now, ttl) {
+    return this.#call('renew', [job, owner, fence, now, ttl]).value;
+  }
+
+  /** Stores `result` (a string or null) and marks the job done, for the current live lease only. */
+  complete(job, owner, fence, now, result) {
+    return this.#call('complete', [job, owner, fence, now, result]).value;
+  }
+
+  /** Gives your lease up early; the fence is kept. */
+  release(job, owner, fence) {
+    return this.#call('release', [job, owner, fence]).value;
+  }
+
+  /** Claims the claimable job with the earliest lease end, then the oldest: `{job, fence}` or null. */
+  claimNext(owner, now, ttl) {
+    return this.#call('claimNext', [owner, now, ttl]).value;
+  }
+
+  /**
+   * Claims `job` for every owner at the same moment, each on its own worker thread with its own
+   * connection. Resolves to the fences in input order; exactly one on a claimable job.
+   */
+  async claimMany(job, owners, now, ttl) {
+    return (await this.#claimMany(job, owners, now, ttl)).value;
+  }
+
+  async #claimMany(job, owners, now, ttl) {
+    wasm.checkArguments('claimMany', [job, owners, now, ttl]);
+    if (!this.#inner) throw storageError('claimMany(): the store is closed; open it again');
+    this.lastReason = null;
+    if (owners.length === 0) return { value: [], reasons: [] };
+    const gate = new Int32Array(new SharedArrayBuffer(8)); // [ready count, go flag]
+    const file = this.#path;
+    const workers = owners.map(
+      (owner) =>
+        new Worker(path.join(__dirname, 'claim-worker.cjs'), {
+          workerData: { file, busyTimeoutMs: this.#busyTimeoutMs, job, owner, now, ttl, gate },
+        }),
+    );
+    const answers = workers.map(
+      (worker, index) =>
+        new Promise((resolve, reject) => {
+          let answered = false;
+          worker.on('message', (message) => {
+            if (message.type === 'ready') {
+              // Every worker has opened its connection: release them all at once.
+              if (Atomics.add(gate, 0, 1) + 1 === workers.length) {
+                Atomics.store(gate, 1, 1);
+                Atomics.notify(gate, 1);
+              }
+            } else if (message.type === 'answer') {
+              answered = true;
+              if (message.error) {
+                // This owner never reached the gate: open it, or the others would wait forever.
+                Atomics.store(gate, 1, 1);
+                Atomics.notify(gate, 1);
+              }
+              resolve(message);
+            }
+          });
+          worker.on('error', reject);
+          worker.on('exit', (code) => {
+            // A worker that died holding the file lock would block everyone: free it.
+            wasm.breakDeadThreadLock(file, worker.threadId);
+            if (!answered) reject(storageError(`claimMany(): the worker for owner #${index} exited (${code})`));
+          });
+        }),
+    );
+    const settled = await Promise.allSettled(answers);
+    const failed = settled.find((s) => s.status === 'rejected' || s.value.error);
+    if (failed) {
+      // Let go of workers still waiting at the gate.
+      Atomics.store(gate, 1, 1);
+      Atomics.notify(gate, 1);
+      const error = failed.status === 'rejected' ? failed.reason : failed.value.error;
+      const thrown = new Error(error.message);
+      thrown.code = error.code ?? 'storage';
+      throw thrown;
+    }
+    return {
+      value: settled.map((s) => s.value.value),
+      reasons: settled.map((s) => s.value.reason),
+    };
+  }
+
+  /** Closes the connection. Later calls throw an error with code `storage`. */
+  close() {
+    if (this.#inner) {
+      this.#inner.close();
+      this.#inner.free();
+      this.#inner = undefined;
+    }
+  }
+}
+
+module.exports = { LeaseStore };

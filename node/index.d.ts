@@ -1,0 +1,85 @@
+/** A fencing token: grows by one with every claim of a job, never reused. */
+export type Fence = number;
+
+/** A job row as stored. */
+export interface JobState {
+  id: string;
+  owner: string | null;
+  /** When the latest lease ends, in the caller's seconds; 0 when never claimed or released. */
+  until: number;
+  fence: Fence;
+  result: string | null;
+  done: boolean;
+}
+
+/** Why the store said no. When several apply, the first in this order is reported. */
+export type Reason =
+  | { code: 'not_found' }
+  | { code: 'done' }
+  | { code: 'held'; owner: string | null; until: number }
+  | { code: 'stale_fence'; fence: Fence }
+  | { code: 'not_owner' }
+  | { code: 'expired'; until: number };
+
+/** A value with the reason the store refused, or reason null when it agreed. */
+export interface Answer<T> {
+  value: T;
+  reason: Reason | null;
+}
+
+/** Thrown for bad arguments (`invalid_argument`) and storage failures (`storage`). Nothing changed. */
+export interface LeaseError extends Error {
+  code: 'invalid_argument' | 'storage';
+}
+
+export interface OpenOptions {
+  /** How long to wait for another process's lock before failing with `storage` (default 10000). */
+  busyTimeoutMs?: number;
+}
+
+export declare class LeaseStore {
+  private constructor();
+  /** Opens (creating if missing) the SQLite file at `path`. */
+  static open(path: string, options?: OpenOptions): Promise<LeaseStore>;
+  /** The absolute path of the database file. */
+  readonly path: string;
+  /** Why the last operation returned false or null, or null. */
+  lastReason: Reason | null;
+  /** Adds a job; false when the id exists (nothing changes). */
+  enqueue(job: string): boolean;
+  /** The stored row, or null. */
+  state(job: string): JobState | null;
+  /** The new fence, or null when missing, done or held. */
+  claim(job: string, owner: string, now: number, ttl: number): Fence | null;
+  /** Extends your live lease to now + ttl. */
+  renew(job: string, owner: string, fence: Fence, now: number, ttl: number): boolean;
+  /** Stores the result and marks the job done, for the current live lease only. */
+  complete(job: string, owner: string, fence: Fence, now: number, result: string | null): boolean;
+  /** Gives your lease up early; the fence is kept. */
+  release(job: string, owner: string, fence: Fence): boolean;
+  /** Claims the claimable job with the earliest lease end, then the oldest. */
+  claimNext(owner: string, now: number, ttl: number): { job: string; fence: Fence } | null;
+  /** Claims one job for every owner at once, each on its own worker thread and connection. */
+  claimMany(job: string, owners: string[], now: number, ttl: number): Promise<(Fence | null)[]>;
+  /** The same operations, answering `{value, reason}`. */
+  readonly withReason: {
+    enqueue(job: string): Answer<boolean>;
+    state(job: string): Answer<JobState | null>;
+    claim(job: string, owner: string, now: number, ttl: number): Answer<Fence | null>;
+    renew(job: string, owner: string, fence: Fence, now: number, ttl: number): Answer<boolean>;
+    complete(job: string, owner: string, fence: Fence, now: number, result: string | null): Answer<boolean>;
+    release(job: string, owner: string, fence: Fence): Answer<boolean>;
+    claimNext(owner: string, now: number, ttl: number): Answer<{ job: string; fence: Fence } | null>;
+    claimMany(
+      job: string,
+      owners: string[],
+      now: number,
+      ttl: number,
+    ): Promise<{ value: (Fence | null)[]; reasons: (Reason | null)[] }>;
+  };
+  /** Closes the connection; later calls throw with code `storage`. */
+  close(): void;
+}
+
+declare const _default: { LeaseStore: typeof LeaseStore };
+export default _default;

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the wasm builds need, idempotently: the wasm32 target, clang (sqlite-wasm-rs
+# compiles SQLite with it), the wasm-bindgen CLI at exactly the version in Cargo.lock, wasm-pack.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+
+if ! command -v clang >/dev/null 2>&1; then
+  echo "== installing clang (sqlite-wasm-rs builds SQLite for wasm with it)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null
+fi
+
+# The CLI must match the wasm-bindgen crate exactly, or the generated glue does not fit.
+want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ -z "$want" ]; then
+  echo "leasefence: no wasm-bindgen in Cargo.lock; run 'cargo generate-lockfile'" >&2
+  exit 1
+fi
+if [ "$want" != "$have" ]; then
+  echo "== installing wasm-bindgen-cli $want (about 3.5 min, once)"
+  # Not --locked: one of its locked dependencies is not served by the registry here.
+  cargo install -q wasm-bindgen-cli --version "$want"
+fi
+if ! command -v wasm-pack >/dev/null 2>&1; then
+  echo "== installing wasm-pack (about 2.5 min, once)"
+  cargo install -q wasm-pack
+fi
