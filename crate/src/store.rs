@@ -77,11 +77,7 @@ impl LeaseStore {
             Journal::Wal => "WAL",
             Journal::Rollback => "DELETE",
         };
-        let mode: String = conn
-            .query_row(&format!("PRAGMA journal_mode = {journal}"), [], |row| {
-                row.get(0)
-            })
-            .map_err(Error::storage("open"))?;
+        let mode = set_journal_mode(&conn, journal, options.busy_timeout)?;
         if !mode.eq_ignore_ascii_case(journal) {
             return Err(Error::Open {
                 path: label.to_string(),
@@ -286,5 +282,35 @@ impl std::fmt::Debug for LeaseStore {
         f.debug_struct("LeaseStore")
             .field("path", &self.path)
             .finish()
+    }
+}
+
+/// Switches the journal mode, reading it first: switching takes an exclusive lock, and when
+/// several processes open a new file at once SQLite answers `busy` to the switch without calling
+/// the busy handler (waiting there could deadlock), so the wait is ours, bounded by the timeout.
+fn set_journal_mode(
+    conn: &Connection,
+    journal: &str,
+    timeout: std::time::Duration,
+) -> Result<String> {
+    let read = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, String>(0));
+    let current = read("PRAGMA journal_mode").map_err(Error::storage("open"))?;
+    if current.eq_ignore_ascii_case(journal) {
+        return Ok(current);
+    }
+    let mut waited_ms = 0u128;
+    let mut pause_ms = 1;
+    loop {
+        match read(&format!("PRAGMA journal_mode = {journal}")) {
+            Ok(mode) => return Ok(mode),
+            Err(err) if crate::error::is_busy(&err) && waited_ms < timeout.as_millis() => {
+                // SQLite's own sleep: it works on every target, wasm included.
+                // SAFETY: sqlite3_sleep takes a plain integer and has no preconditions.
+                unsafe { rusqlite::ffi::sqlite3_sleep(pause_ms) };
+                waited_ms += pause_ms as u128;
+                pause_ms = (pause_ms * 2).min(50);
+            }
+            Err(err) => return Err(Error::storage("open")(err)),
+        }
     }
 }

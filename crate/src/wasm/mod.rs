@@ -20,6 +20,8 @@ mod node_vfs;
 #[cfg(feature = "browser")]
 mod opfs;
 
+mod app_data;
+
 /// An open lease store, driven with protocol lines.
 #[wasm_bindgen]
 pub struct WasmStore {
@@ -86,6 +88,36 @@ impl WasmStore {
             return Err(js_error("storage", "the store is closed; open it again"));
         };
         response_to_js(execute(&mut Open(store), &request))
+    }
+
+    /// Reads a value the application stored next to the jobs (`leasefence_app_data`, an extra
+    /// table as SPEC section 1 allows); `undefined` when missing.
+    #[wasm_bindgen(js_name = appGet)]
+    pub fn app_get(&self, key: &str) -> std::result::Result<Option<String>, JsValue> {
+        let store = self.open_store()?;
+        app_data::get(store, key).map_err(|e| error_to_js(&e))
+    }
+
+    /// Stores a value next to the jobs, in its own transaction.
+    #[wasm_bindgen(js_name = appSet)]
+    pub fn app_set(&self, key: &str, value: &str) -> std::result::Result<(), JsValue> {
+        let store = self.open_store()?;
+        app_data::set(store, key, value).map_err(|e| error_to_js(&e))
+    }
+
+    /// Erases every job and the application data: a brand-new database. Fences start over,
+    /// which is only sound because every token of the old database is gone with it (the
+    /// playground's reset and time travel use this; workers never should).
+    #[wasm_bindgen(js_name = eraseEverything)]
+    pub fn erase_everything(&self) -> std::result::Result<(), JsValue> {
+        let store = self.open_store()?;
+        app_data::erase(store).map_err(|e| error_to_js(&e))
+    }
+
+    fn open_store(&self) -> std::result::Result<&LeaseStore, JsValue> {
+        self.store
+            .as_ref()
+            .ok_or_else(|| js_error("storage", "the store is closed; open it again"))
     }
 
     /// Closes the connection; later calls answer with a `storage` error.
