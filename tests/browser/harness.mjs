@@ -1,0 +1,64 @@
+// Shared set-up for the browser tests: the playground's own server on a free port, and Debian's
+// Chromium driven by playwright-core with a fresh profile directory per call.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+const CHROMIUM_FLAGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, 'localhost', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `web/server.mjs`; resolves to `{url, stop}` once it prints its URL. */
+export async function startServer() {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(repo, 'web/server.mjs')], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout.on('data', (chunk) => {
+      seen += chunk;
+      const match = seen.match(/http:\/\/localhost:\d+\//);
+      if (match) resolve(match[0]);
+    });
+    child.on('exit', (code) => reject(new Error(`server exited (${code}) before printing its URL`)));
+  });
+  return { url, stop: () => child.kill() };
+}
+
+/** A Chromium with its own profile directory (OPFS lives there); `close()` removes it. */
+export async function launchBrowser({ profile } = {}) {
+  const dir = profile ?? mkdtempSync(path.join(os.tmpdir(), 'leasefence-chromium-'));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_FLAGS,
+  });
+  return {
+    context,
+    profile: dir,
+    async close({ keepProfile = false } = {}) {
+      await context.close();
+      if (!keepProfile && !profile) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,68 @@
+// The store's own thread: a dedicated Web Worker, the only place browsers grant OPFS sync access
+// handles. It owns one WasmStore (the Rust crate on SQLite on OPFS) and answers the page's
+// requests one at a time, in order.
+import init, { WasmStore } from '../pkg/leasefence.js';
+
+let store = null;
+const ready = init();
+
+function failure(error) {
+  return {
+    code: error && typeof error.code === 'string' ? error.code : 'storage',
+    message: error && error.message ? String(error.message) : String(error),
+  };
+}
+
+async function handle(method, args) {
+  await ready;
+  switch (method) {
+    case 'open': {
+      if (typeof FileSystemFileHandle === 'undefined' ||
+          !('createSyncAccessHandle' in FileSystemFileHandle.prototype)) {
+        const error = new Error(
+          'this browser has no OPFS sync access handles; leasefence needs Chrome 108+, ' +
+          'Firefox 111+ or Safari 16.4+, on https:// or http://localhost');
+        error.code = 'storage';
+        throw error;
+      }
+      if (store) store.close();
+      store = await WasmStore.openOpfs(args[0]);
+      return null;
+    }
+    case 'call':
+      return need().call(args[0], args[1]);
+    case 'appGet':
+      return need().appGet(args[0]) ?? null;
+    case 'appSet':
+      return need().appSet(args[0], args[1]);
+    case 'erase':
+      return need().eraseEverything();
+    case 'close':
+      if (store) {
+        store.close();
+        store.free();
+        store = null;
+      }
+      return null;
+    default:
+      throw Object.assign(new Error(`unknown method ${method}`), { code: 'invalid_argument' });
+  }
+}
+
+function need() {
+  if (!store) throw Object.assign(new Error('the store is not open'), { code: 'storage' });
+  return store;
+}
+
+// Requests are chained so a slow one never overlaps the next.
+let queue = Promise.resolve();
+self.onmessage = (event) => {
+  const { id, method, args } = event.data;
+  queue = queue.then(async () => {
+    try {
+      self.postMessage({ id, ok: true, value: await handle(method, args) });
+    } catch (error) {
+      self.postMessage({ id, ok: false, error: failure(error) });
+    }
+  });
+};
