@@ -19,3 +19,9 @@ cargo test --workspace
 
 step "python seed module against the same vectors"
 python3 tests/interop/run_vectors.py
+
+step "browser: the crate on OPFS in a dedicated worker (wasm-bindgen-test), vectors and playground in Chromium"
+bash scripts/setup-browser.sh
+bash scripts/build-web.sh
+wasm-pack --quiet test --headless --chrome crate --features browser --test browser_worker
+node --test tests/browser/

@@ -45,6 +45,8 @@ mod native;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
+#[cfg(target_arch = "wasm32")]
+pub use wasm::{check_arguments, WasmStore};
 
 pub use error::{Error, Result};
 pub use options::{Journal, Locking, OpenOptions};

@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! SPEC section 4, end to end: `leasefence batch --db FILE` as a long-lived child process. One
 //! line in, exactly one response line out, flushed at once; every bad line gets one error with
 //! the right code, changes nothing in the database (compared row by row, byte for byte), and the

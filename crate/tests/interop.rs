@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! SPEC section 1: a database written by leasefence stays readable and writable by another SQLite
 //! program following the contract, and the other way round. The other program is Python's
 //! `sqlite3` running the seed module in `tests/interop/seed.py`.

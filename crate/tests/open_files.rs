@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Opening files that are not leasefence databases (SPEC section 1): a foreign file is refused
 //! with `Error::NotLeasefenceDatabase` and left byte-for-byte untouched, with no journal, WAL or
 //! shared-memory file left next to it; a missing directory is `Error::Open` and creates nothing;

@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Concurrency across real OS processes on one real SQLite file, through the CLI.
 //!
 //! - Several `leasefence batch --db FILE` processes, each driven over stdin/stdout JSON lines by

@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Concurrency on real threads, each with its own connection, on one real SQLite file.
 //!
 //! Two properties of the contract (SPEC section 2) are checked here under contention:

@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Runs the shared contract vectors (`tests/vectors/*.json`) through the JSON-lines protocol on a
 //! real database file, exactly as `leasefence batch` would. The Node and browser suites run the
 //! same files through their own APIs.

@@ -31,8 +31,20 @@ export class LeaseStore {
     }
     const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
     const store = new LeaseStore(worker);
-    await store.#send('open', [name]);
-    return store;
+    // Right after a reload the previous page's worker may still hold the OPFS handles for a
+    // moment: wait a little before telling the user that another tab holds the database.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await store.#send('open', [name]);
+        return store;
+      } catch (error) {
+        if (attempt >= 12 || !/another tab/.test(error.message)) {
+          worker.terminate();
+          throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    }
   }
 
   constructor(worker) {

@@ -1,0 +1,124 @@
+// The shared contract vectors, run in headless Chromium against the real store: the crate in
+// wasm, in its dedicated worker, on SQLite on OPFS; through the page-side LeaseStore (SPEC 5).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { repo, startServer, launchBrowser } from './harness.mjs';
+
+const vectorDir = path.join(repo, 'tests/vectors');
+const vectors = readdirSync(vectorDir)
+  .filter((f) => f.endsWith('.json'))
+  .sort()
+  .map((f) => ({ file: f, ...JSON.parse(readFileSync(path.join(vectorDir, f), 'utf8')) }));
+
+let server;
+let browser;
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+// Runs inside the page: one vector against a freshly erased OPFS database.
+async function runVectorInPage(vector) {
+  const { LeaseStore } = await import('/store/lease-store.js');
+  const methods = {
+    enqueue: ['enqueue', ['job']],
+    state: ['state', ['job']],
+    claim: ['claim', ['job', 'owner', 'now', 'ttl']],
+    renew: ['renew', ['job', 'owner', 'fence', 'now', 'ttl']],
+    complete: ['complete', ['job', 'owner', 'fence', 'now', 'result']],
+    release: ['release', ['job', 'owner', 'fence']],
+    claim_next: ['claimNext', ['owner', 'now', 'ttl']],
+    claim_many: ['claimMany', ['owners', 'now', 'ttl']],
+  };
+  const tokens = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b) ||
+    (typeof a === 'number' && typeof b === 'number' && a === b);
+  const deepSame = (a, b) => {
+    if (typeof a === 'number' && typeof b === 'number') return a === b;
+    if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepSame(x, b[i]));
+    if (a && b && typeof a === 'object' && typeof b === 'object') {
+      const ka = Object.keys(a).sort();
+      const kb = Object.keys(b).sort();
+      return same(ka, kb) && ka.every((k) => deepSame(a[k], b[k]));
+    }
+    return a === b;
+  };
+  // One database for every vector, erased in between: the OPFS pool is small and per origin.
+  window.vectorStore ??= await LeaseStore.open('vectors.db');
+  const store = window.vectorStore;
+  await store.eraseEverything();
+  const jobs = new Set();
+  const snapshot = async () => Promise.all([...jobs].map((j) => store.state(j)));
+  try {
+    for (const [index, step] of vector.steps.entries()) {
+      const [method, names] = methods[step.op];
+      const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]] : step[name]));
+      if (step.op === 'claim_many') args.unshift(step.job);
+      if (typeof step.job === 'string') jobs.add(step.job);
+      const where = `${vector.file} step ${index} (${step.op})`;
+      if (step.expect.error) {
+        const before = await snapshot();
+        let code = null;
+        try {
+          await store.withReason[method](...args);
+        } catch (error) {
+          code = error.code;
+        }
+        if (code !== step.expect.error) return `${where}: expected error ${step.expect.error}, got ${code}`;
+        if (!deepSame(before, await snapshot())) return `${where}: an error changed the database`;
+        continue;
+      }
+      const answer = await store.withReason[method](...args);
+      if (step.expect.winners !== undefined) {
+        const won = answer.value.filter((v) => v !== null);
+        if (won.length !== step.expect.winners || !won.every((v) => v === step.expect.fence)) {
+          return `${where}: expected ${step.expect.winners} winner(s) with fence ${step.expect.fence}, got ${JSON.stringify(answer.value)}`;
+        }
+        continue;
+      }
+      if (!deepSame(answer.value, step.expect.value)) {
+        return `${where}: expected ${JSON.stringify(step.expect.value)}, got ${JSON.stringify(answer.value)}`;
+      }
+      if (step.expect.reason !== undefined && !deepSame(answer.reason, step.expect.reason)) {
+        return `${where}: expected reason ${JSON.stringify(step.expect.reason)}, got ${JSON.stringify(answer.reason)}`;
+      }
+    }
+    return null;
+  } catch (error) {
+    return `${vector.file}: ${error.code}: ${error.message}`;
+  }
+}
+
+test('every shared vector passes in a worker on OPFS', async () => {
+  assert.ok(vectors.length >= 10, `expected the shared vectors, found ${vectors.length}`);
+  const page = await browser.context.newPage();
+  await page.goto(`${server.url}store/`);
+  const failures = [];
+  for (const vector of vectors) {
+    const failure = await page.evaluate(runVectorInPage, vector);
+    if (failure) failures.push(failure);
+  }
+  assert.deepEqual(failures, []);
+  await page.close();
+});
+
+test('the runner notices a wrong expectation', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${server.url}store/`);
+  // The first test's page held the database until it closed; wait for its handles to go.
+  const wrong = {
+    file: 'wrong.json',
+    steps: [
+      { op: 'enqueue', job: 'j', expect: { value: true } },
+      { op: 'claim', job: 'j', owner: 'a', now: 0, ttl: 5, expect: { value: 2 } },
+    ],
+  };
+  assert.match(await page.evaluate(runVectorInPage, wrong), /expected 2, got 1/);
+  await page.close();
+});
