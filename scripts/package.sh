@@ -4,11 +4,7 @@
 # the Node tests use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup-wasm.sh
-
-echo "== building the wasm for Node"
-wasm-pack --quiet build crate --release --target nodejs --no-typescript \
-  --out-dir ../target/wasm-node --out-name leasefence -- --features node
+bash scripts/build-wasm.sh node target/wasm-node
 
 stage=target/npm/leasefence
 rm -rf "$stage" && mkdir -p "$stage/wasm"

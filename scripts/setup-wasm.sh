@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the wasm builds need, idempotently: the wasm32 target, clang (sqlite-wasm-rs
-# compiles SQLite with it), the wasm-bindgen CLI at exactly the version in Cargo.lock, wasm-pack.
+# compiles SQLite with it), the wasm-bindgen CLI at exactly the version in Cargo.lock, binaryen's
+# wasm-opt (npm), and wasm-pack (for `wasm-pack test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,10 @@ if [ "$want" != "$have" ]; then
   echo "== installing wasm-bindgen-cli $want (about 3.5 min, once)"
   # Not --locked: one of its locked dependencies is not served by the registry here.
   cargo install -q wasm-bindgen-cli --version "$want"
+fi
+if [ ! -x node_modules/.bin/wasm-opt ]; then
+  echo "== installing npm dev dependencies (binaryen's wasm-opt, playwright-core)"
+  npm ci --no-audit --no-fund --silent
 fi
 if ! command -v wasm-pack >/dev/null 2>&1; then
   echo "== installing wasm-pack (about 2.5 min, once)"

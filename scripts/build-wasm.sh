@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the crate to wasm for one place it runs: `node` (Node fs VFS, CommonJS glue) or
+# `browser` (OPFS sahpool VFS, ES module glue), into OUT_DIR as leasefence.js +
+# leasefence_bg.wasm. Size matters on the web, so: the `wasm` profile (-Os), SQLite without the
+# extensions the contract never uses, and binaryen's wasm-opt from npm (Debian's is broken).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:?usage: build-wasm.sh node|browser OUT_DIR}
+out=${2:?usage: build-wasm.sh node|browser OUT_DIR}
+case "$target" in
+  node) glue=nodejs ;;
+  browser) glue=web ;;
+  *) echo "build-wasm.sh: target must be node or browser, got $target" >&2; exit 2 ;;
+esac
+bash scripts/setup-wasm.sh
+
+# SQLite features the contract does not use (sqlite-wasm-rs enables them by default).
+export SQLITE_WASM_RS_FLAGS="-USQLITE_ENABLE_FTS5 -USQLITE_ENABLE_RTREE -USQLITE_ENABLE_SESSION \
+ -USQLITE_ENABLE_PREUPDATE_HOOK -USQLITE_ENABLE_DBSTAT_VTAB -USQLITE_ENABLE_DBPAGE_VTAB \
+ -USQLITE_ENABLE_BYTECODE_VTAB -USQLITE_ENABLE_STMTVTAB -USQLITE_ENABLE_UNKNOWN_SQL_FUNCTION \
+ -USQLITE_ENABLE_COLUMN_METADATA -USQLITE_ENABLE_MATH_FUNCTIONS -USQLITE_ENABLE_OFFSET_SQL_FUNC \
+ -USQLITE_ENABLE_UNLOCK_NOTIFY -DSQLITE_OMIT_PROGRESS_CALLBACK -DSQLITE_OMIT_AUTHORIZATION \
+ -DSQLITE_OMIT_COMPLETE -DSQLITE_OMIT_TRACE -DSQLITE_OMIT_GET_TABLE -DSQLITE_OMIT_TCL_VARIABLE \
+ -DSQLITE_OMIT_UTF16 -DSQLITE_OMIT_INCRBLOB -DSQLITE_OMIT_BLOB_LITERAL -DSQLITE_OMIT_JSON \
+ -DSQLITE_DQS=0 -DSQLITE_OMIT_DESERIALIZE -DSQLITE_OMIT_SHARED_CACHE"
+
+echo "== building the wasm for $target"
+# Each target keeps its own build directory, so switching between them does not rebuild SQLite.
+cargo build -q --target wasm32-unknown-unknown -p leasefence --lib --profile wasm \
+  --features "$target" --target-dir "target/wasm-$target-build"
+raw="target/wasm-$target-build/wasm32-unknown-unknown/wasm/leasefence.wasm"
+mkdir -p "$out"
+wasm-bindgen --target "$glue" --no-typescript --out-dir "$out" --out-name leasefence "$raw"
+node_modules/.bin/wasm-opt -Os --strip-debug --strip-producers \
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  "$out/leasefence_bg.wasm" -o "$out/leasefence_bg.wasm"
