@@ -60,7 +60,7 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
             foreign(format!("not an SQLite database (SQLite says: {err})"))
         }
         Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
-            foreign(format!("SQLite reports the file as corrupt: {err}"))
+            foreign(format!("SQLite finds it damaged: {err}"))
         }
         _ => Error::Storage {
             operation: "open",

@@ -77,6 +77,14 @@ impl LeaseStore {
             Journal::Wal => "WAL",
             Journal::Rollback => "DELETE",
         };
+        let current: String = conn
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .map_err(Error::storage("open"))?;
+        if !ready || !current.eq_ignore_ascii_case(journal) {
+            // First adoption of this file: we are about to write to it, so make sure it is
+            // sound first. This full check runs once per file, not on every open.
+            refuse_damaged(&conn, label)?;
+        }
         let mode = set_journal_mode(&conn, journal, options.busy_timeout)?;
         if !mode.eq_ignore_ascii_case(journal) {
             return Err(Error::Open {
@@ -313,4 +321,26 @@ fn set_journal_mode(
             Err(err) => return Err(Error::storage("open")(err)),
         }
     }
+}
+
+/// Refuses a damaged file (truncated, corrupted pages) before writing to it.
+fn refuse_damaged(conn: &Connection, label: &str) -> Result<()> {
+    let damaged = |problem: String| Error::NotLeasefenceDatabase {
+        path: label.to_string(),
+        problem,
+    };
+    let mut stmt = conn
+        .prepare("PRAGMA quick_check(5)")
+        .map_err(|e| damaged(format!("SQLite cannot check it: {e}")))?;
+    let findings = stmt
+        .query_map([], |row| row.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(|e| damaged(format!("SQLite finds it damaged: {e}")))?;
+    if findings != ["ok"] {
+        return Err(damaged(format!(
+            "SQLite finds it damaged: {}",
+            findings.join("; ")
+        )));
+    }
+    Ok(())
 }
