@@ -216,7 +216,7 @@ fn sigkilled_workers_never_reissue_a_fence_or_lose_a_result() {
     let checker = Connection::open(&db).unwrap();
     let started = Instant::now();
     let mut kills = 0u64;
-    let mut last_pid = vec![0u32; WORKERS];
+    let mut last_pid = [0u32; WORKERS];
     while kills < kills_wanted {
         assert!(
             started.elapsed() < Duration::from_secs(240),
