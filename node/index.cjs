@@ -56,6 +56,23 @@ class LeaseStore {
     return new LeaseStore(CONSTRUCT, inner, absolute, busyTimeoutMs);
   }
 
+  /**
+   * Frees the file lock of a worker thread that was stopped with `worker.terminate()` while it
+   * had a store open on `file`: its process lives on, so the lock cannot be proven stale
+   * otherwise. Call it from the worker's `exit` handler. Resolves to whether a lock was freed.
+   * @param {string} file
+   * @param {number} threadId
+   */
+  static async releaseTerminatedWorkerLock(file, threadId) {
+    if (typeof file !== 'string' || file === '') {
+      throw invalidArgument('releaseTerminatedWorkerLock(): `file` must be a non-empty string');
+    }
+    if (!Number.isInteger(threadId) || threadId < 1) {
+      throw invalidArgument('releaseTerminatedWorkerLock(): `threadId` must be a worker\'s threadId');
+    }
+    return wasm.breakDeadThreadLock(path.resolve(file), threadId);
+  }
+
   constructor(token, inner, file, busyTimeoutMs) {
     if (token !== CONSTRUCT) {
       throw new TypeError('use `await LeaseStore.open(path)` to open a store');

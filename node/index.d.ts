@@ -41,6 +41,11 @@ export declare class LeaseStore {
   private constructor();
   /** Opens (creating if missing) the SQLite file at `path`. */
   static open(path: string, options?: OpenOptions): Promise<LeaseStore>;
+  /**
+   * Frees the file lock of a worker thread stopped with `worker.terminate()` while it had a store
+   * open on `file`. Call it from the worker's `exit` handler; resolves to whether a lock was freed.
+   */
+  static releaseTerminatedWorkerLock(file: string, threadId: number): Promise<boolean>;
   /** The absolute path of the database file. */
   readonly path: string;
   /** Why the last operation returned false or null, or null. */

@@ -20,6 +20,10 @@ cargo test --workspace
 step "python seed module against the same vectors"
 python3 tests/interop/run_vectors.py
 
+step "node package: build, then vectors, arguments, threads, stress, crash, native mix, tarball"
+bash scripts/package.sh
+node --test tests/node/
+
 step "browser: the crate on OPFS in a dedicated worker (wasm-bindgen-test), vectors and playground in Chromium"
 bash scripts/setup-browser.sh
 bash scripts/build-web.sh

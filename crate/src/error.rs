@@ -114,7 +114,7 @@ impl fmt::Display for Error {
             Error::NotLeasefenceDatabase { path, problem } => write!(
                 f,
                 "{path} is not a leasefence database ({problem}); the file was left untouched: \
-                 point --db at a new path or at a database created by leasefence"
+                 use a new path, or a database created by leasefence"
             ),
             Error::Open { path, problem } => write!(f, "cannot open {path}: {problem}"),
             Error::FenceExhausted { job } => write!(

@@ -64,21 +64,13 @@ impl OpenOptions {
             }
             Ok(conn)
         };
-        let mut locking = self.locking;
-        let mut conn = open(locking)?;
-        if locking == Locking::Posix {
-            // A file that Node processes share is locked with dot files, which POSIX locks do
-            // not see: follow the file's own protocol. (A foreign file fails this read; the
-            // schema check below says why.)
-            let id: i32 = conn
-                .query_row("PRAGMA application_id", [], |row| row.get(0))
-                .unwrap_or(0);
-            if id == SHARED_WITH_NODE {
-                drop(conn);
-                locking = Locking::Dotfile;
-                conn = open(locking)?;
-            }
-        }
+        // A file that Node processes share is locked with dot files, which POSIX locks do not
+        // see: follow the file's own protocol, read from its header before taking any lock.
+        let locking = match self.locking {
+            Locking::Posix if shared_with_node(path) => Locking::Dotfile,
+            chosen => chosen,
+        };
+        let conn = open(locking)?;
         let options = match locking {
             Locking::Posix => self.clone(),
             Locking::Dotfile => self.clone().locking(locking).journal(Journal::Rollback),
@@ -91,6 +83,38 @@ impl OpenOptions {
         Ok(store)
     }
 }
+/// Whether the file's header carries the "shared with Node" mark.
+///
+/// Read through an `immutable` connection: it takes no lock and never looks for a hot journal, so
+/// it cannot roll back a transaction that a Node process (invisible to POSIX locks) is writing.
+/// Going through SQLite (not `std::fs`) matters too: SQLite defers closing descriptors while this
+/// process holds locks on the file, where a plain close would drop those locks.
+fn shared_with_node(path: &Path) -> bool {
+    let Some(text) = path.to_str() else {
+        return false;
+    };
+    if !path.is_file() {
+        return false;
+    }
+    let mut uri = String::from("file:");
+    for c in text.chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3F"),
+            '#' => uri.push_str("%23"),
+            _ => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(uri, flags)
+        .and_then(|conn| conn.query_row("PRAGMA application_id", [], |row| row.get::<_, i32>(0)))
+        .map(|id| id == SHARED_WITH_NODE)
+        .unwrap_or(false)
+}
+
 /// Refuses a non-empty file too short to be SQLite, before SQLite opens it: SQLite itself treats
 /// a 1-byte file as empty and would overwrite it with a new database. Longer foreign files are
 /// caught by SQLite's own header check on the first read.

@@ -27,7 +27,9 @@ fn n(number: f64) -> JsValue {
 }
 
 async fn fresh(name: &str) -> WasmStore {
-    let store = WasmStore::open_opfs(name.into()).await.expect("OPFS opens in a worker");
+    let store = WasmStore::open_opfs(name.into())
+        .await
+        .expect("OPFS opens in a worker");
     store.erase_everything().unwrap();
     store
 }
@@ -35,23 +37,46 @@ async fn fresh(name: &str) -> WasmStore {
 #[wasm_bindgen_test]
 async fn the_stale_worker_is_fenced_off_on_opfs() {
     let store = fresh("worker-story.db").await;
-    assert_eq!(field(&store.call("enqueue", args(&[s("j")])).unwrap(), "value"), true);
-    let a = store.call("claim", args(&[s("j"), s("A"), n(0.0), n(10.0)])).unwrap();
+    assert_eq!(
+        field(&store.call("enqueue", args(&[s("j")])).unwrap(), "value"),
+        true
+    );
+    let a = store
+        .call("claim", args(&[s("j"), s("A"), n(0.0), n(10.0)]))
+        .unwrap();
     assert_eq!(field(&a, "value").as_f64(), Some(1.0));
-    let held = store.call("claim", args(&[s("j"), s("B"), n(5.0), n(10.0)])).unwrap();
+    let held = store
+        .call("claim", args(&[s("j"), s("B"), n(5.0), n(10.0)]))
+        .unwrap();
     assert!(field(&held, "value").is_null());
-    assert_eq!(field(&field(&held, "reason"), "code").as_string().as_deref(), Some("held"));
-    let b = store.call("claim", args(&[s("j"), s("B"), n(12.0), n(10.0)])).unwrap();
+    assert_eq!(
+        field(&field(&held, "reason"), "code")
+            .as_string()
+            .as_deref(),
+        Some("held")
+    );
+    let b = store
+        .call("claim", args(&[s("j"), s("B"), n(12.0), n(10.0)]))
+        .unwrap();
     assert_eq!(field(&b, "value").as_f64(), Some(2.0));
     let stale = store
-        .call("complete", args(&[s("j"), s("A"), n(1.0), n(13.0), s("late")]))
+        .call(
+            "complete",
+            args(&[s("j"), s("A"), n(1.0), n(13.0), s("late")]),
+        )
         .unwrap();
     assert_eq!(field(&stale, "value"), false);
     let reason = field(&stale, "reason");
-    assert_eq!(field(&reason, "code").as_string().as_deref(), Some("stale_fence"));
+    assert_eq!(
+        field(&reason, "code").as_string().as_deref(),
+        Some("stale_fence")
+    );
     assert_eq!(field(&reason, "fence").as_f64(), Some(2.0));
     let done = store
-        .call("complete", args(&[s("j"), s("B"), n(2.0), n(13.0), s("B's")]))
+        .call(
+            "complete",
+            args(&[s("j"), s("B"), n(2.0), n(13.0), s("B's")]),
+        )
         .unwrap();
     assert_eq!(field(&done, "value"), true);
     let row = field(&store.call("state", args(&[s("j")])).unwrap(), "value");
@@ -71,7 +96,10 @@ async fn bad_arguments_throw_invalid_argument_and_change_nothing() {
         args(&[s("j"), s("A"), n(0.0)]),
     ] {
         let err = store.call("claim", bad).unwrap_err();
-        assert_eq!(field(&err, "code").as_string().as_deref(), Some("invalid_argument"));
+        assert_eq!(
+            field(&err, "code").as_string().as_deref(),
+            Some("invalid_argument")
+        );
     }
     let row = field(&store.call("state", args(&[s("j")])).unwrap(), "value");
     assert_eq!(field(&row, "fence").as_f64(), Some(0.0));
@@ -81,10 +109,14 @@ async fn bad_arguments_throw_invalid_argument_and_change_nothing() {
 async fn data_survives_closing_and_reopening() {
     let mut store = fresh("worker-reopen.db").await;
     store.call("enqueue", args(&[s("kept")])).unwrap();
-    store.call("claim", args(&[s("kept"), s("A"), n(0.0), n(10.0)])).unwrap();
+    store
+        .call("claim", args(&[s("kept"), s("A"), n(0.0), n(10.0)]))
+        .unwrap();
     store.app_set("note", "hello").unwrap();
     store.close();
-    let again = WasmStore::open_opfs("worker-reopen.db".into()).await.unwrap();
+    let again = WasmStore::open_opfs("worker-reopen.db".into())
+        .await
+        .unwrap();
     let row = field(&again.call("state", args(&[s("kept")])).unwrap(), "value");
     assert_eq!(field(&row, "fence").as_f64(), Some(1.0));
     assert_eq!(again.app_get("note").unwrap().as_deref(), Some("hello"));

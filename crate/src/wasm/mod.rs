@@ -193,13 +193,13 @@ impl Args<'_> {
         name: &str,
     ) -> std::result::Result<Option<String>, JsValue> {
         let value = self.args.get(index);
-        if value.is_null() || value.is_undefined() {
+        if value.is_null() {
             return Ok(None);
         }
         value
             .as_string()
             .map(Some)
-            .ok_or_else(|| self.bad(name, "a string or null", &value))
+            .ok_or_else(|| self.bad(name, "a string or null (null: no result)", &value))
     }
 
     fn strings(&self, index: u32, name: &str) -> std::result::Result<Vec<String>, JsValue> {

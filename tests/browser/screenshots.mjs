@@ -1,0 +1,43 @@
+// Saves screenshots of the playground mid-story for the docs:
+//   docs/playground-desktop.png (1280x800) and docs/playground-360.png (360x780).
+// Run: node tests/browser/screenshots.mjs   (after bash scripts/build-web.sh)
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { repo, startServer, launchBrowser } from './harness.mjs';
+
+const STEP = 7; // A's late completion is refused: stale fence 1, current 2
+const out = path.join(repo, 'docs');
+mkdirSync(out, { recursive: true });
+
+async function storyAt(page, step) {
+  await page.waitForSelector('html[data-ready="true"]');
+  for (let s = 2; s <= step; s++) {
+    await page.click('#story-next');
+    await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
+  }
+  await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
+  await page.waitForTimeout(1800); // let the "changed" highlight fade
+}
+
+const server = await startServer();
+try {
+  for (const [name, viewport, scrollTo] of [
+    ['playground-desktop.png', { width: 1280, height: 800 }, null],
+    ['playground-360.png', { width: 360, height: 780 }, '#story'],
+  ]) {
+    const browser = await launchBrowser();
+    try {
+      const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+      await page.setViewportSize(viewport);
+      await page.goto(server.url);
+      await storyAt(page, STEP);
+      if (scrollTo) await page.locator(scrollTo).evaluate((node) => window.scrollTo(0, node.getBoundingClientRect().top + window.scrollY - 6));
+      await page.screenshot({ path: path.join(out, name) });
+      console.log(`saved docs/${name}`);
+    } finally {
+      await browser.close();
+    }
+  }
+} finally {
+  server.stop();
+}

@@ -1,0 +1,294 @@
+// Bad arguments for every parameter of every method throw an Error with code
+// 'invalid_argument' and change nothing (the file's bytes and every job's state are compared
+// before and after); LeaseStore.open with bad paths and options; calls after close(); the
+// constructor is private.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'node:test';
+
+import { fileHash, loadPackage, tempDir } from './helpers.mjs';
+
+const { LeaseStore } = loadPackage();
+const dir = tempDir();
+
+// Valid calls that would each change the database if they ran (so a bad argument that slipped
+// through would show up as a changed file).
+const VALID = {
+  enqueue: ['new-job'],
+  state: ['held'],
+  claim: ['free', 'B', 0, 10],
+  renew: ['held', 'A', 1, 1, 10],
+  complete: ['held', 'A', 1, 1, 'r'],
+  release: ['held', 'A', 1],
+  claimNext: ['B', 0, 10],
+  claimMany: ['free', ['B', 'C'], 0, 10],
+};
+const PARAMS = {
+  enqueue: [['job', 'string']],
+  state: [['job', 'string']],
+  claim: [['job', 'string'], ['owner', 'string'], ['now', 'time'], ['ttl', 'ttl']],
+  renew: [['job', 'string'], ['owner', 'string'], ['fence', 'fence'], ['now', 'time'], ['ttl', 'ttl']],
+  complete: [['job', 'string'], ['owner', 'string'], ['fence', 'fence'], ['now', 'time'], ['result', 'result']],
+  release: [['job', 'string'], ['owner', 'string'], ['fence', 'fence']],
+  claimNext: [['owner', 'string'], ['now', 'time'], ['ttl', 'ttl']],
+  claimMany: [['job', 'string'], ['owners', 'owners'], ['now', 'time'], ['ttl', 'ttl']],
+};
+
+const label = (v) => {
+  if (typeof v === 'bigint') return `${v}n`;
+  if (typeof v === 'symbol') return v.toString();
+  if (typeof v === 'function') return 'a function';
+  if (typeof v === 'number') return Object.is(v, -0) ? '-0' : String(v);
+  if (v instanceof String) return 'new String()';
+  if (v instanceof Number) return 'new Number()';
+  if (v instanceof Set) return 'a Set';
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+};
+
+const notAString = [1, 0, null, undefined, true, {}, [], ['free'], 1n, Symbol('free'), () => 'free', new String('free')];
+const notANumber = ['1', '', null, undefined, true, {}, [], [1], 1n, Symbol('n'), new Number(1), () => 1];
+const nonFinite = [NaN, Infinity, -Infinity];
+const BAD = {
+  string: notAString,
+  time: [...notANumber, ...nonFinite],
+  ttl: [...notANumber, ...nonFinite, 0, -0, -1, -0.001, -Number.MAX_VALUE],
+  fence: [...notANumber, ...nonFinite, 1.5, 0.999, -0.5, 2 ** 53, -(2 ** 53), Number.MAX_VALUE, Number.EPSILON],
+  result: [1, 0, true, false, {}, [], ['r'], 1n, Symbol('r'), new String('r'), () => 'r'],
+  owners: ['B', '', null, undefined, 1, {}, { length: 1, 0: 'B' }, new Set(['B']), [1], ['B', null], ['B', undefined], [['B']], ['B', 2], [new String('B')]],
+};
+
+async function freshStore(name) {
+  const db = path.join(dir, `${name}.db`);
+  const store = await LeaseStore.open(db);
+  assert.equal(store.enqueue('free'), true);
+  assert.equal(store.enqueue('held'), true);
+  assert.equal(store.claim('held', 'A', 0, 1000), 1);
+  assert.equal(store.enqueue('done'), true);
+  assert.equal(store.claim('done', 'A', 0, 1000), 1);
+  assert.equal(store.complete('done', 'A', 1, 1, 'kept'), true);
+  return { db, store };
+}
+
+const JOBS = ['free', 'held', 'done', 'new-job'];
+const states = (store) => JOBS.map((job) => store.state(job));
+
+/** Runs store[method](...args), expects invalid_argument and no change at all. */
+async function expectInvalid(store, db, method, args, mentions) {
+  const where = `${method}(${args.map(label).join(', ')})`;
+  const bytes = fileHash(db);
+  const before = states(store);
+  let thrown;
+  try {
+    const answer = store[method](...args);
+    if (answer && typeof answer.then === 'function') await answer;
+  } catch (error) {
+    thrown = error;
+  }
+  assert.ok(thrown instanceof Error, `${where}: expected an Error, it returned normally`);
+  assert.equal(thrown.code, 'invalid_argument', `${where}: code (message: ${thrown.message})`);
+  assert.ok(thrown.message.length > 0, `${where}: the error explains itself`);
+  if (mentions) assert.match(thrown.message, new RegExp(mentions), `${where}: the message names the argument`);
+  assert.equal(fileHash(db), bytes, `${where}: the file changed`);
+  assert.equal(fs.existsSync(`${db}-journal`), false, `${where}: a journal was left`);
+  assert.deepEqual(states(store), before, `${where}: a job changed`);
+  return thrown;
+}
+
+test('the valid calls used as templates do work (so every rejection below is the argument)', async () => {
+  for (const method of Object.keys(VALID)) {
+    const { store } = await freshStore(`template-${method}`);
+    const answer = await store[method](...VALID[method]);
+    if (method === 'state') assert.equal(answer.owner, 'A');
+    else if (method === 'claimMany') assert.deepEqual(answer.filter((f) => f !== null), [1]);
+    else if (method === 'claimNext') assert.deepEqual(answer, { job: 'free', fence: 1 });
+    else if (method === 'claim') assert.equal(answer, 1);
+    else assert.equal(answer, true, method);
+    store.close();
+  }
+});
+
+for (const [method, params] of Object.entries(PARAMS)) {
+  test(`${method}: every parameter with a wrong type, a non-finite or out-of-range value`, async () => {
+    const { db, store } = await freshStore(`bad-${method}`);
+    try {
+      let cases = 0;
+      for (const [index, [name, kind]] of params.entries()) {
+        for (const bad of BAD[kind]) {
+          const args = [...VALID[method]];
+          args[index] = bad;
+          await expectInvalid(store, db, method, args, name);
+          cases += 1;
+        }
+      }
+      // The same through withReason.
+      for (const [index, [, kind]] of params.entries()) {
+        const args = [...VALID[method]];
+        args[index] = BAD[kind][0];
+        await expectInvalid(store.withReason, db, method, args);
+      }
+      assert.ok(cases >= 10);
+    } finally {
+      store.close();
+    }
+  });
+
+  test(`${method}: missing arguments`, async () => {
+    const { db, store } = await freshStore(`missing-${method}`);
+    try {
+      const all = VALID[method];
+      // complete's last argument, result, is covered on its own below.
+      const shortest = method === 'complete' ? all.length - 2 : all.length - 1;
+      for (let n = 0; n <= shortest; n++) {
+        await expectInvalid(store, db, method, all.slice(0, n), params[n][0]);
+      }
+      // A missing argument in the middle (undefined in place).
+      for (let i = 0; i < all.length; i++) {
+        if (method === 'complete' && i === all.length - 1) continue;
+        const args = [...all];
+        args[i] = undefined;
+        await expectInvalid(store, db, method, args, params[i][0]);
+      }
+    } finally {
+      store.close();
+    }
+  });
+}
+
+test('complete: result may be a string or null, and is otherwise refused', async () => {
+  const { store } = await freshStore('complete-null');
+  assert.equal(store.complete('held', 'A', 1, 1, null), true);
+  assert.deepEqual(store.state('held'), { id: 'held', owner: 'A', until: 1000, fence: 1, result: null, done: true });
+  store.close();
+});
+
+test(
+  'complete: a missing result (4 arguments) is invalid_argument like every other missing argument',
+  async () => {
+    const { db, store } = await freshStore('complete-missing-result');
+    try {
+      await expectInvalid(store, db, 'complete', ['held', 'A', 1, 1], 'result');
+    } finally {
+      store.close();
+    }
+  },
+);
+
+test('claimMany: an empty owner list is valid (no threads, no change); bad args are checked before any thread', async () => {
+  const { db, store } = await freshStore('claim-many-empty');
+  try {
+    const bytes = fileHash(db);
+    assert.deepEqual(await store.claimMany('free', [], 0, 10), []);
+    assert.deepEqual(await store.claimMany('free', [], 0, 10).then((v) => v.length), 0);
+    assert.equal(fileHash(db), bytes);
+    // An empty list does not excuse bad numbers.
+    await expectInvalid(store, db, 'claimMany', ['free', [], NaN, 10], 'now');
+    await expectInvalid(store, db, 'claimMany', ['free', [], 0, 0], 'ttl');
+    await expectInvalid(store, db, 'claimMany', [1, [], 0, 10], 'job');
+  } finally {
+    store.close();
+  }
+});
+
+test('claimMany returns a promise that rejects (it never throws synchronously)', async () => {
+  const { store } = await freshStore('claim-many-promise');
+  try {
+    let result;
+    assert.doesNotThrow(() => {
+      result = store.claimMany('free', 'B', 0, 10);
+    });
+    await assert.rejects(result, (e) => e.code === 'invalid_argument');
+  } finally {
+    store.close();
+  }
+});
+
+test('LeaseStore.open: bad paths and options', async () => {
+  const badPaths = [undefined, null, '', 1, {}, [], ['x.db'], true, Symbol('x'), new String('x.db'), 'a\0b.db', path.join(dir, 'nul\0.db')];
+  for (const bad of badPaths) {
+    await assert.rejects(LeaseStore.open(bad), (e) => {
+      assert.ok(e instanceof Error);
+      assert.equal(e.code, 'invalid_argument', `open(${label(bad)}): ${e.message}`);
+      return true;
+    });
+  }
+  const good = path.join(dir, 'options.db');
+  const badOptions = [null, 'x', 5, true, { busyTimeoutMs: -1 }, { busyTimeoutMs: NaN }, { busyTimeoutMs: Infinity }, { busyTimeoutMs: -Infinity }, { busyTimeoutMs: '100' }, { busyTimeoutMs: true }, { busyTimeoutMs: {} }, { busyTimeoutMs: 1n }];
+  for (const bad of badOptions) {
+    await assert.rejects(LeaseStore.open(good, bad), (e) => {
+      assert.equal(e.code, 'invalid_argument', `open(path, ${label(bad)}): ${e.message}`);
+      return true;
+    });
+    assert.equal(fs.existsSync(good), false, `open(path, ${label(bad)}) created the file`);
+  }
+  // Good options still open.
+  for (const ok of [undefined, {}, { busyTimeoutMs: 0 }, { busyTimeoutMs: 250.5 }, { busyTimeoutMs: undefined }]) {
+    const store = await LeaseStore.open(good, ok);
+    assert.equal(store.path, good);
+    store.close();
+  }
+});
+
+test('LeaseStore.open: a missing directory, a directory, and foreign files fail with storage and are left untouched', async () => {
+  const missingDir = path.join(dir, 'no-such-dir', 'x.db');
+  await assert.rejects(LeaseStore.open(missingDir), (e) => e.code === 'storage' && /no-such-dir/.test(e.message));
+  assert.equal(fs.existsSync(path.dirname(missingDir)), false);
+
+  const aDir = fs.mkdtempSync(path.join(dir, 'a-dir-'));
+  await assert.rejects(LeaseStore.open(aDir), (e) => e.code === 'storage');
+  assert.deepEqual(fs.readdirSync(aDir), []);
+
+  const foreign = {
+    'one-byte': Buffer.from('x'),
+    text: Buffer.from('hello, not a database\n'.repeat(64)),
+    'random-4k': Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)),
+  };
+  for (const [name, bytes] of Object.entries(foreign)) {
+    const sub = fs.mkdtempSync(path.join(dir, `foreign-${name}-`));
+    const file = path.join(sub, name);
+    fs.writeFileSync(file, bytes);
+    await assert.rejects(LeaseStore.open(file), (e) => {
+      assert.equal(e.code, 'storage', `${name}: ${e.message}`);
+      return true;
+    });
+    assert.ok(fs.readFileSync(file).equals(bytes), `${name}: the file was changed`);
+    assert.deepEqual(fs.readdirSync(sub), [name], `${name}: debris left beside the file`);
+  }
+});
+
+test('after close() every method throws code storage; close() twice is fine', async () => {
+  const { db, store } = await freshStore('closed');
+  store.close();
+  store.close();
+  const bytes = fileHash(db);
+  for (const [method, args] of Object.entries(VALID)) {
+    for (const target of [store, store.withReason]) {
+      let thrown;
+      try {
+        await target[method](...args);
+      } catch (error) {
+        thrown = error;
+      }
+      assert.ok(thrown instanceof Error, `${method} after close`);
+      assert.equal(thrown.code, 'storage', `${method} after close: ${thrown.message}`);
+      assert.match(thrown.message, /closed/);
+    }
+  }
+  assert.equal(fileHash(db), bytes);
+  assert.equal(fs.existsSync(`${db}.lock`), false, 'close() left the lock behind');
+  // The file is fine and opens again.
+  const again = await LeaseStore.open(db);
+  assert.equal(again.state('done').result, 'kept');
+  again.close();
+});
+
+test('new LeaseStore() directly throws; so does any forged construction', async () => {
+  assert.throws(() => new LeaseStore(), Error);
+  assert.throws(() => new LeaseStore('x.db'), Error);
+  assert.throws(() => new LeaseStore(Symbol('LeaseStore.open'), {}, 'x.db', 0), Error);
+  assert.throws(() => LeaseStore(), TypeError);
+});

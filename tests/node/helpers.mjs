@@ -1,0 +1,143 @@
+// Shared by the Node test files (not a test file itself: `node --test` only runs *.test.mjs).
+import assert from 'node:assert/strict';
+import { spawnSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const HERE = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(HERE, '../..');
+/** The staged package (`npm run package` leaves it here). */
+export const PKG = process.env.LEASEFENCE_PKG || path.resolve(HERE, '../../target/npm/leasefence');
+
+const require = createRequire(import.meta.url);
+
+/** The package as `require('leasefence')` gives it. */
+export function loadPackage() {
+  return require(PKG);
+}
+
+/** The package's wasm module (the same instance LeaseStore uses in this thread): vfsStats() etc. */
+export function loadWasm() {
+  return require(path.join(PKG, 'wasm', 'leasefence.js'));
+}
+
+/** A fresh temp directory, removed when the process exits. */
+export function tempDir(prefix = 'leasefence-node-') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** sha256 of a file's bytes, or null when it is missing. */
+export function fileHash(file) {
+  try {
+    return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  } catch (error) {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** Size of a file, or -1 when missing. */
+export function fileSize(file) {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return -1;
+  }
+}
+
+const PY_CHECK = String.raw`
+import json, sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+out = {
+  "integrity": [r[0] for r in con.execute("PRAGMA integrity_check")],
+  "journal_mode": con.execute("PRAGMA journal_mode").fetchone()[0],
+  "application_id": con.execute("PRAGMA application_id").fetchone()[0],
+  "rows": [dict(zip(("id", "owner", "until", "fence", "result", "done"), r))
+           for r in con.execute("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY rowid")],
+}
+con.close()
+print(json.dumps(out))
+`;
+
+/**
+ * Opens the file with Python's sqlite3 (only while no Node process uses it: Python locks with
+ * POSIX locks, not dot files) and returns {integrity, journal_mode, application_id, rows}.
+ */
+export function pythonInspect(file) {
+  const run = spawnSync('python3', ['-c', PY_CHECK, file], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `python3 failed: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+/** Asserts `PRAGMA integrity_check` is ok (through Python's sqlite3) and returns the rows. */
+export function assertIntegrity(file) {
+  const info = pythonInspect(file);
+  assert.deepEqual(info.integrity, ['ok'], `integrity_check of ${file}`);
+  return info;
+}
+
+/** Rejects when the promise does not settle within ms. */
+export function withTimeout(promise, ms, what) {
+  let timer;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+/**
+ * Runs `node script args...` and resolves {code, signal, stdout, stderr, ms}.
+ */
+export function runNode(script, args = [], options = {}) {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LEASEFENCE_PKG: PKG, ...(options.env ?? {}) },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) =>
+      resolve({ code, signal, stdout, stderr, ms: performance.now() - started }),
+    );
+  });
+}
+
+/** The JSON lines of a child's output (lines that are not JSON are ignored). */
+export function jsonLines(text) {
+  const out = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      // a line cut short by a kill
+    }
+  }
+  return out;
+}
+
+/** The native CLI, built when missing. */
+export function nativeCli() {
+  const bin = path.join(ROOT, 'target', 'debug', 'leasefence');
+  if (!fs.existsSync(bin)) {
+    const build = spawnSync('cargo', ['build', '-p', 'leasefence'], { cwd: ROOT, stdio: 'inherit' });
+    assert.equal(build.status, 0, 'cargo build -p leasefence failed');
+  }
+  return bin;
+}
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,358 @@
+// Node processes and native `leasefence batch` processes on one file at the same time. The file is
+// created by Node (so it is marked shared, and the native side picks dot-file locking by itself);
+// both kinds claim, renew, complete, release and come back stale; no (job, fence) twice, nothing
+// completed twice, rows agree with the completes, integrity ok. And: a native WAL file is refused
+// by LeaseStore.open with code 'storage' and a message about WAL, and left unchanged.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import test from 'node:test';
+
+import { HERE, PKG, assertIntegrity, fileHash, jsonLines, loadPackage, nativeCli, runNode, sleep, tempDir } from './helpers.mjs';
+import { POOL, checkRun, seedPool } from './stress-lib.mjs';
+
+const { LeaseStore } = loadPackage();
+const dir = tempDir();
+const CLI = nativeCli();
+const STRESS = path.join(HERE, 'stress-worker.mjs');
+const CRASH = path.join(HERE, 'crash-worker.mjs');
+
+/** One `leasefence batch` process, driven one request at a time. */
+class NativeBatch {
+  constructor(db, busyTimeoutMs = 60_000) {
+    this.child = spawn(CLI, ['--db', db, '--busy-timeout', String(busyTimeoutMs), 'batch'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.stderr = '';
+    this.child.stderr.setEncoding('utf8').on('data', (d) => (this.stderr += d));
+    this.waiting = [];
+    readline.createInterface({ input: this.child.stdout }).on('line', (line) => {
+      const resolve = this.waiting.shift();
+      assert.ok(resolve, `unexpected output from leasefence batch: ${line}`);
+      resolve(JSON.parse(line));
+    });
+    this.exited = new Promise((resolve) => this.child.on('close', (code) => resolve(code)));
+  }
+
+  request(obj) {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.child.stdin.write(`${JSON.stringify(obj)}\n`);
+    });
+  }
+
+  async end() {
+    this.child.stdin.end();
+    return this.exited;
+  }
+}
+
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The stress worker's loop, through the JSON-lines protocol of a native process. */
+async function driveNative(batch, id, ops, seed) {
+  const random = rng(seed);
+  const pick = (n) => Math.floor(random() * n);
+  const out = { id, ops: 0, grants: [], completes: [], enqueued: [], staleCompleteOk: [], violations: [], errors: [], counts: {}, ms: 0 };
+  const count = (k) => (out.counts[k] = (out.counts[k] ?? 0) + 1);
+  const held = [];
+  const old = [];
+  const started = performance.now();
+  const call = async (req) => {
+    const res = await batch.request(req);
+    if (res.error) throw Object.assign(new Error(res.error.message), { code: res.error.code });
+    return res;
+  };
+  for (let clock = 1; clock <= ops; clock++) {
+    const now = clock;
+    const ttl = 2 + pick(5);
+    const r = random();
+    try {
+      if (old.length > 0 && random() < 0.08) {
+        const lease = old[pick(old.length)];
+        if (!(lease.abandoned && now < lease.until)) {
+          count('stale');
+          const res = await call({ op: 'complete', job: lease.job, owner: id, fence: lease.fence, now, result: `stale:${id}` });
+          if (res.value) out.staleCompleteOk.push([lease.job, lease.fence, now]);
+          else if (!res.reason) out.violations.push(['a refused complete without a reason', lease]);
+        }
+      } else if (held.length > 0 && r < 0.45) {
+        const lease = held.splice(pick(held.length), 1)[0];
+        const sub = random();
+        if (sub < 0.6) {
+          count('complete');
+          const result = `${id}:${lease.job}:${lease.fence}:${now}`;
+          const { value } = await call({ op: 'complete', job: lease.job, owner: id, fence: lease.fence, now, result });
+          if (value) out.completes.push([lease.job, lease.fence, result]);
+          if (value && now >= lease.until) out.violations.push(['complete of an expired lease succeeded', lease, now]);
+          old.push(lease);
+        } else if (sub < 0.8) {
+          count('renew');
+          const { value } = await call({ op: 'renew', job: lease.job, owner: id, fence: lease.fence, now, ttl });
+          if (value && now >= lease.until) out.violations.push(['renew of an expired lease succeeded', lease, now]);
+          if (value) {
+            lease.until = now + ttl;
+            held.push(lease);
+          } else {
+            old.push(lease);
+          }
+        } else {
+          count('release');
+          await call({ op: 'release', job: lease.job, owner: id, fence: lease.fence });
+          old.push(lease);
+        }
+      } else if (r < 0.97) {
+        let grant = null;
+        if (r < 0.85) {
+          count('claimNext');
+          grant = (await call({ op: 'claim_next', owner: id, now, ttl })).value;
+        } else {
+          count('claim');
+          const job = `s${pick(POOL)}`;
+          const { value } = await call({ op: 'claim', job, owner: id, now, ttl });
+          if (value !== null) grant = { job, fence: value };
+        }
+        if (grant) {
+          out.grants.push([grant.job, grant.fence, now, now + ttl]);
+          held.push({ job: grant.job, fence: grant.fence, until: now + ttl });
+          if (held.length > 3) {
+            const abandoned = held.shift();
+            abandoned.abandoned = true;
+            old.push(abandoned);
+          }
+        }
+      } else {
+        count('enqueue');
+        const job = `extra-${pick(40)}`;
+        if ((await call({ op: 'enqueue', job })).value) out.enqueued.push(job);
+      }
+    } catch (error) {
+      out.errors.push(`${error.code}: ${error.message}`);
+    }
+    out.ops++;
+  }
+  out.ms = performance.now() - started;
+  out.vfs = { lost: 0, busy: 0 };
+  return out;
+}
+
+test('Node processes and native batch processes share one Node-created file', { timeout: 150_000 }, async () => {
+  const db = path.join(dir, 'mixed.db');
+  await seedPool(db);
+  assert.equal(assertIntegrity(db).application_id, 0x4c464e44, 'Node marks the files it creates');
+
+  // Natives open the file (their first request) before anyone writes: see the todo test below
+  // for what their opening does to a Node transaction in flight.
+  const natives = [new NativeBatch(db), new NativeBatch(db)];
+  for (const native of natives) assert.deepEqual((await native.request({ op: 'state', job: 's0' })).value.fence, 0);
+  assert.equal(fs.existsSync(`${db}-wal`), false, 'the native side opened the shared file in WAL mode');
+
+  const started = performance.now();
+  const nodeRuns = Promise.all(
+    [1, 2].map((n) => runNode(STRESS, [JSON.stringify({ db, pool: POOL, id: `node${n}`, ops: 300, seed: 100 + n, pauseEvery: 1, pauseMs: 3 })])),
+  );
+  const nativeReports = await Promise.all(natives.map((native, i) => driveNative(native, `native${i + 1}`, 300, 200 + i)));
+  const runs = await nodeRuns;
+  const ms = performance.now() - started;
+  for (const native of natives) {
+    assert.equal(await native.end(), 0, native.stderr);
+    assert.equal(native.stderr, '');
+  }
+  const nodeReports = [];
+  for (const run of runs) {
+    assert.equal(run.code, 0, run.stderr);
+    nodeReports.push(...jsonLines(run.stdout));
+  }
+  assert.equal(nodeReports.length, 2);
+  const reports = [...nodeReports, ...nativeReports];
+  const totals = checkRun(db, reports);
+  const ops = reports.reduce((n, r) => n + r.ops, 0);
+  const grantsBy = (prefix) => reports.filter((r) => r.id.startsWith(prefix)).reduce((n, r) => n + r.grants.length, 0);
+  const completesBy = (prefix) => reports.filter((r) => r.id.startsWith(prefix)).reduce((n, r) => n + r.completes.length, 0);
+  console.log(
+    `native mix: 2 Node + 2 native processes, ${ops} ops in ${(ms / 1000).toFixed(1)} s; grants Node ${grantsBy('node')} / native ${grantsBy('native')}, ` +
+      `completes Node ${completesBy('node')} / native ${completesBy('native')}, ${totals.stolen} re-claims; ` +
+      `time per op: ${reports.map((r) => `${r.id} ${(r.ms / r.ops).toFixed(1)} ms`).join(', ')}`,
+  );
+  assert.ok(grantsBy('native') > 30 && grantsBy('node') > 30, 'both kinds must really take part');
+  // A job granted by one kind and later by the other (expired leases stolen across kinds).
+  const kindOf = new Map();
+  let crossed = 0;
+  for (const r of reports) {
+    for (const [job] of r.grants) {
+      const kind = r.id.startsWith('node') ? 'node' : 'native';
+      if (kindOf.has(job) && kindOf.get(job) !== kind) crossed += 1;
+      kindOf.set(job, kind);
+    }
+  }
+  assert.ok(crossed > 0, 'no job passed between Node and native');
+  assert.equal(fs.existsSync(`${db}-wal`), false);
+});
+
+test('the two kinds exclude each other: a native batch waits for a stopped Node holder, Node waits for a native lock directory', { timeout: 60_000 }, async () => {
+  const db = path.join(dir, 'exclude.db');
+  const seed = await LeaseStore.open(db);
+  for (let i = 0; i < 20; i++) seed.enqueue(`e${i}`);
+  seed.close();
+  const native = new NativeBatch(db, 300);
+  assert.equal((await native.request({ op: 'state', job: 'e0' })).value.id, 'e0'); // opened before anyone writes
+
+  const child = spawn(process.execPath, [CRASH, 'loop', db, 'holder'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LEASEFENCE_PKG: PKG },
+  });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+  const exited = new Promise((resolve) => child.on('close', resolve));
+  while (!stdout.includes('ready')) await sleep(5);
+  let caught = false;
+  for (let attempt = 0; attempt < 1000 && !caught; attempt++) {
+    process.kill(child.pid, 'SIGSTOP');
+    let record = '';
+    try {
+      record = fs.readFileSync(`${db}.lock`, 'utf8');
+    } catch {
+      // not held now
+    }
+    caught = record.includes(`pid=${child.pid}\n`);
+    if (!caught) {
+      process.kill(child.pid, 'SIGCONT');
+      await sleep(Math.floor(Math.random() * 3));
+    }
+  }
+  try {
+    assert.ok(caught, 'never stopped the Node holder while it held the lock');
+    const lock = fs.readFileSync(`${db}.lock`, 'utf8');
+    const bytes = fileHash(db);
+    const t0 = performance.now();
+    const res = await native.request({ op: 'claim', job: 'e1', owner: 'native', now: 0, ttl: 10 });
+    assert.equal(res.error?.code, 'storage', JSON.stringify(res));
+    assert.match(res.error.message, /locked/);
+    assert.ok(performance.now() - t0 >= 250, 'the native side did not wait for its busy timeout');
+    assert.equal(fs.readFileSync(`${db}.lock`, 'utf8'), lock, 'the native side touched the Node lock');
+    assert.equal(fileHash(db), bytes);
+  } finally {
+    process.kill(child.pid, 'SIGCONT');
+    await sleep(50);
+    child.kill('SIGTERM');
+    await exited;
+  }
+  const report = jsonLines(stdout).find((l) => l.stats);
+  assert.deepEqual(report.errors, []);
+  assert.equal(report.stats.lost, 0);
+  // Once the holder is gone the native side works again.
+  assert.equal(typeof (await native.request({ op: 'claim', job: 'e19', owner: 'native', now: 1e12, ttl: 10 })).value, 'number');
+  assert.equal(await native.end(), 0);
+
+  // Native SQLite's unix-dotfile VFS holds the lock as a directory `<db>.lock`, which has no owner
+  // record: Node must wait for it and never remove it.
+  fs.mkdirSync(`${db}.lock`);
+  try {
+    await assert.rejects(LeaseStore.open(db, { busyTimeoutMs: 200 }), (e) => e.code === 'storage' && /locked/.test(e.message));
+    assert.ok(fs.statSync(`${db}.lock`).isDirectory(), 'Node removed a native lock');
+  } finally {
+    fs.rmdirSync(`${db}.lock`);
+  }
+  const store = await LeaseStore.open(db, { busyTimeoutMs: 200 });
+  assert.equal(store.enqueue('after'), true);
+  store.close();
+  assertIntegrity(db);
+});
+
+test('a native WAL file is refused by LeaseStore.open with storage and a WAL message, and left unchanged', async () => {
+  const sub = fs.mkdtempSync(path.join(dir, 'wal-'));
+  const db = path.join(sub, 'native.db');
+  const made = spawnSync(CLI, ['--db', db, 'enqueue', 'x'], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  assert.deepEqual(JSON.parse(made.stdout), { value: true });
+  const info = assertIntegrity(db);
+  assert.equal(info.journal_mode, 'wal');
+  const listing = fs.readdirSync(sub).sort();
+  const hashes = Object.fromEntries(listing.map((f) => [f, fileHash(path.join(sub, f))]));
+
+  for (const options of [undefined, { busyTimeoutMs: 0 }]) {
+    await assert.rejects(LeaseStore.open(db, options), (e) => {
+      assert.ok(e instanceof Error);
+      assert.equal(e.code, 'storage', e.message);
+      assert.match(e.message, /WAL/);
+      return true;
+    });
+  }
+  assert.deepEqual(fs.readdirSync(sub).sort(), listing, 'files appeared or vanished beside the database');
+  for (const f of listing) assert.equal(fileHash(path.join(sub, f)), hashes[f], `${f} changed`);
+  // Still the native file it was.
+  const after = spawnSync(CLI, ['--db', db, 'state', 'x'], { encoding: 'utf8' });
+  assert.equal(after.status, 0, after.stderr);
+  assert.equal(JSON.parse(after.stdout).value.id, 'x');
+  assert.equal(assertIntegrity(db).application_id, 0);
+});
+
+test(
+  'a native process opening a Node-shared file never rolls back a live Node transaction',
+  {
+    timeout: 60_000,
+  },
+  async () => {
+    const db = path.join(dir, 'probe.db');
+    const seed = await LeaseStore.open(db);
+    for (let i = 0; i < 50; i++) seed.enqueue(`p${i}`);
+    seed.close();
+    const child = spawn(process.execPath, [CRASH, 'loop', db, 'writer'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LEASEFENCE_PKG: PKG },
+    });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    const exited = new Promise((resolve) => child.on('close', resolve));
+    while (!stdout.includes('ready')) await sleep(5);
+    // Stop the writer in the middle of a commit: it holds the lock and its journal is synced.
+    let caught = false;
+    for (let attempt = 0; attempt < 2000 && !caught; attempt++) {
+      process.kill(child.pid, 'SIGSTOP');
+      let first = -1;
+      try {
+        const fd = fs.openSync(`${db}-journal`, 'r');
+        const buf = Buffer.alloc(1);
+        if (fs.readSync(fd, buf, 0, 1, 0) === 1) first = buf[0];
+        fs.closeSync(fd);
+      } catch {
+        // no journal at this instant
+      }
+      caught = first === 0xd9 && fs.existsSync(`${db}.lock`);
+      if (!caught) {
+        process.kill(child.pid, 'SIGCONT');
+        await sleep(Math.floor(Math.random() * 3));
+      }
+    }
+    try {
+      assert.ok(caught, 'never stopped the writer mid-commit');
+      const journal = fileHash(`${db}-journal`);
+      const bytes = fileHash(db);
+      const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '300', 'state', 'p0'], { encoding: 'utf8' });
+      // The native side must only wait for the live writer's lock ...
+      assert.equal(cli.status, 3, `the native CLI should fail with "locked": ${cli.stdout}`);
+      // ... and must leave its journal and the database alone.
+      assert.equal(fileHash(`${db}-journal`), journal, 'the live writer\'s journal was deleted (rolled back) by the native open');
+      assert.equal(fileHash(db), bytes, 'the database changed under the live writer');
+    } finally {
+      process.kill(child.pid, 'SIGCONT');
+      await sleep(100);
+      child.kill('SIGTERM');
+      await exited;
+    }
+    const report = jsonLines(stdout).find((l) => l.stats);
+    assert.deepEqual(report?.errors, [], 'the Node writer failed after the native open');
+    assertIntegrity(db);
+  },
+);

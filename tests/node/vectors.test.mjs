@@ -1,0 +1,153 @@
+// Every shared contract vector (tests/vectors/*.json) through the JavaScript API of the staged
+// package, each on a fresh temp file: values and reasons compared exactly, errors by `.code`,
+// and after every error the state of every job id the vector names is unchanged.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import test from 'node:test';
+
+import { ROOT, loadPackage, tempDir } from './helpers.mjs';
+
+const { LeaseStore } = loadPackage();
+const VECTORS = path.join(ROOT, 'tests', 'vectors');
+const files = fs.readdirSync(VECTORS).filter((f) => f.endsWith('.json')).sort();
+const dir = tempDir();
+
+const NONFINITE = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
+
+/** The positional arguments of SPEC section 5 for one protocol step. */
+function argsOf(step) {
+  const v = { ...step };
+  for (const [name, spelled] of Object.entries(step.nonfinite ?? {})) {
+    assert.ok(spelled in NONFINITE, `unknown nonfinite spelling ${spelled}`);
+    v[name] = NONFINITE[spelled];
+  }
+  switch (step.op) {
+    case 'enqueue':
+    case 'state':
+      return [step.op, [v.job]];
+    case 'claim':
+      return ['claim', [v.job, v.owner, v.now, v.ttl]];
+    case 'renew':
+      return ['renew', [v.job, v.owner, v.fence, v.now, v.ttl]];
+    case 'complete':
+      return ['complete', [v.job, v.owner, v.fence, v.now, v.result]];
+    case 'release':
+      return ['release', [v.job, v.owner, v.fence]];
+    case 'claim_next':
+      return ['claimNext', [v.owner, v.now, v.ttl]];
+    case 'claim_many':
+      return ['claimMany', [v.job, v.owners, v.now, v.ttl]];
+    default:
+      throw new Error(`vector uses an op this runner does not know: ${step.op}`);
+  }
+}
+
+/** Deep equality where numbers compare by value (10 equals 10.0, and -0 equals 0). */
+function same(actual, expected) {
+  if (typeof expected === 'number') return typeof actual === 'number' && actual === expected;
+  if (expected === null || typeof expected !== 'object') return actual === expected;
+  if (Array.isArray(expected)) {
+    return (
+      Array.isArray(actual) &&
+      actual.length === expected.length &&
+      expected.every((e, i) => same(actual[i], e))
+    );
+  }
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
+  const keys = Object.keys(expected).sort();
+  const got = Object.keys(actual).sort();
+  return same(got, keys) && keys.every((k) => same(actual[k], expected[k]));
+}
+
+function assertSame(actual, expected, where) {
+  assert.ok(
+    same(actual, expected),
+    `${where}\n  expected: ${JSON.stringify(expected)}\n  actual:   ${JSON.stringify(actual)}`,
+  );
+}
+
+/** Every job id a vector names (steps and claim_next answers). */
+function jobIdsOf(vector) {
+  const ids = new Set();
+  for (const step of vector.steps) {
+    if (typeof step.job === 'string') ids.add(step.job);
+    const value = step.expect?.value;
+    if (value && typeof value === 'object' && typeof value.job === 'string') ids.add(value.job);
+    if (value && typeof value === 'object' && typeof value.id === 'string') ids.add(value.id);
+  }
+  return [...ids];
+}
+
+function snapshot(store, ids) {
+  return Object.fromEntries(ids.map((id) => [id, store.state(id)]));
+}
+
+test('the vector folder is not empty', () => {
+  assert.ok(files.length >= 10, `only ${files.length} vectors in ${VECTORS}`);
+});
+
+for (const file of files) {
+  const vector = JSON.parse(fs.readFileSync(path.join(VECTORS, file), 'utf8'));
+  test(`${file}: ${vector.name}`, async () => {
+    const db = path.join(dir, file.replace(/\.json$/, '.db'));
+    const store = await LeaseStore.open(db);
+    const ids = jobIdsOf(vector);
+    try {
+      for (const [index, step] of vector.steps.entries()) {
+        const where = `${file} step ${index + 1}: ${JSON.stringify(step)}`;
+        const [method, args] = argsOf(step);
+        const expect = step.expect;
+        if ('error' in expect) {
+          const before = snapshot(store, ids);
+          let thrown;
+          try {
+            await store.withReason[method](...args);
+          } catch (error) {
+            thrown = error;
+          }
+          assert.ok(thrown instanceof Error, `${where}: expected an Error with code ${expect.error}`);
+          assert.equal(thrown.code, expect.error, `${where}: error code (message: ${thrown.message})`);
+          assert.deepEqual(snapshot(store, ids), before, `${where}: the error changed the database`);
+        } else if ('winners' in expect) {
+          assert.equal(method, 'claimMany', `${where}: winners only for claim_many`);
+          const { value, reasons } = await store.withReason.claimMany(...args);
+          assert.equal(value.length, args[1].length, `${where}: one answer per owner`);
+          const won = value.filter((v) => v !== null);
+          assert.equal(won.length, expect.winners, `${where}: winners in ${JSON.stringify(value)}`);
+          assert.ok(won.every((f) => f === expect.fence), `${where}: fence in ${JSON.stringify(value)}`);
+          // Losers lost to a live lease; the winner (reason null) holds the job now.
+          const winner = value.findIndex((v) => v !== null);
+          assert.equal(reasons[winner], null, `${where}: the winner has no reason`);
+          const state = store.state(args[0]);
+          assert.equal(state.owner, args[1][winner], `${where}: the winner in input order holds the job`);
+          assert.equal(state.fence, expect.fence, `${where}: stored fence`);
+        } else {
+          assert.ok('value' in expect, `${where}: unknown expectation`);
+          const answer = await store.withReason[method](...args);
+          if (method === 'claimMany') {
+            assertSame(answer.value, expect.value, `${where}: value`);
+            assert.ok(!('reason' in expect), `${where}: claim_many has per-owner reasons`);
+            continue;
+          }
+          assertSame(answer.value, expect.value, `${where}: value`);
+          // The plain method answers the same value (on a read, so it may be called twice).
+          if (method === 'state') assertSame(store.state(...args), expect.value, `${where}: plain`);
+          if ('reason' in expect) {
+            assertSame(answer.reason, expect.reason, `${where}: reason`);
+            assertSame(store.lastReason, expect.reason, `${where}: lastReason`);
+          } else if (answer.value !== null && answer.value !== false) {
+            assert.equal(answer.reason, null, `${where}: a yes carries no reason`);
+          } else if (['claim', 'renew', 'complete', 'release'].includes(method)) {
+            assert.ok(
+              answer.reason && typeof answer.reason.code === 'string',
+              `${where}: a no always carries a reason, got ${JSON.stringify(answer.reason)}`,
+            );
+          }
+        }
+      }
+    } finally {
+      store.close();
+    }
+  });
+}

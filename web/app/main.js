@@ -1,0 +1,598 @@
+// The playground's controller: owns the state, runs user intents one at a time against the real
+// store (web/store/), and asks the views to draw. The model (./model/) decides what a timeline
+// means; the views (./view/) only draw what they are given.
+import { LeaseStore } from '../store/lease-store.js';
+import * as TL from './model/timeline.js';
+import { docToHash, hashToDoc } from './model/encoding.js';
+import { fenceFor, fenceMemory, knownJobs, leases } from './model/derive.js';
+import { LANGUAGES, fmt, isLanguage, statusLine } from './model/describe.js';
+import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
+import { parseSaved, serializeSaved } from './model/saved.js';
+import { applyEntry, readRows } from './replay.js';
+import { byId, h, replace } from './view/dom.js';
+import { renderTimeline } from './view/timeline-view.js';
+import { renderJobs } from './view/table-view.js';
+import { renderWorkers } from './view/workers-view.js';
+import { renderStory } from './view/story-view.js';
+import { clearBanner, showBanner } from './view/banner-view.js';
+
+const DB_NAME = 'playground';
+const SAVE_KEY = 'timeline';
+const LANG_KEY = 'leasefence-playground-lang';
+const LOCK = 'leasefence-playground-db';
+const PLAY_MS = { story: 3200, free: 900 };
+
+const state = {
+  store: null,
+  doc: TL.emptyDoc(),
+  outcomes: [], // the store's answer for entries[i], kept for the future too once known
+  storeAt: -1, // the store holds exactly entries[0..storeAt); -1: unknown, erase first
+  rows: [],
+  prevRows: [],
+  story: null, // {id, step} while a scenario is being told
+  lang: 'en',
+  playing: null,
+  ready: false,
+};
+
+const ui = {};
+const compact = window.matchMedia('(max-width: 640px)');
+
+// ------------------------------------------------------------------------------------------
+// One intent at a time. Seeks coalesce (dragging the slider asks for many; only the last counts).
+
+const queue = [];
+let running = false;
+
+function schedule(kind, run) {
+  const last = queue.at(-1);
+  if (kind === 'seek' && last && last.kind === 'seek') {
+    last.run = run;
+    return;
+  }
+  queue.push({ kind, run });
+  if (!running) drain();
+}
+
+async function drain() {
+  running = true;
+  document.documentElement.dataset.busy = 'true';
+  while (queue.length) {
+    const { run } = queue.shift();
+    try {
+      await run();
+    } catch (error) {
+      failed(error);
+    }
+    render();
+  }
+  running = false;
+  document.documentElement.dataset.busy = 'false';
+}
+
+function failed(error) {
+  stopPlaying();
+  if (error && error.code === 'storage') {
+    state.ready = false;
+    showBanner(ui.banners, {
+      kind: 'error', key: 'storage', title: 'The store failed.',
+      message: String(error.message),
+      actions: [{ label: 'Reload the page', run: () => location.reload() }],
+    });
+  } else {
+    showBanner(ui.banners, { kind: 'error', key: 'bug', title: 'Something went wrong.', message: String(error?.message ?? error) });
+  }
+  console.error(error);
+}
+
+// ------------------------------------------------------------------------------------------
+// Keeping the store in step with the playhead: forward by running the next entries, backward
+// by erasing everything and replaying entries[0..k) (the store is deterministic given `now`).
+
+async function save(clean) {
+  await state.store.appSet(SAVE_KEY, serializeSaved({ ...state, clean }));
+}
+
+async function sync() {
+  const store = state.store;
+  let dirty = false;
+  const markDirty = async () => {
+    if (!dirty) {
+      dirty = true;
+      await save(false); // if the page dies mid-way, the next load replays instead of trusting
+    }
+  };
+  for (;;) {
+    const { entries, k } = state.doc;
+    if (state.storeAt < 0 || state.storeAt > k) {
+      await store.eraseEverything(); // also erases the saved timeline: written back right away
+      state.storeAt = 0;
+      dirty = false;
+      await markDirty();
+      continue;
+    }
+    if (state.storeAt >= k) break;
+    await markDirty();
+    state.outcomes[state.storeAt] = await applyEntry(store, entries[state.storeAt]);
+    state.storeAt += 1;
+  }
+  state.prevRows = state.rows;
+  state.rows = await readRows(store, knownJobs(state.doc.entries, state.doc.k));
+  await save(true);
+}
+
+function scenario() {
+  return state.story ? findScenario(state.story.id) : null;
+}
+
+async function moveTo(doc) {
+  state.doc = doc;
+  const sc = scenario();
+  if (sc) state.story = { id: sc.id, step: stepAt(sc, doc) };
+  await sync();
+}
+
+async function replaceTimeline(doc, story = null) {
+  stopPlaying();
+  state.doc = doc;
+  state.outcomes = [];
+  state.storeAt = -1;
+  state.story = story;
+  state.prevRows = [];
+  state.rows = [];
+  await sync();
+}
+
+// ------------------------------------------------------------------------------------------
+// User intents.
+
+function next() {
+  schedule('step', async () => {
+    const sc = scenario();
+    if (sc) {
+      const step = Math.min(state.story.step + 1, sc.steps.length - 1);
+      state.story = { id: sc.id, step };
+      state.doc = { ...state.doc, ...stepPlayhead(sc, step) };
+      await sync();
+    } else {
+      await moveTo(TL.stepForward(state.doc));
+    }
+  });
+}
+
+function back() {
+  schedule('step', async () => {
+    const sc = scenario();
+    if (sc) {
+      const step = Math.max(state.story.step - 1, 0);
+      state.story = { id: sc.id, step };
+      state.doc = { ...state.doc, ...stepPlayhead(sc, step) };
+      await sync();
+    } else {
+      await moveTo(TL.stepBack(state.doc));
+    }
+  });
+}
+
+function seek(makeDoc) {
+  schedule('seek', () => moveTo(makeDoc(state.doc)));
+}
+
+function act(worker, op) {
+  stopPlaying();
+  schedule('act', async () => {
+    const job = ui.job.value;
+    const jobProblem = TL.checkString(job, 'The job id');
+    if (jobProblem) return inputError(`${jobProblem}.`, ui.job);
+    let ttl = null;
+    if (op === 'claim' || op === 'renew') {
+      ttl = Number(ui.ttl.value);
+      const ttlProblem = ui.ttl.value.trim() === '' ? 'ttl must be a number' : TL.checkTtl(ttl);
+      if (ttlProblem) return inputError(`${ttlProblem[0].toUpperCase()}${ttlProblem.slice(1)}.`, ui.ttl);
+    }
+    let result = null;
+    if (op === 'complete') {
+      const typed = ui.results[worker].value;
+      const resultProblem = TL.checkString(typed, `${worker}'s result`, { allowEmpty: true });
+      if (resultProblem) return inputError(`${resultProblem}.`, ui.results[worker]);
+      result = typed === '' ? null : typed; // an empty box stores no result (null)
+    }
+    // A worker presents the fence it last got for this job (0 if it never got one).
+    const fence = fenceFor(fenceMemory(state.doc.entries, state.outcomes, state.doc.k), worker, job);
+    const args = {
+      enqueue: () => ({ job }),
+      claim: () => ({ job, ttl }),
+      renew: () => ({ job, fence, ttl }),
+      complete: () => ({ job, fence, result }),
+      release: () => ({ job, fence }),
+    }[op]();
+    const answer = TL.act(state.doc, { worker, op, args });
+    if (answer.error) return inputError(answer.error);
+    clearBanner(ui.banners, 'input');
+    const k = state.doc.k;
+    if (state.storeAt > k) state.storeAt = -1;
+    state.outcomes.length = Math.min(state.outcomes.length, k);
+    if (state.story) {
+      showBanner(ui.banners, {
+        kind: 'notice', key: 'fork',
+        message: 'You left the story and took over: this is your own timeline now. Pick a scenario and press Start to watch a story again.',
+      });
+      state.story = null;
+    } else if (answer.forked) {
+      showBanner(ui.banners, {
+        kind: 'notice', key: 'fork',
+        message: `The timeline forked at t=${fmt(state.doc.now)}: what came after was replaced by your action.`,
+      });
+    }
+    state.doc = answer.doc;
+    await sync();
+  });
+}
+
+function inputError(message, field) {
+  showBanner(ui.banners, { kind: 'error', key: 'input', title: 'Not done:', message });
+  field?.focus();
+}
+
+function startScenario(id) {
+  const sc = findScenario(id);
+  if (!sc) return;
+  clearBanner(ui.banners, 'fork');
+  schedule('load', () => replaceTimeline(scenarioDoc(sc), { id: sc.id, step: 0 }));
+}
+
+function loadShared(doc, from) {
+  schedule('load', async () => {
+    const previous = { doc: state.doc, story: state.story };
+    await replaceTimeline(doc, null);
+    showBanner(ui.banners, {
+      kind: 'notice', key: 'loaded',
+      message: `Loaded the timeline from ${from}: ${doc.entries.length} operation${doc.entries.length === 1 ? '' : 's'}, replayed on the store.` +
+        (previous.doc.entries.length ? ' Your previous timeline was replaced.' : ''),
+      actions: previous.doc.entries.length
+        ? [{ label: 'Undo', run: () => schedule('load', () => replaceTimeline(previous.doc, previous.story)) }]
+        : [],
+    });
+  });
+}
+
+function reset() {
+  schedule('load', async () => {
+    await replaceTimeline(TL.emptyDoc(), null);
+    clearBanner(ui.banners, 'fork');
+    showBanner(ui.banners, { kind: 'notice', key: 'loaded', message: 'Reset: the database was erased and the timeline is empty.' });
+  });
+}
+
+function share() {
+  const url = new URL(location.href);
+  url.hash = docToHash(state.doc);
+  ui.shareUrl.value = url.href;
+  ui.shareBox.hidden = false;
+  ui.shareUrl.focus();
+  ui.shareUrl.select();
+  const note = (text) => replace(ui.shareNote, text);
+  if (navigator.clipboard?.writeText) {
+    navigator.clipboard.writeText(url.href).then(
+      () => note('Link copied. Anyone who opens it gets this timeline replayed on their own store.'),
+      () => note('Copy the selected link (Ctrl+C or ⌘C). It replays this timeline on any browser.'),
+    );
+  } else {
+    note('Copy the selected link (Ctrl+C or ⌘C). It replays this timeline on any browser.');
+  }
+}
+
+function exportJson() {
+  const text = JSON.stringify(TL.docToJson(state.doc), null, 2);
+  const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
+  const a = h('a', { attrs: { href: url, download: 'leasefence-timeline.json' } });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  replace(ui.shareNote, `Exported ${state.doc.entries.length} operations as leasefence-timeline.json.`);
+}
+
+async function importFile(file) {
+  ui.importInput.value = '';
+  if (!file) return;
+  const refuse = (message) => showBanner(ui.banners, { kind: 'error', key: 'import', title: 'Import refused.', message });
+  // UTF-8 needs at most 3 bytes per UTF-16 unit: anything larger cannot pass the size check.
+  if (file.size > TL.LIMITS.text * 3) {
+    return refuse(`Invalid timeline: the file is larger than ${TL.LIMITS.text} characters.`);
+  }
+  let text;
+  try {
+    text = await file.text();
+  } catch {
+    return refuse('The file could not be read.');
+  }
+  const parsed = TL.parseDocText(text);
+  if (!parsed.ok) return refuse(parsed.error);
+  clearBanner(ui.banners, 'import');
+  loadShared(parsed.doc, 'the file');
+}
+
+function readHash() {
+  const parsed = hashToDoc(location.hash);
+  if (!parsed) return null;
+  // The link has been read: take it out of the address bar, so a reload shows the saved state.
+  history.replaceState(null, '', location.pathname + location.search);
+  if (!parsed.ok) {
+    showBanner(ui.banners, { kind: 'error', key: 'import', title: 'Shared link refused.', message: parsed.error });
+    return null;
+  }
+  return parsed.doc;
+}
+
+// ------------------------------------------------------------------------------------------
+// Play / pause.
+
+function playing() {
+  return state.playing !== null;
+}
+
+function hasAhead() {
+  const sc = scenario();
+  return sc ? state.story.step < sc.steps.length - 1 : state.doc.k < state.doc.entries.length;
+}
+
+function togglePlay() {
+  if (playing()) return stopPlaying();
+  if (!hasAhead()) return;
+  const tick = () => {
+    if (!hasAhead()) return stopPlaying();
+    if (!running) next();
+  };
+  state.playing = setInterval(tick, scenario() ? PLAY_MS.story : PLAY_MS.free);
+  tick();
+  render();
+}
+
+function stopPlaying() {
+  if (state.playing !== null) clearInterval(state.playing);
+  state.playing = null;
+  if (ui.play) render();
+}
+
+// ------------------------------------------------------------------------------------------
+// Drawing.
+
+let rendering = false;
+function render() {
+  if (rendering) return;
+  rendering = true;
+  try {
+    draw();
+  } finally {
+    rendering = false;
+  }
+}
+
+function draw() {
+  const { doc, outcomes, lang } = state;
+  const sc = scenario();
+  renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration },
+    sc, state.story?.step ?? 0, lang);
+
+  ui.clock.textContent = `t = ${fmt(doc.now)}`;
+  const span = TL.timeSpan(doc);
+  ui.scrub.max = String(span);
+  ui.scrub.value = String(doc.now);
+  ui.scrub.setAttribute('aria-valuetext', `t=${fmt(doc.now)}`);
+  ui.scrubMax.textContent = `t=${span}`;
+  replace(ui.scrubMarks, [...new Set(doc.entries.map((e) => e.t))].map((t) => h('option', { attrs: { value: t } })));
+
+  renderTimeline(ui.timeline, {
+    entries: doc.entries, outcomes, k: doc.k, now: doc.now,
+    leases: leases(doc.entries, outcomes, doc.now), lang, compact: compact.matches,
+  });
+  renderJobs(ui.jobsBody, ui.jobsEmpty, state.rows, state.prevRows, doc.now);
+  state.prevRows = state.rows; // mark changes once
+
+  const job = ui.job.value;
+  renderWorkers(ui.memory, fenceMemory(doc.entries, outcomes, doc.k), job, state.rows.find((r) => r.id === job));
+  replace(ui.jobList, knownJobs(doc.entries, doc.entries.length).slice(0, 50).map((id) => h('option', { attrs: { value: id } })));
+
+  const last = doc.k > 0 ? doc.entries[doc.k - 1] : null;
+  replace(ui.status, last ? `Last: ${statusLine(last, outcomes[doc.k - 1], lang)}` : 'Nothing has happened yet.');
+  replace(ui.count, `${doc.k} of ${doc.entries.length} operations played`);
+
+  // Controls: disabled until the store is open; ends of the timeline disable their steps.
+  const ready = state.ready;
+  for (const control of ui.controls) control.disabled = !ready;
+  const atStart = sc ? state.story.step === 0 : doc.k === 0 && doc.now === 0;
+  const ahead = hasAhead();
+  ui.back.disabled = ui.storyBack.disabled = ui.toStart.disabled = !ready || atStart;
+  ui.next.disabled = ui.storyNext.disabled = ui.toEnd.disabled = !ready || !ahead;
+  ui.play.disabled = !ready || (!ahead && !playing());
+  replace(ui.play, playing() ? '❚❚ Pause' : '▶ Play');
+  ui.play.setAttribute('aria-pressed', String(playing()));
+  ui.storyNext.classList.toggle('pulse', ready && !!sc && state.story.step === 0);
+}
+
+// ------------------------------------------------------------------------------------------
+// Opening the store.
+
+// One tab at a time holds the database (OPFS access handles are exclusive). The holder also
+// holds a Web Lock for its lifetime; a tab that was turned away waits for that lock, which the
+// browser frees when the holder closes or crashes, and then tries again by itself.
+let waitingForHolder = false;
+
+function holdLock() {
+  navigator.locks?.request(LOCK, () => new Promise(() => {}));
+}
+
+function waitForHolder() {
+  if (!navigator.locks || waitingForHolder) return;
+  waitingForHolder = true;
+  navigator.locks.request(LOCK, async () => {
+    waitingForHolder = false;
+    schedule('load', openStore);
+  });
+}
+
+async function openStore() {
+  if (state.store) return;
+  replace(ui.status, 'Opening the database in this browser’s private storage (OPFS)…');
+  let store;
+  try {
+    store = await LeaseStore.open(DB_NAME);
+  } catch (error) {
+    const another = /another tab/i.test(String(error?.message));
+    showBanner(ui.banners, {
+      kind: 'error', key: 'storage',
+      title: another ? 'Another tab already has the playground open.' : 'The store cannot start here.',
+      message: String(error?.message ?? error),
+      actions: [{ label: 'Try again', run: () => schedule('load', openStore) }],
+    });
+    replace(ui.status, another
+      ? 'Waiting: close the other tab of this playground (this tab retries by itself when it closes).'
+      : 'The playground needs OPFS; see the message above.');
+    if (another) setTimeout(waitForHolder, 1000);
+    return;
+  }
+  clearBanner(ui.banners, 'storage');
+  state.store = store;
+  holdLock();
+
+  const shared = readHash();
+  const saved = parseSaved(await store.appGet(SAVE_KEY));
+  if (saved) {
+    state.doc = saved.doc;
+    state.outcomes = saved.outcomes;
+    state.story = saved.story;
+    // A clean save means the store holds exactly entries[0..k): show it as it is stored.
+    state.storeAt = saved.clean ? saved.doc.k : -1;
+  } else if (!shared) {
+    const sc = findScenario(STORY_ID);
+    state.doc = scenarioDoc(sc);
+    state.story = { id: sc.id, step: 0 };
+    state.storeAt = -1;
+  }
+  document.documentElement.dataset.restored = saved ? (state.storeAt >= 0 ? 'from-store' : 'replayed') : 'new';
+  await sync();
+  state.ready = true;
+  if (shared) loadShared(shared, 'the shared link');
+  document.documentElement.dataset.ready = 'true';
+  document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
+}
+
+// ------------------------------------------------------------------------------------------
+// Wiring.
+
+function setLanguage(code) {
+  state.lang = isLanguage(code) ? code : 'en';
+  ui.lang.value = state.lang;
+  try {
+    localStorage.setItem(LANG_KEY, state.lang);
+  } catch {
+    // private mode: the choice lasts for this page only
+  }
+  replace(ui.scenario, SCENARIOS.map((sc) => h('option', { attrs: { value: sc.id }, text: scenarioTitle(sc, state.lang) })));
+  if (state.story) ui.scenario.value = state.story.id;
+  render();
+}
+
+const TYPING = new Set(['INPUT', 'TEXTAREA', 'SELECT']);
+
+function onKey(event) {
+  if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  if (target && (TYPING.has(target.tagName) || target.isContentEditable)) return;
+  // On the timeline itself the arrow keys scroll it, as on any scrollable region.
+  if (target === ui.timeline && (event.key === 'ArrowLeft' || event.key === 'ArrowRight')) return;
+  if (!state.ready) return;
+  const keys = {
+    ArrowRight: next, ArrowLeft: back,
+    Home: () => seek(TL.toStart), End: () => seek(TL.toEnd),
+    1: () => seek((d) => TL.advance(d, 1)), 5: () => seek((d) => TL.advance(d, 5)), 0: () => seek((d) => TL.advance(d, 10)),
+    p: togglePlay, P: togglePlay,
+    '?': () => ui.help.scrollIntoView({ block: 'start' }) || ui.help.focus(),
+  };
+  const run = keys[event.key];
+  if (!run) return;
+  event.preventDefault();
+  run();
+}
+
+function wire() {
+  const $ = byId;
+  Object.assign(ui, {
+    banners: $('banners'), storyPanel: $('story'), storyTitle: $('story-title'), storyProgress: $('story-progress'),
+    narration: $('narration'), storyBack: $('story-back'), storyNext: $('story-next'), scenario: $('scenario'),
+    scenarioStart: $('scenario-start'), lang: $('lang'), clock: $('clock'), toStart: $('to-start'), back: $('back'),
+    play: $('play'), next: $('next'), toEnd: $('to-end'), scrub: $('scrub'), scrubMarks: $('scrub-marks'),
+    scrubMax: $('scrub-max'), timeline: $('timeline'), status: $('status'), count: $('count'), job: $('job'),
+    jobList: $('job-list'), ttl: $('ttl'), enqueue: $('enqueue'), jobsBody: $('jobs-body'), jobsEmpty: $('jobs-empty'),
+    share: $('share'), shareBox: $('share-box'), shareUrl: $('share-url'), shareNote: $('share-note'),
+    exportButton: $('export'), importInput: $('import'), reset: $('reset'), help: $('help'),
+    memory: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`mem-${w}`)])),
+    results: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`${w}-result`)])),
+  });
+  ui.controls = [...document.querySelectorAll('[data-needs-store]')];
+
+  ui.storyNext.addEventListener('click', next);
+  ui.next.addEventListener('click', next);
+  ui.storyBack.addEventListener('click', back);
+  ui.back.addEventListener('click', back);
+  ui.toStart.addEventListener('click', () => seek(TL.toStart));
+  ui.toEnd.addEventListener('click', () => seek(TL.toEnd));
+  ui.play.addEventListener('click', togglePlay);
+  for (const [id, d] of [['plus1', 1], ['plus5', 5], ['plus10', 10]]) {
+    $(id).addEventListener('click', () => seek((doc) => TL.advance(doc, d)));
+  }
+  ui.scrub.addEventListener('input', () => {
+    const t = Number(ui.scrub.value);
+    seek((doc) => TL.seekTime(doc, t));
+  });
+  ui.enqueue.addEventListener('click', () => act('store', 'enqueue'));
+  for (const worker of TL.WORKERS) {
+    for (const op of TL.WORKER_OPS) $(`${worker}-${op}`).addEventListener('click', () => act(worker, op));
+  }
+  ui.job.addEventListener('input', render);
+  ui.scenarioStart.addEventListener('click', () => startScenario(ui.scenario.value));
+  ui.lang.addEventListener('change', () => setLanguage(ui.lang.value));
+  ui.share.addEventListener('click', share);
+  ui.exportButton.addEventListener('click', exportJson);
+  ui.importInput.addEventListener('change', () => importFile(ui.importInput.files?.[0]));
+  ui.reset.addEventListener('click', reset);
+  ui.timeline.addEventListener('click', (event) => {
+    // Clicking a card puts the playhead just after that operation.
+    const card = event.target.closest?.('.tl-card');
+    if (!card || !state.ready) return;
+    const index = Number(card.dataset.index);
+    if (!Number.isInteger(index)) return;
+    seek((doc) => (index < doc.entries.length ? { ...doc, k: index + 1, now: doc.entries[index].t } : doc));
+  });
+  document.addEventListener('keydown', onKey);
+  window.addEventListener('hashchange', () => {
+    if (!state.ready) return;
+    const shared = readHash();
+    if (shared) loadShared(shared, 'the shared link');
+  });
+  compact.addEventListener('change', render);
+
+  // Let go of the database as soon as the page goes away, for the next page or tab.
+  window.addEventListener('pagehide', () => {
+    if (!state.store) return;
+    const store = state.store;
+    state.store = null;
+    state.ready = false;
+    store.close().catch(() => {});
+  });
+  window.addEventListener('pageshow', (event) => {
+    if (event.persisted) location.reload();
+  });
+}
+
+let savedLang = null;
+try {
+  savedLang = localStorage.getItem(LANG_KEY);
+} catch {
+  // no storage: English
+}
+wire();
+replace(ui.lang, LANGUAGES.map((l) => h('option', { attrs: { value: l.code, lang: l.code }, text: l.name })));
+setLanguage(savedLang);
+schedule('load', openStore);

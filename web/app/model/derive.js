@@ -1,0 +1,81 @@
+// Facts derived from a timeline and the store's answers (outcomes), for the controller and the
+// views. Pure functions. An outcome is what the store answered for one entry:
+//   {value, reason}            value: true/false, a fence number or null; reason {code, ...} or null
+//   {error: {code, message}}   the store refused the call itself (invalid argument, storage)
+//   undefined                  not run yet (the future of a timeline just loaded)
+import { WORKERS } from './timeline.js';
+
+/** Whether the store granted the entry's operation. */
+export function granted(entry, outcome) {
+  if (!outcome || outcome.error) return false;
+  if (entry.op === 'claim') return typeof outcome.value === 'number';
+  return outcome.value === true;
+}
+
+/**
+ * What each worker remembers after entries[0..k): the fence it last got for each job.
+ * Returns Map(worker -> Map(job -> fence)). Maps, never plain objects: job ids are user text.
+ */
+export function fenceMemory(entries, outcomes, k) {
+  const memory = new Map(WORKERS.map((w) => [w, new Map()]));
+  for (let i = 0; i < k && i < entries.length; i++) {
+    const entry = entries[i];
+    if (entry.op === 'claim' && granted(entry, outcomes[i])) {
+      memory.get(entry.worker).set(entry.args.job, outcomes[i].value);
+    }
+  }
+  return memory;
+}
+
+/** Job ids enqueued in entries[0..k), in order of first appearance. */
+export function knownJobs(entries, k) {
+  const seen = new Set();
+  for (let i = 0; i < k && i < entries.length; i++) {
+    if (entries[i].op === 'enqueue') seen.add(entries[i].args.job);
+  }
+  return [...seen];
+}
+
+/**
+ * Leases as the store granted them, for drawing: one per granted claim, with the time it started,
+ * the time it was due to end (`until`, moved by renewals) and how it ended.
+ * end.kind: 'expired' (until reached), 'completed', 'released' or 'live' (until is after `now`).
+ */
+export function leases(entries, outcomes, now) {
+  const list = [];
+  const open = new Map(); // `${worker}\u0000${job}` -> lease
+  const key = (entry) => `${entry.worker}\u0000${entry.args.job}`;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i];
+    const outcome = outcomes[i];
+    if (!granted(entry, outcome)) continue;
+    if (entry.op === 'claim') {
+      const lease = {
+        worker: entry.worker, job: entry.args.job, fence: outcome.value,
+        from: entry.t, until: entry.t + entry.args.ttl, ended: null, endKind: null, index: i,
+      };
+      list.push(lease);
+      open.set(key(entry), lease);
+    } else if (entry.op !== 'enqueue') {
+      const lease = open.get(key(entry));
+      if (!lease || lease.fence !== entry.args.fence) continue;
+      if (entry.op === 'renew') {
+        lease.until = entry.t + entry.args.ttl;
+      } else {
+        lease.ended = entry.t;
+        lease.endKind = entry.op === 'complete' ? 'completed' : 'released';
+        open.delete(key(entry));
+      }
+    }
+  }
+  for (const lease of list) {
+    if (lease.endKind === null) lease.endKind = lease.until > now ? 'live' : 'expired';
+    lease.end = lease.ended ?? lease.until;
+  }
+  return list;
+}
+
+/** The fence a worker will present for a job (0 when it never got one). */
+export function fenceFor(memory, worker, job) {
+  return memory.get(worker)?.get(job) ?? 0;
+}

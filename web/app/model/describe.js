@@ -1,0 +1,168 @@
+// Outcomes in words, in English, Japanese or Chinese. Pure functions that return plain strings;
+// the views put them on the page as text, never as markup.
+import { granted } from './derive.js';
+
+export const LANGUAGES = Object.freeze([
+  { code: 'en', name: 'English' },
+  { code: 'ja', name: '日本語' },
+  { code: 'zh', name: '中文' },
+]);
+
+export function isLanguage(code) {
+  return LANGUAGES.some((l) => l.code === code);
+}
+
+/** Numbers as people write them: 10, 12.5, never 12.499999999. */
+export function fmt(n) {
+  if (typeof n !== 'number' || !Number.isFinite(n)) return String(n);
+  return Number.isInteger(n) ? String(n) : String(Number(n.toFixed(3)));
+}
+
+const PHRASES = {
+  en: {
+    claimGranted: (f, u) => `fence ${f}, until t=${u}`,
+    renewGranted: (u) => `renewed until t=${u}`,
+    completeGranted: () => 'done, result stored',
+    releaseGranted: (f) => `released, fence ${f} stays`,
+    enqueueTrue: () => 'queued',
+    enqueueFalse: () => 'already queued',
+    not_found: () => 'no such job',
+    done: () => 'job already done',
+    held: (owner, u) => `held by ${owner} until t=${u}`,
+    stale_fence: (mine, current) => `stale fence ${mine}, current ${current}`,
+    not_owner: (f) => `not the owner of fence ${f}`,
+    expired: (u) => `lease expired at t=${u}`,
+    refused: () => 'refused',
+    error: (code, message) => `error (${code}): ${message}`,
+    pending: () => 'not played yet',
+    granted: 'granted',
+    refusedWord: 'refused',
+    noResult: 'no result',
+    fence: (f) => `fence ${f}`,
+    ttl: (t) => `ttl ${t}`,
+  },
+  ja: {
+    claimGranted: (f, u) => `フェンス ${f}、t=${u} まで`,
+    renewGranted: (u) => `t=${u} まで延長`,
+    completeGranted: () => '完了、結果を保存',
+    releaseGranted: (f) => `解放（フェンス ${f} はそのまま）`,
+    enqueueTrue: () => 'キューに追加',
+    enqueueFalse: () => '登録済み',
+    not_found: () => 'そのジョブはない',
+    done: () => 'ジョブは完了済み',
+    held: (owner, u) => `${owner} が t=${u} まで保持中`,
+    stale_fence: (mine, current) => `古いフェンス ${mine}（現在は ${current}）`,
+    not_owner: (f) => `フェンス ${f} の持ち主ではない`,
+    expired: (u) => `リースは t=${u} で期限切れ`,
+    refused: () => '拒否',
+    error: (code, message) => `エラー（${code}）：${message}`,
+    pending: () => '未実行',
+    granted: '許可',
+    refusedWord: '拒否',
+    noResult: '結果なし',
+    fence: (f) => `フェンス ${f}`,
+    ttl: (t) => `ttl ${t}`,
+  },
+  zh: {
+    claimGranted: (f, u) => `fence ${f}，租约至 t=${u}`,
+    renewGranted: (u) => `续租至 t=${u}`,
+    completeGranted: () => '完成，结果已保存',
+    releaseGranted: (f) => `已释放，fence ${f} 不变`,
+    enqueueTrue: () => '已入队',
+    enqueueFalse: () => '已在队列中',
+    not_found: () => '没有这个任务',
+    done: () => '任务已完成',
+    held: (owner, u) => `${owner} 持有租约至 t=${u}`,
+    stale_fence: (mine, current) => `过期的 fence ${mine}，当前为 ${current}`,
+    not_owner: (f) => `不是 fence ${f} 的持有者`,
+    expired: (u) => `租约已于 t=${u} 过期`,
+    refused: () => '被拒绝',
+    error: (code, message) => `错误（${code}）：${message}`,
+    pending: () => '尚未执行',
+    granted: '成功',
+    refusedWord: '被拒绝',
+    noResult: '无结果',
+    fence: (f) => `fence ${f}`,
+    ttl: (t) => `ttl ${t}`,
+  },
+};
+
+function phrases(lang) {
+  return PHRASES[lang] ?? PHRASES.en;
+}
+
+/** A reason object from the store, in words. `entry` supplies the caller's own fence. */
+export function reasonText(reason, entry, lang = 'en') {
+  const p = phrases(lang);
+  switch (reason?.code) {
+    case 'not_found': return p.not_found();
+    case 'done': return p.done();
+    case 'held': return p.held(reason.owner ?? '?', fmt(reason.until));
+    case 'stale_fence': return p.stale_fence(fmt(entry.args.fence), fmt(reason.fence));
+    case 'not_owner': return p.not_owner(fmt(entry.args.fence));
+    case 'expired': return p.expired(fmt(reason.until));
+    default: return p.refused();
+  }
+}
+
+/**
+ * The outcome of one entry: {kind, icon, text}. kind is 'granted', 'refused', 'error' or
+ * 'pending'; the icon repeats it without colour (✓ ✗ ! …).
+ */
+export function outcomeText(entry, outcome, lang = 'en') {
+  const p = phrases(lang);
+  if (!outcome) return { kind: 'pending', icon: '…', text: p.pending() };
+  if (outcome.error) {
+    return { kind: 'error', icon: '!', text: p.error(String(outcome.error.code), String(outcome.error.message)) };
+  }
+  if (entry.op === 'enqueue') {
+    return outcome.value === true
+      ? { kind: 'granted', icon: '✓', text: p.enqueueTrue() }
+      : { kind: 'refused', icon: '–', text: p.enqueueFalse() };
+  }
+  if (granted(entry, outcome)) {
+    const a = entry.args;
+    const text = {
+      claim: () => p.claimGranted(fmt(outcome.value), fmt(entry.t + a.ttl)),
+      renew: () => p.renewGranted(fmt(entry.t + a.ttl)),
+      complete: () => p.completeGranted(),
+      release: () => p.releaseGranted(fmt(a.fence)),
+    }[entry.op]();
+    return { kind: 'granted', icon: '✓', text };
+  }
+  return { kind: 'refused', icon: '✗', text: reasonText(outcome.reason, entry, lang) };
+}
+
+/** The arguments of an entry in a few words: "ttl 10", "fence 1 · “A's result”". */
+export function argsText(entry, lang = 'en') {
+  const p = phrases(lang);
+  const a = entry.args;
+  switch (entry.op) {
+    case 'claim': return p.ttl(fmt(a.ttl));
+    case 'renew': return `${p.fence(fmt(a.fence))} · ${p.ttl(fmt(a.ttl))}`;
+    case 'complete': return `${p.fence(fmt(a.fence))} · ${a.result === null ? p.noResult : `“${a.result}”`}`;
+    case 'release': return p.fence(fmt(a.fence));
+    default: return '';
+  }
+}
+
+/** One line for the status bar and screen readers. */
+export function statusLine(entry, outcome, lang = 'en') {
+  const o = outcomeText(entry, outcome, lang);
+  const who = entry.worker === 'store' ? 'store' : entry.worker;
+  const args = argsText(entry, lang);
+  return `t=${fmt(entry.t)} · ${who}: ${entry.op} ${entry.args.job}${args ? ` (${args})` : ''} → ${o.icon} ${o.text}`;
+}
+
+const CHIPS = {
+  en: { claim: (f, w) => `fence ${f} → ${w}`, complete: (w) => `done, result of ${w}`, release: (w) => `released by ${w}` },
+  ja: { claim: (f, w) => `フェンス ${f} → ${w}`, complete: (w) => `完了、${w} の結果`, release: (w) => `${w} が解放` },
+  zh: { claim: (f, w) => `fence ${f} → ${w}`, complete: (w) => `完成，${w} 的结果`, release: (w) => `${w} 已释放` },
+};
+
+/** What the store recorded for a granted claim, complete or release: "job-42: fence 2 → B". */
+export function storeChipText(entry, outcome, lang = 'en') {
+  const c = CHIPS[lang] ?? CHIPS.en;
+  const what = entry.op === 'claim' ? c.claim(fmt(outcome.value), entry.worker) : c[entry.op](entry.worker);
+  return `${entry.args.job}: ${what}`;
+}
