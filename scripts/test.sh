@@ -29,3 +29,6 @@ bash scripts/setup-browser.sh
 bash scripts/build-web.sh
 wasm-pack --quiet test --headless --chrome crate --features browser --test browser_worker
 node --test tests/browser/
+
+step "fuzz: a short libFuzzer run on the batch protocol (scripts/fuzz.sh SECONDS for longer)"
+FUZZ_SANITIZER=none bash scripts/fuzz.sh "${LEASEFENCE_FUZZ_SECONDS:-30}"

@@ -1,6 +1,6 @@
 #![cfg(not(target_arch = "wasm32"))]
-//! Replays the fuzz corpus (`fuzz/corpus/batch_line/`, kept small with `cargo fuzz cmin`) through
-//! the exact checks of the `batch_line` fuzz target, so every input the fuzzer once found
+//! Replays the fuzz corpus (`fuzz/corpus/batch_line/`, kept small by `scripts/fuzz.sh cmin`)
+//! through the exact checks of the `batch_line` fuzz target, so every input the fuzzer once found
 //! interesting stays a regression test under plain `cargo test`, without libFuzzer or nightly.
 
 #[path = "fuzz_support/batch_line.rs"]
@@ -83,4 +83,27 @@ fn the_checks_accept_known_good_sequences() {
           [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n\
           \xff\xfe\n{\"op\":\"state\",\"job\":\"x\"}\n",
     );
+}
+
+/// The number rewriting that lets serde_json judge the protocol's JSON reader keeps invalid text
+/// invalid and valid text valid.
+#[test]
+fn number_rewriting_for_the_json_oracle() {
+    for (line, want) in [
+        (
+            r#"{"a":[1,-2.5e3,NaN,Infinity,-Infinity]}"#,
+            r#"{"a":[0 ,0 ,0 ,0 ,0 ]}"#,
+        ),
+        (
+            r#"{"n":1e400,"s":"NaN 1 \" 2"}"#,
+            r#"{"n":0 ,"s":"NaN 1 \" 2"}"#,
+        ),
+        ("-NaN", "#0 "),
+        ("01", "#"),
+        ("1.", "#"),
+        ("NaNe5", "0 e0 "),
+        ("[1-2]", "[#]"),
+    ] {
+        assert_eq!(batch_line::zero_numbers(line), want, "{line}");
+    }
 }

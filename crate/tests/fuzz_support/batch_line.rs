@@ -33,10 +33,20 @@ impl Backend for Memory {
 
 /// The seeded store: `free` (never claimed), `held` (A's live lease, fence 1, until 100),
 /// `done` (completed by A, result "r"), `released` (fence 2, released by B), `expired` (C's
-/// lease ended at 5, fence 1).
+/// lease ended at 5, fence 1), `exhausted` (E's lease until 50 with fence i64::MAX: usable until
+/// 50, never claimable again) and `almost` (free, fence i64::MAX - 1: one claim left). The last
+/// two are set with raw SQL, as no test could claim 2^63 times.
 pub fn seeded() -> Memory {
     let store = LeaseStore::open_in_memory().expect("in-memory store");
-    for job in ["free", "held", "done", "released", "expired"] {
+    for job in [
+        "free",
+        "held",
+        "done",
+        "released",
+        "expired",
+        "exhausted",
+        "almost",
+    ] {
         assert!(store.enqueue(job).unwrap());
     }
     let claim = |job, owner, now, ttl| store.claim(job, owner, now, ttl).unwrap().granted();
@@ -48,6 +58,14 @@ pub fn seeded() -> Memory {
     let released = store.release("released", "B", 2).unwrap();
     assert_eq!(claim("expired", "C", 0.0, 5.0), Some(1));
     assert!(done.is_granted() && released.is_granted());
+    store
+        .connection()
+        .execute_batch(
+            "UPDATE jobs SET owner = 'E', until = 50.0, fence = 9223372036854775807 \
+             WHERE id = 'exhausted'; \
+             UPDATE jobs SET fence = 9223372036854775806 WHERE id = 'almost';",
+        )
+        .unwrap();
     Memory(store)
 }
 
@@ -56,7 +74,9 @@ pub const SEED_SQL: &str = "DELETE FROM jobs; \
     INSERT INTO jobs(id, owner, until, fence, result, done) VALUES \
     ('free', NULL, 0.0, 0, NULL, 0), ('held', 'A', 100.0, 1, NULL, 0), \
     ('done', 'A', 100.0, 1, 'r', 1), ('released', NULL, 0.0, 2, NULL, 0), \
-    ('expired', 'C', 5.0, 1, NULL, 0);";
+    ('expired', 'C', 5.0, 1, NULL, 0), \
+    ('exhausted', 'E', 50.0, 9223372036854775807, NULL, 0), \
+    ('almost', NULL, 0.0, 9223372036854775806, NULL, 0);";
 
 /// Puts a store back into the [`seeded`] state with raw SQL, much faster than opening a new one
 /// (the fuzzer runs thousands of inputs a second on one store per thread).
@@ -97,10 +117,10 @@ pub fn check_lines(backend: &mut Memory, data: &[u8]) {
 
 /// Answers one line on `backend` and checks everything the module docs list.
 pub fn check_line(backend: &mut Memory, line: &str) {
-    let before = backend.0.jobs().expect("jobs before");
+    let before = snapshot(&backend.0);
     let response = respond(backend, line);
     let text = response.to_json();
-    let after = backend.0.jobs().expect("jobs after");
+    let after = snapshot(&backend.0);
     let ctx = Ctx {
         line,
         response: &text,
@@ -153,6 +173,28 @@ pub fn check_line(backend: &mut Memory, line: &str) {
     if keys != ["error"] {
         check_effects(line, &object["value"], &before, &changes, &ctx);
     }
+}
+
+/// Every row in insertion order, like `LeaseStore::jobs`, on a cached statement (the fuzzer
+/// takes two snapshots per line).
+pub fn snapshot(store: &LeaseStore) -> Vec<JobState> {
+    let mut stmt = store
+        .connection()
+        .prepare_cached("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY rowid")
+        .expect("prepare the snapshot");
+    let rows = stmt
+        .query_map([], |row| {
+            Ok(JobState {
+                id: row.get(0)?,
+                owner: row.get(1)?,
+                until: row.get(2)?,
+                fence: row.get(3)?,
+                result: row.get(4)?,
+                done: row.get(5)?,
+            })
+        })
+        .expect("read the jobs");
+    rows.collect::<Result<_, _>>().expect("read the jobs")
 }
 
 /// What a failure report shows.
@@ -284,7 +326,7 @@ fn depth(value: &Value, at: usize) -> usize {
 /// `line` with every valid JSON number and every `NaN`, `Infinity`, `-Infinity` outside strings
 /// replaced by `0 ` (the space keeps a token glued to the next one, like `NaNe5`, invalid), and
 /// every malformed number by `#`. Anything else is kept as is, so serde_json still judges it.
-fn zero_numbers(line: &str) -> String {
+pub fn zero_numbers(line: &str) -> String {
     let b = line.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -467,7 +509,7 @@ fn check_effects(
                 "the claimed row is not the job",
             );
             must(
-                new.fence == fence && fence == old.fence + 1,
+                new.fence == fence && Some(fence) == old.fence.checked_add(1),
                 "the fence is not old + 1",
             );
             let owner_ok = match op {
