@@ -27,7 +27,7 @@ node --test tests/node/
 step "browser: the crate on OPFS in a dedicated worker (wasm-bindgen-test), vectors and playground in Chromium"
 bash scripts/setup-browser.sh
 bash scripts/build-web.sh
-wasm-pack --quiet test --headless --chrome crate --features browser --test browser_worker
+wasm-pack test --headless --chrome crate --features browser --test browser_worker
 node --test tests/browser/
 
 step "fuzz: a short libFuzzer run on the batch protocol (scripts/fuzz.sh SECONDS for longer)"
