@@ -213,6 +213,18 @@ pub(crate) fn lease_end(now: f64, ttl: f64) -> Result<f64> {
             format!("now + ttl ({now} + {ttl}) overflows; use a smaller now or ttl"),
         ));
     }
+    if until <= now {
+        // A ttl lost to rounding (1e-9 s at now = 1.7e9, any ttl below one unit in the last
+        // place of now) would grant a lease that is over before it starts: a burnt fence and a
+        // token that is stale on arrival. Same effect as ttl = 0, so the same answer.
+        return Err(Error::invalid(
+            "ttl",
+            format!(
+                "now + ttl == now at this magnitude ({now:?} + {ttl:?}): the lease would end as it \
+                 starts; use a larger ttl or smaller time values"
+            ),
+        ));
+    }
     Ok(until)
 }
 

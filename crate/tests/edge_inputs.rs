@@ -370,7 +370,7 @@ fn invalid_argument(err: Error) -> &'static str {
 
 /// `now + ttl` overflowing to infinity is an invalid argument (naming `ttl`) for claim, renew,
 /// claim_next and claim_many, and nothing changes; at `f64::MAX` a small ttl does not overflow
-/// (`f64::MAX + 1 == f64::MAX`), which gives a lease that ends at `now` (see below).
+/// (`f64::MAX + 1 == f64::MAX`) but is lost to rounding, which is invalid too.
 #[test]
 fn now_at_f64_max_and_overflowing_lease_ends() {
     let store = LeaseStore::open_in_memory().unwrap();
@@ -418,20 +418,19 @@ fn now_at_f64_max_and_overflowing_lease_ends() {
     assert_eq!(backend.0.jobs().unwrap(), fresh);
 
     // now = f64::MAX with a small ttl does not overflow: f64::MAX + 1 == f64::MAX, so the lease
-    // ends at now, like the subnormal ttl below: granted, but over at once.
+    // would end as it starts: invalid, like ttl = 0, and no fence is burnt.
     let store = &backend.0;
     store.enqueue("m").unwrap();
-    assert_eq!(store.claim("m", "a", max, 1.0).unwrap().granted(), Some(1));
-    assert_eq!(store.state("m").unwrap().unwrap().until, max);
     assert_eq!(
-        store.renew("m", "a", 1, max, 1.0).unwrap(),
-        Outcome::Rejected(Reason::Expired { until: max })
+        invalid_argument(store.claim("m", "a", max, 1.0).unwrap_err()),
+        "ttl"
     );
+    assert_eq!(store.state("m").unwrap().unwrap().fence, 0);
+    // A lease ending exactly at f64::MAX is fine, and survives the JSON round trip.
     assert_eq!(
-        store.complete("m", "a", 1, max, None).unwrap(),
-        Outcome::Rejected(Reason::Expired { until: max })
+        store.claim("m", "a", max / 2.0, max / 2.0).unwrap().granted(),
+        Some(1)
     );
-    assert_eq!(store.claim("m", "b", max, 1.0).unwrap().granted(), Some(2));
     assert_eq!(
         call(&mut backend, r#"{"op":"state","job":"m"}"#)["value"]["until"].as_f64(),
         Some(max),
@@ -471,8 +470,10 @@ fn negative_now_down_to_minus_f64_max() {
     store.enqueue("j").unwrap();
     let fresh = store.jobs().unwrap();
     for now in [-f64::MAX, -1e300, -1.0, -f64::MIN_POSITIVE, -5e-324] {
+        // A ttl big enough to move `until` past `now` at this magnitude.
+        let ttl = (-now / 2.0).max(1.0);
         assert_eq!(
-            store.claim("j", "a", now, 1.0).unwrap(),
+            store.claim("j", "a", now, ttl).unwrap(),
             Outcome::Rejected(Reason::Held {
                 owner: None,
                 until: 0.0
@@ -480,7 +481,7 @@ fn negative_now_down_to_minus_f64_max() {
             "now = {now}"
         );
         assert_eq!(
-            store.claim_next("a", now, 1.0).unwrap(),
+            store.claim_next("a", now, ttl).unwrap(),
             None,
             "now = {now}"
         );
@@ -502,7 +503,7 @@ fn negative_now_down_to_minus_f64_max() {
     let mut backend = Memory(store);
     let response = call(
         &mut backend,
-        r#"{"op":"claim","job":"j","owner":"b","now":-1.7976931348623157e308,"ttl":1}"#,
+        r#"{"op":"claim","job":"j","owner":"b","now":-1.7976931348623157e308,"ttl":1e308}"#,
     );
     assert_eq!(
         response,
@@ -510,55 +511,42 @@ fn negative_now_down_to_minus_f64_max() {
     );
 }
 
-/// A ttl so small that `now + ttl == now` (5e-324, the smallest subnormal, at any now >= 2^-1021)
-/// is valid (SPEC: only ttl <= 0 is invalid), and gives a lease that ends at `now`: the claim is
-/// granted with a new fence, but the lease is already over, exactly as if `now == until` (SPEC:
-/// claimable at `until`; renew and complete only while `until > now`). At now = 0 the same ttl
+/// A ttl so small that `now + ttl == now` (5e-324 at any now >= 2^-1021, 100 at now = 1.7e18)
+/// would give a lease that is over before it starts: the same effect as ttl = 0, so the same
+/// answer, `invalid_argument`, and nothing changes (no fence is burnt). At now = 0 the same ttl
 /// gives a real, if tiny, lease.
 #[test]
-fn subnormal_ttl_gives_a_lease_that_ends_at_now() {
+fn a_ttl_lost_to_rounding_is_invalid_and_burns_no_fence() {
     let tiny = 5e-324_f64;
     assert!(tiny > 0.0 && 1.0 + tiny == 1.0);
     let store = LeaseStore::open_in_memory().unwrap();
     store.enqueue("j").unwrap();
-    assert_eq!(store.claim("j", "a", 1.0, tiny).unwrap().granted(), Some(1));
+    for (now, ttl) in [(1.0, tiny), (1.7e18, 100.0), (-1.0, tiny)] {
+        let err = store.claim("j", "a", now, ttl).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                leasefence::Error::InvalidArgument {
+                    argument: "ttl",
+                    ..
+                }
+            ),
+            "{now} + {ttl}: {err}"
+        );
+        assert!(store.claim_next("a", now, ttl).is_err());
+    }
+    assert_eq!(
+        store.state("j").unwrap().unwrap().fence,
+        0,
+        "a fence was burnt"
+    );
+    let fence = store.claim("j", "a", 1.0, 10.0).unwrap().granted().unwrap();
+    let err = store.renew("j", "a", fence, 1.0, tiny).unwrap_err();
+    assert_eq!(err.code(), "invalid_argument");
     assert_eq!(
         store.state("j").unwrap().unwrap().until,
-        1.0,
-        "until == now"
-    );
-    assert_eq!(
-        store.renew("j", "a", 1, 1.0, tiny).unwrap(),
-        Outcome::Rejected(Reason::Expired { until: 1.0 })
-    );
-    assert_eq!(
-        store.renew("j", "a", 1, 1.0, 10.0).unwrap(),
-        Outcome::Rejected(Reason::Expired { until: 1.0 }),
-        "an expired lease is never revived, even with a real ttl"
-    );
-    assert_eq!(
-        store.complete("j", "a", 1, 1.0, Some("r")).unwrap(),
-        Outcome::Rejected(Reason::Expired { until: 1.0 })
-    );
-    // Anyone can claim it at the same instant; the old fence is stale from then on.
-    assert_eq!(store.claim("j", "b", 1.0, 10.0).unwrap().granted(), Some(2));
-    assert_eq!(
-        store.complete("j", "a", 1, 1.0, Some("r")).unwrap(),
-        Outcome::Rejected(Reason::StaleFence { current: 2 })
-    );
-    // claim_next also picks a job whose lease ended at now.
-    store.enqueue("k").unwrap();
-    assert_eq!(
-        store.claim_next("c", 1.0, tiny).unwrap().map(|c| c.job),
-        Some("k".into())
-    );
-    assert_eq!(
-        store
-            .claim_next("d", 1.0, tiny)
-            .unwrap()
-            .map(|c| (c.job, c.fence)),
-        Some(("k".into(), 2)),
-        "the zero-length lease is claimable at once, ahead of later untils"
+        11.0,
+        "renew changed until"
     );
 
     // At now = 0, 0 + 5e-324 = 5e-324 > 0: a live lease, stored exactly.
@@ -576,30 +564,18 @@ fn subnormal_ttl_gives_a_lease_that_ends_at_now() {
             until: tiny
         })
     );
-    assert!(store
-        .complete("zero", "a", 1, 0.0, None)
-        .unwrap()
-        .is_granted());
 
-    // The protocol reads 5e-324 exactly and reports the same.
+    // The protocol reads 5e-324 exactly and answers the same.
     let mut backend = Memory(LeaseStore::open_in_memory().unwrap());
     let lines = [
         (r#"{"op":"enqueue","job":"j"}"#, json!({"value": true})),
         (
             r#"{"op":"claim","job":"j","owner":"a","now":1,"ttl":5e-324}"#,
+            json!({"error": {"code": "invalid_argument"}}),
+        ),
+        (
+            r#"{"op":"claim","job":"j","owner":"a","now":0,"ttl":5e-324}"#,
             json!({"value": 1}),
-        ),
-        (
-            r#"{"op":"renew","job":"j","owner":"a","fence":1,"now":1,"ttl":5e-324}"#,
-            json!({"value": false, "reason": {"code": "expired", "until": 1.0}}),
-        ),
-        (
-            r#"{"op":"complete","job":"j","owner":"a","fence":1,"now":1,"result":"r"}"#,
-            json!({"value": false, "reason": {"code": "expired", "until": 1.0}}),
-        ),
-        (
-            r#"{"op":"claim","job":"j","owner":"b","now":1,"ttl":4.9e-324}"#,
-            json!({"value": 2}),
         ),
         (
             r#"{"op":"claim","job":"j","owner":"c","now":1,"ttl":1e-400}"#,
@@ -609,7 +585,7 @@ fn subnormal_ttl_gives_a_lease_that_ends_at_now() {
     for (line, want) in lines {
         let mut got = call(&mut backend, line);
         if let Some(error) = got.get_mut("error").and_then(Value::as_object_mut) {
-            error.remove("message"); // 1e-400 reads as 0, which is not a valid ttl
+            error.remove("message");
         }
         assert_eq!(got, want, "{line}");
     }

@@ -98,7 +98,7 @@ fn model_lease_end(now: f64, ttl: f64) -> Result<f64, &'static str> {
         return Err("ttl");
     }
     let until = now + ttl;
-    if !until.is_finite() {
+    if !until.is_finite() || until <= now {
         return Err("ttl");
     }
     Ok(until)
