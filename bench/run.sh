@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# `npm run bench`: every benchmark on this machine in one run, then docs/bench (results.md, the
+# SVG charts and the README section). Each figure is a ratio to a baseline measured in the same
+# run, as a median with its spread over repeats. See docs/bench/results.md for what is measured.
+#
+# Environment:
+#   BENCH_REPEATS=5        repeats of every measurement
+#   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size);
+#                          the report then goes to target/bench/report, not docs/bench
+#   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+repeats=${BENCH_REPEATS:-5}
+only=${BENCH_ONLY:-native,contention,scale,node,browser,size}
+# Databases live on the repository's disk (a real fsync), never on a tmpfs.
+tmp=target/bench-tmp
+out=target/bench
+mkdir -p "$tmp" "$out"
+results="$out/results-$(date +%Y%m%d-%H%M%S).jsonl"
+: >"$results"
+wants() { [[ ",$only," == *",$1,"* ]]; }
+step() { printf '\n== %s\n' "$*" >&2; }
+started=$SECONDS
+
+need() { command -v "$1" >/dev/null 2>&1 || { echo "bench: '$1' is required ($2)" >&2; exit 1; }; }
+need cargo "the Rust toolchain"
+need node "Node 20 or later"
+need python3 "Python 3 runs the seed module, the native anchor"
+need gzip "gzip measures the compressed .wasm sizes"
+
+step "setting up (builds are incremental; BENCH_SKIP_BUILD=1 skips the wasm ones)"
+if [ ! -d node_modules/better-sqlite3 ] || [ ! -d node_modules/@sqlite.org/sqlite-wasm ]; then
+  echo "  installing npm dev dependencies (better-sqlite3 builds from source once)" >&2
+  npm ci --no-audit --no-fund --silent
+fi
+cargo build -q --release -p leasefence-bench
+if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
+  if wants browser || wants size; then bash scripts/build-web.sh >&2; fi
+  if wants node || wants size; then bash scripts/package.sh >/dev/null; fi
+fi
+if wants browser; then bash scripts/setup-browser.sh >&2; fi
+
+env_record() {
+  node -e '
+    const os = require("node:os");
+    console.log(JSON.stringify({ section: "env", case: process.argv[1], when: new Date().toISOString(),
+      cpus: os.cpus().length, cpu: os.cpus()[0]?.model, kernel: os.release(), loadavg: os.loadavg(),
+      memory_gb: Math.round(os.totalmem() / 2 ** 30), node: process.version, repeats: Number(process.argv[2]) }));
+  ' "$1" "$repeats"
+}
+env_record start >>"$results"
+bin=target/release/leasefence-bench
+
+if wants native; then
+  step "1. native: claim-then-complete cycles; raw rusqlite floor, store, seed-parity functions, Python seed"
+  "$bin" native --dir "$tmp" --repeats "$repeats" --cycles 400 --seed-cycles 160 --blocks 80 >>"$results"
+fi
+if wants contention; then
+  step "2. contention: threads on claim_next + complete (store and floor); claim_many with 64 owners"
+  "$bin" contention --dir "$tmp" --repeats "$repeats" --cycles 300 --threads 1,2,4,8,16,64 \
+    --cases store,floor,store-short-sleeps >>"$results"
+fi
+if wants scale; then
+  step "3. scale: claim_next and claim at 1,000, 100,000 and 1,000,000 jobs"
+  "$bin" scale --dir "$tmp" --repeats "$repeats" --ops 100 --sizes 1000,100000,1000000 >>"$results"
+fi
+if wants node; then
+  step "4. node: the npm package vs better-sqlite3 with the same SQL (journal DELETE, synchronous FULL)"
+  node bench/node/bench.mjs --dir "$tmp" --repeats "$repeats" --cycles 150 --blocks 15 >>"$results"
+fi
+if wants browser; then
+  step "5. browser: leasefence on OPFS vs the official sqlite-wasm on opfs-sahpool (headless Chromium)"
+  node bench/browser/bench.mjs --repeats "$repeats" --cycles 120 --blocks 12 >>"$results"
+fi
+if wants size; then
+  step "6. size: the shipped .wasm, raw and gzip -9"
+  node bench/size.mjs >>"$results"
+fi
+env_record end >>"$results"
+
+step "report"
+cp "$results" "$out/latest.jsonl"
+# Only a full run replaces the published docs/bench.
+docs=docs/bench
+if [ -n "${BENCH_ONLY:-}" ]; then docs="$out/report"; fi
+node bench/report.mjs "$results" "$docs"
+echo "  $((SECONDS - started)) s in all; raw results in $results" >&2
