@@ -68,8 +68,15 @@ impl LeaseStore {
     /// reading only, then (now known to be ours) sets the journal and durability and creates the
     /// schema. Every target's `open` ends here.
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
-    pub(crate) fn set_up(conn: Connection, label: &str, options: &OpenOptions) -> Result<Self> {
+    pub(crate) fn set_up(
+        #[cfg_attr(target_arch = "wasm32", allow(unused_mut))] mut conn: Connection,
+        label: &str,
+        options: &OpenOptions,
+    ) -> Result<Self> {
         conn.busy_timeout(options.busy_timeout)
+            .map_err(Error::storage("open"))?;
+        #[cfg(not(target_arch = "wasm32"))]
+        conn.busy_handler(Some(patient_busy_handler(options.busy_timeout)))
             .map_err(Error::storage("open"))?;
         let ready = contract::check_schema(&conn, label)?;
         // Only now, with the file known to be SQLite of the right shape (or empty), write to it.
@@ -343,4 +350,28 @@ fn refuse_damaged(conn: &Connection, label: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A busy handler for many workers on one file. SQLite's default sleeps 1, 2, 5, ... 100 ms
+/// between tries, so a waiter sleeps through most moments the lock is free, and under contention
+/// throughput collapses. This one retries after short, growing, jittered sleeps (50 us up to
+/// 2 ms) until `timeout` has passed since the first try of this wait.
+#[cfg(not(target_arch = "wasm32"))]
+fn patient_busy_handler(timeout: std::time::Duration) -> impl FnMut(i32) -> bool + Send + 'static {
+    use std::time::{Duration, Instant};
+    let mut started = Instant::now();
+    move |count| {
+        let now = Instant::now();
+        if count == 0 {
+            started = now;
+        }
+        if now.duration_since(started) >= timeout {
+            return false;
+        }
+        let base = (50u64 << count.clamp(0, 6)).min(2_000);
+        // Jitter from the clock's low bits keeps waiters from retrying in lockstep.
+        let jitter = u64::from(now.duration_since(started).subsec_nanos()) % (base / 2 + 1);
+        std::thread::sleep(Duration::from_micros(base + jitter));
+        true
+    }
 }

@@ -87,7 +87,12 @@ fn corruption_found_later_is_a_storage_error_that_changes_nothing() {
             .unwrap();
         }
         tx.commit().unwrap();
-    } // the last connection checkpoints the WAL into the file
+        // Move everything from the WAL into the file, so that the damage below hits real pages.
+        store
+            .connection()
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+            .unwrap();
+    }
     let mut bytes = std::fs::read(&path).unwrap();
     let at = (bytes.len() / 2 / 4096) * 4096;
     bytes[at..at + 8].fill(0x5A);
