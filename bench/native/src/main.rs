@@ -541,9 +541,9 @@ fn store_race(path: &Path, threads: usize, cycles: usize) -> Result<Run> {
     Ok(run)
 }
 
-/// An experiment, not leasefence as shipped: the same race with SQLite's default busy handler
-/// (sleeps of 1, 2, 5, 10, ... up to 100 ms) replaced by short sleeps, through
-/// `store.connection()`, to show what lock waiting costs under contention.
+/// A comparison, not leasefence as shipped: the same race with the store's busy handler
+/// (jittered sleeps growing from 50 us to 2 ms) replaced by constant short sleeps, through
+/// `store.connection()`, to show how the waiting policy shapes throughput under contention.
 fn store_race_short_sleeps(path: &Path, threads: usize, cycles: usize) -> Result<Run> {
     extern "C" fn short_sleep(
         _: *mut std::ffi::c_void,
