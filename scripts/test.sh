@@ -22,6 +22,7 @@ python3 tests/interop/run_vectors.py
 
 step "node package: build, then vectors, arguments, threads, stress, crash, native mix, tarball"
 bash scripts/package.sh
+command -v strace >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null; }
 node --test tests/node/
 
 step "browser: the crate on OPFS in a dedicated worker (wasm-bindgen-test), vectors and playground in Chromium"

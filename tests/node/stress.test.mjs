@@ -40,15 +40,15 @@ function summary(label, reports, ms, totals) {
   return ops;
 }
 
-test('4 processes x 600 operations on one file', { timeout: 150_000 }, async () => {
+test('4 processes x 3000 operations on one file', { timeout: 150_000 }, async () => {
   const db = path.join(dir, 'processes.db');
   await seedPool(db);
-  const configs = [1, 2, 3, 4].map((n) => ({ id: `p${n}`, ops: 600, seed: n }));
+  const configs = [1, 2, 3, 4].map((n) => ({ id: `p${n}`, ops: 3000, seed: n }));
   const { reports, ms } = await runWorkers(db, configs);
   assert.equal(reports.length, 4);
   const totals = checkRun(db, reports);
   const ops = summary('stress, 4 processes', reports, ms, totals);
-  assert.equal(ops, 2400);
+  assert.equal(ops, 12000);
   assert.ok(totals.grants > 500, `only ${totals.grants} grants`);
   assert.ok(totals.completes > 150, `only ${totals.completes} completes`);
   assert.ok(totals.stolen > 20, `only ${totals.stolen} leases were re-claimed: clocks not interleaving`);
