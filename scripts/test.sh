@@ -33,3 +33,6 @@ node --test tests/browser/
 
 step "fuzz: a short libFuzzer run on the batch protocol (scripts/fuzz.sh SECONDS for longer)"
 FUZZ_SANITIZER=none bash scripts/fuzz.sh "${LEASEFENCE_FUZZ_SECONDS:-30}"
+
+step "postgres: the same contract on a real PostgreSQL server"
+bash scripts/postgres.sh

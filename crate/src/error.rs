@@ -52,6 +52,13 @@ pub enum Error {
         /// The job whose fence is exhausted.
         job: String,
     },
+    /// The operation lost every race it ran against concurrent workers, many times in a row
+    /// (`claim_next` on PostgreSQL finding each claimable job taken just before it). Nothing
+    /// changed; retry.
+    Contended {
+        /// The operation that gave up.
+        operation: &'static str,
+    },
     /// An invariant broke (a worker thread panicked, the database changed under an open
     /// transaction). Nothing was changed; report it as a bug.
     Internal {
@@ -64,6 +71,20 @@ pub enum Error {
         operation: &'static str,
         /// The underlying SQLite error.
         source: rusqlite::Error,
+    },
+    /// PostgreSQL failed, or could not be reached, while running an operation (feature
+    /// `postgres`). When `disconnected`, the store has dropped its connection and opens a new one
+    /// on the next call: retry. The one case where something may have changed: a connection
+    /// lost while the server committed; the retry's answer shows it (a claim is `held` by the
+    /// caller, a complete `done`).
+    #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+    Postgres {
+        /// The operation that was running (`claim`, `connect`, ...).
+        operation: &'static str,
+        /// The underlying client error.
+        source: postgres::Error,
+        /// Whether the connection was lost (or never made).
+        disconnected: bool,
     },
 }
 
@@ -93,6 +114,29 @@ impl Error {
         }
     }
 
+    /// Whether the same call may succeed if simply made again: the lock wait timed out (SQLite
+    /// busy, PostgreSQL `lock_timeout`), a transient conflict (PostgreSQL deadlock or
+    /// serialization failure, [`Error::Contended`]), or the connection to PostgreSQL was lost.
+    /// Invalid arguments and foreign databases are never retryable.
+    ///
+    /// ```
+    /// let err = leasefence::Error::FenceExhausted { job: "j".into() };
+    /// assert!(!err.is_retryable());
+    /// ```
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Storage { source, .. } => is_busy(source),
+            Error::Contended { .. } => true,
+            #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+            Error::Postgres {
+                source,
+                disconnected,
+                ..
+            } => *disconnected || crate::postgres::is_transient(source),
+            _ => false,
+        }
+    }
+
     pub(crate) fn invalid(argument: &'static str, message: impl Into<String>) -> Self {
         Error::InvalidArgument {
             argument,
@@ -111,6 +155,13 @@ impl fmt::Display for Error {
             Error::InvalidArgument { argument, message } => {
                 write!(f, "invalid argument `{argument}`: {message}")
             }
+            Error::NotLeasefenceDatabase { path, problem } if crate::is_postgres_url(path) => {
+                write!(
+                    f,
+                    "{path} is not a leasefence database ({problem}); nothing was written to it: \
+                     use another schema or database, or one created by leasefence"
+                )
+            }
             Error::NotLeasefenceDatabase { path, problem } => write!(
                 f,
                 "{path} is not a leasefence database ({problem}); the file was left untouched: \
@@ -121,6 +172,11 @@ impl fmt::Display for Error {
                 f,
                 "job {job:?} has used every fence up to i64::MAX and cannot be claimed again; \
                  enqueue the work under a new job id"
+            ),
+            Error::Contended { operation } => write!(
+                f,
+                "{operation} lost the race for every claimable job to concurrent workers, many \
+                 times in a row; nothing changed: retry"
             ),
             Error::Internal { message } => {
                 write!(f, "internal error: {message}; please report this as a bug")
@@ -136,6 +192,49 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
+            #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+            Error::Postgres {
+                operation,
+                source,
+                disconnected,
+            } => {
+                write!(f, "PostgreSQL failed during {operation}: ")?;
+                match source.as_db_error() {
+                    Some(db) => {
+                        let code = db.code().code();
+                        write!(f, "{}: {} (SQLSTATE {code})", db.severity(), db.message())?;
+                        if let Some(detail) = db.detail() {
+                            write!(f, " ({detail})")?;
+                        }
+                    }
+                    None => {
+                        // The client's own words, then its causes ("error connecting to
+                        // server: Connection refused").
+                        write!(f, "{source}")?;
+                        let mut cause = std::error::Error::source(source);
+                        while let Some(inner) = cause {
+                            write!(f, ": {inner}")?;
+                            cause = inner.source();
+                        }
+                    }
+                }
+                if *disconnected {
+                    write!(
+                        f,
+                        "; the connection to the server is lost or could not be made: retry, \
+                         the store connects again on the next call (if it was lost while the \
+                         server committed, the operation may have taken effect: a retried \
+                         claim then answers held, a retried complete done, and `state` shows \
+                         what is stored)"
+                    )?;
+                } else if crate::postgres::is_transient(source) {
+                    write!(
+                        f,
+                        " (a transient conflict or lock wait; nothing changed: retry)"
+                    )?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -144,6 +243,8 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Storage { source, .. } => Some(source),
+            #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+            Error::Postgres { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -154,4 +255,67 @@ pub(crate) fn is_busy(err: &rusqlite::Error) -> bool {
         err.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     )
+}
+
+/// `url` with any password replaced by `***` (in the user info and in a `password=` parameter),
+/// so that errors and logs can name the server without leaking its secret.
+#[cfg_attr(
+    not(all(not(target_arch = "wasm32"), feature = "postgres")),
+    allow(dead_code)
+)]
+pub(crate) fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rfind('@') {
+        Some(at) => {
+            let (userinfo, host) = authority.split_at(at);
+            match userinfo.find(':') {
+                Some(colon) => format!("{}:***{host}", &userinfo[..colon]),
+                None => authority.to_string(),
+            }
+        }
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let params: Vec<String> = query
+                .split('&')
+                .map(|param| match param.split_once('=') {
+                    Some((key, _)) if key.eq_ignore_ascii_case("password") => {
+                        format!("{key}=***")
+                    }
+                    _ => param.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", params.join("&"))
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}{authority}{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redact_url("postgres://app:s3cret@db:5432/q?sslmode=disable"),
+            "postgres://app:***@db:5432/q?sslmode=disable"
+        );
+        assert_eq!(
+            redact_url("postgresql://db/q?user=a&password=x&x=1"),
+            "postgresql://db/q?user=a&password=***&x=1"
+        );
+        assert_eq!(redact_url("postgres://app@db/q"), "postgres://app@db/q");
+        assert_eq!(
+            redact_url("postgres://a:p@ss@db/q"),
+            "postgres://a:***@db/q"
+        );
+    }
 }

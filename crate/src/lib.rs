@@ -22,23 +22,30 @@
 //! # Ok::<(), leasefence::Error>(())
 //! ```
 //!
-//! Layout: [`contract`](self) holds every SQL statement and transaction and runs unchanged on
+//! Layout: [`contract`](self) holds every SQLite statement and transaction and runs unchanged on
 //! every target; `native` opens files with the bundled SQLite and adds threads ([`seed`],
 //! [`LeaseStore::claim_many`]); [`protocol`] is the JSON-lines protocol of `leasefence batch`.
+//! [`Leases`] is the contract as a trait, implemented by [`LeaseStore`] and, with the `postgres`
+//! feature (on by default, native only), by `PgStore` on a PostgreSQL server; `open` picks the
+//! backend from its argument (a file path, or a `postgres://` URL).
 //!
 //! Limits: the clock is the caller's (`now` is passed in; callers sharing a database must agree
 //! on it). A fence protects writes to *this* store only: any other system a worker writes to must
 //! check the same token itself, or be idempotent. One SQLite file serves the workers of one
-//! machine; it is not a distributed queue.
+//! machine; it is not a distributed queue. Workers on several machines share a PostgreSQL server.
 
 #![deny(missing_docs)]
 
 mod contract;
 mod error;
+mod leases;
 mod options;
 mod outcome;
 pub mod protocol;
 mod store;
+
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+mod postgres;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
@@ -49,11 +56,16 @@ mod wasm;
 pub use wasm::{check_arguments, WasmStore};
 
 pub use error::{Error, Result};
+pub use leases::{is_postgres_url, Leases};
+#[cfg(not(target_arch = "wasm32"))]
+pub use leases::{open, open_with};
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
 pub use store::LeaseStore;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::{seed, MAX_CLAIM_MANY_OWNERS};
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+pub use postgres::{PgStore, CLAIM_MANY_CONNECTIONS};
 
 pub use rusqlite;

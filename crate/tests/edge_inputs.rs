@@ -428,7 +428,10 @@ fn now_at_f64_max_and_overflowing_lease_ends() {
     assert_eq!(store.state("m").unwrap().unwrap().fence, 0);
     // A lease ending exactly at f64::MAX is fine, and survives the JSON round trip.
     assert_eq!(
-        store.claim("m", "a", max / 2.0, max / 2.0).unwrap().granted(),
+        store
+            .claim("m", "a", max / 2.0, max / 2.0)
+            .unwrap()
+            .granted(),
         Some(1)
     );
     assert_eq!(

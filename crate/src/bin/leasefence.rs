@@ -15,7 +15,7 @@ mod cli {
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     use clap::{Args, Parser, Subcommand};
-    use leasefence::protocol::{execute, respond, Backend as _, FileBackend, Request, Response};
+    use leasefence::protocol::{execute, respond, Backend as _, Request, Response, TargetBackend};
     use leasefence::{JobState, Locking, OpenOptions};
 
     /// Exit status: the operation was granted (or returned a value).
@@ -34,8 +34,8 @@ mod cli {
     #[command(
         name = "leasefence",
         version,
-        about = "Leases with fencing tokens on one SQLite file: a stale worker can never \
-                 overwrite a newer worker's result.",
+        about = "Leases with fencing tokens on an SQLite file or a PostgreSQL server: a stale \
+                 worker can never overwrite a newer worker's result.",
         after_help = "Every operation prints one JSON line, as in the batch protocol: \
                       {\"value\": ...} with a \"reason\" when the store says no, or \
                       {\"error\": {\"code\", \"message\"}}.\n\n\
@@ -43,10 +43,12 @@ mod cli {
                       2 invalid usage or argument, 3 storage error."
     )]
     struct Cli {
-        /// The SQLite database file (created if missing).
-        #[arg(long, global = true, value_name = "PATH", env = "LEASEFENCE_DB")]
+        /// The SQLite database file (created if missing), or a PostgreSQL server as
+        /// postgres://user:password@host:port/database (tables created if missing).
+        #[arg(long, global = true, value_name = "PATH|URL", env = "LEASEFENCE_DB")]
         db: Option<PathBuf>,
-        /// How long to wait for another process's write lock, in milliseconds.
+        /// How long to wait for another process's write lock, in milliseconds (on PostgreSQL:
+        /// the session's lock_timeout and the connect timeout).
         #[arg(long, global = true, value_name = "MS", default_value_t = 10_000)]
         busy_timeout: u64,
         /// Locking protocol: `posix` (default; fastest) or `dotfile` (to share the file with
@@ -196,7 +198,7 @@ mod cli {
             }
         };
         let Some(db) = cli.db else {
-            eprintln!("leasefence: --db PATH is required (or set LEASEFENCE_DB)");
+            eprintln!("leasefence: --db PATH|URL is required (or set LEASEFENCE_DB)");
             return EXIT_INVALID;
         };
         let locking = match cli.locking {
@@ -206,7 +208,7 @@ mod cli {
         let options = OpenOptions::new()
             .busy_timeout(Duration::from_millis(cli.busy_timeout))
             .locking(locking);
-        let mut backend = FileBackend::new(db, options);
+        let mut backend = TargetBackend::new(db, options);
         let request = match cli.command {
             Command::Batch => return batch(&mut backend),
             Command::Jobs { json, clock } => return jobs(&mut backend, json, clock.now()),
@@ -294,7 +296,7 @@ mod cli {
 
     /// SPEC section 4: one response line per request line, flushed at once; never stops on a bad
     /// line. Ends at end of input (exit 0) or when stdout is closed.
-    fn batch(backend: &mut FileBackend) -> i32 {
+    fn batch(backend: &mut TargetBackend) -> i32 {
         let stdin = std::io::stdin();
         let mut input = stdin.lock();
         let stdout = std::io::stdout();
@@ -362,8 +364,8 @@ mod cli {
         }
     }
 
-    fn jobs(backend: &mut FileBackend, json: bool, now: f64) -> i32 {
-        let rows = match backend.store().and_then(|store| store.jobs()) {
+    fn jobs(backend: &mut TargetBackend, json: bool, now: f64) -> i32 {
+        let rows = match backend.leases().and_then(|store| store.jobs()) {
             Ok(rows) => rows,
             Err(err) => {
                 println!(

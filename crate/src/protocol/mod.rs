@@ -29,6 +29,7 @@ use serde_json::{json, Map, Value};
 
 use crate::contract;
 use crate::error::{Error, Result};
+use crate::leases::Leases;
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
 use crate::store::LeaseStore;
 use json::Json;
@@ -208,6 +209,10 @@ pub fn state_json(row: &JobState) -> Value {
 /// Where requests run: a store, opened lazily, and a way to run `claim_many` (threads natively,
 /// worker threads in Node).
 ///
+/// Requests run through [`Backend::leases`], the store as the [`Leases`] trait, so a backend may
+/// serve any storage. A backend on an SQLite [`LeaseStore`] only implements [`Backend::store`];
+/// one on other storage ([`TargetBackend`] on PostgreSQL) overrides `leases` too.
+///
 /// ```
 /// use leasefence::{protocol::Backend, LeaseStore};
 /// struct Memory(LeaseStore);
@@ -218,8 +223,24 @@ pub fn state_json(row: &JobState) -> Value {
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 pub trait Backend {
-    /// The store to run operations on; may open it on first use.
+    /// The SQLite store to run operations on; may open it on first use. A backend whose storage
+    /// is not an SQLite [`LeaseStore`] answers with an error and overrides [`Backend::leases`].
     fn store(&mut self) -> Result<&LeaseStore>;
+
+    /// The store every request runs on, as the [`Leases`] trait. The default is
+    /// [`Backend::store`].
+    ///
+    /// ```
+    /// # use leasefence::{protocol::Backend, LeaseStore};
+    /// # struct Memory(LeaseStore);
+    /// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
+    /// let mut backend = Memory(LeaseStore::open_in_memory()?);
+    /// assert!(backend.leases()?.enqueue("job")?);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn leases(&mut self) -> Result<&dyn Leases> {
+        Ok(self.store()?)
+    }
 
     /// Runs SPEC `claim_many`. The default claims one owner after the other on the one
     /// connection, which gives the same answer but not the concurrency; real backends override it.
@@ -230,7 +251,7 @@ pub trait Backend {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<Outcome<Fence>>> {
-        let store = self.store()?;
+        let store = self.leases()?;
         owners
             .iter()
             .map(|owner| store.claim(job, owner, now, ttl))
@@ -299,11 +320,11 @@ fn plain(value: Value) -> Response {
 fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
     Ok(match request {
         Request::Init => {
-            backend.store()?.init()?;
+            backend.leases()?.init()?;
             plain(Value::Null)
         }
-        Request::Enqueue { job } => plain(Value::Bool(backend.store()?.enqueue(job)?)),
-        Request::State { job } => plain(match backend.store()?.state(job)? {
+        Request::Enqueue { job } => plain(Value::Bool(backend.leases()?.enqueue(job)?)),
+        Request::State { job } => plain(match backend.leases()?.state(job)? {
             Some(row) => state_json(&row),
             None => Value::Null,
         }),
@@ -313,7 +334,7 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
             now,
             ttl,
         } => answered(
-            backend.store()?.claim(job, owner, *now, *ttl)?,
+            backend.leases()?.claim(job, owner, *now, *ttl)?,
             |fence| json!(fence),
             Value::Null,
         ),
@@ -324,7 +345,7 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
             now,
             ttl,
         } => answered(
-            backend.store()?.renew(job, owner, *fence, *now, *ttl)?,
+            backend.leases()?.renew(job, owner, *fence, *now, *ttl)?,
             |()| Value::Bool(true),
             Value::Bool(false),
         ),
@@ -336,13 +357,13 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
             result,
         } => answered(
             backend
-                .store()?
+                .leases()?
                 .complete(job, owner, *fence, *now, result.as_deref())?,
             |()| Value::Bool(true),
             Value::Bool(false),
         ),
         Request::Release { job, owner, fence } => answered(
-            backend.store()?.release(job, owner, *fence)?,
+            backend.leases()?.release(job, owner, *fence)?,
             |()| Value::Bool(true),
             Value::Bool(false),
         ),
@@ -362,7 +383,7 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
             ))
         }
         Request::ClaimNext { owner, now, ttl } => {
-            plain(match backend.store()?.claim_next(owner, *now, *ttl)? {
+            plain(match backend.leases()?.claim_next(owner, *now, *ttl)? {
                 Some(ClaimedJob { job, fence }) => json!({"job": job, "fence": fence}),
                 None => Value::Null,
             })
@@ -653,5 +674,87 @@ impl Backend for FileBackend {
         ttl: f64,
     ) -> Result<Vec<Outcome<Fence>>> {
         self.store()?.claim_many(job, owners, now, ttl)
+    }
+}
+
+/// A [`Backend`] on any target [`open`](crate::open) accepts: an SQLite file path or a
+/// `postgres://` URL. Opens it on first use (retrying on the next request if that fails, so a
+/// batch keeps serving) and runs `claim_many` on real threads, one connection per owner. What
+/// `leasefence --db` uses.
+///
+/// ```
+/// use leasefence::protocol::{respond, TargetBackend};
+/// let dir = tempfile::tempdir().unwrap();
+/// let mut backend = TargetBackend::new(dir.path().join("q.db"), leasefence::OpenOptions::new());
+/// assert_eq!(respond(&mut backend, r#"{"op":"enqueue","job":"j"}"#).to_json(), r#"{"value":true}"#);
+/// ```
+#[cfg(not(target_arch = "wasm32"))]
+pub struct TargetBackend {
+    target: std::path::PathBuf,
+    options: crate::OpenOptions,
+    opened: Option<Opened>,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+enum Opened {
+    Sqlite(LeaseStore),
+    Other(Box<dyn Leases>),
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl TargetBackend {
+    /// A backend for `target` (a file path or a `postgres://` URL); nothing is opened yet.
+    ///
+    /// ```
+    /// let b = leasefence::protocol::TargetBackend::new("postgres://localhost/q", Default::default());
+    /// # let _ = b;
+    /// ```
+    pub fn new(target: impl Into<std::path::PathBuf>, options: crate::OpenOptions) -> Self {
+        TargetBackend {
+            target: target.into(),
+            options,
+            opened: None,
+        }
+    }
+
+    fn open(&mut self) -> Result<&Opened> {
+        let opened = match self.opened.take() {
+            Some(opened) => opened,
+            None => match self.target.to_str().filter(|t| crate::is_postgres_url(t)) {
+                Some(_) => Opened::Other(crate::open_with(&self.target, &self.options)?),
+                None => Opened::Sqlite(self.options.open(&self.target)?),
+            },
+        };
+        Ok(self.opened.insert(opened))
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Backend for TargetBackend {
+    fn store(&mut self) -> Result<&LeaseStore> {
+        match self.open()? {
+            Opened::Sqlite(store) => Ok(store),
+            Opened::Other(store) => Err(Error::invalid(
+                "store",
+                format!("{store:?} is not an SQLite file; use Backend::leases"),
+            )),
+        }
+    }
+
+    fn leases(&mut self) -> Result<&dyn Leases> {
+        Ok(match self.open()? {
+            Opened::Sqlite(store) => store,
+            Opened::Other(store) => store.as_ref(),
+        })
+    }
+
+    fn claim_many(
+        &mut self,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<Fence>>> {
+        self.leases()?.claim_many(job, owners, now, ttl)
     }
 }

@@ -1,4 +1,9 @@
 //! Code shared by integration tests (`mod support;`). A subdirectory, so Cargo does not build it
-//! as a test target of its own.
+//! as a test target of its own. Each test uses only some of it.
 
+#[allow(dead_code)]
+pub mod batch;
+#[allow(dead_code)]
+pub mod vectors;
+#[allow(dead_code)]
 pub mod workload;

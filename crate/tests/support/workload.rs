@@ -1,8 +1,9 @@
-//! The stall-heavy mixed workload shared by `threads.rs` (direct `LeaseStore` calls) and
-//! `processes.rs` (`leasefence batch` processes over JSON lines).
+//! The stall-heavy mixed workload shared by `threads.rs` (direct `LeaseStore` calls),
+//! `processes.rs` (`leasefence batch` processes over JSON lines) and `postgres.rs` (both, on a
+//! PostgreSQL server).
 //!
 //! Several workers, each with its own [`Client`], run claims, `claim_next`, renewals, releases and
-//! completes on fresh jobs of one real SQLite file, on a shared logical clock with short leases,
+//! completes on fresh jobs of one real database (an SQLite file or a PostgreSQL schema), on a shared logical clock with short leases,
 //! where some workers deliberately stall past their lease. Checked: no fence is handed out twice,
 //! fences grow in real-time order, at most one complete per job succeeds, a stale complete is
 //! always refused and never changes the stored result, and the final rows match exactly what the
@@ -12,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
-use leasefence::{ClaimedJob, Fence, JobState, LeaseStore, Outcome, Reason};
+use leasefence::{ClaimedJob, Fence, JobState, Outcome, Reason};
 
 /// How many times the mixed workload runs, each time on fresh jobs of the same file.
 pub const EPOCHS: usize = 10;
@@ -465,7 +466,8 @@ impl Tally {
 }
 
 /// The whole mixed workload on `db`: [`EPOCHS`] runs of `workers` workers on [`JOBS`] fresh jobs
-/// each, every worker on its own client made by `connect` (in the worker's thread).
+/// each, every worker on its own client made by `connect` (in the worker's thread). `db` is what
+/// [`leasefence::open`] takes: an SQLite file, or a `postgres://` URL.
 pub fn run<C, F>(db: &Path, workers: usize, connect: F) -> Tally
 where
     C: Client,
@@ -486,7 +488,7 @@ where
     F: Fn(&Path) -> C + Sync,
 {
     {
-        let store = LeaseStore::open(db).unwrap();
+        let store = leasefence::open(db).unwrap();
         for j in 0..JOBS {
             assert!(store.enqueue(&job_name(epoch, j)).unwrap());
         }
@@ -544,7 +546,7 @@ where
     }
 
     // The final rows are exactly what the successful operations did.
-    let store = LeaseStore::open(db).unwrap();
+    let store = leasefence::open(db).unwrap();
     for j in 0..JOBS {
         let job = job_name(epoch, j);
         let row = store.state(&job).unwrap().unwrap();

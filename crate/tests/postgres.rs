@@ -1,0 +1,938 @@
+#![cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+//! The contract on a real PostgreSQL server (`PgStore`, `leasefence --db postgres://...`).
+//!
+//! Needs `LEASEFENCE_PG_URL` (a server this suite may create and drop schemas on); every test
+//! prints a notice and passes without it, so a plain `cargo test` needs no server.
+//! `bash scripts/postgres.sh` starts a throwaway server and runs this suite on it, with
+//! `LEASEFENCE_PG_RESTART` set to a command that crash-restarts that server.
+//!
+//! Each test works in a schema of its own (`?options=-csearch_path%3D...`), dropped at the end:
+//!
+//! - the shared vectors (`tests/vectors/*.json`) through the JSON-lines protocol, one fresh schema
+//!   per vector, with the same runner as the SQLite run;
+//! - the stall-heavy mixed workload (`support/workload.rs`) on several `leasefence batch`
+//!   processes, and on library stores in threads: no fence twice, no job completed twice, the
+//!   final rows exactly what the acknowledged operations did;
+//! - several processes draining one queue with `claim_next`: each job handed out once;
+//! - a crash restart of the server mid-run: no acknowledged fence or result is lost, no fence is
+//!   handed out again, and every failure on the way was a retryable `storage` error;
+//! - a dropped connection: a `storage` error saying to retry, then the next call works;
+//! - the index behind `claim_next`, fence exhaustion, foreign tables, concurrent first opens,
+//!   invalid arguments rejected before the server is asked.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex, RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant};
+
+use leasefence::protocol::{Backend, TargetBackend};
+use leasefence::{
+    ClaimedJob, Error, Fence, JobState, Leases, OpenOptions, Outcome, PgStore, Reason,
+};
+use postgres::NoTls;
+use serde_json::{json, Value};
+use support::batch::{Batch, BIN};
+use support::workload::{self, Client, EPOCHS, JOBS};
+
+/// The restart test takes this for writing; every other test holds it for reading, so no test
+/// loses its connections to a restart it did not ask for.
+static SERVER: RwLock<()> = RwLock::new(());
+
+fn shared_server() -> RwLockReadGuard<'static, ()> {
+    SERVER
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The server's URL. The tests are `#[ignore]`d so that a plain `cargo test` (no server) does
+/// not count them as passed; `scripts/postgres.sh` starts a server and runs them with `--ignored`.
+fn server(test: &str) -> Option<String> {
+    match std::env::var("LEASEFENCE_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => panic!(
+            "postgres::{test} needs LEASEFENCE_PG_URL: run `bash scripts/postgres.sh`, which \
+             starts a throwaway server and runs this suite"
+        ),
+    }
+}
+
+/// `url` with one more query parameter.
+fn with_param(url: &str, param: &str) -> String {
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}{param}")
+}
+
+/// A schema of this test's own, dropped (with everything in it) when the value is dropped.
+struct Schema {
+    base: String,
+    name: String,
+    url: String,
+}
+
+static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
+
+impl Schema {
+    fn new(base: &str, test: &str) -> Schema {
+        let name = format!(
+            "lf_{test}_{}_{}",
+            std::process::id(),
+            SCHEMAS.fetch_add(1, Ordering::SeqCst)
+        );
+        let mut admin = postgres::Client::connect(base, NoTls).expect("connect to the server");
+        // Identifiers cannot be bound; this one is made above from fixed characters.
+        admin
+            .batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+            ))
+            .unwrap();
+        let url = with_param(base, &format!("options=-csearch_path%3D{name}"));
+        Schema {
+            base: base.to_string(),
+            name,
+            url,
+        }
+    }
+
+    /// A plain client working in this schema, for looking behind the store's back.
+    fn admin(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url, NoTls).unwrap()
+    }
+
+    /// The schema's URL naming the connections `application_name`, so that a test can find
+    /// (and terminate) them.
+    fn url_named(&self, application: &str) -> String {
+        with_param(&self.url, &format!("application_name={application}"))
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = postgres::Client::connect(&self.base, NoTls) {
+            let _ = admin.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
+}
+
+/// Terminates every connection named `application` and waits until they are gone.
+fn terminate(schema: &Schema, application: &str) -> usize {
+    let mut admin = schema.admin();
+    let killed = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE application_name = $1",
+            &[&application],
+        )
+        .unwrap()
+        .len();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&application],
+            )
+            .unwrap()
+            .get(0);
+        if left == 0 {
+            return killed;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{application} connections linger"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The side table agrees with `jobs` row for row (the trigger kept every copy exact).
+fn assert_order_table_consistent(schema: &Schema) {
+    let mut admin = schema.admin();
+    let row = admin
+        .query_one(
+            "SELECT (SELECT count(*) FROM jobs), (SELECT count(*) FROM leasefence_order), \
+             (SELECT count(*) FROM jobs j JOIN leasefence_order o ON o.id = j.id \
+              WHERE o.until = j.until \
+                AND o.open = (j.done = 0 AND j.fence < 9223372036854775807))",
+            &[],
+        )
+        .unwrap();
+    let (jobs, order, agree): (i64, i64, i64) = (row.get(0), row.get(1), row.get(2));
+    assert_eq!(
+        (order, agree),
+        (jobs, jobs),
+        "leasefence_order drifted from jobs"
+    );
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn every_vector_passes_on_postgres() {
+    let Some(base) = server("every_vector_passes_on_postgres") else {
+        return;
+    };
+    let _server = shared_server();
+    let mut schemas = Vec::new();
+    let (failures, steps) = support::vectors::run_all(|name| {
+        let test = format!("v_{}", name.trim_end_matches(".json").replace('-', "_"));
+        let schema = Schema::new(&base, &test);
+        let backend = TargetBackend::new(&schema.url, OpenOptions::new());
+        schemas.push(schema);
+        Box::new(backend) as Box<dyn Backend>
+    });
+    assert!(
+        failures.is_empty(),
+        "{} vector(s) failed on PostgreSQL:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(steps > 100, "only {steps} steps ran");
+    for schema in &schemas {
+        assert_order_table_consistent(schema);
+    }
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn batch_processes_with_stalls_never_break_fencing() {
+    let Some(base) = server("batch_processes_with_stalls_never_break_fencing") else {
+        return;
+    };
+    let _server = shared_server();
+    let started = Instant::now();
+    let schema = Schema::new(&base, "processes");
+    let workers = 6;
+    let tally = workload::run(Path::new(&schema.url), workers, Batch::spawn);
+    eprintln!(
+        "postgres processes: {EPOCHS} runs x {workers} batch processes x {JOBS} jobs in {:?}: \
+         {tally:?}",
+        started.elapsed()
+    );
+    tally.assert_exercised(30, &["stale_fence", "expired", "not_owner"]);
+    let row = schema
+        .admin()
+        .query_one("SELECT count(*), sum(done)::bigint FROM jobs", &[])
+        .unwrap();
+    let (rows, done): (i64, i64) = (row.get(0), row.get(1));
+    let expected = (EPOCHS * JOBS) as i64;
+    assert_eq!((rows, done), (expected, expected));
+    assert_order_table_consistent(&schema);
+}
+
+/// Each worker of the mixed workload calls its own `PgStore` directly.
+impl Client for PgStore {
+    fn claim(&mut self, job: &str, owner: &str, now: f64, ttl: f64) -> Outcome<Fence> {
+        Leases::claim(self, job, owner, now, ttl).unwrap()
+    }
+
+    fn claim_next(&mut self, owner: &str, now: f64, ttl: f64) -> Option<ClaimedJob> {
+        Leases::claim_next(self, owner, now, ttl).unwrap()
+    }
+
+    fn renew(&mut self, job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> Outcome<()> {
+        Leases::renew(self, job, owner, fence, now, ttl).unwrap()
+    }
+
+    fn complete(
+        &mut self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        result: Option<&str>,
+    ) -> Outcome<()> {
+        Leases::complete(self, job, owner, fence, now, result).unwrap()
+    }
+
+    fn release(&mut self, job: &str, owner: &str, fence: Fence) -> Outcome<()> {
+        Leases::release(self, job, owner, fence).unwrap()
+    }
+
+    fn state(&mut self, job: &str) -> Option<JobState> {
+        Leases::state(self, job).unwrap()
+    }
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn library_stores_on_threads_never_break_fencing() {
+    let Some(base) = server("library_stores_on_threads_never_break_fencing") else {
+        return;
+    };
+    let _server = shared_server();
+    let started = Instant::now();
+    let schema = Schema::new(&base, "threads");
+    let workers = 8;
+    let tally = workload::run(Path::new(&schema.url), workers, |db: &Path| {
+        PgStore::connect(db.to_str().unwrap()).unwrap()
+    });
+    eprintln!(
+        "postgres threads: {EPOCHS} runs x {workers} stores x {JOBS} jobs in {:?}: {tally:?}",
+        started.elapsed()
+    );
+    tally.assert_exercised(50, &["stale_fence", "expired", "done", "not_owner"]);
+    assert_order_table_consistent(&schema);
+}
+
+/// What one draining process got: its (job, fence) grants and the jobs it completed.
+type DrainLog = (Vec<(String, Fence)>, Vec<String>);
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn draining_processes_hand_out_each_job_once() {
+    let Some(base) = server("draining_processes_hand_out_each_job_once") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "drain");
+    const QUEUE: usize = 600;
+    const PROCESSES: usize = 8;
+    {
+        let store = leasefence::open(&schema.url).unwrap();
+        for i in 0..QUEUE {
+            assert!(store.enqueue(&format!("job-{i:04}")).unwrap());
+        }
+    }
+    let barrier = Barrier::new(PROCESSES);
+    let logs: Vec<DrainLog> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..PROCESSES)
+            .map(|p| {
+                let (barrier, url) = (&barrier, &schema.url);
+                scope.spawn(move || {
+                    let mut batch = Batch::spawn(Path::new(url));
+                    let owner = format!("p{p}");
+                    let (mut grants, mut completed) = (Vec::new(), Vec::new());
+                    barrier.wait();
+                    while let Some(ClaimedJob { job, fence }) = batch.claim_next(&owner, 0.0, 600.0)
+                    {
+                        let result = format!("{owner}/{job}/{fence}");
+                        let done = batch.complete(&job, &owner, fence, 1.0, Some(&result));
+                        assert_eq!(done, Outcome::Granted(()), "{owner}: {job} fence {fence}");
+                        grants.push((job.clone(), fence));
+                        completed.push(job);
+                    }
+                    batch.finish();
+                    (grants, completed)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut handed_out = BTreeSet::new();
+    let mut completed = BTreeSet::new();
+    for (grants, done) in &logs {
+        assert!(!grants.is_empty(), "a process never got a job: {logs:?}");
+        for grant in grants {
+            assert!(
+                handed_out.insert(grant.clone()),
+                "{grant:?} handed out twice"
+            );
+            assert_eq!(grant.1, 1, "{grant:?}: the first claim of a job is fence 1");
+        }
+        for job in done {
+            assert!(completed.insert(job.clone()), "{job} completed twice");
+        }
+    }
+    assert_eq!((handed_out.len(), completed.len()), (QUEUE, QUEUE));
+    let rows = leasefence::open(&schema.url).unwrap().jobs().unwrap();
+    assert!(rows.iter().all(|row| row.done && row.fence == 1));
+    eprintln!(
+        "postgres drain: {QUEUE} jobs over {PROCESSES} processes: {:?}",
+        logs.iter().map(|l| l.0.len()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn a_server_crash_restart_loses_no_acknowledged_fence_or_result() {
+    let Some(base) = server("a_server_crash_restart_loses_no_acknowledged_fence_or_result") else {
+        return;
+    };
+    let Ok(restart) = std::env::var("LEASEFENCE_PG_RESTART") else {
+        eprintln!(
+            "skipping postgres::a_server_crash_restart_loses_no_acknowledged_fence_or_result: \
+             LEASEFENCE_PG_RESTART is unset (scripts/postgres.sh sets it)"
+        );
+        return;
+    };
+    // Alone on the server: the restart drops every connection.
+    let _server = SERVER
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let schema = Schema::new(&base, "restart");
+    const QUEUE: usize = 400;
+    const WORKERS: usize = 4;
+    {
+        let store = leasefence::open(&schema.url).unwrap();
+        for i in 0..QUEUE {
+            store.enqueue(&format!("job-{i:04}")).unwrap();
+        }
+    }
+    // A logical clock that moves with every operation: a lease whose complete was lost in the
+    // restart runs out and the job is claimed again, with a new fence.
+    let clock = AtomicU64::new(0);
+    let done = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let acknowledged_grants = Mutex::new(Vec::<(String, Fence)>::new());
+    let acknowledged_completes = Mutex::new(Vec::<(String, Fence, String)>::new());
+    // Completes that failed with an error: lost with the connection, they may or may not have
+    // committed (the caller cannot know; `state` tells).
+    let uncertain_completes = Mutex::new(Vec::<(String, Fence, String)>::new());
+    let errors = Mutex::new(Vec::<String>::new());
+    let deadline = Instant::now() + Duration::from_secs(180);
+
+    std::thread::scope(|scope| {
+        for w in 0..WORKERS {
+            let (clock, done, stop) = (&clock, &done, &stop);
+            let (grants, completes, uncertain, errors) = (
+                &acknowledged_grants,
+                &acknowledged_completes,
+                &uncertain_completes,
+                &errors,
+            );
+            let url = &schema.url;
+            scope.spawn(move || {
+                let store = PgStore::connect(url).unwrap();
+                let owner = format!("w{w}");
+                let failed = |err: Error| {
+                    assert_eq!(err.code(), "storage", "{err}");
+                    assert!(err.is_retryable(), "not retryable: {err}");
+                    assert!(err.to_string().contains("retry"), "{err}");
+                    errors.lock().unwrap().push(err.to_string());
+                    std::thread::sleep(Duration::from_millis(50));
+                };
+                while !stop.load(Ordering::SeqCst) {
+                    assert!(Instant::now() < deadline, "the run did not finish");
+                    let now = clock.fetch_add(1, Ordering::SeqCst) as f64;
+                    let claimed = match store.claim_next(&owner, now, 40.0) {
+                        Ok(Some(claimed)) => claimed,
+                        Ok(None) => {
+                            // Nothing claimable: finished once every job is done (a complete
+                            // lost in the restart may have committed without an answer).
+                            if store
+                                .jobs()
+                                .is_ok_and(|rows| rows.iter().all(|row| row.done))
+                            {
+                                stop.store(true, Ordering::SeqCst);
+                            }
+                            std::thread::sleep(Duration::from_millis(2));
+                            continue;
+                        }
+                        Err(err) => {
+                            failed(err);
+                            continue;
+                        }
+                    };
+                    grants
+                        .lock()
+                        .unwrap()
+                        .push((claimed.job.clone(), claimed.fence));
+                    let result = format!("{owner}/{}/{}", claimed.job, claimed.fence);
+                    let now = clock.fetch_add(1, Ordering::SeqCst) as f64;
+                    match store.complete(&claimed.job, &owner, claimed.fence, now, Some(&result)) {
+                        Ok(Outcome::Granted(())) => {
+                            completes
+                                .lock()
+                                .unwrap()
+                                .push((claimed.job, claimed.fence, result));
+                            done.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Ok(Outcome::Rejected(_)) => {} // the lease ran out meanwhile
+                        Err(err) => {
+                            uncertain
+                                .lock()
+                                .unwrap()
+                                .push((claimed.job, claimed.fence, result));
+                            failed(err);
+                        }
+                    }
+                }
+            });
+        }
+        // Crash-restart the server a third of the way through.
+        while done.load(Ordering::SeqCst) < QUEUE / 3 {
+            assert!(Instant::now() < deadline, "no progress before the restart");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let status = Command::new("sh").arg("-c").arg(&restart).status().unwrap();
+        if !status.success() {
+            stop.store(true, Ordering::SeqCst);
+            panic!("{restart} failed: {status}");
+        }
+        eprintln!(
+            "postgres restart: crash-restarted with {} of {QUEUE} jobs done",
+            done.load(Ordering::SeqCst)
+        );
+    });
+
+    let grants = acknowledged_grants.into_inner().unwrap();
+    let completes = acknowledged_completes.into_inner().unwrap();
+    let uncertain = uncertain_completes.into_inner().unwrap();
+    let errors = errors.into_inner().unwrap();
+    assert!(
+        !errors.is_empty(),
+        "the restart interrupted nothing; the test proves nothing"
+    );
+    let mut seen = BTreeSet::new();
+    let mut max_fence: BTreeMap<&str, Fence> = BTreeMap::new();
+    for (job, fence) in &grants {
+        assert!(
+            seen.insert((job, fence)),
+            "{job} fence {fence} handed out twice"
+        );
+        let max = max_fence.entry(job).or_default();
+        *max = (*max).max(*fence);
+    }
+    let store = leasefence::open(&schema.url).unwrap();
+    let rows: BTreeMap<String, JobState> = store
+        .jobs()
+        .unwrap()
+        .into_iter()
+        .map(|row| (row.id.clone(), row))
+        .collect();
+    assert_eq!(rows.len(), QUEUE);
+    for (job, max) in &max_fence {
+        assert!(
+            rows[*job].fence >= *max,
+            "{job}: fence {max} was acknowledged, the server has {}",
+            rows[*job].fence
+        );
+    }
+    let mut completed = BTreeSet::new();
+    for (job, fence, result) in &completes {
+        assert!(completed.insert(job), "{job} completed twice");
+        let row = &rows[job];
+        assert!(row.done, "{job}: an acknowledged complete was lost");
+        assert_eq!(row.result.as_deref(), Some(result.as_str()), "{job}");
+        assert_eq!(row.fence, *fence, "{job}");
+    }
+    // Every job is done, by an acknowledged complete or by one whose answer was lost.
+    let mut committed_unanswered = 0;
+    for (job, row) in &rows {
+        assert!(row.done, "{job} is not done");
+        if completed.contains(job) {
+            continue;
+        }
+        let stored = (row.fence, row.result.clone().unwrap_or_default());
+        assert!(
+            uncertain
+                .iter()
+                .any(|(j, fence, result)| j == job && (*fence, result.clone()) == stored),
+            "{job} is done with {stored:?}, which no complete attempted"
+        );
+        committed_unanswered += 1;
+    }
+    assert_order_table_consistent(&schema);
+    eprintln!(
+        "postgres restart: {} grants, {} acknowledged completes, {} committed without an \
+         answer, {} retryable errors on the way",
+        grants.len(),
+        completes.len(),
+        committed_unanswered,
+        errors.len()
+    );
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn a_dropped_connection_is_a_retryable_storage_error_then_works_again() {
+    let Some(base) = server("a_dropped_connection_is_a_retryable_storage_error_then_works_again")
+    else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "dropped");
+
+    // The library: the call after the drop fails retryably; the next one reconnects.
+    let name = format!("{}_lib", schema.name);
+    let store = PgStore::connect(&schema.url_named(&name)).unwrap();
+    assert!(store.enqueue("j1").unwrap());
+    assert_eq!(terminate(&schema, &name), 1);
+    let err = store.claim("j1", "a", 0.0, 10.0).unwrap_err();
+    assert_eq!(err.code(), "storage");
+    assert!(err.is_retryable(), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Postgres {
+                disconnected: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("retry"), "{err}");
+    assert_eq!(
+        store.claim("j1", "a", 0.0, 10.0).unwrap().granted(),
+        Some(1)
+    );
+    assert_eq!(store.state("j1").unwrap().unwrap().fence, 1);
+
+    // A `leasefence batch` process: an error line, then it serves again on a new connection.
+    let name = format!("{}_cli", schema.name);
+    let mut child = Command::new(BIN)
+        .args(["--db", &schema.url_named(&name), "batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |request: Value| -> Value {
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    assert_eq!(
+        ask(json!({"op": "enqueue", "job": "j2"})),
+        json!({"value": true})
+    );
+    assert_eq!(terminate(&schema, &name), 1);
+    let failed = ask(json!({"op": "claim", "job": "j2", "owner": "b", "now": 0, "ttl": 10}));
+    assert_eq!(failed["error"]["code"], "storage", "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap();
+    assert!(message.contains("retry"), "{message}");
+    assert_eq!(
+        ask(json!({"op": "claim", "job": "j2", "owner": "b", "now": 0, "ttl": 10})),
+        json!({"value": 1})
+    );
+    assert_eq!(
+        ask(json!({"op": "state", "job": "j2"}))["value"]["owner"],
+        "b"
+    );
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+
+    // A server that cannot be reached at all is a retryable storage error too.
+    let err =
+        PgStore::connect("postgres://postgres@127.0.0.1:1/postgres?connect_timeout=2").unwrap_err();
+    assert_eq!(err.code(), "storage");
+    assert!(err.is_retryable(), "{err}");
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn invalid_arguments_are_refused_before_the_server_is_asked() {
+    let Some(base) = server("invalid_arguments_are_refused_before_the_server_is_asked") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "invalid");
+    let name = format!("{}_app", schema.name);
+    let store = PgStore::connect(&schema.url_named(&name)).unwrap();
+    store.enqueue("j").unwrap();
+    // With the connection gone, anything that reached the server would fail as `storage`.
+    terminate(&schema, &name);
+    let invalid: Vec<Error> = vec![
+        store.claim("j", "a", 0.0, 0.0).unwrap_err(),
+        store.claim("j", "a", f64::NAN, 5.0).unwrap_err(),
+        store.renew("j", "a", 1, 0.0, -1.0).unwrap_err(),
+        store
+            .complete("j", "a", 1, f64::INFINITY, None)
+            .unwrap_err(),
+        store.claim_next("a", 0.0, f64::NAN).unwrap_err(),
+        store.claim_many("j", &["a", "b"], 0.0, 0.0).unwrap_err(),
+        // PostgreSQL text cannot hold U+0000.
+        store.enqueue("nul\0id").unwrap_err(),
+        store.claim("j", "own\0er", 0.0, 5.0).unwrap_err(),
+        store
+            .complete("j", "a", 1, 0.0, Some("res\0ult"))
+            .unwrap_err(),
+    ];
+    for err in &invalid {
+        assert_eq!(err.code(), "invalid_argument", "{err}");
+    }
+    // The first call that does reach the server finds the connection gone.
+    assert_eq!(store.state("j").unwrap_err().code(), "storage");
+    let row = store.state("j").unwrap().unwrap();
+    assert_eq!((row.fence, row.owner, row.done), (0, None, false));
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn claim_next_takes_the_contract_order_from_one_index() {
+    let Some(base) = server("claim_next_takes_the_contract_order_from_one_index") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "order");
+    let store = leasefence::open(&schema.url).unwrap();
+    // Enqueued with plain SQL, as another program would: the trigger numbers them too.
+    let mut admin = schema.admin();
+    admin
+        .batch_execute(
+            "INSERT INTO jobs(id) SELECT 'job-' || lpad((20001 - g)::text, 5, '0') \
+             FROM generate_series(1, 20000) g; ANALYZE jobs; ANALYZE leasefence_order",
+        )
+        .unwrap();
+    // Insertion order, not id order: job-20000 was inserted first.
+    let first = store.claim_next("w", 0.0, 10.0).unwrap().unwrap();
+    assert_eq!(first.job, "job-20000");
+    assert_eq!(
+        store.claim_next("w", 0.0, 10.0).unwrap().unwrap().job,
+        "job-19999"
+    );
+    // A released job is back at until 0, tied with the untouched ones: insertion order decides,
+    // and it was inserted first.
+    assert!(store.release("job-20000", "w", 1).unwrap().is_granted());
+    assert_eq!(
+        store.claim_next("v", 1.0, 10.0).unwrap().unwrap().job,
+        "job-20000"
+    );
+
+    // The plan PostgreSQL uses for the prepared statement (generic, as after five runs): an
+    // ordered scan of the partial index, no sort, whatever the table size.
+    admin
+        .batch_execute(
+            "SET plan_cache_mode = force_generic_plan; \
+             PREPARE next_job(float8) AS SELECT j.id FROM leasefence_order o \
+             JOIN jobs j ON j.id = o.id WHERE o.open AND o.until <= $1 AND j.done = 0 \
+             AND j.until <= $1 AND j.fence < 9223372036854775807 \
+             ORDER BY o.until, o.seq LIMIT 1 FOR NO KEY UPDATE OF j SKIP LOCKED",
+        )
+        .unwrap();
+    let plan: Vec<String> = admin
+        .query("EXPLAIN (COSTS OFF) EXECUTE next_job(5)", &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let plan = plan.join("\n");
+    assert!(plan.contains("leasefence_next"), "{plan}");
+    assert!(!plan.contains("Sort"), "{plan}");
+    assert!(!plan.contains("Seq Scan"), "{plan}");
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn an_exhausted_fence_is_an_error_never_a_wrap() {
+    let Some(base) = server("an_exhausted_fence_is_an_error_never_a_wrap") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "fence");
+    let store = leasefence::open(&schema.url).unwrap();
+    store.enqueue("old").unwrap();
+    schema
+        .admin()
+        .execute(
+            "UPDATE jobs SET fence = 9223372036854775806 WHERE id = $1",
+            &[&"old"],
+        )
+        .unwrap();
+    assert_eq!(
+        store.claim("old", "a", 0.0, 10.0).unwrap().granted(),
+        Some(i64::MAX)
+    );
+    let err = store.claim("old", "b", 20.0, 10.0).unwrap_err();
+    assert!(matches!(err, Error::FenceExhausted { .. }), "{err:?}");
+    assert_eq!(err.code(), "storage");
+    // claim_next skips it rather than failing.
+    assert_eq!(store.claim_next("b", 20.0, 10.0).unwrap(), None);
+    let row = store.state("old").unwrap().unwrap();
+    assert_eq!((row.fence, row.owner.as_deref()), (i64::MAX, Some("a")));
+    // Its holder can still finish it.
+    assert!(store
+        .complete("old", "a", i64::MAX, 5.0, Some("r"))
+        .unwrap()
+        .is_granted());
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn foreign_tables_are_refused_and_contract_tables_adopted() {
+    let Some(base) = server("foreign_tables_are_refused_and_contract_tables_adopted") else {
+        return;
+    };
+    let _server = shared_server();
+
+    for (i, foreign) in [
+        "CREATE TABLE jobs(id TEXT PRIMARY KEY, payload INTEGER)",
+        "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until DOUBLE PRECISION NOT NULL \
+         DEFAULT 0, fence BIGINT NOT NULL DEFAULT 0, result TEXT, done BOOLEAN NOT NULL \
+         DEFAULT false)",
+        "CREATE VIEW jobs AS SELECT 1 AS id",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let schema = Schema::new(&base, &format!("foreign{i}"));
+        schema.admin().batch_execute(foreign).unwrap();
+        let err = PgStore::connect(&schema.url).unwrap_err();
+        assert!(
+            matches!(err, Error::NotLeasefenceDatabase { .. }),
+            "{foreign}: {err:?}"
+        );
+        let left: i64 = schema
+            .admin()
+            .query_one(
+                "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = current_schema() AND c.relname LIKE 'leasefence%'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(left, 0, "{foreign}: the schema was written to");
+    }
+
+    // A contract table made by someone else, with rows: adopted, its rows numbered in order.
+    let schema = Schema::new(&base, "adopt");
+    schema
+        .admin()
+        .batch_execute(
+            "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until DOUBLE PRECISION NOT NULL \
+             DEFAULT 0, fence BIGINT NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL \
+             DEFAULT 0); \
+             INSERT INTO jobs(id) VALUES ('c'); INSERT INTO jobs(id) VALUES ('a'); \
+             INSERT INTO jobs(id, fence, done, result) VALUES ('x', 3, 1, 'r'); \
+             INSERT INTO jobs(id) VALUES ('b')",
+        )
+        .unwrap();
+    let store = PgStore::connect(&schema.url).unwrap();
+    let ids: Vec<String> = store.jobs().unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(ids, ["c", "a", "x", "b"]);
+    let mut order = Vec::new();
+    while let Some(next) = store.claim_next("w", 0.0, 10.0).unwrap() {
+        order.push(next.job);
+    }
+    assert_eq!(order, ["c", "a", "b"]);
+    assert_eq!(
+        store.claim("x", "w", 0.0, 5.0).unwrap().reason(),
+        Some(&Reason::Done)
+    );
+    assert_order_table_consistent(&schema);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn processes_opening_a_new_schema_at_once_create_it_once() {
+    let Some(base) = server("processes_opening_a_new_schema_at_once_create_it_once") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "fresh");
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            Command::new(BIN)
+                .args(["--db", &schema.url, "enqueue", "only-job"])
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<(i32, String)> = children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            (
+                out.status.code().unwrap(),
+                String::from_utf8(out.stdout).unwrap(),
+            )
+        })
+        .collect();
+    let inserted = outputs.iter().filter(|(code, _)| *code == 0).count();
+    assert_eq!(inserted, 1, "{outputs:?}");
+    for (code, out) in &outputs {
+        let want = if *code == 0 {
+            "{\"value\":true}\n"
+        } else {
+            "{\"value\":false}\n"
+        };
+        assert_eq!(out, want);
+    }
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn claim_many_and_the_cli_run_unchanged_on_postgres() {
+    let Some(base) = server("claim_many_and_the_cli_run_unchanged_on_postgres") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "cli");
+    let cli = |args: &[&str]| -> (i32, String) {
+        let out = Command::new(BIN)
+            .args(["--db", &schema.url])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stdout).unwrap(),
+        )
+    };
+    assert_eq!(cli(&["init"]), (0, "{\"value\":null}\n".into()));
+    assert_eq!(cli(&["enqueue", "j"]), (0, "{\"value\":true}\n".into()));
+    // More owners than claim_many opens connections: still exactly one winner.
+    let owners: Vec<String> = (0..40).map(|i| format!("o{i}")).collect();
+    let (code, out) = cli(&[
+        "claim-many",
+        "j",
+        "--owner",
+        &owners.join(","),
+        "--ttl",
+        "10",
+        "--now",
+        "0",
+    ]);
+    assert_eq!(code, 0);
+    let fences: Value = serde_json::from_str::<Value>(&out).unwrap()["value"].clone();
+    let fences = fences.as_array().unwrap();
+    assert_eq!(fences.len(), 40);
+    assert_eq!(
+        fences.iter().filter(|f| **f == json!(1)).count(),
+        1,
+        "{out}"
+    );
+    assert_eq!(fences.iter().filter(|f| f.is_null()).count(), 39, "{out}");
+    let (code, out) = cli(&["claim", "j", "--owner", "late", "--ttl", "5", "--now", "1"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("\"held\""), "{out}");
+    let (code, out) = cli(&[
+        "renew", "j", "--owner", "nobody", "--fence", "1", "--ttl", "5", "--now", "2",
+    ]);
+    assert_eq!(
+        (code, out),
+        (
+            1,
+            "{\"value\":false,\"reason\":{\"code\":\"not_owner\"}}\n".into()
+        )
+    );
+    let (code, out) = cli(&["jobs", "--json"]);
+    assert_eq!(code, 0);
+    let row: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(row["fence"], 1);
+    assert_eq!(row["done"], false);
+    let (code, out) = cli(&["claim", "j", "--owner", "x", "--ttl", "0", "--now", "1"]);
+    assert_eq!(code, 2, "{out}");
+    // A URL the client cannot use is a storage error naming it without its password.
+    let out = Command::new(BIN)
+        .args([
+            "--db",
+            "postgres://u:hunter2@127.0.0.1:1/x?connect_timeout=1",
+            "state",
+            "j",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("\"storage\"") && !text.contains("hunter2"),
+        "{text}"
+    );
+
+    // The same store through the trait object `open` returns.
+    let store = leasefence::open(&schema.url).unwrap();
+    let outcomes = store.claim_many("j", &["a", "b"], 1.0, 5.0).unwrap();
+    assert!(outcomes
+        .iter()
+        .all(|o| matches!(o.reason(), Some(Reason::Held { .. }))));
+    assert!(format!("{store:?}").contains("PgStore"));
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The PostgreSQL test suite on a throwaway local server. Installs PostgreSQL from Debian's
+# packages if missing, starts a server on 127.0.0.1 on a free port in a temporary data directory,
+# runs `cargo test --test postgres` with these variables exported, and stops the server and
+# removes its directory on exit, whatever happens. Safe to run again: each run has its own server.
+#
+#   LEASEFENCE_PG_URL      postgres://postgres@127.0.0.1:PORT/postgres
+#   LEASEFENCE_PG_RESTART  a shell command that crash-restarts that server (pg_ctl -m immediate)
+#
+# Usage:
+#   bash scripts/postgres.sh              run the PostgreSQL tests
+#   bash scripts/postgres.sh CMD ARGS...  run CMD instead, with the same server and variables
+#                                         (e.g. the benchmark: bash scripts/postgres.sh \
+#                                          cargo run --release -p leasefence-pg-bench)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf 'postgres.sh: %s\n' "$*" >&2; }
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+
+bin=$(pg_bin)
+if [ -z "$bin" ] || [ ! -x "$bin/pg_ctl" ] || [ ! -x "$bin/initdb" ]; then
+  say "installing PostgreSQL from Debian's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq postgresql >/dev/null
+  bin=$(pg_bin)
+fi
+[ -n "$bin" ] && [ -x "$bin/pg_ctl" ] || { say "no pg_ctl found under /usr/lib/postgresql"; exit 1; }
+
+# The server refuses to run as root: as root, run it as the `postgres` user the package creates.
+if [ "$(id -u)" = 0 ]; then
+  id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql postgres
+  as_pg=(runuser -u postgres --)
+else
+  as_pg=()
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/leasefence-pg.XXXXXX")
+data="$dir/data"
+mkdir -p "$dir/sock"
+if [ "$(id -u)" = 0 ]; then chown -R postgres: "$dir"; fi
+
+stop() {
+  local status=$?
+  if [ -f "$data/postmaster.pid" ]; then
+    "${as_pg[@]}" "$bin/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null 2>&1 || \
+      "${as_pg[@]}" "$bin/pg_ctl" -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
+  if [ "$status" != 0 ] && [ -f "$dir/server.log" ]; then
+    say "server log (last lines):"
+    tail -n 30 "$dir/server.log" >&2 || true
+  fi
+  rm -rf "$dir"
+  exit "$status"
+}
+trap stop EXIT
+
+"${as_pg[@]}" "$bin/initdb" -D "$data" -U postgres -A trust -E UTF8 --no-locale --no-sync \
+  >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# A free port can be taken by someone else before the server binds it: try a few.
+started=
+for _ in 1 2 3 4 5; do
+  port=$(free_port)
+  if "${as_pg[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/sock -c max_connections=300" \
+      start >/dev/null; then
+    started=1
+    break
+  fi
+done
+[ -n "$started" ] || { say "the server did not start"; exit 1; }
+say "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $data)"
+
+export LEASEFENCE_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
+# pg_ctl restart reuses the options the server was started with (postmaster.opts).
+restart=$(printf '%q ' "${as_pg[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
+  -m immediate restart)
+export LEASEFENCE_PG_RESTART="$restart >/dev/null"
+
+if [ "$#" -gt 0 ]; then
+  "$@"
+else
+  cargo test -p leasefence --test postgres -- --ignored --nocapture
+fi
