@@ -5,14 +5,14 @@
 #
 # Environment:
 #   BENCH_REPEATS=5        repeats of every measurement
-#   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size);
+#   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size postgres);
 #                          the report then goes to target/bench/report, not docs/bench
 #   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 repeats=${BENCH_REPEATS:-5}
-only=${BENCH_ONLY:-native,contention,scale,node,browser,size}
+only=${BENCH_ONLY:-native,contention,scale,node,browser,size,postgres}
 # Databases live on the repository's disk (a real fsync), never on a tmpfs.
 tmp=target/bench-tmp
 out=target/bench
@@ -76,6 +76,14 @@ fi
 if wants size; then
   step "6. size: the shipped .wasm, raw and gzip -9"
   node bench/size.mjs >>"$results"
+fi
+if wants postgres; then
+  step "7. PostgreSQL: the same contract on a throwaway local server, next to the SQLite file"
+  # Writes its own table (docs/bench/postgres.md, or target/bench/report/postgres.md for a
+  # partial run): the server, its durability settings and the workload differ enough to keep apart.
+  pg_out=docs/bench/postgres.md
+  if [ -n "${BENCH_ONLY:-}" ]; then mkdir -p "$out/report"; pg_out="$out/report/postgres.md"; fi
+  bash scripts/postgres.sh cargo run -q --release -p leasefence-pg-bench -- --out "$pg_out" >&2
 fi
 env_record end >>"$results"
 
