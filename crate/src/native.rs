@@ -138,7 +138,16 @@ fn refuse_foreign_header(path: &Path, label: &str) -> Result<()> {
     Ok(())
 }
 
-/// The most owners one `claim_many` runs at once (one OS thread and connection each).
+/// The most owners one `claim_many` runs at once (one OS thread and connection each); more is
+/// an invalid argument.
+///
+/// ```
+/// let owners: Vec<String> = (0..=leasefence::MAX_CLAIM_MANY_OWNERS).map(|i| i.to_string()).collect();
+/// let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
+/// let dir = tempfile::tempdir().unwrap();
+/// let err = leasefence::seed::claim_many(dir.path().join("q.db"), "job", &owners, 0.0, 5.0).unwrap_err();
+/// assert_eq!(err.code(), "invalid_argument");
+/// ```
 pub const MAX_CLAIM_MANY_OWNERS: usize = 1024;
 
 impl LeaseStore {

@@ -19,7 +19,7 @@ pub enum Journal {
     Rollback,
 }
 
-/// How a [`LeaseStore`] opens its file.
+/// How a [`LeaseStore`](crate::LeaseStore) opens its file.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -94,7 +94,7 @@ impl OpenOptions {
     }
 
     /// How long an operation waits for another connection's write lock before it fails with a
-    /// busy [`Error::Storage`]. Contention waits instead of failing, up to this long.
+    /// busy [`Error::Storage`](crate::Error::Storage). Contention waits instead of failing, up to this long.
     ///
     /// ```
     /// let opts = leasefence::OpenOptions::new().busy_timeout(std::time::Duration::from_secs(1));

@@ -168,6 +168,10 @@ const MAX_TRIES: usize = 32;
 
 /// How many connections `claim_many` opens at most: the owners are spread over them.
 /// PostgreSQL serves 100 connections by default, shared by every worker.
+///
+/// ```
+/// assert!(leasefence::CLAIM_MANY_CONNECTIONS <= 100);
+/// ```
 pub const CLAIM_MANY_CONNECTIONS: usize = 16;
 
 /// What one `claim_many` connection answers: each of its owners' index and outcome.

@@ -22,7 +22,16 @@ mod opfs;
 
 mod app_data;
 
-/// An open lease store, driven with protocol lines.
+/// An open lease store for JavaScript. The npm package and `web/store/` wrap it; used directly:
+///
+/// ```js
+/// const store = WasmStore.openFile('/tmp/queue.db', 10000);   // Node; openOpfs(name) in a worker
+/// store.call('enqueue', ['job']);                              // {value: true, reason: null}
+/// const { value: fence } = store.call('claim', ['job', 'A', 0, 30]);
+/// store.call('complete', ['job', 'A', fence, 1, 'done']);      // {value: true}
+/// store.respond('{"op":"state","job":"job"}');                 // a protocol response line
+/// store.close();
+/// ```
 #[wasm_bindgen]
 pub struct WasmStore {
     store: Option<LeaseStore>,
@@ -127,6 +136,10 @@ impl WasmStore {
 }
 
 /// Checks the arguments of `op` without running it (used before `claimMany` starts threads).
+///
+/// ```js
+/// checkArguments('claimMany', ['job', ['a', 'b'], 0, 30]);  // throws {code: 'invalid_argument'} if bad
+/// ```
 #[wasm_bindgen(js_name = checkArguments)]
 pub fn check_arguments(op: &str, args: Array) -> std::result::Result<(), JsValue> {
     let request = request_from_js(op, &args)?;
