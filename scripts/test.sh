@@ -13,6 +13,7 @@ step "format and lints"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p leasefence
 
 step "native: unit, doc, vector, thread, process, interop and protocol tests"
 cargo test --workspace
