@@ -86,12 +86,24 @@ pub trait Leases: std::fmt::Debug + Send {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<Outcome<Fence>>> {
-        crate::contract::lease_end(now, ttl)?;
-        owners
-            .iter()
-            .map(|owner| self.claim(job, owner, now, ttl))
-            .collect()
+        claim_in_turn(self, job, owners, now, ttl)
     }
+}
+
+/// `claim_many` on one connection: each owner's claim in turn. Same answers as the concurrent
+/// version (exactly one winner on a claimable job), without the concurrency.
+fn claim_in_turn<L: Leases + ?Sized>(
+    store: &L,
+    job: &str,
+    owners: &[&str],
+    now: f64,
+    ttl: f64,
+) -> Result<Vec<Outcome<Fence>>> {
+    crate::contract::lease_end(now, ttl)?;
+    owners
+        .iter()
+        .map(|owner| store.claim(job, owner, now, ttl))
+        .collect()
 }
 
 /// SQLite: every method is the store's own method of the same name.
@@ -146,7 +158,8 @@ impl Leases for LeaseStore {
         LeaseStore::claim_next(self, owner, now, ttl)
     }
 
-    /// Natively: one OS thread and connection per owner ([`LeaseStore::claim_many`]).
+    /// Natively on a file: one OS thread and connection per owner ([`LeaseStore::claim_many`]).
+    /// In memory there is only this connection, so the claims take turns on it.
     #[cfg(not(target_arch = "wasm32"))]
     fn claim_many(
         &self,
@@ -155,7 +168,10 @@ impl Leases for LeaseStore {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<Outcome<Fence>>> {
-        LeaseStore::claim_many(self, job, owners, now, ttl)
+        match self.path() {
+            Some(_) => LeaseStore::claim_many(self, job, owners, now, ttl),
+            None => claim_in_turn(self, job, owners, now, ttl),
+        }
     }
 }
 

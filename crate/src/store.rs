@@ -73,10 +73,13 @@ impl LeaseStore {
         label: &str,
         options: &OpenOptions,
     ) -> Result<Self> {
-        conn.busy_timeout(options.busy_timeout)
-            .map_err(Error::storage("open"))?;
+        // One busy handler per connection: natively our patient one, in wasm SQLite's own
+        // (no monotonic clock there to bound the wait with).
         #[cfg(not(target_arch = "wasm32"))]
         conn.busy_handler(Some(patient_busy_handler(options.busy_timeout)))
+            .map_err(Error::storage("open"))?;
+        #[cfg(target_arch = "wasm32")]
+        conn.busy_timeout(options.busy_timeout)
             .map_err(Error::storage("open"))?;
         let ready = contract::check_schema(&conn, label)?;
         // Only now, with the file known to be SQLite of the right shape (or empty), write to it.
@@ -92,7 +95,7 @@ impl LeaseStore {
             // sound first. This full check runs once per file, not on every open.
             refuse_damaged(&conn, label)?;
         }
-        let mode = set_journal_mode(&conn, journal, options.busy_timeout)?;
+        let mode = set_journal_mode(&conn, &current, journal, options.busy_timeout)?;
         if !mode.eq_ignore_ascii_case(journal) {
             return Err(Error::Open {
                 path: label.to_string(),
@@ -300,18 +303,19 @@ impl std::fmt::Debug for LeaseStore {
     }
 }
 
-/// Switches the journal mode, reading it first: switching takes an exclusive lock, and when
-/// several processes open a new file at once SQLite answers `busy` to the switch without calling
-/// the busy handler (waiting there could deadlock), so the wait is ours, bounded by the timeout.
+/// Switches the journal mode from `current` (read by the caller) only if it differs. Switching
+/// takes an exclusive lock, and when several processes open a new file at once SQLite answers
+/// `busy` to the switch without calling the busy handler (waiting there could deadlock), so the
+/// wait is ours, bounded by the timeout.
 fn set_journal_mode(
     conn: &Connection,
+    current: &str,
     journal: &str,
     timeout: std::time::Duration,
 ) -> Result<String> {
     let read = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, String>(0));
-    let current = read("PRAGMA journal_mode").map_err(Error::storage("open"))?;
     if current.eq_ignore_ascii_case(journal) {
-        return Ok(current);
+        return Ok(current.to_string());
     }
     let mut waited_ms = 0u128;
     let mut pause_ms = 1;

@@ -223,40 +223,6 @@ fn batch_processes_with_stalls_never_break_fencing() {
     assert_order_table_consistent(&schema);
 }
 
-/// Each worker of the mixed workload calls its own `PgStore` directly.
-impl Client for PgStore {
-    fn claim(&mut self, job: &str, owner: &str, now: f64, ttl: f64) -> Outcome<Fence> {
-        Leases::claim(self, job, owner, now, ttl).unwrap()
-    }
-
-    fn claim_next(&mut self, owner: &str, now: f64, ttl: f64) -> Option<ClaimedJob> {
-        Leases::claim_next(self, owner, now, ttl).unwrap()
-    }
-
-    fn renew(&mut self, job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> Outcome<()> {
-        Leases::renew(self, job, owner, fence, now, ttl).unwrap()
-    }
-
-    fn complete(
-        &mut self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: Option<&str>,
-    ) -> Outcome<()> {
-        Leases::complete(self, job, owner, fence, now, result).unwrap()
-    }
-
-    fn release(&mut self, job: &str, owner: &str, fence: Fence) -> Outcome<()> {
-        Leases::release(self, job, owner, fence).unwrap()
-    }
-
-    fn state(&mut self, job: &str) -> Option<JobState> {
-        Leases::state(self, job).unwrap()
-    }
-}
-
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn library_stores_on_threads_never_break_fencing() {

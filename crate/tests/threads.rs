@@ -16,8 +16,8 @@ mod support;
 use std::path::Path;
 use std::time::Instant;
 
-use leasefence::{seed, ClaimedJob, Fence, JobState, LeaseStore, Outcome, Reason};
-use support::workload::{self, Client, EPOCHS, JOBS};
+use leasefence::{seed, Fence, LeaseStore, Outcome, Reason};
+use support::workload::{self, EPOCHS, JOBS};
 
 #[test]
 fn claim_many_has_exactly_one_winner_per_round() {
@@ -89,40 +89,6 @@ fn claim_many_has_exactly_one_winner_per_round() {
                 );
             }
         }
-    }
-}
-
-/// Each worker of the mixed workload calls the store directly, on its own connection.
-impl Client for LeaseStore {
-    fn claim(&mut self, job: &str, owner: &str, now: f64, ttl: f64) -> Outcome<Fence> {
-        LeaseStore::claim(self, job, owner, now, ttl).unwrap()
-    }
-
-    fn claim_next(&mut self, owner: &str, now: f64, ttl: f64) -> Option<ClaimedJob> {
-        LeaseStore::claim_next(self, owner, now, ttl).unwrap()
-    }
-
-    fn renew(&mut self, job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> Outcome<()> {
-        LeaseStore::renew(self, job, owner, fence, now, ttl).unwrap()
-    }
-
-    fn complete(
-        &mut self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: Option<&str>,
-    ) -> Outcome<()> {
-        LeaseStore::complete(self, job, owner, fence, now, result).unwrap()
-    }
-
-    fn release(&mut self, job: &str, owner: &str, fence: Fence) -> Outcome<()> {
-        LeaseStore::release(self, job, owner, fence).unwrap()
-    }
-
-    fn state(&mut self, job: &str) -> Option<JobState> {
-        LeaseStore::state(self, job).unwrap()
     }
 }
 

@@ -206,8 +206,8 @@ pub fn state_json(row: &JobState) -> Value {
     })
 }
 
-/// Where requests run: a store, opened lazily, and a way to run `claim_many` (threads natively,
-/// worker threads in Node).
+/// Where requests run: a store, opened lazily. `claim_many` runs as the store's
+/// [`Leases::claim_many`] does (threads and connections per owner on a file).
 ///
 /// Requests run through [`Backend::leases`], the store as the [`Leases`] trait, so a backend may
 /// serve any storage. A backend on an SQLite [`LeaseStore`] only implements [`Backend::store`];
@@ -240,22 +240,6 @@ pub trait Backend {
     /// ```
     fn leases(&mut self) -> Result<&dyn Leases> {
         Ok(self.store()?)
-    }
-
-    /// Runs SPEC `claim_many`. The default claims one owner after the other on the one
-    /// connection, which gives the same answer but not the concurrency; real backends override it.
-    fn claim_many(
-        &mut self,
-        job: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<Fence>>> {
-        let store = self.leases()?;
-        owners
-            .iter()
-            .map(|owner| store.claim(job, owner, now, ttl))
-            .collect()
     }
 }
 
@@ -374,7 +358,7 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
             ttl,
         } => {
             let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-            let outcomes = backend.claim_many(job, &owners, *now, *ttl)?;
+            let outcomes = backend.leases()?.claim_many(job, &owners, *now, *ttl)?;
             plain(Value::Array(
                 outcomes
                     .into_iter()
@@ -665,16 +649,6 @@ impl Backend for FileBackend {
         };
         Ok(self.store.insert(store))
     }
-
-    fn claim_many(
-        &mut self,
-        job: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<Fence>>> {
-        self.store()?.claim_many(job, owners, now, ttl)
-    }
 }
 
 /// A [`Backend`] on any target [`open`](crate::open) accepts: an SQLite file path or a
@@ -746,15 +720,5 @@ impl Backend for TargetBackend {
             Opened::Sqlite(store) => store,
             Opened::Other(store) => store.as_ref(),
         })
-    }
-
-    fn claim_many(
-        &mut self,
-        job: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<Fence>>> {
-        self.leases()?.claim_many(job, owners, now, ttl)
     }
 }

@@ -45,6 +45,8 @@ impl Backend for Open<'_> {
     }
 }
 
+const CLOSED: &str = "the store is closed; open it again";
+
 /// A JavaScript `Error` carrying the protocol's error `code`.
 pub(crate) fn js_error(code: &str, message: &str) -> JsValue {
     let error = js_sys::Error::new(message);
@@ -82,7 +84,7 @@ impl WasmStore {
             Some(store) => respond(&mut Open(store), line).to_json(),
             None => Response::Failed {
                 code: "storage",
-                message: "the store is closed; open it again".into(),
+                message: CLOSED.into(),
             }
             .to_json(),
         }
@@ -93,10 +95,7 @@ impl WasmStore {
     /// `{value, reason}`; throws an `Error` with `code` (`invalid_argument`, `storage`) otherwise.
     pub fn call(&self, op: &str, args: Array) -> std::result::Result<JsValue, JsValue> {
         let request = request_from_js(op, &args)?;
-        let Some(store) = &self.store else {
-            return Err(js_error("storage", "the store is closed; open it again"));
-        };
-        response_to_js(execute(&mut Open(store), &request))
+        response_to_js(execute(&mut Open(self.open_store()?), &request))
     }
 
     /// Reads a value the application stored next to the jobs (`leasefence_app_data`, an extra
@@ -126,7 +125,7 @@ impl WasmStore {
     fn open_store(&self) -> std::result::Result<&LeaseStore, JsValue> {
         self.store
             .as_ref()
-            .ok_or_else(|| js_error("storage", "the store is closed; open it again"))
+            .ok_or_else(|| js_error("storage", CLOSED))
     }
 
     /// Closes the connection; later calls answer with a `storage` error.

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
-use leasefence::{ClaimedJob, Fence, JobState, Outcome, Reason};
+use leasefence::{ClaimedJob, Fence, JobState, Leases, Outcome, Reason};
 
 /// How many times the mixed workload runs, each time on fresh jobs of the same file.
 pub const EPOCHS: usize = 10;
@@ -47,6 +47,41 @@ pub trait Client {
         Self: Sized,
     {
         0
+    }
+}
+
+/// Every store of the crate is a client: the calls go straight to its [`Leases`] methods (a
+/// SQLite `LeaseStore`, a PostgreSQL `PgStore`, each on its own connection).
+impl<L: Leases> Client for L {
+    fn claim(&mut self, job: &str, owner: &str, now: f64, ttl: f64) -> Outcome<Fence> {
+        Leases::claim(self, job, owner, now, ttl).unwrap()
+    }
+
+    fn claim_next(&mut self, owner: &str, now: f64, ttl: f64) -> Option<ClaimedJob> {
+        Leases::claim_next(self, owner, now, ttl).unwrap()
+    }
+
+    fn renew(&mut self, job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> Outcome<()> {
+        Leases::renew(self, job, owner, fence, now, ttl).unwrap()
+    }
+
+    fn complete(
+        &mut self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        result: Option<&str>,
+    ) -> Outcome<()> {
+        Leases::complete(self, job, owner, fence, now, result).unwrap()
+    }
+
+    fn release(&mut self, job: &str, owner: &str, fence: Fence) -> Outcome<()> {
+        Leases::release(self, job, owner, fence).unwrap()
+    }
+
+    fn state(&mut self, job: &str) -> Option<JobState> {
+        Leases::state(self, job).unwrap()
     }
 }
 
