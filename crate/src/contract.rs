@@ -184,6 +184,13 @@ fn check_columns(conn: &Connection) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// An invariant broke: the row a refused operation read explains no refusal.
+fn unexplained(operation: &str, job: &str) -> Error {
+    Error::Internal {
+        message: format!("{operation} of job {job:?} was refused, but its row explains no refusal"),
+    }
+}
+
 /// Rejects a time that is NaN or infinite.
 pub(crate) fn check_now(now: f64) -> Result<()> {
     if now.is_finite() {
@@ -283,12 +290,60 @@ pub(crate) fn all_jobs(conn: &Connection) -> Result<Vec<JobState>> {
         .map_err(Error::storage("jobs"))
 }
 
-/// The columns the rejection reasons are computed from.
-struct Lease {
-    owner: Option<String>,
-    until: f64,
+/// The columns the rejection reasons are computed from, read in the refusing transaction.
+/// Shared by every backend, like the two functions below that turn it into a reason.
+pub(crate) struct Lease {
+    pub(crate) owner: Option<String>,
+    pub(crate) until: f64,
+    pub(crate) fence: Fence,
+    pub(crate) done: bool,
+}
+
+/// What the row of a refused claim shows.
+pub(crate) enum ClaimRefusal {
+    Rejected(Reason),
+    /// The fence reached `i64::MAX`: no further claim can be fenced.
+    Exhausted,
+    /// The row is claimable after all: it changed after the `UPDATE` looked.
+    Claimable,
+}
+
+/// SPEC section 3's order for a refused claim: not_found, done, held.
+pub(crate) fn why_claim_refused(lease: Option<Lease>, now: f64) -> ClaimRefusal {
+    match lease {
+        None => ClaimRefusal::Rejected(Reason::NotFound),
+        Some(lease) if lease.done => ClaimRefusal::Rejected(Reason::Done),
+        Some(lease) if lease.until > now => ClaimRefusal::Rejected(Reason::Held {
+            owner: lease.owner,
+            until: lease.until,
+        }),
+        Some(lease) if lease.fence == Fence::MAX => ClaimRefusal::Exhausted,
+        Some(_) => ClaimRefusal::Claimable,
+    }
+}
+
+/// SPEC section 3's order for a refused fenced write: not_found, done, stale_fence, not_owner,
+/// then expired for the writes that need a live lease (`live_at = Some(now)`: renew and complete;
+/// release passes `None`). `None` when the lease matches after all (the row changed after the
+/// `UPDATE` looked).
+pub(crate) fn why_write_refused(
+    lease: Option<Lease>,
+    owner: &str,
     fence: Fence,
-    done: bool,
+    live_at: Option<f64>,
+) -> Option<Reason> {
+    match lease {
+        None => Some(Reason::NotFound),
+        Some(lease) if lease.done => Some(Reason::Done),
+        Some(lease) if lease.fence != fence => Some(Reason::StaleFence {
+            current: lease.fence,
+        }),
+        Some(lease) if lease.owner.as_deref() != Some(owner) => Some(Reason::NotOwner),
+        Some(lease) if live_at.is_some_and(|now| lease.until <= now) => {
+            Some(Reason::Expired { until: lease.until })
+        }
+        Some(_) => None,
+    }
 }
 
 fn read_lease(tx: &Transaction<'_>, job: &str, operation: &'static str) -> Result<Option<Lease>> {
@@ -334,14 +389,11 @@ pub(crate) fn claim(
         tx.commit().map_err(Error::storage("claim"))?;
         return Ok(Outcome::Granted(fence));
     }
-    let reason = match read_lease(&tx, job, "claim")? {
-        None => Reason::NotFound,
-        Some(lease) if lease.done => Reason::Done,
-        Some(lease) if lease.until > now => Reason::Held {
-            owner: lease.owner,
-            until: lease.until,
-        },
-        Some(_) => return Err(Error::FenceExhausted { job: job.into() }),
+    // Inside this IMMEDIATE transaction the row cannot have changed since the UPDATE.
+    let reason = match why_claim_refused(read_lease(&tx, job, "claim")?, now) {
+        ClaimRefusal::Rejected(reason) => reason,
+        ClaimRefusal::Exhausted => return Err(Error::FenceExhausted { job: job.into() }),
+        ClaimRefusal::Claimable => return Err(unexplained("claim", job)),
     };
     Ok(Outcome::Rejected(reason))
 }
@@ -381,15 +433,6 @@ pub(crate) fn claim_next(
     Ok(claimed)
 }
 
-/// Which clock check a fenced operation makes.
-#[derive(Clone, Copy)]
-enum Liveness {
-    /// renew and complete: only while `until > now`.
-    Live(f64),
-    /// release: any time, as long as owner and fence match.
-    Any,
-}
-
 /// Runs a fenced `UPDATE` (renew, complete, release) whose `WHERE` already states the whole
 /// condition; on no match, explains why.
 fn fenced_update(
@@ -398,7 +441,7 @@ fn fenced_update(
     sql: &str,
     params: &[&dyn rusqlite::ToSql],
     (job, owner, fence): (&str, &str, Fence),
-    liveness: Liveness,
+    live_at: Option<f64>,
 ) -> Result<Outcome<()>> {
     let tx = immediate(conn, operation)?;
     let changed = tx
@@ -409,23 +452,10 @@ fn fenced_update(
         tx.commit().map_err(Error::storage(operation))?;
         return Ok(Outcome::Granted(()));
     }
-    let reason = match read_lease(&tx, job, operation)? {
-        None => Reason::NotFound,
-        Some(lease) if lease.done => Reason::Done,
-        Some(lease) if lease.fence != fence => Reason::StaleFence {
-            current: lease.fence,
-        },
-        Some(lease) if lease.owner.as_deref() != Some(owner) => Reason::NotOwner,
-        Some(lease) => match liveness {
-            Liveness::Live(now) if lease.until <= now => Reason::Expired { until: lease.until },
-            _ => {
-                return Err(Error::Internal {
-                    message: format!(
-                        "{operation} of job {job:?} matched no row although its lease matches"
-                    ),
-                })
-            }
-        },
+    // Inside this IMMEDIATE transaction the row cannot have changed since the UPDATE.
+    let Some(reason) = why_write_refused(read_lease(&tx, job, operation)?, owner, fence, live_at)
+    else {
+        return Err(unexplained(operation, job));
     };
     Ok(Outcome::Rejected(reason))
 }
@@ -447,7 +477,7 @@ pub(crate) fn renew(
          WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4",
         params![job, owner, fence, now, until],
         (job, owner, fence),
-        Liveness::Live(now),
+        Some(now),
     )
 }
 
@@ -468,7 +498,7 @@ pub(crate) fn complete(
          WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4",
         params![job, owner, fence, now, result],
         (job, owner, fence),
-        Liveness::Live(now),
+        Some(now),
     )
 }
 
@@ -486,6 +516,6 @@ pub(crate) fn release(
          WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0",
         params![job, owner, fence],
         (job, owner, fence),
-        Liveness::Any,
+        None,
     )
 }

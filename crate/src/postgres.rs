@@ -74,11 +74,11 @@ use postgres::error::SqlState;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, Config, NoTls, Row, Statement};
 
-use crate::contract;
+use crate::contract::{self, ClaimRefusal, Lease};
 use crate::error::{redact_url, Error, Result};
 use crate::leases::Leases;
 use crate::options::OpenOptions;
-use crate::outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
+use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
 
 /// The table, exactly the contract's six columns (see the module documentation for the types).
 const CREATE_JOBS: &str = "CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, \
@@ -289,14 +289,6 @@ impl std::fmt::Debug for PgStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgStore").field("url", &self.label).finish()
     }
-}
-
-/// The columns the rejection reasons are computed from.
-struct Lease {
-    owner: Option<String>,
-    until: f64,
-    fence: Fence,
-    done: bool,
 }
 
 /// A client error as this crate's error; whether the connection was lost is decided by
@@ -621,20 +613,12 @@ impl PgStore {
                 if changed == 1 {
                     return Ok(Outcome::Granted(()));
                 }
-                let reason = match Self::read_lease(session, operation, job)? {
-                    None => Reason::NotFound,
-                    Some(lease) if lease.done => Reason::Done,
-                    Some(lease) if lease.fence != fence => Reason::StaleFence {
-                        current: lease.fence,
-                    },
-                    Some(lease) if lease.owner.as_deref() != Some(owner) => Reason::NotOwner,
-                    Some(lease) if live_at.is_some_and(|now| lease.until <= now) => {
-                        Reason::Expired { until: lease.until }
-                    }
+                let lease = Self::read_lease(session, operation, job)?;
+                match contract::why_write_refused(lease, owner, fence, live_at) {
+                    Some(reason) => return Ok(Outcome::Rejected(reason)),
                     // The row matches now: it changed after the UPDATE looked. Try again.
-                    Some(_) => continue,
-                };
-                return Ok(Outcome::Rejected(reason));
+                    None => continue,
+                }
             }
             Err(unexplained(operation, job))
         })
@@ -766,20 +750,15 @@ impl Leases for PgStore {
                 if let Some(row) = granted {
                     return Ok(Outcome::Granted(row.try_get(0).map_err(pg("claim"))?));
                 }
-                let reason = match Self::read_lease(session, "claim", job)? {
-                    None => Reason::NotFound,
-                    Some(lease) if lease.done => Reason::Done,
-                    Some(lease) if lease.until > now => Reason::Held {
-                        owner: lease.owner,
-                        until: lease.until,
-                    },
-                    Some(lease) if lease.fence == Fence::MAX => {
+                let lease = Self::read_lease(session, "claim", job)?;
+                match contract::why_claim_refused(lease, now) {
+                    ClaimRefusal::Rejected(reason) => return Ok(Outcome::Rejected(reason)),
+                    ClaimRefusal::Exhausted => {
                         return Err(Error::FenceExhausted { job: job.into() })
                     }
                     // Claimable now: released or expired after the UPDATE looked. Try again.
-                    Some(_) => continue,
-                };
-                return Ok(Outcome::Rejected(reason));
+                    ClaimRefusal::Claimable => continue,
+                }
             }
             Err(unexplained("claim", job))
         })
