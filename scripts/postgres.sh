@@ -87,5 +87,9 @@ export LEASEFENCE_PG_RESTART="$restart >/dev/null"
 if [ "$#" -gt 0 ]; then
   "$@"
 else
-  cargo test -p leasefence --test postgres -- --ignored --nocapture
+  # Bounded so that a hang fails the run (and the EXIT trap still stops the server).
+  status=0
+  timeout --kill-after=30s 20m cargo test -p leasefence --test postgres -- --ignored --nocapture || status=$?
+  [ "$status" -ne 124 ] || say "the PostgreSQL tests did not finish within 20 minutes: a test hangs"
+  exit "$status"
 fi

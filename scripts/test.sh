@@ -9,6 +9,21 @@ need python3 "install Python 3: the interop tests run the seed module on Python'
 
 step() { printf '\n== %s\n' "$*"; }
 
+# Runs a test command under a time limit, so that a hang fails this run with a clear message
+# instead of eating CI's whole budget. The limits are several times a normal run here.
+bounded() {
+  local minutes=$1
+  shift
+  local status=0
+  timeout --kill-after=30s "${minutes}m" "$@" || status=$?
+  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    echo "leasefence: '$*' did not finish within ${minutes} minutes: a test hangs (see the output above)" >&2
+  fi
+  return "$status"
+}
+# --test-force-exit: a child or handle that a failed test leaves open cannot keep the runner alive.
+NODE_TEST=(node --test --test-force-exit --test-timeout=900000)
+
 step "format and lints"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
@@ -16,21 +31,21 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p leasefence
 
 step "native: unit, doc, vector, thread, process, interop and protocol tests"
-cargo test --workspace
+bounded 40 cargo test --workspace
 
 step "python seed module against the same vectors"
-python3 tests/interop/run_vectors.py
+bounded 10 python3 tests/interop/run_vectors.py
 
 step "node package: build, then vectors, arguments, threads, stress, crash, native mix, tarball"
 bash scripts/package.sh
 command -v strace >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null; }
-node --test tests/node/
+bounded 25 "${NODE_TEST[@]}" tests/node/
 
 step "browser: the crate on OPFS in a dedicated worker (wasm-bindgen-test), vectors and playground in Chromium"
 bash scripts/setup-browser.sh
 bash scripts/build-web.sh
-wasm-pack test --headless --chrome crate --features browser --test browser_worker
-node --test tests/browser/
+bounded 25 wasm-pack test --headless --chrome crate --features browser --test browser_worker
+bounded 20 "${NODE_TEST[@]}" tests/browser/
 
 step "fuzz: a short libFuzzer run on the batch protocol (scripts/fuzz.sh SECONDS for longer)"
 FUZZ_SANITIZER=none bash scripts/fuzz.sh "${LEASEFENCE_FUZZ_SECONDS:-30}"

@@ -12,12 +12,13 @@
 //    lock, other processes only wait and fail with code 'storage' ("locked"); with a writer
 //    running, short-timeout operations either work or fail the same way, and never corrupt.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import test from 'node:test';
+import test, { after } from 'node:test';
 
-import { HERE, PKG, assertIntegrity, fileHash, fileSize, jsonLines, loadPackage, loadWasm, runNode, sleep, tempDir, withTimeout } from './helpers.mjs';
+import { HERE, PKG, assertIntegrity, fileHash, fileSize, jsonLines, loadPackage, loadWasm, runNode, sleep, tempDir, withTimeout, killLiveChildren, spawnTracked } from './helpers.mjs';
+
+after(killLiveChildren);
 
 const { LeaseStore } = loadPackage();
 const wasm = loadWasm();
@@ -28,7 +29,7 @@ const ROUNDS = Number(process.env.LEASEFENCE_NODE_CRASH_ROUNDS ?? 200);
 
 /** Starts `crash-worker.mjs loop`; resolves once it has opened the store. */
 function startLoop(db, owner, busyTimeoutMs = 10_000) {
-  const child = spawn(process.execPath, [WORKER, 'loop', db, owner, String(busyTimeoutMs)], {
+  const child = spawnTracked(process.execPath, [WORKER, 'loop', db, owner, String(busyTimeoutMs)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, LEASEFENCE_PKG: PKG },
   });
@@ -104,7 +105,7 @@ test(`SIGKILL at random moments, ${ROUNDS} rounds: recovery, integrity, no fence
         maxFence.set(job, Math.max(maxFence.get(job) ?? 0, fence));
         grants += 1;
       } else if (line.a) {
-        const [job, , result] = line.a;
+        const [job, result] = line.a;
         if (!attempted.has(job)) attempted.set(job, new Set());
         attempted.get(job).add(result);
       } else if (line.c) {

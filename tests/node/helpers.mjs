@@ -93,13 +93,40 @@ export function withTimeout(promise, ms, what) {
   ]);
 }
 
+/** Children started by `spawnTracked` that have not exited yet. */
+const liveChildren = new Set();
+
+/**
+ * `spawn`, remembering the child until it exits, so that `killLiveChildren` (run by each test
+ * file's `after` hook) can end the ones a failed assertion left behind. A leftover child keeps
+ * its pipes open, and with them the test file's event loop: the whole run would hang.
+ */
+export function spawnTracked(command, args, options) {
+  const child = spawn(command, args, options);
+  liveChildren.add(child);
+  child.on('exit', () => liveChildren.delete(child));
+  return child;
+}
+
+/** SIGKILLs every tracked child still running (a stopped one too: SIGKILL needs no SIGCONT). */
+export function killLiveChildren() {
+  for (const child of liveChildren) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  liveChildren.clear();
+}
+
 /**
  * Runs `node script args...` and resolves {code, signal, stdout, stderr, ms}.
  */
 export function runNode(script, args = [], options = {}) {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], {
+    const child = spawnTracked(process.execPath, [script, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, LEASEFENCE_PKG: PKG, ...(options.env ?? {}) },
     });

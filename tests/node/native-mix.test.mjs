@@ -4,13 +4,15 @@
 // completed twice, rows agree with the completes, integrity ok. And: a native WAL file is refused
 // by LeaseStore.open with code 'storage' and a message about WAL, and left unchanged.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import test from 'node:test';
+import test, { after } from 'node:test';
 
-import { HERE, PKG, assertIntegrity, fileHash, jsonLines, loadPackage, nativeCli, runNode, sleep, tempDir } from './helpers.mjs';
+import { HERE, PKG, assertIntegrity, fileHash, jsonLines, loadPackage, nativeCli, runNode, sleep, tempDir, killLiveChildren, spawnTracked } from './helpers.mjs';
+
+after(killLiveChildren);
 import { POOL, checkRun, seedPool } from './stress-lib.mjs';
 
 const { LeaseStore } = loadPackage();
@@ -22,7 +24,7 @@ const CRASH = path.join(HERE, 'crash-worker.mjs');
 /** One `leasefence batch` process, driven one request at a time. */
 class NativeBatch {
   constructor(db, busyTimeoutMs = 60_000) {
-    this.child = spawn(CLI, ['--db', db, '--busy-timeout', String(busyTimeoutMs), 'batch'], {
+    this.child = spawnTracked(CLI, ['--db', db, '--busy-timeout', String(busyTimeoutMs), 'batch'], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.stderr = '';
@@ -208,7 +210,7 @@ test('the two kinds exclude each other: a native batch waits for a stopped Node 
   const native = new NativeBatch(db, 300);
   assert.equal((await native.request({ op: 'state', job: 'e0' })).value.id, 'e0'); // opened before anyone writes
 
-  const child = spawn(process.execPath, [CRASH, 'loop', db, 'holder'], {
+  const child = spawnTracked(process.execPath, [CRASH, 'loop', db, 'holder'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, LEASEFENCE_PKG: PKG },
   });
@@ -251,8 +253,11 @@ test('the two kinds exclude each other: a native batch waits for a stopped Node 
   const report = jsonLines(stdout).find((l) => l.stats);
   assert.deepEqual(report.errors, []);
   assert.equal(report.stats.lost, 0);
-  // Once the holder is gone the native side works again.
-  assert.equal(typeof (await native.request({ op: 'claim', job: 'e19', owner: 'native', now: 1e12, ttl: 10 })).value, 'number');
+  // Once the holder is gone the native side writes again. A job of its own: the holder's loop may
+  // have claimed or completed any of e0..e19.
+  assert.deepEqual(await native.request({ op: 'enqueue', job: 'native-after-holder' }), { value: true });
+  const claimed = await native.request({ op: 'claim', job: 'native-after-holder', owner: 'native', now: 1e12, ttl: 10 });
+  assert.equal(typeof claimed.value, 'number', JSON.stringify(claimed));
   assert.equal(await native.end(), 0);
 
   // Native SQLite's unix-dotfile VFS holds the lock as a directory `<db>.lock`, which has no owner
@@ -308,7 +313,7 @@ test(
     const seed = await LeaseStore.open(db);
     for (let i = 0; i < 50; i++) seed.enqueue(`p${i}`);
     seed.close();
-    const child = spawn(process.execPath, [CRASH, 'loop', db, 'writer'], {
+    const child = spawnTracked(process.execPath, [CRASH, 'loop', db, 'writer'], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, LEASEFENCE_PKG: PKG },
     });
