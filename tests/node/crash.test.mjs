@@ -105,7 +105,7 @@ test(`SIGKILL at random moments, ${ROUNDS} rounds: recovery, integrity, no fence
         maxFence.set(job, Math.max(maxFence.get(job) ?? 0, fence));
         grants += 1;
       } else if (line.a) {
-        const [job, result] = line.a;
+        const [job, , result] = line.a;
         if (!attempted.has(job)) attempted.set(job, new Set());
         attempted.get(job).add(result);
       } else if (line.c) {
