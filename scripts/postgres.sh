@@ -6,6 +6,10 @@
 #
 #   LEASEFENCE_PG_URL      postgres://postgres@127.0.0.1:PORT/postgres
 #   LEASEFENCE_PG_RESTART  a shell command that crash-restarts that server (pg_ctl -m immediate)
+#   LEASEFENCE_PG_TLS_CA   the CA that signed the server's TLS certificate (for DNS:localhost
+#                          only); the role lf_tls may only connect over TLS (pg_hba hostnossl
+#                          reject), so the TLS tests can tell encrypted sessions from plain ones
+#   LEASEFENCE_PG_TLS_OTHER_CA  a CA that signed nothing the server has
 #
 # Usage:
 #   bash scripts/postgres.sh              run the PostgreSQL tests
@@ -60,6 +64,32 @@ trap stop EXIT
 "${as_pg[@]}" "$bin/initdb" -D "$data" -U postgres -A trust -E UTF8 --no-locale --no-sync \
   >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
 
+command -v openssl >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
+# TLS: a throwaway CA, a server certificate for DNS:localhost signed by it, and a second CA that
+# signed nothing here.
+tls="$dir/tls"
+mkdir -p "$tls"
+make_ca() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -keyout "$tls/$1.key" -out "$tls/$1.pem" -subj "/CN=leasefence test $1" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    2>/dev/null
+}
+make_ca ca
+make_ca other-ca
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$data/server.key" \
+  -out "$tls/server.csr" -subj "/CN=localhost" 2>/dev/null
+printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' \
+  >"$tls/server.ext"
+openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial \
+  -days 2 -extfile "$tls/server.ext" -out "$data/server.crt" 2>/dev/null
+chmod 600 "$data/server.key"
+if [ "$(id -u)" = 0 ]; then chown -R postgres: "$data" "$tls"; fi
+chmod 644 "$tls/ca.pem" "$tls/other-ca.pem"
+# lf_tls may connect over TLS only; everyone else as initdb set up (trust on loopback).
+{ echo "hostnossl all lf_tls all reject"; cat "$data/pg_hba.conf"; } >"$tls/pg_hba.conf"
+cp "$tls/pg_hba.conf" "$data/pg_hba.conf"
+
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -69,7 +99,7 @@ started=
 for _ in 1 2 3 4 5; do
   port=$(free_port)
   if "${as_pg[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/sock -c max_connections=300" \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/sock -c max_connections=300 -c ssl=on" \
       start >/dev/null; then
     started=1
     break
@@ -79,6 +109,8 @@ done
 say "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $data)"
 
 export LEASEFENCE_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
+export LEASEFENCE_PG_TLS_CA="$tls/ca.pem"
+export LEASEFENCE_PG_TLS_OTHER_CA="$tls/other-ca.pem"
 # pg_ctl restart reuses the options the server was started with (postmaster.opts).
 restart=$(printf '%q ' "${as_pg[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
   -m immediate restart)

@@ -902,3 +902,179 @@ fn claim_many_and_the_cli_run_unchanged_on_postgres() {
         .all(|o| matches!(o.reason(), Some(Reason::Held { .. }))));
     assert!(format!("{store:?}").contains("PgStore"));
 }
+
+/// The TLS test's URL: role `lf_tls` (which `scripts/postgres.sh`'s pg_hba.conf lets in over TLS
+/// only) at `host`, in `schema`, with `tls` appended.
+fn tls_url(schema: &Schema, host: &str, tls: &str) -> String {
+    let port = schema
+        .base
+        .rsplit_once(':')
+        .and_then(|(_, rest)| rest.split('/').next())
+        .expect("a port in LEASEFENCE_PG_URL");
+    let url = format!(
+        "postgres://lf_tls@{host}:{port}/postgres?options=-csearch_path%3D{}&application_name=lf-tls",
+        schema.name
+    );
+    if tls.is_empty() {
+        url
+    } else {
+        format!("{url}&{tls}")
+    }
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn tls_follows_libpq_sslmode_and_refuses_the_wrong_server() {
+    let Some(base) = server("tls_follows_libpq_sslmode_and_refuses_the_wrong_server") else {
+        return;
+    };
+    let (Ok(ca), Ok(other_ca)) = (
+        std::env::var("LEASEFENCE_PG_TLS_CA"),
+        std::env::var("LEASEFENCE_PG_TLS_OTHER_CA"),
+    ) else {
+        panic!("LEASEFENCE_PG_TLS_CA and LEASEFENCE_PG_TLS_OTHER_CA are unset: run bash scripts/postgres.sh");
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "tls");
+    schema
+        .admin()
+        .batch_execute(
+            "DO $$ BEGIN CREATE ROLE lf_tls LOGIN SUPERUSER; \
+             EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+        )
+        .unwrap();
+
+    // The server really refuses lf_tls without TLS, and that refusal is final, not "retry".
+    let err = PgStore::connect(&tls_url(&schema, "localhost", "sslmode=disable")).unwrap_err();
+    assert!(matches!(err, Error::Postgres { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("no encryption") || err.to_string().contains("pg_hba"),
+        "{err}"
+    );
+    assert!(
+        !err.is_retryable(),
+        "a refused login is not worth retrying: {err}"
+    );
+
+    // Encrypted sessions: the default (prefer), require, verify-ca by address, verify-full by
+    // the certificate's name.
+    let ca_param = format!("sslrootcert={ca}");
+    let accepted = [
+        ("localhost", String::new()),
+        ("127.0.0.1", "sslmode=require".to_string()),
+        ("127.0.0.1", format!("sslmode=verify-ca&{ca_param}")),
+        ("localhost", format!("sslmode=verify-full&{ca_param}")),
+        ("localhost", format!("sslmode=require&{ca_param}")),
+    ];
+    for (i, (host, tls)) in accepted.iter().enumerate() {
+        let url = tls_url(&schema, host, tls);
+        let store = PgStore::connect(&url).unwrap_or_else(|err| panic!("{url}: {err}"));
+        let job = format!("tls-{i}");
+        assert!(store.enqueue(&job).unwrap());
+        assert_eq!(
+            store.claim(&job, "w", 0.0, 10.0).unwrap().granted(),
+            Some(1)
+        );
+        // Seen from the server: this session is encrypted.
+        let encrypted: i64 = schema
+            .admin()
+            .query_one(
+                "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+                 WHERE a.application_name = 'lf-tls' AND s.ssl",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(encrypted, 1, "{url}: the session is not encrypted");
+        drop(store);
+        // Wait for the server to see the session go, so the next count is this one's alone.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while schema
+            .admin()
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lf-tls'",
+                &[],
+            )
+            .unwrap()
+            .get::<_, i64>(0)
+            > 0
+        {
+            assert!(Instant::now() < deadline, "the session did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    // The CLI takes the same URL unchanged.
+    let url = tls_url(
+        &schema,
+        "localhost",
+        &format!("sslmode=verify-full&{ca_param}"),
+    );
+    let out = Command::new(BIN)
+        .args(["--db", &url, "state", "tls-3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"fence\":1"));
+
+    // The wrong server, or no way to know: refused at open, naming the reason, not retryable.
+    let missing = schema.base.clone() + "-no-such-ca.pem";
+    let refused = [
+        // The certificate names localhost, not 127.0.0.1.
+        (
+            "127.0.0.1",
+            format!("sslmode=verify-full&{ca_param}"),
+            "name",
+        ),
+        // Signed by an authority we were not told to trust.
+        (
+            "localhost",
+            format!("sslmode=verify-full&sslrootcert={other_ca}"),
+            "issuer",
+        ),
+        (
+            "localhost",
+            format!("sslmode=verify-ca&sslrootcert={other_ca}"),
+            "issuer",
+        ),
+        // libpq: with a root certificate at hand, require checks the chain too.
+        (
+            "localhost",
+            format!("sslmode=require&sslrootcert={other_ca}"),
+            "issuer",
+        ),
+        (
+            "localhost",
+            format!("sslmode=verify-full&sslrootcert={missing}"),
+            "cannot read sslrootcert",
+        ),
+        (
+            "localhost",
+            "sslmode=allow".to_string(),
+            "sslmode=allow is not supported",
+        ),
+    ];
+    for (host, tls, expected) in refused {
+        let url = tls_url(&schema, host, &tls);
+        let err = PgStore::connect(&url).unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, Error::Open { .. }), "{url}: {err:?}");
+        assert!(
+            message.to_lowercase().contains(expected),
+            "{url}: {message}"
+        );
+        assert!(!err.is_retryable(), "{url}: {message}");
+        assert_eq!(err.code(), "storage");
+    }
+    // Nothing was written by the refused attempts.
+    let rows: i64 = schema
+        .admin()
+        .query_one("SELECT count(*) FROM jobs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, accepted.len() as i64);
+}

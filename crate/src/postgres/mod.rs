@@ -65,7 +65,15 @@
 //!
 //! Limits: PostgreSQL `text` cannot hold U+0000, so ids, owners and results containing it are
 //! rejected as invalid arguments; a job id must fit a b-tree index entry (about 2.7 kB after
-//! compression). Connections are plain TCP or Unix sockets (no TLS in this build).
+//! compression).
+//!
+//! # TLS
+//!
+//! `sslmode` and `sslrootcert` in the URL mean what they mean to libpq and `psql` (see
+//! [`tls`](self::tls) for the table): `prefer` by default; `verify-full` with
+//! `sslrootcert=/path/to/ca.pem` checks that the server is the one the URL names, which is what a
+//! fleet reaching its database across a network wants. A certificate the client refuses is an
+//! [`Error::Open`](crate::Error::Open) naming the reason, not a retryable error.
 
 use std::sync::{Barrier, Mutex, MutexGuard};
 use std::time::Duration;
@@ -73,12 +81,15 @@ use std::time::Duration;
 use postgres::error::SqlState;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, Config, NoTls, Row, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::contract::{self, ClaimRefusal, Lease};
 use crate::error::{redact_url, Error, Result};
 use crate::leases::Leases;
 use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
+
+mod tls;
 
 /// The table, exactly the contract's six columns (see the module documentation for the types).
 const CREATE_JOBS: &str = "CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, \
@@ -271,15 +282,25 @@ struct Session {
 /// Calls from several threads on one store take turns on its connection; give each worker its
 /// own store for parallelism.
 ///
+/// TLS follows libpq's `sslmode` and `sslrootcert` (`prefer` by default). Across machines use
+/// `verify-full`, which checks that the server holds a certificate for the URL's host, signed
+/// by the authority in `sslrootcert`:
+///
 /// ```no_run
 /// use leasefence::Leases;
-/// let store = leasefence::PgStore::connect("postgres://app@db.internal/queue")?;
+/// let store = leasefence::PgStore::connect(
+///     "postgres://app@db.internal/queue?sslmode=verify-full&sslrootcert=/etc/leasefence/ca.pem",
+/// )?;
 /// store.enqueue("invoice-42")?;
 /// let fence = store.claim("invoice-42", "worker-a", 0.0, 30.0)?.granted();
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 pub struct PgStore {
     config: Config,
+    /// The TLS connector, `None` for `sslmode=disable`.
+    tls: Option<MakeRustlsConnect>,
+    /// The URL's `sslmode`, for messages.
+    ssl_mode: &'static str,
     label: String,
     lock_timeout: Duration,
     session: Mutex<Option<Session>>,
@@ -316,6 +337,14 @@ fn connection_lost(err: &postgres::Error) -> bool {
         ]
         .contains(code)
         || matches!(db.severity(), "FATAL" | "PANIC")
+}
+
+/// Whether the server refused the session itself for a reason that connecting again cannot
+/// change: bad credentials, no `pg_hba.conf` entry, a database that does not exist.
+fn refused_for_good(err: &postgres::Error) -> bool {
+    err.code().is_some_and(|code| {
+        code.code().starts_with("28") || *code == SqlState::INVALID_CATALOG_NAME
+    })
 }
 
 /// Whether the server refused for a reason that goes away by itself: a deadlock or
@@ -397,6 +426,14 @@ impl PgStore {
     /// Parses the URL; connects nothing yet.
     fn configure(url: &str, options: &OpenOptions) -> Result<PgStore> {
         let label = redact_url(url);
+        let refused = |problem: String| Error::Open {
+            path: label.clone(),
+            problem,
+        };
+        // The TLS parameters first: the client library knows neither verify-ca/verify-full
+        // nor sslrootcert.
+        let (url, settings) = tls::split_url(url).map_err(refused)?;
+        let connector = tls::connector(&settings).map_err(refused)?;
         let mut config: Config = url.parse().map_err(|err| Error::Open {
             path: label.clone(),
             problem: format!(
@@ -410,8 +447,11 @@ impl PgStore {
         if config.get_application_name().is_none() {
             config.application_name("leasefence");
         }
+        config.ssl_mode(settings.mode.client_mode());
         Ok(PgStore {
             config,
+            tls: connector,
+            ssl_mode: settings.mode.name(),
             label,
             lock_timeout: options.busy_timeout,
             session: Mutex::new(None),
@@ -481,14 +521,32 @@ impl PgStore {
     /// Failures are reported as failures of `operation`, the call that needed the connection.
     fn open_session(&self, operation: &'static str) -> Result<Session> {
         let failed = |source: postgres::Error| {
-            let disconnected = connection_lost(&source) || is_transient(&source);
+            // A refusal of who we are (authentication, an unknown database) is final.
+            let disconnected =
+                !refused_for_good(&source) && (connection_lost(&source) || is_transient(&source));
             Error::Postgres {
                 operation,
                 source,
                 disconnected,
             }
         };
-        let mut client = self.config.connect(NoTls).map_err(failed)?;
+        let connected = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
+        };
+        let mut client = connected.map_err(|source| match tls::refused_by_tls(&source) {
+            // Connecting again cannot change the server's certificate.
+            Some(reason) => Error::Open {
+                path: self.label.clone(),
+                problem: format!(
+                    "the TLS connection was refused: {reason} (sslmode={}); check that \
+                     sslrootcert holds the authority that signed the server's certificate and \
+                     that the URL's host is a name the certificate lists",
+                    self.ssl_mode
+                ),
+            },
+            None => failed(source),
+        })?;
         let millis = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
         client
             .query_one(
@@ -899,6 +957,8 @@ impl Leases for PgStore {
                     scope.spawn(move || {
                         let store = PgStore {
                             config: self.config.clone(),
+                            tls: self.tls.clone(),
+                            ssl_mode: self.ssl_mode,
                             label: self.label.clone(),
                             lock_timeout: self.lock_timeout,
                             session: Mutex::new(None),

@@ -1,0 +1,413 @@
+//! TLS to the PostgreSQL server, with libpq's meanings of `sslmode` and `sslrootcert`, so a URL
+//! that works with `psql` works here. rustls on ring: no OpenSSL to install.
+//!
+//! | `sslmode`            | encrypted              | server certificate checked                 |
+//! |----------------------|------------------------|--------------------------------------------|
+//! | `disable`            | never                  | -                                          |
+//! | `prefer` (default)   | if the server offers it| only if a root certificate is configured   |
+//! | `require`            | always                 | only if a root certificate is configured   |
+//! | `verify-ca`          | always                 | signed by a root in `sslrootcert`          |
+//! | `verify-full`        | always                 | as `verify-ca`, and it names the URL's host|
+//!
+//! The root certificates come from `sslrootcert=/path/to/ca.pem` (PEM, one or more), from the
+//! operating system's store with `sslrootcert=system`, or else from `~/.postgresql/root.crt`
+//! when that file exists, as in libpq. `prefer` and `require` without any of them encrypt
+//! without knowing who they talk to: that stops eavesdroppers on the wire, not an impostor;
+//! across machines use `verify-full`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// libpq's `sslmode` values that this client implements (`allow` is not one of them: it is
+/// `prefer` with the order of the attempts reversed, and nobody should want it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SslMode {
+    Disable,
+    Prefer,
+    Require,
+    VerifyCa,
+    VerifyFull,
+}
+
+impl SslMode {
+    fn parse(value: &str) -> Result<SslMode, String> {
+        Ok(match value {
+            "disable" => SslMode::Disable,
+            "prefer" => SslMode::Prefer,
+            "require" => SslMode::Require,
+            "verify-ca" => SslMode::VerifyCa,
+            "verify-full" => SslMode::VerifyFull,
+            other => {
+                return Err(format!(
+                    "sslmode={other} is not supported; use disable, prefer, require, verify-ca \
+                     or verify-full (verify-full checks that the server is the one named in the URL)"
+                ))
+            }
+        })
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            SslMode::Disable => "disable",
+            SslMode::Prefer => "prefer",
+            SslMode::Require => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyFull => "verify-full",
+        }
+    }
+
+    /// The client library's own mode: it knows whether to ask for TLS, not how to check it.
+    pub(crate) fn client_mode(self) -> postgres::config::SslMode {
+        match self {
+            SslMode::Disable => postgres::config::SslMode::Disable,
+            SslMode::Prefer => postgres::config::SslMode::Prefer,
+            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
+                postgres::config::SslMode::Require
+            }
+        }
+    }
+}
+
+/// The TLS part of a URL, taken out of it by [`split_url`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TlsSettings {
+    pub(crate) mode: SslMode,
+    /// `sslrootcert` as given: a file path, or `system`.
+    pub(crate) root_cert: Option<String>,
+}
+
+/// Takes `sslmode` and `sslrootcert` out of the URL's query (the client library rejects
+/// `verify-ca`, `verify-full` and `sslrootcert`) and returns the URL without them.
+pub(crate) fn split_url(url: &str) -> Result<(String, TlsSettings), String> {
+    let mut settings = TlsSettings {
+        mode: SslMode::Prefer,
+        root_cert: None,
+    };
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, query),
+        None => return Ok((url.to_string(), settings)),
+    };
+    let mut kept = Vec::new();
+    for param in query.split('&') {
+        let (key, value) = param.split_once('=').unwrap_or((param, ""));
+        match key {
+            "sslmode" => settings.mode = SslMode::parse(&percent_decode(value)?)?,
+            "sslrootcert" => settings.root_cert = Some(percent_decode(value)?),
+            _ => kept.push(param),
+        }
+    }
+    let rest = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    Ok((rest, settings))
+}
+
+fn percent_decode(value: &str) -> Result<String, String> {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = value
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| format!("{value:?} has a % not followed by two hex digits"))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("{value:?} does not decode to UTF-8"))
+}
+
+/// The connector for `settings`, or `None` for `sslmode=disable`. Reads the root certificates
+/// now, so a missing or unreadable file is an error at open time, not at the first call.
+pub(crate) fn connector(settings: &TlsSettings) -> Result<Option<MakeRustlsConnect>, String> {
+    if settings.mode == SslMode::Disable {
+        return Ok(None);
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let roots = match &settings.root_cert {
+        Some(given) => Some(load_roots(given)?),
+        None => match default_root_file() {
+            Some(file) => Some(load_roots(&file.to_string_lossy())?),
+            None => None,
+        },
+    };
+    let verifier: Arc<dyn ServerCertVerifier> = match (settings.mode, roots) {
+        (SslMode::VerifyCa | SslMode::VerifyFull, None) => {
+            return Err(format!(
+                "sslmode={} needs the certificate of the authority that signed the server's: add \
+                 sslrootcert=/path/to/ca.pem to the URL (or sslrootcert=system for the operating \
+                 system's store)",
+                settings.mode.name()
+            ))
+        }
+        (SslMode::VerifyFull, Some(roots)) => webpki(roots, &provider)?,
+        // libpq: with a root certificate at hand, `prefer` and `require` check the chain too.
+        (_, Some(roots)) => Arc::new(ChainOnly(webpki(roots, &provider)?)),
+        (_, None) => Arc::new(EncryptOnly(provider.clone())),
+    };
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|err| format!("TLS set-up failed: {err}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    Ok(Some(MakeRustlsConnect::new(config)))
+}
+
+/// libpq's default root certificate file, when it exists.
+fn default_root_file() -> Option<PathBuf> {
+    let file = PathBuf::from(std::env::var_os("HOME")?).join(".postgresql/root.crt");
+    file.is_file().then_some(file)
+}
+
+fn load_roots(given: &str) -> Result<RootCertStore, String> {
+    let mut roots = RootCertStore::empty();
+    if given == "system" {
+        let found = rustls_native_certs::load_native_certs();
+        let (added, _) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            return Err(
+                "sslrootcert=system: no certificate found in the operating system's store \
+                 (install ca-certificates, or give the CA's file: sslrootcert=/path/to/ca.pem)"
+                    .to_string(),
+            );
+        }
+        return Ok(roots);
+    }
+    let pem =
+        std::fs::read(given).map_err(|err| format!("cannot read sslrootcert {given:?}: {err}"))?;
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        let cert =
+            cert.map_err(|err| format!("sslrootcert {given:?} is not valid PEM: {err:?}"))?;
+        roots
+            .add(cert)
+            .map_err(|err| format!("sslrootcert {given:?} holds an unusable certificate: {err}"))?;
+    }
+    if roots.is_empty() {
+        return Err(format!(
+            "sslrootcert {given:?} holds no certificate (expected PEM blocks \
+             -----BEGIN CERTIFICATE-----)"
+        ));
+    }
+    Ok(roots)
+}
+
+fn webpki(
+    roots: RootCertStore,
+    provider: &Arc<CryptoProvider>,
+) -> Result<Arc<WebPkiServerVerifier>, String> {
+    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .build()
+        .map_err(|err| format!("cannot use the root certificates: {err}"))
+}
+
+/// Whether a client error came from the TLS layer refusing the server (its certificate or
+/// the handshake), which connecting again cannot fix.
+pub(crate) fn refused_by_tls(err: &postgres::Error) -> Option<String> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(inner) = cause {
+        if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+            return Some(tls.to_string());
+        }
+        // tokio-rustls wraps it in an io::Error, whose `source()` skips the wrapped error.
+        if let Some(tls) = inner
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|wrapped| wrapped.downcast_ref::<rustls::Error>())
+        {
+            return Some(tls.to_string());
+        }
+        cause = inner.source();
+    }
+    None
+}
+
+/// `verify-ca`: the chain must lead to a trusted root; the name in it is not compared with
+/// the host (the server may be reached by an address its certificate does not list).
+#[derive(Debug)]
+struct ChainOnly(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        // webpki checks the chain (and expiry) before the name, so a name error means the
+        // chain was good.
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// `prefer` / `require` with no root certificate: libpq's behaviour, encryption without
+/// identity. The handshake signatures are still checked, so the session key really belongs to
+/// whoever holds the certificate's private key.
+#[derive(Debug)]
+struct EncryptOnly(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for EncryptOnly {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_parameters_leave_the_url_and_the_rest_stays() {
+        let (rest, settings) = split_url(
+            "postgres://a@h/q?sslmode=verify-full&application_name=x&sslrootcert=%2Fetc%2Fca%20x.pem",
+        )
+        .unwrap();
+        assert_eq!(rest, "postgres://a@h/q?application_name=x");
+        assert_eq!(settings.mode, SslMode::VerifyFull);
+        assert_eq!(settings.root_cert.as_deref(), Some("/etc/ca x.pem"));
+
+        let (rest, settings) = split_url("postgres://a@h/q?sslmode=disable").unwrap();
+        assert_eq!(rest, "postgres://a@h/q");
+        assert_eq!(settings.mode, SslMode::Disable);
+
+        let (rest, settings) = split_url("postgres://a@h/q").unwrap();
+        assert_eq!(rest, "postgres://a@h/q");
+        assert_eq!(settings.mode, SslMode::Prefer, "libpq's default");
+        assert_eq!(settings.root_cert, None);
+    }
+
+    #[test]
+    fn unknown_modes_and_bad_escapes_are_named() {
+        let err = split_url("postgres://h/q?sslmode=allow").unwrap_err();
+        assert!(
+            err.contains("sslmode=allow") && err.contains("verify-full"),
+            "{err}"
+        );
+        let err = split_url("postgres://h/q?sslrootcert=%zz").unwrap_err();
+        assert!(err.contains("two hex digits"), "{err}");
+    }
+
+    #[test]
+    fn verification_without_roots_says_what_to_add() {
+        if default_root_file().is_some() {
+            return; // this machine has libpq's default root file: the case cannot arise
+        }
+        for mode in ["verify-ca", "verify-full"] {
+            let (_, settings) = split_url(&format!("postgres://h/q?sslmode={mode}")).unwrap();
+            let err = connector(&settings)
+                .err()
+                .expect("no roots must be an error");
+            assert!(err.contains("sslrootcert=/path/to/ca.pem"), "{err}");
+            assert!(err.contains(mode), "{err}");
+        }
+    }
+
+    #[test]
+    fn root_files_that_hold_no_certificate_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let missing = dir.path().join("missing.pem");
+        for (file, expected) in [(&empty, "holds no certificate"), (&missing, "cannot read")] {
+            let settings = TlsSettings {
+                mode: SslMode::VerifyFull,
+                root_cert: Some(file.to_string_lossy().into_owned()),
+            };
+            let err = connector(&settings).err().expect("must be refused");
+            assert!(err.contains(expected), "{err}");
+        }
+        let disabled = TlsSettings {
+            mode: SslMode::Disable,
+            root_cert: None,
+        };
+        assert!(connector(&disabled).unwrap().is_none());
+    }
+}
