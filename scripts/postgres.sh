@@ -6,10 +6,12 @@
 #
 #   LEASEFENCE_PG_URL      postgres://postgres@127.0.0.1:PORT/postgres
 #   LEASEFENCE_PG_RESTART  a shell command that crash-restarts that server (pg_ctl -m immediate)
-#   LEASEFENCE_PG_TLS_CA   the CA that signed the server's TLS certificate (for DNS:localhost
-#                          only); the role lf_tls may only connect over TLS (pg_hba hostnossl
-#                          reject), so the TLS tests can tell encrypted sessions from plain ones
-#   LEASEFENCE_PG_TLS_OTHER_CA  a CA that signed nothing the server has
+#   LEASEFENCE_PG_TLS_DIR  the TLS test material: ca.pem (signed the server's certificate, for
+#                          DNS:localhost only, and client.crt/.key, CN lf_cert), other-ca.pem
+#                          (signed only other-client.crt/.key, CN lf_cert). pg_hba.conf lets the
+#                          role lf_tls in over TLS only, and lf_cert only with a client
+#                          certificate the server trusts (method cert), so the TLS tests can tell
+#                          what the server saw
 #
 # Usage:
 #   bash scripts/postgres.sh              run the PostgreSQL tests
@@ -66,7 +68,7 @@ trap stop EXIT
 
 command -v openssl >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
 # TLS: a throwaway CA, a server certificate for DNS:localhost signed by it, and a second CA that
-# signed nothing here.
+# signs only a client certificate the server must refuse.
 tls="$dir/tls"
 mkdir -p "$tls"
 make_ca() {
@@ -83,11 +85,29 @@ printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=critic
   >"$tls/server.ext"
 openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial \
   -days 2 -extfile "$tls/server.ext" -out "$data/server.crt" 2>/dev/null
+# Client certificates for the role lf_cert: one from the CA the server trusts, one from the other.
+printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n' \
+  >"$tls/client.ext"
+for who in client:ca other-client:other-ca; do
+  name=${who%%:*} signer=${who##*:}
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$tls/$name.key" \
+    -out "$tls/$name.csr" -subj "/CN=lf_cert" 2>/dev/null
+  openssl x509 -req -in "$tls/$name.csr" -CA "$tls/$signer.pem" -CAkey "$tls/$signer.key" \
+    -CAcreateserial -days 2 -extfile "$tls/client.ext" -out "$tls/$name.crt" 2>/dev/null
+done
+cp "$tls/ca.pem" "$data/root.crt" # the server trusts client certificates signed by ca.pem
 chmod 600 "$data/server.key"
 if [ "$(id -u)" = 0 ]; then chown -R postgres: "$data" "$tls"; fi
-chmod 644 "$tls/ca.pem" "$tls/other-ca.pem"
-# lf_tls may connect over TLS only; everyone else as initdb set up (trust on loopback).
-{ echo "hostnossl all lf_tls all reject"; cat "$data/pg_hba.conf"; } >"$tls/pg_hba.conf"
+chmod 644 "$tls"/*.pem "$tls"/*.crt
+chmod 600 "$tls"/*.key
+# lf_tls may connect over TLS only, lf_cert only with a trusted client certificate; everyone else
+# as initdb set up (trust on loopback).
+{
+  echo "hostnossl all lf_tls all reject"
+  echo "hostssl all lf_cert all cert"
+  echo "host all lf_cert all reject"
+  cat "$data/pg_hba.conf"
+} >"$tls/pg_hba.conf"
 cp "$tls/pg_hba.conf" "$data/pg_hba.conf"
 
 free_port() {
@@ -99,7 +119,7 @@ started=
 for _ in 1 2 3 4 5; do
   port=$(free_port)
   if "${as_pg[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/sock -c max_connections=300 -c ssl=on" \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir/sock -c max_connections=300 -c ssl=on -c ssl_ca_file=root.crt" \
       start >/dev/null; then
     started=1
     break
@@ -109,8 +129,7 @@ done
 say "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $data)"
 
 export LEASEFENCE_PG_URL="postgres://postgres@127.0.0.1:$port/postgres"
-export LEASEFENCE_PG_TLS_CA="$tls/ca.pem"
-export LEASEFENCE_PG_TLS_OTHER_CA="$tls/other-ca.pem"
+export LEASEFENCE_PG_TLS_DIR="$tls"
 # pg_ctl restart reuses the options the server was started with (postmaster.opts).
 restart=$(printf '%q ' "${as_pg[@]}" "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
   -m immediate restart)

@@ -227,6 +227,13 @@ impl fmt::Display for Error {
                          claim then answers held, a retried complete done, and `state` shows \
                          what is stored)"
                     )?;
+                } else if crate::postgres::refused_for_good(source) {
+                    write!(
+                        f,
+                        "; the server refused this login (check the user, password, database, \
+                         pg_hba.conf, or the client certificate in sslcert/sslkey): retrying \
+                         will not help"
+                    )?;
                 } else if crate::postgres::is_transient(source) {
                     write!(
                         f,

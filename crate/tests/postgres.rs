@@ -903,16 +903,16 @@ fn claim_many_and_the_cli_run_unchanged_on_postgres() {
     assert!(format!("{store:?}").contains("PgStore"));
 }
 
-/// The TLS test's URL: role `lf_tls` (which `scripts/postgres.sh`'s pg_hba.conf lets in over TLS
-/// only) at `host`, in `schema`, with `tls` appended.
-fn tls_url(schema: &Schema, host: &str, tls: &str) -> String {
+/// The TLS tests' URL: `role` at `host`, in `schema`, with `tls` appended. `scripts/postgres.sh`'s
+/// pg_hba.conf lets `lf_tls` in over TLS only and `lf_cert` with a trusted client certificate only.
+fn tls_url_as(role: &str, schema: &Schema, host: &str, tls: &str) -> String {
     let port = schema
         .base
         .rsplit_once(':')
         .and_then(|(_, rest)| rest.split('/').next())
         .expect("a port in LEASEFENCE_PG_URL");
     let url = format!(
-        "postgres://lf_tls@{host}:{port}/postgres?options=-csearch_path%3D{}&application_name=lf-tls",
+        "postgres://{role}@{host}:{port}/postgres?options=-csearch_path%3D{}&application_name={role}",
         schema.name
     );
     if tls.is_empty() {
@@ -922,27 +922,57 @@ fn tls_url(schema: &Schema, host: &str, tls: &str) -> String {
     }
 }
 
+fn tls_url(schema: &Schema, host: &str, tls: &str) -> String {
+    tls_url_as("lf_tls", schema, host, tls)
+}
+
+/// `scripts/postgres.sh`'s TLS material (`LEASEFENCE_PG_TLS_DIR`): the path of `file` in it.
+fn tls_file(file: &str) -> String {
+    let dir = std::env::var("LEASEFENCE_PG_TLS_DIR")
+        .expect("LEASEFENCE_PG_TLS_DIR is unset: run bash scripts/postgres.sh");
+    format!("{dir}/{file}")
+}
+
+/// Creates a superuser login role (the TLS tests' roles; pg_hba.conf decides how they get in).
+fn create_role(schema: &Schema, role: &str) {
+    // Identifiers cannot be bound; these are fixed names.
+    schema
+        .admin()
+        .batch_execute(&format!(
+            "DO $$ BEGIN CREATE ROLE {role} LOGIN SUPERUSER; \
+             EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+        ))
+        .unwrap();
+}
+
+/// Waits until no session of `role` is left, so the next count sees only the next one.
+fn wait_for_tls_sessions_to_end(schema: &Schema, role: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while schema
+        .admin()
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+            &[&role],
+        )
+        .unwrap()
+        .get::<_, i64>(0)
+        > 0
+    {
+        assert!(Instant::now() < deadline, "the session did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn tls_follows_libpq_sslmode_and_refuses_the_wrong_server() {
     let Some(base) = server("tls_follows_libpq_sslmode_and_refuses_the_wrong_server") else {
         return;
     };
-    let (Ok(ca), Ok(other_ca)) = (
-        std::env::var("LEASEFENCE_PG_TLS_CA"),
-        std::env::var("LEASEFENCE_PG_TLS_OTHER_CA"),
-    ) else {
-        panic!("LEASEFENCE_PG_TLS_CA and LEASEFENCE_PG_TLS_OTHER_CA are unset: run bash scripts/postgres.sh");
-    };
+    let (ca, other_ca) = (tls_file("ca.pem"), tls_file("other-ca.pem"));
     let _server = shared_server();
     let schema = Schema::new(&base, "tls");
-    schema
-        .admin()
-        .batch_execute(
-            "DO $$ BEGIN CREATE ROLE lf_tls LOGIN SUPERUSER; \
-             EXCEPTION WHEN duplicate_object THEN NULL; END $$",
-        )
-        .unwrap();
+    create_role(&schema, "lf_tls");
 
     // The server really refuses lf_tls without TLS, and that refusal is final, not "retry".
     let err = PgStore::connect(&tls_url(&schema, "localhost", "sslmode=disable")).unwrap_err();
@@ -980,28 +1010,14 @@ fn tls_follows_libpq_sslmode_and_refuses_the_wrong_server() {
             .admin()
             .query_one(
                 "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
-                 WHERE a.application_name = 'lf-tls' AND s.ssl",
+                 WHERE a.application_name = 'lf_tls' AND s.ssl",
                 &[],
             )
             .unwrap()
             .get(0);
         assert_eq!(encrypted, 1, "{url}: the session is not encrypted");
         drop(store);
-        // Wait for the server to see the session go, so the next count is this one's alone.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while schema
-            .admin()
-            .query_one(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'lf-tls'",
-                &[],
-            )
-            .unwrap()
-            .get::<_, i64>(0)
-            > 0
-        {
-            assert!(Instant::now() < deadline, "the session did not end");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for_tls_sessions_to_end(&schema, "lf_tls");
     }
 
     // The CLI takes the same URL unchanged.
@@ -1077,4 +1093,89 @@ fn tls_follows_libpq_sslmode_and_refuses_the_wrong_server() {
         .unwrap()
         .get(0);
     assert_eq!(rows, accepted.len() as i64);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn client_certificates_log_in_where_the_server_asks_for_them() {
+    let Some(base) = server("client_certificates_log_in_where_the_server_asks_for_them") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "cert");
+    create_role(&schema, "lf_cert");
+    let ca = tls_file("ca.pem");
+    let verified = format!("sslmode=verify-full&sslrootcert={ca}");
+    let identity = |name: &str| {
+        format!(
+            "sslcert={}&sslkey={}",
+            tls_file(&format!("{name}.crt")),
+            tls_file(&format!("{name}.key"))
+        )
+    };
+
+    // With the certificate the server trusts: in, and the server saw that certificate.
+    let url = tls_url_as(
+        "lf_cert",
+        &schema,
+        "localhost",
+        &format!("{verified}&{}", identity("client")),
+    );
+    let store = PgStore::connect(&url).unwrap_or_else(|err| panic!("{url}: {err}"));
+    assert!(store.enqueue("signed").unwrap());
+    assert_eq!(
+        store.claim("signed", "w", 0.0, 10.0).unwrap().granted(),
+        Some(1)
+    );
+    let seen: Option<String> = schema
+        .admin()
+        .query_one(
+            "SELECT s.client_dn FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+             WHERE a.application_name = 'lf_cert'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(seen.as_deref(), Some("/CN=lf_cert"));
+    drop(store);
+    wait_for_tls_sessions_to_end(&schema, "lf_cert");
+
+    // Without one: the server refuses the login, which is final.
+    let err =
+        PgStore::connect(&tls_url_as("lf_cert", &schema, "localhost", &verified)).unwrap_err();
+    assert!(matches!(err, Error::Postgres { .. }), "{err:?}");
+    assert!(err.to_string().contains("certificate"), "{err}");
+    assert!(!err.is_retryable(), "{err}");
+
+    // A certificate from an authority the server does not trust, a certificate without its key,
+    // a key that is not one, a key of another certificate: refused, naming sslcert/sslkey.
+    let other = identity("other-client");
+    let cert = tls_file("client.crt");
+    let refused = [
+        other,
+        format!("sslcert={cert}"),
+        format!("sslcert={cert}&sslkey={cert}"),
+        format!("sslcert={cert}&sslkey={}", tls_file("other-client.key")),
+    ];
+    for params in refused {
+        let url = tls_url_as(
+            "lf_cert",
+            &schema,
+            "localhost",
+            &format!("{verified}&{params}"),
+        );
+        let err = PgStore::connect(&url).unwrap_err();
+        assert!(matches!(err, Error::Open { .. }), "{params}: {err:?}");
+        assert!(
+            err.to_string().contains("sslcert") || err.to_string().contains("sslkey"),
+            "{params}: {err}"
+        );
+        assert!(!err.is_retryable(), "{params}: {err}");
+    }
+    let rows: i64 = schema
+        .admin()
+        .query_one("SELECT count(*) FROM jobs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 1, "a refused attempt wrote something");
 }

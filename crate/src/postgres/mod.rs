@@ -300,7 +300,7 @@ pub struct PgStore {
     /// The TLS connector, `None` for `sslmode=disable`.
     tls: Option<MakeRustlsConnect>,
     /// The URL's `sslmode`, for messages.
-    ssl_mode: &'static str,
+    ssl_mode: tls::SslMode,
     label: String,
     lock_timeout: Duration,
     session: Mutex<Option<Session>>,
@@ -341,7 +341,7 @@ fn connection_lost(err: &postgres::Error) -> bool {
 
 /// Whether the server refused the session itself for a reason that connecting again cannot
 /// change: bad credentials, no `pg_hba.conf` entry, a database that does not exist.
-fn refused_for_good(err: &postgres::Error) -> bool {
+pub(crate) fn refused_for_good(err: &postgres::Error) -> bool {
     err.code().is_some_and(|code| {
         code.code().starts_with("28") || *code == SqlState::INVALID_CATALOG_NAME
     })
@@ -451,7 +451,7 @@ impl PgStore {
         Ok(PgStore {
             config,
             tls: connector,
-            ssl_mode: settings.mode.name(),
+            ssl_mode: settings.mode,
             label,
             lock_timeout: options.busy_timeout,
             session: Mutex::new(None),
@@ -534,19 +534,15 @@ impl PgStore {
             Some(tls) => self.config.connect(tls.clone()),
             None => self.config.connect(NoTls),
         };
-        let mut client = connected.map_err(|source| match tls::refused_by_tls(&source) {
-            // Connecting again cannot change the server's certificate.
-            Some(reason) => Error::Open {
-                path: self.label.clone(),
-                problem: format!(
-                    "the TLS connection was refused: {reason} (sslmode={}); check that \
-                     sslrootcert holds the authority that signed the server's certificate and \
-                     that the URL's host is a name the certificate lists",
-                    self.ssl_mode
-                ),
-            },
-            None => failed(source),
-        })?;
+        let mut client =
+            connected.map_err(|source| match tls::refused_by_tls(&source, self.ssl_mode) {
+                // Connecting again cannot change a certificate.
+                Some(problem) => Error::Open {
+                    path: self.label.clone(),
+                    problem,
+                },
+                None => failed(source),
+            })?;
         let millis = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
         client
             .query_one(

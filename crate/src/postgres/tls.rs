@@ -14,6 +14,10 @@
 //! when that file exists, as in libpq. `prefer` and `require` without any of them encrypt
 //! without knowing who they talk to: that stops eavesdroppers on the wire, not an impostor;
 //! across machines use `verify-full`.
+//!
+//! A client certificate (for `pg_hba.conf`'s `cert` method or `clientcert=verify-full`) comes
+//! from `sslcert` and `sslkey` (PEM; the key in PKCS#8, PKCS#1 or SEC1 form), or else from
+//! `~/.postgresql/postgresql.crt` and `postgresql.key` when both exist, as in libpq.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,7 +26,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
@@ -84,14 +88,20 @@ pub(crate) struct TlsSettings {
     pub(crate) mode: SslMode,
     /// `sslrootcert` as given: a file path, or `system`.
     pub(crate) root_cert: Option<String>,
+    /// `sslcert` and `sslkey`: the client's certificate (chain) and private key files.
+    pub(crate) client_cert: Option<String>,
+    pub(crate) client_key: Option<String>,
 }
 
-/// Takes `sslmode` and `sslrootcert` out of the URL's query (the client library rejects
-/// `verify-ca`, `verify-full` and `sslrootcert`) and returns the URL without them.
+/// Takes `sslmode`, `sslrootcert`, `sslcert` and `sslkey` out of the URL's query (the client
+/// library rejects `verify-ca`, `verify-full` and the file parameters) and returns the URL
+/// without them.
 pub(crate) fn split_url(url: &str) -> Result<(String, TlsSettings), String> {
     let mut settings = TlsSettings {
         mode: SslMode::Prefer,
         root_cert: None,
+        client_cert: None,
+        client_key: None,
     };
     let (base, query) = match url.split_once('?') {
         Some((base, query)) => (base, query),
@@ -103,6 +113,8 @@ pub(crate) fn split_url(url: &str) -> Result<(String, TlsSettings), String> {
         match key {
             "sslmode" => settings.mode = SslMode::parse(&percent_decode(value)?)?,
             "sslrootcert" => settings.root_cert = Some(percent_decode(value)?),
+            "sslcert" => settings.client_cert = Some(percent_decode(value)?),
+            "sslkey" => settings.client_key = Some(percent_decode(value)?),
             _ => kept.push(param),
         }
     }
@@ -162,13 +174,78 @@ pub(crate) fn connector(settings: &TlsSettings) -> Result<Option<MakeRustlsConne
         (_, Some(roots)) => Arc::new(ChainOnly(webpki(roots, &provider)?)),
         (_, None) => Arc::new(EncryptOnly(provider.clone())),
     };
-    let config = ClientConfig::builder_with_provider(provider)
+    let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|err| format!("TLS set-up failed: {err}"))?
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(verifier);
+    let config = match client_identity(settings)? {
+        Some((cert, key, certs, private_key)) => builder
+            .with_client_auth_cert(certs, private_key)
+            .map_err(|err| {
+                format!("sslkey {key:?} is not the private key of sslcert {cert:?} ({err})")
+            })?,
+        None => builder.with_no_client_auth(),
+    };
     Ok(Some(MakeRustlsConnect::new(config)))
+}
+
+/// The client certificate chain and key: from `sslcert`/`sslkey`, else libpq's default files
+/// when both exist, else none.
+#[allow(clippy::type_complexity)]
+fn client_identity(
+    settings: &TlsSettings,
+) -> Result<
+    Option<(
+        String,
+        String,
+        Vec<CertificateDer<'static>>,
+        PrivateKeyDer<'static>,
+    )>,
+    String,
+> {
+    let (cert, key) = match (&settings.client_cert, &settings.client_key) {
+        (Some(cert), Some(key)) => (cert.clone(), key.clone()),
+        (None, None) => {
+            let Some(home) = std::env::var_os("HOME") else {
+                return Ok(None);
+            };
+            let dir = PathBuf::from(home).join(".postgresql");
+            let (cert, key) = (dir.join("postgresql.crt"), dir.join("postgresql.key"));
+            if !(cert.is_file() && key.is_file()) {
+                return Ok(None);
+            }
+            (
+                cert.to_string_lossy().into_owned(),
+                key.to_string_lossy().into_owned(),
+            )
+        }
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(
+                "sslcert and sslkey go together: give both the client certificate and its \
+                 private key"
+                    .to_string(),
+            )
+        }
+    };
+    let pem = std::fs::read(&cert).map_err(|err| format!("cannot read sslcert {cert:?}: {err}"))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|err| format!("sslcert {cert:?} is not valid PEM: {err:?}"))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "sslcert {cert:?} holds no certificate (expected -----BEGIN CERTIFICATE-----)"
+        ));
+    }
+    let pem = std::fs::read(&key).map_err(|err| format!("cannot read sslkey {key:?}: {err}"))?;
+    let private_key = PrivateKeyDer::from_pem_slice(&pem).map_err(|err| {
+        format!(
+            "sslkey {key:?} holds no usable private key ({err:?}); expected PEM in PKCS#8 \
+             (BEGIN PRIVATE KEY), PKCS#1 (BEGIN RSA PRIVATE KEY) or SEC1 (BEGIN EC PRIVATE KEY) \
+             form, unencrypted"
+        )
+    })?;
+    Ok(Some((cert, key, certs, private_key)))
 }
 
 /// libpq's default root certificate file, when it exists.
@@ -218,13 +295,25 @@ fn webpki(
         .map_err(|err| format!("cannot use the root certificates: {err}"))
 }
 
-/// Whether a client error came from the TLS layer refusing the server (its certificate or
-/// the handshake), which connecting again cannot fix.
-pub(crate) fn refused_by_tls(err: &postgres::Error) -> Option<String> {
+/// When a client error came from the TLS layer (we refused the server's certificate, or the
+/// server refused us), which connecting again cannot fix: what happened and what to check.
+pub(crate) fn refused_by_tls(err: &postgres::Error, mode: SslMode) -> Option<String> {
+    let explain = |tls: &rustls::Error| match tls {
+        rustls::Error::AlertReceived(alert) => format!(
+            "the server ended the TLS handshake ({alert:?}); if it asks for a client \
+             certificate, check that sslcert and sslkey hold one it trusts"
+        ),
+        other => format!(
+            "the server's TLS certificate was refused: {other} (sslmode={}); check that \
+             sslrootcert holds the authority that signed it and that the URL's host is a name \
+             it lists",
+            mode.name()
+        ),
+    };
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(inner) = cause {
         if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
-            return Some(tls.to_string());
+            return Some(explain(tls));
         }
         // tokio-rustls wraps it in an io::Error, whose `source()` skips the wrapped error.
         if let Some(tls) = inner
@@ -232,7 +321,7 @@ pub(crate) fn refused_by_tls(err: &postgres::Error) -> Option<String> {
             .and_then(|io| io.get_ref())
             .and_then(|wrapped| wrapped.downcast_ref::<rustls::Error>())
         {
-            return Some(tls.to_string());
+            return Some(explain(tls));
         }
         cause = inner.source();
     }
@@ -400,6 +489,8 @@ mod tests {
             let settings = TlsSettings {
                 mode: SslMode::VerifyFull,
                 root_cert: Some(file.to_string_lossy().into_owned()),
+                client_cert: None,
+                client_key: None,
             };
             let err = connector(&settings).err().expect("must be refused");
             assert!(err.contains(expected), "{err}");
@@ -407,6 +498,8 @@ mod tests {
         let disabled = TlsSettings {
             mode: SslMode::Disable,
             root_cert: None,
+            client_cert: None,
+            client_key: None,
         };
         assert!(connector(&disabled).unwrap().is_none());
     }
