@@ -187,7 +187,9 @@ impl fmt::Display for Error {
                     write!(
                         f,
                         " (another connection held the write lock longer than the busy \
-                         timeout; retry, or raise the busy timeout)"
+                         timeout; retry, or raise the busy timeout. A file shared with Node \
+                         is locked by <db>.lock: if the process holding it was killed, run \
+                         `leasefence --db FILE unlock` once no other process uses the file)"
                     )?;
                 }
                 Ok(())

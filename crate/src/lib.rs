@@ -49,6 +49,8 @@ mod postgres;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
+#[cfg(target_os = "linux")]
+mod stale_lock;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
@@ -67,5 +69,7 @@ pub use store::LeaseStore;
 pub use native::{seed, MAX_CLAIM_MANY_OWNERS};
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 pub use postgres::{PgStore, CLAIM_MANY_CONNECTIONS};
+#[cfg(target_os = "linux")]
+pub use stale_lock::{clear_stale_lock, LockCheck};
 
 pub use rusqlite;

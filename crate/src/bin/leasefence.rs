@@ -17,6 +17,7 @@ mod cli {
     use clap::{Args, Parser, Subcommand};
     use leasefence::protocol::{execute, respond, Backend as _, Request, Response, TargetBackend};
     use leasefence::{JobState, Locking, OpenOptions};
+    use serde_json::json;
 
     /// Exit status: the operation was granted (or returned a value).
     const EXIT_OK: i32 = 0;
@@ -170,6 +171,15 @@ mod cli {
         },
         /// Serve the JSON-lines protocol: one request per stdin line, one response per line.
         Batch,
+        /// Remove a dot-file lock (<db>.lock) left by a killed process, if no process on this
+        /// machine has the database open; otherwise list who has it open and remove nothing.
+        ///
+        /// Files shared with Node use dot-file locks; a native process killed while holding one
+        /// leaves a <db>.lock directory that every other process would wait on forever. Stop
+        /// every process using the file, then run this (as root, or as the user of all of
+        /// them: their open files are read from /proc). Prints {"value":"free"|"cleared"} (exit
+        /// 0) or {"value":"in_use","pids":[...]} (exit 1).
+        Unlock,
     }
 
     fn wall_clock() -> f64 {
@@ -208,8 +218,12 @@ mod cli {
         let options = OpenOptions::new()
             .busy_timeout(Duration::from_millis(cli.busy_timeout))
             .locking(locking);
+        if let Command::Unlock = cli.command {
+            return unlock(&db);
+        }
         let mut backend = TargetBackend::new(db, options);
         let request = match cli.command {
+            Command::Unlock => unreachable!("handled above"),
             Command::Batch => return batch(&mut backend),
             Command::Jobs { json, clock } => return jobs(&mut backend, json, clock.now()),
             Command::Init => Request::Init,
@@ -269,6 +283,57 @@ mod cli {
         let response = execute(&mut backend, &request);
         println!("{}", response.to_json());
         exit_code(&request, &response)
+    }
+
+    fn unlock(db: &std::path::Path) -> i32 {
+        if db.to_str().is_some_and(leasefence::is_postgres_url) {
+            let message = "unlock clears a stale lock file beside an SQLite database; a \
+                           PostgreSQL server releases the locks of a lost connection itself";
+            println!(
+                "{}",
+                json!({"error": {"code": "invalid_argument", "message": message}})
+            );
+            return EXIT_INVALID;
+        }
+        #[cfg(target_os = "linux")]
+        {
+            match leasefence::clear_stale_lock(db) {
+                Ok(leasefence::LockCheck::Free) => {
+                    println!("{}", json!({"value": "free"}));
+                    EXIT_OK
+                }
+                Ok(leasefence::LockCheck::Cleared) => {
+                    println!("{}", json!({"value": "cleared"}));
+                    EXIT_OK
+                }
+                Ok(leasefence::LockCheck::InUse { pids }) => {
+                    println!("{}", json!({"value": "in_use", "pids": pids}));
+                    eprintln!(
+                        "leasefence: processes {pids:?} have {} open (or could not be checked: \
+                         run as root); the lock may be theirs, so it was left alone. Stop them \
+                         and run unlock again.",
+                        db.display()
+                    );
+                    EXIT_REJECTED
+                }
+                Err(err) => {
+                    println!(
+                        "{}",
+                        json!({"error": {"code": err.code(), "message": err.to_string()}})
+                    );
+                    EXIT_STORAGE
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let message = "unlock reads open files from /proc, which only Linux has";
+            println!(
+                "{}",
+                json!({"error": {"code": "storage", "message": message}})
+            );
+            EXIT_STORAGE
+        }
     }
 
     fn exit_code(request: &Request, response: &Response) -> i32 {

@@ -1,0 +1,159 @@
+//! Clearing a dot-file lock (`<db>.lock`) that nobody can hold any more.
+//!
+//! Files shared with Node use dot-file locks: native SQLite's `unix-dotfile` VFS holds the lock as
+//! an empty directory `<db>.lock`, the Node package as a file with an owner record. The Node
+//! package breaks a record whose process died by itself; a directory has no owner to check, so
+//! when a native process is killed while holding one, every other process waits on it forever.
+//!
+//! The rule used here needs no owner: **a process holds the lock only while it has the database
+//! file open**, so when no process on this machine has it open, the lock is stale and is removed.
+//! Every open file descriptor of every process is checked through `/proc` (by device and inode,
+//! so other names of the same file count too). If any process has the file open, or a process's
+//! descriptors cannot be read (another user's, without root), nothing is removed: the caller is
+//! told who uses the file. Two clearers never race: each takes an exclusive `flock` on the lock
+//! itself first, and a lock that appears in between belongs to a process that has the file open.
+//!
+//! Limits: processes on another machine (a network file system) or in another PID namespace (a
+//! container sharing the volume) are invisible in `/proc`; run this only where every user of the
+//! file runs on this machine's process table. Linux only (`/proc`).
+
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// What [`clear_stale_lock`] found, and did.
+///
+/// ```no_run
+/// use leasefence::LockCheck;
+/// match leasefence::clear_stale_lock("jobs.db".as_ref())? {
+///     LockCheck::Free => println!("no lock"),
+///     LockCheck::Cleared => println!("removed a lock left by a dead process"),
+///     LockCheck::InUse { pids } => println!("in use by {pids:?}: stop them first"),
+/// }
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockCheck {
+    /// There is no `<db>.lock`.
+    Free,
+    /// `<db>.lock` existed while no process had the database open; it was removed.
+    Cleared,
+    /// These processes have the database open (or could not be checked), so the lock may be
+    /// theirs; nothing was removed.
+    InUse {
+        /// The process ids, ascending.
+        pids: Vec<u32>,
+    },
+}
+
+/// Removes `<db>.lock` if no process on this machine has the database file open (see the
+/// module's rules); otherwise says who has it open. Never touches the database file itself.
+///
+/// ```no_run
+/// let check = leasefence::clear_stale_lock("jobs.db".as_ref())?;
+/// assert_ne!(check, leasefence::LockCheck::Cleared, "nobody had died holding it");
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+pub fn clear_stale_lock(db: &Path) -> Result<LockCheck> {
+    let failed = |problem: String| Error::Open {
+        path: db.display().to_string(),
+        problem,
+    };
+    let db_meta = std::fs::metadata(db).map_err(|err| {
+        failed(format!(
+            "cannot look at the database file ({err}); give the path of an existing database"
+        ))
+    })?;
+    let lock_path = lock_path(db);
+    // Open the lock itself (file or directory) and hold an exclusive flock on it: a second
+    // clearer fails here instead of racing this one.
+    let lock = match std::fs::File::open(&lock_path) {
+        Ok(lock) => lock,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(LockCheck::Free),
+        Err(err) => {
+            return Err(failed(format!(
+                "cannot open {}: {err}",
+                lock_path.display()
+            )))
+        }
+    };
+    // SAFETY: flock on a descriptor this function owns; no memory is shared.
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(failed(format!(
+            "another process is clearing {} right now; try again in a moment",
+            lock_path.display()
+        )));
+    }
+    let lock_meta = lock
+        .metadata()
+        .map_err(|err| failed(format!("cannot look at {}: {err}", lock_path.display())))?;
+
+    let pids = processes_with_open(db_meta.dev(), db_meta.ino())
+        .map_err(|err| failed(format!("cannot list processes in /proc: {err}")))?;
+    if !pids.is_empty() {
+        return Ok(LockCheck::InUse { pids });
+    }
+    // Still the lock we checked? (No one can have replaced it: only a process with the database
+    // open takes the lock, and there is none; this guards against a clearer's mistake, cheaply.)
+    match std::fs::symlink_metadata(&lock_path) {
+        Ok(now) if now.dev() == lock_meta.dev() && now.ino() == lock_meta.ino() => {}
+        Ok(_) | Err(_) => return Ok(LockCheck::Free),
+    }
+    let removed = if lock_meta.is_dir() {
+        std::fs::remove_dir(&lock_path)
+    } else {
+        std::fs::remove_file(&lock_path)
+    };
+    match removed {
+        Ok(()) => Ok(LockCheck::Cleared),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(LockCheck::Free),
+        Err(err) => Err(failed(format!(
+            "cannot remove the stale lock {}: {err}",
+            lock_path.display()
+        ))),
+    }
+}
+
+fn lock_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Every process with a descriptor on the file `(dev, ino)`, plus every process whose
+/// descriptors cannot be read (it might have the file open). This process counts too: a
+/// connection of its own may be the holder (the function itself never opens the database).
+fn processes_with_open(dev: u64, ino: u64) -> std::io::Result<Vec<u32>> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc")? {
+        let Some(pid) = entry?
+            .file_name()
+            .to_str()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let fds = match std::fs::read_dir(format!("/proc/{pid}/fd")) {
+            Ok(fds) => fds,
+            // Exited since the listing.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => {
+                pids.push(pid);
+                continue;
+            }
+        };
+        for fd in fds.flatten() {
+            // metadata() follows the /proc link to the open file itself.
+            if let Ok(meta) = std::fs::metadata(fd.path()) {
+                if meta.dev() == dev && meta.ino() == ino {
+                    pids.push(pid);
+                    break;
+                }
+            }
+        }
+    }
+    pids.sort_unstable();
+    Ok(pids)
+}

@@ -1,0 +1,172 @@
+#![cfg(target_os = "linux")]
+//! A dot-file lock left by a killed process: `clear_stale_lock` and `leasefence unlock`.
+//!
+//! The holder is real native SQLite on its `unix-dotfile` VFS (Python's `sqlite3`, which can pick
+//! a VFS by URI), killed with SIGKILL in the middle of a write transaction: it leaves the
+//! `<db>.lock` directory and a hot journal, as a killed native `leasefence --locking dotfile`
+//! process would.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use leasefence::{clear_stale_lock, LockCheck, Locking, OpenOptions};
+use support::batch::BIN;
+
+const HOLDER: &str = r#"
+import sqlite3, sys, time
+conn = sqlite3.connect("file:" + sys.argv[1] + "?vfs=unix-dotfile", uri=True, isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("UPDATE jobs SET result = 'half-written' WHERE id = 'job'")
+print("holding", flush=True)
+time.sleep(600)
+"#;
+
+/// Starts a native SQLite process that takes the dot-file lock and writes, and waits until it
+/// holds the lock.
+fn start_holder(db: &Path) -> Child {
+    let mut child = Command::new("python3")
+        .args(["-c", HOLDER, db.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("python3 runs the holder");
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "holding", "the holder did not take the lock");
+    child
+}
+
+fn dotfile(busy_ms: u64) -> OpenOptions {
+    OpenOptions::new()
+        .locking(Locking::Dotfile)
+        .busy_timeout(Duration::from_millis(busy_ms))
+}
+
+fn unlock_cli(db: &Path) -> (i32, serde_json::Value) {
+    let out = Command::new(BIN)
+        .args(["--db", db.to_str().unwrap(), "unlock"])
+        .output()
+        .unwrap();
+    let value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "not JSON: {} / {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), value)
+}
+
+#[test]
+fn a_killed_holders_lock_is_cleared_only_once_nobody_has_the_file_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+    let lock = dir.path().join("shared.db.lock");
+    {
+        let store = dotfile(10_000).open(&db).unwrap();
+        assert!(store.enqueue("job").unwrap());
+    }
+    assert_eq!(clear_stale_lock(&db).unwrap(), LockCheck::Free);
+    assert_eq!(unlock_cli(&db), (0, serde_json::json!({"value": "free"})));
+
+    let mut holder = start_holder(&db);
+    assert!(lock.is_dir(), "unix-dotfile holds its lock as a directory");
+    // Alive: its pid is named and nothing is removed, by the library or the CLI.
+    let pid = holder.id();
+    match clear_stale_lock(&db).unwrap() {
+        LockCheck::InUse { pids } => assert!(pids.contains(&pid), "{pids:?} lacks {pid}"),
+        other => panic!("a live holder's lock: {other:?}"),
+    }
+    let (code, value) = unlock_cli(&db);
+    assert_eq!(code, 1, "{value}");
+    assert_eq!(value["value"], "in_use");
+    assert!(
+        value["pids"].as_array().unwrap().contains(&pid.into()),
+        "{value}"
+    );
+    assert!(lock.is_dir());
+    let err = dotfile(200)
+        .open(&db)
+        .and_then(|s| s.claim("job", "b", 0.0, 10.0))
+        .unwrap_err();
+    assert!(err.is_retryable(), "{err}");
+    assert!(
+        err.to_string().contains("unlock"),
+        "the busy message points at unlock: {err}"
+    );
+
+    // Killed in the middle of its transaction: the directory stays, and everyone would wait.
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(lock.is_dir());
+    assert!(dotfile(200).open(&db).and_then(|s| s.state("job")).is_err());
+
+    // A connection of this very process counts as a user too.
+    {
+        let conn = leasefence::rusqlite::Connection::open_with_flags_and_vfs(
+            &db,
+            leasefence::rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            "unix-dotfile",
+        )
+        .unwrap();
+        match clear_stale_lock(&db).unwrap() {
+            LockCheck::InUse { pids } => assert_eq!(pids, [std::process::id()]),
+            other => panic!("this process has the file open: {other:?}"),
+        }
+        drop(conn);
+    }
+
+    // Nobody has it open now: cleared; the next opener rolls the hot journal back.
+    assert_eq!(clear_stale_lock(&db).unwrap(), LockCheck::Cleared);
+    assert!(!lock.exists());
+    let store = dotfile(1_000).open(&db).unwrap();
+    let row = store.state("job").unwrap().unwrap();
+    assert_eq!(
+        row.result, None,
+        "the killed transaction's write was rolled back"
+    );
+    assert_eq!(
+        store.claim("job", "b", 0.0, 10.0).unwrap().granted(),
+        Some(1)
+    );
+    drop(store);
+    assert_eq!(clear_stale_lock(&db).unwrap(), LockCheck::Free);
+}
+
+#[test]
+fn the_cli_clears_a_killed_holders_lock_and_refuses_what_it_cannot_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    dotfile(10_000).open(&db).unwrap().enqueue("job").unwrap();
+    let mut holder = start_holder(&db);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert_eq!(
+        unlock_cli(&db),
+        (0, serde_json::json!({"value": "cleared"}))
+    );
+    assert!(!dir.path().join("cli.db.lock").exists());
+    assert_eq!(unlock_cli(&db), (0, serde_json::json!({"value": "free"})));
+
+    // A database that is not there, and a PostgreSQL URL: errors, nothing created.
+    let missing = dir.path().join("missing.db");
+    let (code, value) = unlock_cli(&missing);
+    assert_eq!(code, 3, "{value}");
+    assert!(value["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("existing database"));
+    assert!(!missing.exists());
+    let out = Command::new(BIN)
+        .args(["--db", "postgres://localhost/queue", "unlock"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("invalid_argument"));
+}
