@@ -9,9 +9,10 @@
 #   LEASEFENCE_PG_TLS_DIR  the TLS test material: ca.pem (signed the server's certificate, for
 #                          DNS:localhost only, and client.crt/.key, CN lf_cert), other-ca.pem
 #                          (signed only other-client.crt/.key, CN lf_cert). pg_hba.conf lets the
-#                          role lf_tls in over TLS only, and lf_cert only with a client
-#                          certificate the server trusts (method cert), so the TLS tests can tell
-#                          what the server saw
+#                          role lf_tls in over TLS only, lf_cert only with a client
+#                          certificate the server trusts (method cert), and lf_scram only over
+#                          TLS with its password (scram-sha-256), so the TLS tests can tell what
+#                          the server saw
 #
 # Usage:
 #   bash scripts/postgres.sh              run the PostgreSQL tests
@@ -106,6 +107,8 @@ chmod 600 "$tls"/*.key
   echo "hostnossl all lf_tls all reject"
   echo "hostssl all lf_cert all cert"
   echo "host all lf_cert all reject"
+  echo "hostssl all lf_scram all scram-sha-256"
+  echo "host all lf_scram all reject"
   cat "$data/pg_hba.conf"
 } >"$tls/pg_hba.conf"
 cp "$tls/pg_hba.conf" "$data/pg_hba.conf"

@@ -1179,3 +1179,54 @@ fn client_certificates_log_in_where_the_server_asks_for_them() {
         .get(0);
     assert_eq!(rows, 1, "a refused attempt wrote something");
 }
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn a_password_login_over_verified_tls_binds_the_channel() {
+    let Some(base) = server("a_password_login_over_verified_tls_binds_the_channel") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "scram");
+    // A fixed password of this throwaway server; CREATE ROLE takes no bound parameters.
+    schema
+        .admin()
+        .batch_execute(
+            "DO $$ BEGIN CREATE ROLE lf_scram LOGIN SUPERUSER PASSWORD 'lf-secret'; \
+             EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+        )
+        .unwrap();
+    let verified = format!("sslmode=verify-full&sslrootcert={}", tls_file("ca.pem"));
+    let with_password = |password: &str, extra: &str| {
+        tls_url_as(
+            "lf_scram",
+            &schema,
+            "localhost",
+            &format!("{verified}{extra}"),
+        )
+        .replacen("lf_scram@", &format!("lf_scram:{password}@"), 1)
+    };
+    // channel_binding=require: the login succeeds only if SCRAM-SHA-256-PLUS bound it to this
+    // TLS session (the server's certificate), which is what stops a relaying impostor.
+    let url = with_password("lf-secret", "&channel_binding=require");
+    let store = PgStore::connect(&url).unwrap_or_else(|err| panic!("{err}"));
+    assert!(!store.url().contains("lf-secret"), "{}", store.url());
+    assert!(store.enqueue("scram").unwrap());
+    assert_eq!(
+        store.claim("scram", "w", 0.0, 10.0).unwrap().granted(),
+        Some(1)
+    );
+    drop(store);
+
+    let err = PgStore::connect(&with_password("wrong", "")).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("password authentication failed"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("wrong@"),
+        "the password leaked: {message}"
+    );
+    assert!(!err.is_retryable(), "{message}");
+}
