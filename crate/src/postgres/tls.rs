@@ -23,12 +23,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::WebPkiServerVerifier;
+use rustls::client::{WantsClientCert, WebPkiServerVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{
-    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+    CertificateError, ClientConfig, ConfigBuilder, DigitallySignedStruct, RootCertStore,
+    SignatureScheme,
 };
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -179,41 +180,27 @@ pub(crate) fn connector(settings: &TlsSettings) -> Result<Option<MakeRustlsConne
         .map_err(|err| format!("TLS set-up failed: {err}"))?
         .dangerous()
         .with_custom_certificate_verifier(verifier);
-    let config = match client_identity(settings)? {
-        Some((cert, key, certs, private_key)) => builder
-            .with_client_auth_cert(certs, private_key)
-            .map_err(|err| {
-                format!("sslkey {key:?} is not the private key of sslcert {cert:?} ({err})")
-            })?,
-        None => builder.with_no_client_auth(),
-    };
-    Ok(Some(MakeRustlsConnect::new(config)))
+    Ok(Some(MakeRustlsConnect::new(with_client_identity(
+        builder, settings,
+    )?)))
 }
 
-/// The client certificate chain and key: from `sslcert`/`sslkey`, else libpq's default files
-/// when both exist, else none.
-#[allow(clippy::type_complexity)]
-fn client_identity(
+/// Finishes the configuration with the client certificate chain and key: from
+/// `sslcert`/`sslkey`, else libpq's default files when both exist, else none.
+fn with_client_identity(
+    builder: ConfigBuilder<ClientConfig, WantsClientCert>,
     settings: &TlsSettings,
-) -> Result<
-    Option<(
-        String,
-        String,
-        Vec<CertificateDer<'static>>,
-        PrivateKeyDer<'static>,
-    )>,
-    String,
-> {
+) -> Result<ClientConfig, String> {
     let (cert, key) = match (&settings.client_cert, &settings.client_key) {
         (Some(cert), Some(key)) => (cert.clone(), key.clone()),
         (None, None) => {
             let Some(home) = std::env::var_os("HOME") else {
-                return Ok(None);
+                return Ok(builder.with_no_client_auth());
             };
             let dir = PathBuf::from(home).join(".postgresql");
             let (cert, key) = (dir.join("postgresql.crt"), dir.join("postgresql.key"));
             if !(cert.is_file() && key.is_file()) {
-                return Ok(None);
+                return Ok(builder.with_no_client_auth());
             }
             (
                 cert.to_string_lossy().into_owned(),
@@ -245,7 +232,9 @@ fn client_identity(
              form, unencrypted"
         )
     })?;
-    Ok(Some((cert, key, certs, private_key)))
+    builder
+        .with_client_auth_cert(certs, private_key)
+        .map_err(|err| format!("sslkey {key:?} is not the private key of sslcert {cert:?} ({err})"))
 }
 
 /// libpq's default root certificate file, when it exists.
