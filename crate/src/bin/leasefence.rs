@@ -218,12 +218,11 @@ mod cli {
         let options = OpenOptions::new()
             .busy_timeout(Duration::from_millis(cli.busy_timeout))
             .locking(locking);
-        if let Command::Unlock = cli.command {
-            return unlock(&db);
-        }
-        let mut backend = TargetBackend::new(db, options);
+        // The backend opens lazily: building it touches nothing, so `unlock` can sit beside
+        // the other commands.
+        let mut backend = TargetBackend::new(db.clone(), options);
         let request = match cli.command {
-            Command::Unlock => unreachable!("handled above"),
+            Command::Unlock => return unlock(&db),
             Command::Batch => return batch(&mut backend),
             Command::Jobs { json, clock } => return jobs(&mut backend, json, clock.now()),
             Command::Init => Request::Init,
@@ -287,12 +286,13 @@ mod cli {
 
     fn unlock(db: &std::path::Path) -> i32 {
         if db.to_str().is_some_and(leasefence::is_postgres_url) {
-            let message = "unlock clears a stale lock file beside an SQLite database; a \
-                           PostgreSQL server releases the locks of a lost connection itself";
-            println!(
-                "{}",
-                json!({"error": {"code": "invalid_argument", "message": message}})
-            );
+            let failed = Response::Failed {
+                code: "invalid_argument",
+                message: "unlock clears a stale lock file beside an SQLite database; a \
+                          PostgreSQL server releases the locks of a lost connection itself"
+                    .into(),
+            };
+            println!("{}", failed.to_json());
             return EXIT_INVALID;
         }
         #[cfg(target_os = "linux")]
@@ -317,21 +317,22 @@ mod cli {
                     EXIT_REJECTED
                 }
                 Err(err) => {
-                    println!(
-                        "{}",
-                        json!({"error": {"code": err.code(), "message": err.to_string()}})
-                    );
+                    let failed = Response::Failed {
+                        code: err.code(),
+                        message: err.to_string(),
+                    };
+                    println!("{}", failed.to_json());
                     EXIT_STORAGE
                 }
             }
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let message = "unlock reads open files from /proc, which only Linux has";
-            println!(
-                "{}",
-                json!({"error": {"code": "storage", "message": message}})
-            );
+            let failed = Response::Failed {
+                code: "storage",
+                message: "unlock reads open files from /proc, which only Linux has".into(),
+            };
+            println!("{}", failed.to_json());
             EXIT_STORAGE
         }
     }
