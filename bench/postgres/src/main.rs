@@ -99,13 +99,12 @@ impl Fresh {
             "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
         ))?;
         let separator = if base.contains('?') { '&' } else { '?' };
-        let plain = format!("{base}{separator}options=-csearch_path%3D{schema}&{PLAIN}");
-        let url = format!("{base}{separator}options=-csearch_path%3D{schema}&{tls}");
+        let in_schema = format!("{base}{separator}options=-csearch_path%3D{schema}");
         Ok(Fresh::Pg {
-            plain,
+            plain: format!("{in_schema}&{PLAIN}"),
+            url: format!("{in_schema}&{tls}"),
             base: base.into(),
             schema,
-            url,
         })
     }
 

@@ -469,6 +469,18 @@ impl PgStore {
         &self.label
     }
 
+    /// A store with this one's settings and no connection yet (claim_many's lanes).
+    fn unconnected_twin(&self) -> PgStore {
+        PgStore {
+            config: self.config.clone(),
+            tls: self.tls.clone(),
+            ssl_mode: self.ssl_mode,
+            label: self.label.clone(),
+            lock_timeout: self.lock_timeout,
+            session: Mutex::new(None),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Option<Session>> {
         self.session.lock().unwrap_or_else(|poisoned| {
             // A call panicked mid-way: its connection is in an unknown state; start afresh.
@@ -951,14 +963,7 @@ impl Leases for PgStore {
                 .map(|lane| {
                     let barrier = &barrier;
                     scope.spawn(move || {
-                        let store = PgStore {
-                            config: self.config.clone(),
-                            tls: self.tls.clone(),
-                            ssl_mode: self.ssl_mode,
-                            label: self.label.clone(),
-                            lock_timeout: self.lock_timeout,
-                            session: Mutex::new(None),
-                        };
+                        let store = self.unconnected_twin();
                         let connected = store.with_session("claim_many", |_| Ok(()));
                         // Wait even when connecting failed, so no thread waits forever.
                         barrier.wait();
