@@ -1,7 +1,7 @@
 'use strict';
 // leasefence for Node: the Rust crate compiled to wasm, on an ordinary SQLite file shared by
 // processes and worker threads. The contract, argument checks and error codes live in Rust; this
-// file adds the class shape of SPEC section 5 and runs claimMany on worker threads.
+// file adds the class shape of docs/contract.md section 5 and runs claimMany on worker threads.
 
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');

@@ -1,4 +1,5 @@
-//! The contract: every SQL statement and transaction of SPEC sections 1 to 3, in one place.
+//! The contract: every SQL statement and transaction of docs/contract.md sections 1 to 3, in one
+//! place.
 //!
 //! Everything here takes an already-open [`rusqlite::Connection`] and uses nothing but rusqlite's
 //! portable API, so the native, Node and browser builds run this exact code; they differ only in
@@ -14,7 +15,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 use crate::error::{Error, Result};
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
 
-/// The table, exactly as SPEC section 1 states it.
+/// The table, exactly as docs/contract.md section 1 states it.
 pub(crate) const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, \
      owner TEXT, until REAL NOT NULL DEFAULT 0, fence INTEGER NOT NULL DEFAULT 0, result TEXT, \
      done INTEGER NOT NULL DEFAULT 0)";
@@ -241,7 +242,7 @@ fn immediate<'c>(conn: &'c Connection, operation: &'static str) -> Result<Transa
         .map_err(Error::storage(operation))
 }
 
-/// SPEC `enqueue`: INSERT OR IGNORE, so re-enqueueing never resets a live lease.
+/// Contract `enqueue`: INSERT OR IGNORE, so re-enqueueing never resets a live lease.
 pub(crate) fn enqueue(conn: &Connection, job: &str) -> Result<bool> {
     let changed = conn
         .prepare_cached("INSERT OR IGNORE INTO jobs(id) VALUES (?1)")
@@ -250,7 +251,7 @@ pub(crate) fn enqueue(conn: &Connection, job: &str) -> Result<bool> {
     Ok(changed == 1)
 }
 
-/// SPEC `state`: the stored row.
+/// Contract `state`: the stored row.
 pub(crate) fn state(conn: &Connection, job: &str) -> Result<Option<JobState>> {
     conn.prepare_cached("SELECT id, owner, until, fence, result, done FROM jobs WHERE id = ?1")
         .and_then(|mut stmt| {
@@ -308,7 +309,7 @@ pub(crate) enum ClaimRefusal {
     Claimable,
 }
 
-/// SPEC section 3's order for a refused claim: not_found, done, held.
+/// The order of docs/contract.md section 3 for a refused claim: not_found, done, held.
 pub(crate) fn why_claim_refused(lease: Option<Lease>, now: f64) -> ClaimRefusal {
     match lease {
         None => ClaimRefusal::Rejected(Reason::NotFound),
@@ -322,10 +323,10 @@ pub(crate) fn why_claim_refused(lease: Option<Lease>, now: f64) -> ClaimRefusal 
     }
 }
 
-/// SPEC section 3's order for a refused fenced write: not_found, done, stale_fence, not_owner,
-/// then expired for the writes that need a live lease (`live_at = Some(now)`: renew and complete;
-/// release passes `None`). `None` when the lease matches after all (the row changed after the
-/// `UPDATE` looked).
+/// The order of docs/contract.md section 3 for a refused fenced write: not_found, done,
+/// stale_fence, not_owner, then expired for the writes that need a live lease
+/// (`live_at = Some(now)`: renew and complete; release passes `None`). `None` when the lease
+/// matches after all (the row changed after the `UPDATE` looked).
 pub(crate) fn why_write_refused(
     lease: Option<Lease>,
     owner: &str,
@@ -362,7 +363,7 @@ fn read_lease(tx: &Transaction<'_>, job: &str, operation: &'static str) -> Resul
         .map_err(Error::storage(operation))
 }
 
-/// SPEC `claim`: missing, done or `until > now` is refused; otherwise a new lease with
+/// Contract `claim`: missing, done or `until > now` is refused; otherwise a new lease with
 /// `fence + 1`.
 pub(crate) fn claim(
     conn: &Connection,
@@ -398,8 +399,8 @@ pub(crate) fn claim(
     Ok(Outcome::Rejected(reason))
 }
 
-/// SPEC section 3 `claim_next`: the claimable job with the smallest `until`, then the earliest
-/// enqueued, claimed in the same transaction.
+/// Contract `claim_next` (docs/contract.md section 3): the claimable job with the smallest `until`,
+/// then the earliest enqueued, claimed in the same transaction.
 pub(crate) fn claim_next(
     conn: &Connection,
     owner: &str,
@@ -460,7 +461,7 @@ fn fenced_update(
     Ok(Outcome::Rejected(reason))
 }
 
-/// SPEC `renew`: extends a live lease held by `owner` with `fence` to `now + ttl`.
+/// Contract `renew`: extends a live lease held by `owner` with `fence` to `now + ttl`.
 pub(crate) fn renew(
     conn: &Connection,
     job: &str,
@@ -481,7 +482,7 @@ pub(crate) fn renew(
     )
 }
 
-/// SPEC `complete`: stores the result and marks the job done, for the current lease only.
+/// Contract `complete`: stores the result and marks the job done, for the current lease only.
 pub(crate) fn complete(
     conn: &Connection,
     job: &str,
@@ -502,7 +503,7 @@ pub(crate) fn complete(
     )
 }
 
-/// SPEC `release`: gives the lease up early; the fence is kept so old tokens stay stale.
+/// Contract `release`: gives the lease up early; the fence is kept so old tokens stay stale.
 pub(crate) fn release(
     conn: &Connection,
     job: &str,

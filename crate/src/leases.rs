@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
 use crate::store::LeaseStore;
 
-/// The lease contract (SPEC sections 2 and 3) on some storage: every operation of
+/// The lease contract (docs/contract.md sections 2 and 3) on some storage: every operation of
 /// [`LeaseStore`], with the same arguments, checks and answers.
 ///
 /// Invalid arguments are rejected before any storage access on every backend; a rejection is an
@@ -44,10 +44,10 @@ pub trait Leases: std::fmt::Debug + Send {
     /// Every job, in insertion order.
     fn jobs(&self) -> Result<Vec<JobState>>;
 
-    /// SPEC `claim`: a new lease for `ttl` seconds from `now`, answered with its fence.
+    /// Contract `claim`: a new lease for `ttl` seconds from `now`, answered with its fence.
     fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>>;
 
-    /// SPEC `renew`: extends the caller's live lease to `now + ttl`.
+    /// Contract `renew`: extends the caller's live lease to `now + ttl`.
     fn renew(
         &self,
         job: &str,
@@ -57,7 +57,7 @@ pub trait Leases: std::fmt::Debug + Send {
         ttl: f64,
     ) -> Result<Outcome<()>>;
 
-    /// SPEC `complete`: stores the result and marks the job done, for the current live lease.
+    /// Contract `complete`: stores the result and marks the job done, for the current live lease.
     fn complete(
         &self,
         job: &str,
@@ -67,14 +67,14 @@ pub trait Leases: std::fmt::Debug + Send {
         result: Option<&str>,
     ) -> Result<Outcome<()>>;
 
-    /// SPEC `release`: gives the lease up early; the fence is kept.
+    /// Contract `release`: gives the lease up early; the fence is kept.
     fn release(&self, job: &str, owner: &str, fence: Fence) -> Result<Outcome<()>>;
 
-    /// SPEC section 3 `claim_next`: claims the claimable job with the smallest `until`, then the
-    /// earliest enqueued.
+    /// Contract `claim_next` (docs/contract.md section 3): claims the claimable job with the
+    /// smallest `until`, then the earliest enqueued.
     fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>>;
 
-    /// SPEC `claim_many`: `claim` for every owner at once, answers in input order.
+    /// Contract `claim_many`: `claim` for every owner at once, answers in input order.
     ///
     /// This default claims one owner after the other on the store's one connection, which gives
     /// the same answers without the concurrency; the native backends override it with one thread

@@ -6,8 +6,8 @@ use std::fmt;
 /// and is never reset, so a token, once handed out, is never handed out again for that job.
 pub type Fence = i64;
 
-/// Why the store said no (SPEC section 3). Ordered: when several apply, the first variant in this
-/// declaration order is the one reported.
+/// Why the store said no (docs/contract.md section 3). Ordered: when several apply, the first
+/// variant in this declaration order is the one reported.
 ///
 /// ```
 /// use leasefence::{LeaseStore, Reason};

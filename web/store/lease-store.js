@@ -1,5 +1,5 @@
-// The browser face of leasefence (SPEC section 5), for pages: every call crosses to the store's
-// dedicated worker, so every method returns a Promise. Errors carry `code` like in Node.
+// The browser face of leasefence (docs/contract.md section 5), for pages: every call crosses to the
+// store's dedicated worker, so every method returns a Promise. Errors carry `code` like in Node.
 
 function makeError(code, message) {
   return Object.assign(new Error(message), { code });

@@ -360,8 +360,8 @@ mod cli {
         }
     }
 
-    /// SPEC section 4: one response line per request line, flushed at once; never stops on a bad
-    /// line. Ends at end of input (exit 0) or when stdout is closed.
+    /// docs/contract.md section 4: one response line per request line, flushed at once; never stops
+    /// on a bad line. Ends at end of input (exit 0) or when stdout is closed.
     fn batch(backend: &mut TargetBackend) -> i32 {
         let stdin = std::io::stdin();
         let mut input = stdin.lock();

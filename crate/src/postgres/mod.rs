@@ -1,4 +1,4 @@
-//! [`PgStore`]: the contract of SPEC sections 2 and 3 on a PostgreSQL server (feature
+//! [`PgStore`]: the contract of docs/contract.md sections 2 and 3 on a PostgreSQL server (feature
 //! `postgres`, native builds only).
 //!
 //! # Storage
@@ -15,14 +15,16 @@
 //! - `fence` is `BIGINT` (`i64`). Claims only match `fence < 9223372036854775807`, so the fence
 //!   never wraps; a job whose fence is exhausted is reported as
 //!   [`Error::FenceExhausted`](crate::Error::FenceExhausted), as on SQLite.
-//! - `done` is `INTEGER` 0/1, not `BOOLEAN`: it is the contract's column as written (SPEC section
-//!   1 and the seed's `done = 0` / `done = 1`), so SQL written against the SQLite table, by us or
-//!   by anyone following the contract, runs unchanged here (`WHERE done = 0` would be a type
-//!   error on a `BOOLEAN`). JSON and [`JobState::done`] show it as a boolean either way.
+//! - `done` is `INTEGER` 0/1, not `BOOLEAN`: it is the contract's column as written
+//!   (docs/contract.md section 1 and the seed's `done = 0` / `done = 1`), so SQL written against
+//!   the SQLite table, by us or by anyone following the contract, runs unchanged here
+//!   (`WHERE done = 0` would be a type error on a `BOOLEAN`). JSON and [`JobState::done`] show it
+//!   as a boolean either way.
 //!
 //! `claim_next` needs insertion order, which the SQLite table gets for free from its rowid, and
-//! SPEC section 1 forbids extra columns in `jobs`. So insertion order lives in a side table,
-//! `leasefence_order(id, seq, until, open)`: one row per job, `seq` an identity assigned when
+//! docs/contract.md section 1 forbids extra columns in `jobs`. So insertion order lives in a
+//! side table, `leasefence_order(id, seq, until, open)`: one row per job, `seq` an identity
+//! assigned when
 //! the job is inserted, with copies of `until` and `open = (done = 0 AND fence < i64::MAX)`.
 //! The copies are what make `claim_next` logarithmic: one partial index, `leasefence_next ON
 //! leasefence_order(until, seq) WHERE open`, yields the claimable jobs already in the contract's

@@ -1,5 +1,6 @@
-//! The JSON-lines protocol of SPEC section 4: one request object per line in, one response line
-//! out. Used by `leasefence batch`, by the CLI's subcommands, and by the shared contract vectors.
+//! The JSON-lines protocol of docs/contract.md section 4: one request object per line in, one
+//! response line out. Used by `leasefence batch`, by the CLI's subcommands, and by the shared
+//! contract vectors.
 //!
 //! Checks run in a fixed order, so every bad line gets exactly one, predictable error, and no
 //! error ever reaches the database: first the line's shape (`bad_request`: not JSON, unknown op,
@@ -34,7 +35,7 @@ use crate::outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
 use crate::store::LeaseStore;
 use json::Json;
 
-/// One parsed request: an operation and its arguments, named as in SPEC section 2.
+/// One parsed request: an operation and its arguments, named as in docs/contract.md section 2.
 ///
 /// ```
 /// let req = leasefence::protocol::Request::parse(r#"{"op":"state","job":"j"}"#).unwrap();
@@ -570,7 +571,8 @@ impl Request {
         }
     }
 
-    /// Checks argument values (SPEC section 2's invalid arguments) without touching storage.
+    /// Checks argument values (the invalid arguments of docs/contract.md section 2) without
+    /// touching storage.
     ///
     /// ```
     /// use leasefence::protocol::Request;

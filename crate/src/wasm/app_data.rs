@@ -1,5 +1,6 @@
-//! Application data kept next to the jobs, in the same SQLite file: an extra table, as SPEC
-//! section 1 allows. The playground keeps its timeline here, so one OPFS database holds both.
+//! Application data kept next to the jobs, in the same SQLite file: an extra table, as
+//! docs/contract.md section 1 allows. The playground keeps its timeline here, so one OPFS database
+//! holds both.
 
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior};
 

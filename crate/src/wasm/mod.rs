@@ -2,7 +2,7 @@
 //! (`--features browser`), built with wasm-bindgen.
 //!
 //! The surface is deliberately small: open a store, then `call(op, args)` with the positional
-//! arguments of SPEC section 5, which are type-checked here and run through
+//! arguments of docs/contract.md section 5, which are type-checked here and run through
 //! [`crate::protocol::execute`], so argument checks, the contract and its error codes exist once,
 //! in Rust. The JavaScript packages wrap this in the `LeaseStore` class (and run `claimMany` on
 //! worker threads in Node).
@@ -90,8 +90,8 @@ impl WasmStore {
         }
     }
 
-    /// Runs SPEC section 5's operation `op` (`enqueue`, `state`, `claim`, `renew`, `complete`,
-    /// `release`, `claimNext`, `claimMany`) with its positional arguments. Returns
+    /// Runs the operation `op` of docs/contract.md section 5 (`enqueue`, `state`, `claim`, `renew`,
+    /// `complete`, `release`, `claimNext`, `claimMany`) with its positional arguments. Returns
     /// `{value, reason}`; throws an `Error` with `code` (`invalid_argument`, `storage`) otherwise.
     pub fn call(&self, op: &str, args: Array) -> std::result::Result<JsValue, JsValue> {
         let request = request_from_js(op, &args)?;
@@ -99,7 +99,7 @@ impl WasmStore {
     }
 
     /// Reads a value the application stored next to the jobs (`leasefence_app_data`, an extra
-    /// table as SPEC section 1 allows); `undefined` when missing.
+    /// table as docs/contract.md section 1 allows); `undefined` when missing.
     #[wasm_bindgen(js_name = appGet)]
     pub fn app_get(&self, key: &str) -> std::result::Result<Option<String>, JsValue> {
         let store = self.open_store()?;
