@@ -70,6 +70,11 @@ impl OpenOptions {
             Locking::Posix if shared_with_node(path) => Locking::Dotfile,
             chosen => chosen,
         };
+        if locking == Locking::Dotfile {
+            // After a power loss a dot-file lock can outlive every process: clear such a one
+            // (the rules are in stale_lock.rs), so that native openers come back by themselves.
+            crate::stale_lock::clear_lock_from_before_boot(path);
+        }
         let conn = open(locking)?;
         let options = match locking {
             Locking::Posix => self.clone(),

@@ -170,3 +170,89 @@ fn the_cli_clears_a_killed_holders_lock_and_refuses_what_it_cannot_check() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stdout).contains("invalid_argument"));
 }
+
+/// Sets a path's modification time to 2000-01-01, long before this machine booted.
+fn age_before_boot(path: &Path) {
+    let status = Command::new("touch")
+        .args(["-d", "2000-01-01 00:00:00"])
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn after_a_power_loss_a_native_opener_clears_a_lock_no_process_of_this_boot_can_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("power.db");
+    let lock = dir.path().join("power.db.lock");
+    dotfile(10_000).open(&db).unwrap().enqueue("job").unwrap();
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let record = |boot: &str| {
+        format!(
+            "leasefence-dotlock v1\npid={}\nstart=-\nhost=h\nthread=0\nboot={boot}\nnonce=1-00000000000000ab-1\n",
+            std::process::id()
+        )
+    };
+    type Make = Box<dyn Fn(&Path)>;
+    let stale: Vec<(&str, Make)> = vec![
+        (
+            "a native lock directory from before the boot",
+            Box::new(|p| {
+                std::fs::create_dir(p).unwrap();
+                age_before_boot(p);
+            }),
+        ),
+        (
+            "an empty lock file (the link reached the disk, the record did not)",
+            Box::new(|p| std::fs::write(p, "").unwrap()),
+        ),
+        (
+            "a lock file of NUL bytes",
+            Box::new(|p| std::fs::write(p, [0u8; 512]).unwrap()),
+        ),
+        (
+            "a Node record of another boot",
+            Box::new(move |p| {
+                std::fs::write(p, record("00000000-0000-0000-0000-000000000000")).unwrap()
+            }),
+        ),
+    ];
+    for (what, make) in &stale {
+        make(&lock);
+        let store = dotfile(2_000)
+            .open(&db)
+            .unwrap_or_else(|err| panic!("{what}: {err}"));
+        assert!(store.state("job").unwrap().is_some(), "{what}");
+        assert!(!lock.exists(), "{what}: the lock is still there");
+    }
+    // What a live holder may have made is left alone: a directory made since the boot, and this
+    // boot's record (its process, this one, is alive); the opener waits and gives up.
+    let live: Vec<(&str, Make)> = vec![
+        (
+            "a native lock directory made since the boot",
+            Box::new(|p| std::fs::create_dir(p).unwrap()),
+        ),
+        (
+            "a Node record of this boot",
+            Box::new(move |p| std::fs::write(p, record(boot_id.trim())).unwrap()),
+        ),
+    ];
+    for (what, make) in &live {
+        make(&lock);
+        let err = dotfile(200)
+            .open(&db)
+            .and_then(|s| s.state("job"))
+            .unwrap_err();
+        assert!(err.is_retryable(), "{what}: {err}");
+        assert!(lock.exists(), "{what}: a lock that may be live was removed");
+        let _ = std::fs::remove_dir(&lock).or_else(|_| std::fs::remove_file(&lock));
+    }
+    // No break mutex or temp file is left behind.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(".lock."))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

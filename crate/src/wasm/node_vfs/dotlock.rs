@@ -4,21 +4,36 @@
 //! VFS uses).  Holding it means "this connection owns the database" (every
 //! SQLite lock level above NONE is mapped to it, exactly like unix-dotfile).
 //!
-//! * Acquire: write an owner record to a private temp file, then `link()` it
-//!   to `<db>.lock`.  link(2) is atomic and fails with EEXIST if *anything*
-//!   (our file, or native SQLite's lock *directory*) already exists, so the
-//!   lock never exists without a complete owner record.
+//! * Acquire: write an owner record to a private temp file, sync it, then
+//!   `link()` it to `<db>.lock`.  link(2) is atomic and fails with EEXIST if
+//!   *anything* (our file, or native SQLite's lock *directory*) already
+//!   exists, so while the machine runs the lock never exists without a
+//!   complete owner record.
 //! * Release: unlink `<db>.lock` (after checking it is still our record).
-//! * Stale: the record names pid + /proc start time + hostname + a unique
-//!   nonce.  It is stale only if the host is ours and the pid is dead
-//!   (ESRCH from process.kill(pid, 0)) or was reused (start time differs).
-//!   A directory (native holder) or an unparsable file is never stale.
-//! * Breaking a stale record `c` is serialized by a per-instance mutex
-//!   `<db>.lock.break-<nonce(c)>` acquired with the same link protocol.  The
-//!   only processes that may remove `<db>.lock` while it contains `c` are c's
-//!   owner (dead) and the live holder of that break mutex, so "re-read, still
-//!   c, unlink" cannot remove a live lock.  A break mutex whose holder died is
-//!   itself broken recursively by the same rule (bounded depth).
+//! * Stale: the record names pid + /proc start time + hostname + boot id +
+//!   a unique nonce.  It is stale if it was written under another boot (the
+//!   machine restarted: every process of that boot is gone), or if the host
+//!   is ours and the pid is dead (ESRCH from process.kill(pid, 0)) or was
+//!   reused (start time differs).
+//! * After a power loss: the link can reach the disk while the record does
+//!   not (an empty or torn file), and native SQLite's lock directory carries
+//!   no record at all.  A live holder always links a record it already wrote,
+//!   so a lock without a readable record can only be a lost write: stale.  A
+//!   lock of either kind last modified before this boot (`btime` of
+//!   `/proc/stat`) belongs to a process that no longer exists: stale too.  A
+//!   native directory modified since the boot is never stale (its owner may
+//!   be alive; `leasefence unlock` clears one left by a killed process).
+//!   Why not also sync the directory after the link: a link lost with the
+//!   power is the lock of a process that died with it, which nobody waits
+//!   for; and SQLite syncs this same directory when it creates the journal,
+//!   before the transaction writes the database.
+//! * Breaking a stale instance `c` (named by its nonce, or by its inode when
+//!   it has no record) is serialized by a per-instance mutex
+//!   `<db>.lock.break-<id(c)>` acquired with the same link protocol.  The
+//!   only processes that may remove `<db>.lock` while it is `c` are c's
+//!   owner (dead) and the live holder of that break mutex, so "re-inspect,
+//!   still c, remove" cannot remove a live lock.  A break mutex whose holder
+//!   died is itself broken recursively by the same rule (bounded depth).
 use super::node_fs::{self as node, NResult};
 use core::cell::Cell;
 
@@ -32,6 +47,8 @@ thread_local! {
         let _ = getrandom_js(&mut seed);
         (pid, node::proc_start_time(pid), node::hostname(), u64::from_le_bytes(seed), node::thread_id())
     };
+    /// This boot's id and start (ms since the epoch), when the system tells them.
+    static BOOT: (Option<String>, Option<f64>) = (node::boot_id(), node::boot_time_ms());
 }
 
 fn getrandom_js(buf: &mut [u8]) -> Result<(), ()> {
@@ -52,11 +69,14 @@ fn new_record() -> (String, String) {
         c.set(v);
         v
     });
+    let boot = BOOT.with(|b| b.0.as_ref().map(|id| format!("boot={id}\n")));
     IDENT.with(|(pid, start, host, seed, thread)| {
         let nonce = format!("{pid}-{seed:016x}-{n}");
+        // `boot` is optional, so records of earlier versions still parse (and theirs ours).
         let rec = format!(
-            "leasefence-dotlock v1\npid={pid}\nstart={}\nhost={host}\nthread={thread}\nnonce={nonce}\n",
-            start.as_deref().unwrap_or("-")
+            "leasefence-dotlock v1\npid={pid}\nstart={}\nhost={host}\nthread={thread}\n{}nonce={nonce}\n",
+            start.as_deref().unwrap_or("-"),
+            boot.unwrap_or_default(),
         );
         (rec, nonce)
     })
@@ -67,15 +87,22 @@ struct Owner {
     pid: u32,
     start: Option<String>,
     host: String,
+    boot: Option<String>,
     nonce: String,
 }
 
+/// Reads a complete record; `None` for anything else (empty, NUL bytes, cut short: a record
+/// always ends with its nonce line and a newline).
 fn parse(rec: &str) -> Option<Owner> {
+    if !rec.ends_with('\n') {
+        return None;
+    }
     let mut lines = rec.lines();
     if lines.next()? != "leasefence-dotlock v1" {
         return None;
     }
     let (mut pid, mut start, mut host, mut nonce, mut thread) = (None, None, None, None, None);
+    let mut boot = None;
     for l in lines {
         let (k, v) = l.split_once('=')?;
         match k {
@@ -84,6 +111,7 @@ fn parse(rec: &str) -> Option<Owner> {
             "host" => host = Some(v.to_string()),
             "nonce" => nonce = Some(v.to_string()),
             "thread" => thread = v.parse().ok(),
+            "boot" => boot = Some(v.to_string()),
             _ => {}
         }
     }
@@ -95,6 +123,7 @@ fn parse(rec: &str) -> Option<Owner> {
         pid: pid?,
         start: start?,
         host: host?,
+        boot,
         nonce,
         thread,
     })
@@ -103,28 +132,53 @@ fn parse(rec: &str) -> Option<Owner> {
 enum Holder {
     Gone,
     Live,
-    Stale(String),
+    Stale(Instance),
+}
+
+/// One stale lock instance: `id` names it for its break mutex (the record's nonce, or `i<inode>`
+/// for a lock without a readable record), `dir` says how to remove it.
+struct Instance {
+    id: String,
+    dir: bool,
+}
+
+/// The id that names the lock instance now at `path` (see [`Instance`]).
+fn instance_id(lock: &node::LockFile) -> String {
+    lock.text
+        .as_deref()
+        .and_then(parse)
+        .map(|o| o.nonce)
+        .unwrap_or_else(|| format!("i{}", lock.ino))
 }
 
 fn inspect(path: &str) -> NResult<Holder> {
-    match node::read_text(path) {
-        Err(e) if e.is("ENOENT") => Ok(Holder::Gone),
-        // Native unix-dotfile holds the lock as an (empty) directory: it has no
-        // owner record, so it is never considered stale.
-        Err(e) if e.is("EISDIR") => Ok(Holder::Live),
-        Err(e) => Err(e),
-        Ok(s) => {
-            let Some(o) = parse(&s) else {
-                return Ok(Holder::Live);
-            };
-            let my_host = IDENT.with(|i| i.2.clone());
-            if o.host != my_host || node::pid_alive(o.pid, o.start.as_deref()) {
-                Ok(Holder::Live)
-            } else {
-                Ok(Holder::Stale(s))
-            }
-        }
-    }
+    let lock = match node::read_lock(path) {
+        Err(e) if e.is("ENOENT") => return Ok(Holder::Gone),
+        Err(e) => return Err(e),
+        Ok(lock) => lock,
+    };
+    let (my_boot, boot_ms) = BOOT.with(|b| b.clone());
+    let before_boot = boot_ms.is_some_and(|boot| lock.mtime_ms < boot);
+    let stale = Holder::Stale(Instance {
+        id: instance_id(&lock),
+        dir: lock.is_dir,
+    });
+    let Some(text) = lock.text.as_deref() else {
+        // Native unix-dotfile holds the lock as an empty directory, with no owner to check.
+        return Ok(if before_boot { stale } else { Holder::Live });
+    };
+    let Some(o) = parse(text) else {
+        return Ok(stale); // empty or torn: a record lost with the power
+    };
+    let my_host = IDENT.with(|i| i.2.clone());
+    let dead = match (o.boot.as_deref(), my_boot.as_deref()) {
+        (Some(theirs), Some(ours)) if theirs != ours => true,
+        // Written in this boot: the owner's process is what decides.
+        (Some(_), Some(_)) => o.host == my_host && !node::pid_alive(o.pid, o.start.as_deref()),
+        // An earlier version's record (no boot id): its age, then its process.
+        _ => before_boot || (o.host == my_host && !node::pid_alive(o.pid, o.start.as_deref())),
+    };
+    Ok(if dead { stale } else { Holder::Live })
 }
 
 /// Atomically create `target` holding `rec`. Ok(false) if it already exists.
@@ -153,47 +207,64 @@ fn unlink_quiet(path: &str) -> NResult<()> {
     }
 }
 
-fn break_stale(target: &str, stale: &str, depth: u32, stats: &LockStats) -> NResult<()> {
+fn remove_lock(path: &str, dir: bool) -> NResult<()> {
+    let removed = if dir {
+        node::rmdir(path)
+    } else {
+        node::unlink(path)
+    };
+    match removed {
+        Err(e) if !e.is("ENOENT") => Err(e),
+        _ => Ok(()),
+    }
+}
+
+fn break_stale(target: &str, stale: &Instance, depth: u32, stats: &LockStats) -> NResult<()> {
     if depth >= 4 {
         return Ok(());
     }
-    let Some(o) = parse(stale) else { return Ok(()) };
-    let mutex = format!("{target}.break-{}", o.nonce);
+    let mutex = format!("{target}.break-{}", stale.id);
     for _ in 0..3 {
         let (rec, nonce) = new_record();
         if try_create(&mutex, &rec, &nonce)? {
-            // Holding the break mutex for exactly this stale instance.
-            let r = match node::read_text(target) {
-                Ok(s) if s == stale => {
-                    stats.broken.set(stats.broken.get() + 1);
-                    unlink_quiet(target)
-                }
-                _ => Ok(()),
+            // Holding the break mutex for exactly this stale instance: if it is still there,
+            // nobody else may remove it. A nonce names one record for ever; an inode can be
+            // reused (by a native lock directory, say), so such an instance must also still be
+            // stale by the rules.
+            let still_there = if stale.id.starts_with('i') {
+                matches!(inspect(target), Ok(Holder::Stale(now)) if now.id == stale.id)
+            } else {
+                current_instance(target).as_deref() == Some(stale.id.as_str())
+            };
+            let broken = if still_there {
+                stats.broken.set(stats.broken.get() + 1);
+                remove_lock(target, stale.dir)
+            } else {
+                Ok(())
             };
             unlink_quiet(&mutex)?;
-            return r;
+            return broken;
         }
         match inspect(&mutex)? {
             Holder::Gone => continue,
             Holder::Live => return Ok(()),
-            Holder::Stale(c2) => break_stale(&mutex, &c2, depth + 1, stats)?,
+            Holder::Stale(m) => break_stale(&mutex, &m, depth + 1, stats)?,
         }
     }
     Ok(())
 }
 
-fn nonce_of(path: &str) -> Option<String> {
-    node::read_text(path)
-        .ok()
-        .and_then(|s| parse(&s))
-        .map(|o| o.nonce)
+/// The id of the lock instance at `path`, if there is one.
+fn current_instance(path: &str) -> Option<String> {
+    node::read_lock(path).ok().map(|lock| instance_id(&lock))
 }
 
 /// Remove debris left by processes killed at awkward moments; never touches a
 /// lock that can still matter:
 ///  * `<lock>...<nonce>.tmp`: a private temp file; removed if its pid is dead.
-///  * `X.break-N`: a break mutex for lock instance N of X; once X no longer
-///    holds nonce N it never will again (nonces are unique), so it is inert.
+///  * `X.break-N`: a break mutex for lock instance N of X; once X is no longer
+///    instance N it never will be again (nonces are unique; a reused inode
+///    can only carry a live record, which has a nonce), so it is inert.
 ///
 /// Returns the number of files removed.
 pub fn gc(lock_path: &str) -> u32 {
@@ -216,7 +287,7 @@ pub fn gc(lock_path: &str) -> u32 {
             }
         } else if let Some(i) = name.rfind(".break-") {
             let owner = format!("{dir}/{}", &name[..i]);
-            nonce_of(&owner).as_deref() != Some(&name[i + 7..])
+            current_instance(&owner).as_deref() != Some(&name[i + 7..])
         } else {
             false
         };
@@ -250,7 +321,11 @@ pub fn break_dead_thread_lock(db_path: &str, thread_id: u32, stats: &LockStats) 
         return Ok(false);
     }
     let before = stats.broken.get();
-    break_stale(&path, &s, 0, stats)?;
+    let instance = Instance {
+        id: o.nonce,
+        dir: false,
+    };
+    break_stale(&path, &instance, 0, stats)?;
     Ok(stats.broken.get() > before)
 }
 
@@ -292,8 +367,8 @@ impl DotLock {
             match inspect(&self.path)? {
                 Holder::Gone => continue,
                 Holder::Live => break,
-                Holder::Stale(c) => {
-                    break_stale(&self.path, &c, 0, stats)?;
+                Holder::Stale(stale) => {
+                    break_stale(&self.path, &stale, 0, stats)?;
                     gc(&self.path);
                 }
             }

@@ -29,6 +29,8 @@ extern "C" {
     fn fdatasync_sync(fd: i32) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = unlinkSync, catch)]
     fn unlink_sync(path: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(js_name = rmdirSync, catch)]
+    fn rmdir_sync(path: &str) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = linkSync, catch)]
     fn link_sync(existing: &str, new_path: &str) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = accessSync, catch)]
@@ -47,6 +49,10 @@ extern "C" {
     fn is_file(this: &Stats) -> bool;
     #[wasm_bindgen(method, getter)]
     fn mtimeMs(this: &Stats) -> f64;
+    #[wasm_bindgen(method, getter)]
+    fn ino(this: &Stats) -> f64;
+    #[wasm_bindgen(method, js_name = isDirectory)]
+    fn is_directory(this: &Stats) -> bool;
 }
 
 #[wasm_bindgen(module = "worker_threads")]
@@ -199,6 +205,58 @@ pub fn stat(path: &str) -> NResult<(bool, u64, f64)> {
     Ok((s.is_file(), s.size() as u64, s.mtimeMs()))
 }
 
+/// What a lock path holds, read through one descriptor so that every field describes the same
+/// file: a directory (native SQLite's lock) has no `text`.
+pub struct LockFile {
+    pub is_dir: bool,
+    pub ino: u64,
+    pub mtime_ms: f64,
+    pub text: Option<String>,
+}
+
+/// Opens `path` read-only and reads it whole; ENOENT when there is nothing there.
+pub fn read_lock(path: &str) -> NResult<LockFile> {
+    let fd = m(open_sync(path, constant("O_RDONLY"), 0))?;
+    let result = (|| {
+        let stats = m(fstat_sync(fd))?;
+        let mut lock = LockFile {
+            is_dir: stats.is_directory(),
+            ino: stats.ino() as u64,
+            mtime_ms: stats.mtimeMs(),
+            text: None,
+        };
+        if !lock.is_dir {
+            let mut bytes = vec![0u8; stats.size() as usize];
+            let read = read_at(fd, &mut bytes, 0)?;
+            bytes.truncate(read);
+            lock.text = Some(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        Ok(lock)
+    })();
+    let _ = close_sync(fd);
+    result
+}
+
+pub fn rmdir(path: &str) -> NResult<()> {
+    m(rmdir_sync(path))
+}
+
+/// This boot's id (`/proc/sys/kernel/random/boot_id`): a lock recorded under another boot id
+/// belongs to a process that died with the machine.
+pub fn boot_id() -> Option<String> {
+    let id = read_text("/proc/sys/kernel/random/boot_id").ok()?;
+    let id = id.trim();
+    (!id.is_empty() && !id.contains('\n')).then(|| id.to_string())
+}
+
+/// When this machine booted, in ms since the epoch (`btime` of `/proc/stat`).
+pub fn boot_time_ms() -> Option<f64> {
+    let stat = read_text("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("btime "))?;
+    let secs: f64 = line[6..].trim().parse().ok()?;
+    Some(secs * 1000.0)
+}
+
 pub fn truncate(fd: i32, len: u64) -> NResult<()> {
     m(ftruncate_sync(fd, len as f64))
 }
@@ -253,14 +311,15 @@ pub fn readdir(path: &str) -> NResult<Vec<String>> {
         .collect())
 }
 
-/// Creates `path` exclusively (O_EXCL) with `content`; fails with EEXIST if present.
+/// Creates `path` exclusively (O_EXCL) with `content`, synced to the disk before it returns;
+/// fails with EEXIST if present.
 pub fn create_new_with(path: &str, content: &str) -> NResult<()> {
     let fd = m(open_sync(
         path,
         constant("O_WRONLY") | constant("O_CREAT") | constant("O_EXCL"),
         0o644,
     ))?;
-    let r = write_at(fd, content.as_bytes(), Some(0));
+    let r = write_at(fd, content.as_bytes(), Some(0)).and_then(|()| m(fdatasync_sync(fd)));
     let _ = close_sync(fd);
     if r.is_err() {
         let _ = unlink_sync(path);
