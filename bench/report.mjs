@@ -122,7 +122,7 @@ if (nat('store').length) {
     `Each repeat runs ${n} cycles on the store and the floor and ${ns} on each seed-style path. One cycle is two write transactions, each fsynced. Ratios are only taken within a pair measured together (short blocks taking turns), so the absolute rates of different pairs can come from calmer or busier moments of the shared disk.`, '',
     table(['path', 'what one cycle does', 'cycles/s median (min–max)', 'ms/cycle', 'vs floor', 'vs Python seed (held: vs Python held)'], rows, 'llrrrr'), '',
     'The store and the floor are measured as one pair, the seed-style paths as other pairs (their WAL churn must not land in the floor\'s fsyncs). "Held": a third connection keeps the file open, as a long-running process sharing the file would; a call\'s connection is then never the last one, so closing it neither checkpoints nor deletes the WAL.', '',
-    natSettings ? `Durability as each connection reports it: store \`${natSettings.store.journal_mode}\`/synchronous=${natSettings.store.synchronous}, floor \`${natSettings.floor.journal_mode}\`/synchronous=${natSettings.floor.synchronous} (both SQLite ${natSettings.store.sqlite}, bundled), Python seed \`${natSettings.python.journal_mode}\`/synchronous=${natSettings.python.synchronous} (Python ${natSettings.python.python}, system SQLite ${natSettings.python.sqlite}). synchronous=2 is FULL.` : '', '',
+    natSettings ? `Durability as each connection reports it: store \`${natSettings.store.journal_mode}\`/synchronous=${natSettings.store.synchronous}, floor \`${natSettings.floor.journal_mode}\`/synchronous=${natSettings.floor.synchronous} (both SQLite ${natSettings.store.sqlite}, bundled), Python seed \`${natSettings.python.journal_mode}\`/synchronous=${natSettings.python.synchronous} (Python ${natSettings.python.python}, system SQLite ${natSettings.python.sqlite}). synchronous=2 is FULL, 3 is EXTRA.` : '', '',
     'Every floor transaction changes the row (the counter ends at exactly 2 × cycles, checked), and every store cycle ends with the job done (checked).', '',
     '![native throughput](native.svg)', '');
   charts['native.svg'] = hbar({
@@ -253,11 +253,11 @@ if (nd.length) {
     : fmtNum(vfsSyncs, 1);
   summary.push({ short: 'Node vs better-sqlite3', what: 'Node: the npm package, claim + complete', base: 'better-sqlite3 with the same SQL', s: r, target: 0.5, targetText: '≥ 0.5×' });
   md.push('## 4. Node: the npm package vs better-sqlite3', '',
-    `Both on a file with journal_mode=DELETE and synchronous=FULL; better-sqlite3 runs the contract's SQL from \`crate/src/contract.rs\` verbatim, each operation a \`BEGIN IMMEDIATE\` transaction with prepared statements. ${lf[0].cycles} cycles per repeat in interleaved blocks.`, '',
+    `Both on a file with journal_mode=DELETE and synchronous=EXTRA (the directory is synced after the journal's unlink, which is the commit); better-sqlite3 runs the contract's SQL from \`crate/src/contract.rs\` verbatim, each operation a \`BEGIN IMMEDIATE\` transaction with prepared statements. ${lf[0].cycles} cycles per repeat in interleaved blocks.`, '',
     table(['', 'cycles/s median (min–max)', 'ms/cycle', 'fsyncs/cycle', 'vs better-sqlite3'], [
       ['leasefence (npm package, wasm + Node fs VFS, dot-file locks)', spread(stat(lf.map((x) => x.rate))), fmtNum(1e3 / stat(lf.map((x) => x.rate)).median, 2), fsyncText, xr(r)],
       [`better-sqlite3 ${set?.better?.sqlite ? `(SQLite ${set.better.sqlite}, POSIX locks)` : ''}`, spread(stat(bs.map((x) => x.rate))), fmtNum(1e3 / stat(bs.map((x) => x.rate)).median, 2), 'the same (strace)', '1.00×'],
-    ]), '', ...nodeProfile(), set ? `Node ${set.node}; better-sqlite3 reports \`${set.better.journal_mode}\`/synchronous=${set.better.synchronous}; leasefence's Node build opens with the rollback journal and synchronous=FULL (its VFS counts the real fsyncs above).` : '', '');
+    ]), '', ...nodeProfile(), set ? `Node ${set.node}; better-sqlite3 reports \`${set.better.journal_mode}\`/synchronous=${set.better.synchronous}; leasefence's Node build opens with the rollback journal and synchronous=EXTRA (its VFS counts the real fsyncs above).` : '', '');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -284,7 +284,7 @@ if (br.length) {
     rows.push(['', 'official 3.54.1 opfs-sahpool', spread(stat(of.map((x) => x.rate))), fmtNum(1e3 / stat(of.map((x) => x.rate)).median, 2), spread(flush(of), 1), spread(flushMs(of), 2), '1.00×']);
   }
   md.push('## 5. Browser: headless Chromium, OPFS', '',
-    `leasefence's browser build (web/pkg: the crate on the sahpool VFS of sqlite-wasm-vfs, rollback journal, synchronous=FULL) against the official \`@sqlite.org/sqlite-wasm\` ${set?.official?.sqlite ? `(SQLite ${set.official.sqlite})` : ''} on its opfs-sahpool VFS with journal_mode=${set?.official?.journal_mode ?? 'delete'} and synchronous=${set?.official?.synchronous ?? 2}, each in a dedicated worker, running the same SQL. "page → worker" drives leasefence through its own page-side API (web/store/lease-store.js) and the official worker through the same kind of message per call; "inside the worker" times a loop in each worker. OPFS calls are counted by wrapping \`FileSystemSyncAccessHandle\` in the bench's own workers (so only for the in-worker rows).`, '',
+    `leasefence's browser build (web/pkg: the crate on the sahpool VFS of sqlite-wasm-vfs, rollback journal, synchronous=EXTRA) against the official \`@sqlite.org/sqlite-wasm\` ${set?.official?.sqlite ? `(SQLite ${set.official.sqlite})` : ''} on its opfs-sahpool VFS with journal_mode=${set?.official?.journal_mode ?? 'delete'} and synchronous=${set?.official?.synchronous ?? 3}, each in a dedicated worker, running the same SQL. "page → worker" drives leasefence through its own page-side API (web/store/lease-store.js) and the official worker through the same kind of message per call; "inside the worker" times a loop in each worker. OPFS calls are counted by wrapping \`FileSystemSyncAccessHandle\` in the bench's own workers (so only for the in-worker rows).`, '',
     table(['how', 'store', 'cycles/s median (min–max)', 'ms/cycle', 'OPFS flushes/cycle', 'ms in flush/cycle', 'vs official'], rows, 'llrrrrr'), '',
     set ? `Browser: ${set.userAgent}.` : '', '');
 }
@@ -348,7 +348,7 @@ const load = `load average ${env.loadavg?.map((x) => x.toFixed(1)).join(' / ') ?
 const head = [
   '# leasefence benchmarks', '',
   `Generated by \`npm run bench\` (\`bench/run.sh\`) on ${env.when?.slice(0, 16).replace('T', ' ') ?? '?'} UTC: ${machine}; ${load}. The machine is shared, so absolute numbers move with other people's work; **the ratios are the result**: each is computed between two things measured in the same run, in interleaved blocks, per repeat, and shown as median (min–max) over ${repeats} repeats.`, '',
-  'Durability is the same on both sides of every comparison: every commit is fsynced (synchronous=FULL). Natively that is the WAL journal (leasefence\'s default); in Node and the browser it is the rollback journal (`DELETE`), what leasefence uses there.', '',
+  'Durability is the same on both sides of every comparison: every commit is durable before it is answered. Natively that is the WAL journal (leasefence\'s default) with synchronous=FULL; in Node and the browser it is the rollback journal (`DELETE`) with synchronous=EXTRA, what leasefence uses there.', '',
   '## Summary against the targets', '', summaryTable, '',
   charts['summary.svg'] ? '![summary](summary.svg)\n' : '',
   charts['runtimes.svg'] ? '![node and browser](runtimes.svg)\n' : '',
@@ -362,7 +362,7 @@ for (const [name, svg] of Object.entries(charts)) writeFileSync(path.join(outDir
 
 writeFileSync(path.join(outDir, 'README-section.md'), [
   '## Performance', '',
-  `Measured with \`npm run bench\` on ${machine.replace(/, Node.*/, '')} (a shared machine), ${env.when?.slice(0, 10) ?? ''}. Every figure is a ratio to a baseline measured in the same run, median (min–max) over ${repeats} repeats, with every commit fsynced on both sides (synchronous=FULL).`, '',
+  `Measured with \`npm run bench\` on ${machine.replace(/, Node.*/, '')} (a shared machine), ${env.when?.slice(0, 10) ?? ''}. Every figure is a ratio to a baseline measured in the same run, median (min–max) over ${repeats} repeats, with every commit durable before its answer on both sides (WAL with synchronous=FULL natively, the rollback journal with synchronous=EXTRA in Node and the browser).`, '',
   summaryTable, '',
   '![summary](docs/bench/summary.svg)', '',
   'What bounds the numbers: each claim and each complete is its own durable transaction, so natively a cycle costs about two fsyncs, the same as the raw floor. The seed-style functions open a connection per call, as the seed does; on WAL the last connection to close checkpoints and deletes the WAL, which costs more fsyncs than the operation itself. Under contention, waiting for the write lock decides throughput: the store retries after short jittered sleeps (50 µs to 2 ms), where SQLite\'s default handler, which the floor keeps, sleeps 1 to 100 ms and misses most moments the lock is free. Details, charts and profiles: [docs/bench/results.md](docs/bench/results.md) and [docs/bench/findings.md](docs/bench/findings.md).', '',

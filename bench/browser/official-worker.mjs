@@ -1,5 +1,5 @@
 // The anchor: the official @sqlite.org/sqlite-wasm on its opfs-sahpool VFS in a dedicated worker,
-// running the contract's SQL with journal_mode=DELETE and synchronous=FULL (what leasefence's
+// running the contract's SQL with journal_mode=DELETE and synchronous=EXTRA (what leasefence's
 // browser build uses), one BEGIN IMMEDIATE transaction per operation.
 import sqlite3InitModule from '/node_modules/@sqlite.org/sqlite-wasm/dist/index.mjs';
 import { SQL, serve, loop, instrumentOpfs } from './sql.mjs';
@@ -15,7 +15,7 @@ class OfficialStore {
   constructor(db) {
     this.db = db;
     db.exec('PRAGMA journal_mode = DELETE');
-    db.exec('PRAGMA synchronous = FULL');
+    db.exec('PRAGMA synchronous = EXTRA');
     db.exec(SQL.table);
     db.exec(SQL.index);
     this.claimStmt = db.prepare(SQL.claim);

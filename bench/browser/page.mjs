@@ -91,7 +91,7 @@ window.runBench = async ({ repeats = 5, cycles = 200, blocks = 20 } = {}) => {
   const official = new Remote('./official-worker.mjs');
   await official.send('open', 'bench-official.db');
   emit({ section: 'settings', case: 'browser', official: await official.send('settings'),
-    leasefence: { journal_mode: 'delete', synchronous: 2, vfs: 'sahpool (sqlite-wasm-vfs)' },
+    leasefence: { journal_mode: 'delete', synchronous: 3, vfs: 'sahpool (sqlite-wasm-vfs)' },
     userAgent: navigator.userAgent });
 
   // 1. The page-side API.

@@ -1,6 +1,6 @@
 // The Node section of `npm run bench`: the npm package (target/npm/leasefence, staged by
 // `npm run package`) against the same contract written on better-sqlite3 with the same SQL
-// (crate/src/contract.rs), both on real files with journal_mode=DELETE and synchronous=FULL.
+// (crate/src/contract.rs), both on real files with journal_mode=DELETE and synchronous=EXTRA (what the crate sets for a rollback journal).
 // One JSON line per measurement on stdout, one human line on stderr.
 //
 //   node bench/node/bench.mjs --dir DIR [--repeats 5] [--cycles 300] [--blocks 30] [--only NAME]
@@ -93,7 +93,7 @@ class BetterStore {
   constructor(file) {
     this.db = new Database(file, { timeout: 10_000 });
     this.db.pragma('journal_mode = DELETE');
-    this.db.pragma('synchronous = FULL');
+    this.db.pragma('synchronous = EXTRA');
     this.claimStmt = this.db.prepare(SQL.claim);
     this.completeStmt = this.db.prepare(SQL.complete);
     this.leaseStmt = this.db.prepare(SQL.lease);
@@ -181,9 +181,9 @@ async function main() {
       'better-sqlite3': new BetterStore(files['better-sqlite3']),
     };
     if (r === 0) {
-      // leasefence sets its own (crate/src/wasm/node_vfs: rollback journal, synchronous=FULL,
+      // leasefence sets its own (crate/src/wasm/node_vfs: rollback journal, synchronous=EXTRA,
       // dot-file locks); its VFS counts real fsyncs, reported per cycle below.
-      const lf = { journal_mode: 'delete', synchronous: 2, locking: 'dotfile' };
+      const lf = { journal_mode: 'delete', synchronous: 3, locking: 'dotfile' };
       emit({ section: 'settings', case: 'node', better: { ...stores['better-sqlite3'].settings(), locking: 'posix' },
         leasefence: lf, node: process.version });
     }

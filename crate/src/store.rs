@@ -105,10 +105,17 @@ impl LeaseStore {
                 ),
             });
         }
-        // synchronous = FULL: every commit is fsynced before claim() returns its fence. With
-        // NORMAL, WAL commits reach the disk only at checkpoints, so a power loss could roll back
-        // a claim whose fence a worker already holds, and the same fence would be handed out again.
-        conn.pragma_update(None, "synchronous", "FULL")
+        // Every commit is durable before claim() returns its fence; otherwise a power loss could
+        // roll back a claim whose fence a worker already holds, and the fence be handed out again.
+        // WAL: FULL syncs the WAL at every commit (with NORMAL, commits reach the disk only at
+        // checkpoints). Rollback journal: the journal's unlink *is* the commit, and only EXTRA
+        // makes SQLite sync the directory after it; under FULL the unlink can be lost, the journal
+        // come back, and the next opener roll the acknowledged transaction back.
+        let synchronous = match options.journal {
+            Journal::Wal => "FULL",
+            Journal::Rollback => "EXTRA",
+        };
+        conn.pragma_update(None, "synchronous", synchronous)
             .map_err(Error::storage("open"))?;
         if !ready {
             contract::create_schema(&conn)?;
