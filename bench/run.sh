@@ -66,7 +66,7 @@ if wants scale; then
   "$bin" scale --dir "$tmp" --repeats "$repeats" --ops 100 --sizes 1000,100000,1000000 >>"$results"
 fi
 if wants node; then
-  step "4. node: the npm package vs better-sqlite3 with the same SQL (journal DELETE, synchronous FULL)"
+  step "4. node: the npm package vs better-sqlite3 with the same SQL (journal DELETE, synchronous EXTRA)"
   node bench/node/bench.mjs --dir "$tmp" --repeats "$repeats" --cycles 150 --blocks 15 >>"$results"
 fi
 if wants browser; then

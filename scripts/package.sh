@@ -9,6 +9,7 @@ bash scripts/build-wasm.sh node target/wasm-node
 stage=target/npm/leasefence
 rm -rf "$stage" && mkdir -p "$stage/wasm"
 cp node/package.json node/index.cjs node/index.mjs node/index.d.ts node/claim-worker.cjs node/README.md "$stage/"
+cp LICENSE-MIT LICENSE-APACHE "$stage/"
 cp target/wasm-node/leasefence.js target/wasm-node/leasefence_bg.wasm "$stage/wasm/"
 
 mkdir -p dist

@@ -41,7 +41,7 @@ test('the tarball: one file, no install scripts, the entry points, the wasm and 
   }
   assert.equal(manifest.gypfile, undefined);
   assert.deepEqual(manifest.dependencies ?? {}, {}, 'the package needs no dependencies');
-  for (const member of ['package/index.cjs', 'package/index.mjs', 'package/index.d.ts', 'package/claim-worker.cjs', 'package/wasm/leasefence.js', 'package/wasm/leasefence_bg.wasm', 'package/README.md']) {
+  for (const member of ['package/index.cjs', 'package/index.mjs', 'package/index.d.ts', 'package/claim-worker.cjs', 'package/wasm/leasefence.js', 'package/wasm/leasefence_bg.wasm', 'package/README.md', 'package/LICENSE-MIT', 'package/LICENSE-APACHE']) {
     assert.ok(files.includes(member), `${member} missing from the tarball: ${files.join(', ')}`);
   }
   assert.ok(!files.some((f) => f.endsWith('.node') || f.includes('binding.gyp')), 'a native addon in the tarball');
