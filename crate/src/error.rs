@@ -85,6 +85,13 @@ pub enum Error {
         source: postgres::Error,
         /// Whether the connection was lost (or never made).
         disconnected: bool,
+        /// Whether the server refused for a reason that goes away by itself (a deadlock or
+        /// serialization failure, a lock wait that ran into `lock_timeout`, a full server):
+        /// retrying may succeed. Decided by the backend when it made the error.
+        transient: bool,
+        /// Whether the server refused the session for a reason that connecting again cannot
+        /// change (bad credentials, no `pg_hba.conf` entry, a database that does not exist).
+        refused_for_good: bool,
     },
 }
 
@@ -129,10 +136,10 @@ impl Error {
             Error::Contended { .. } => true,
             #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
             Error::Postgres {
-                source,
                 disconnected,
+                transient,
                 ..
-            } => *disconnected || crate::postgres::is_transient(source),
+            } => *disconnected || *transient,
             _ => false,
         }
     }
@@ -155,7 +162,9 @@ impl fmt::Display for Error {
             Error::InvalidArgument { argument, message } => {
                 write!(f, "invalid argument `{argument}`: {message}")
             }
-            Error::NotLeasefenceDatabase { path, problem } if crate::is_postgres_url(path) => {
+            Error::NotLeasefenceDatabase { path, problem }
+                if crate::rules::target::is_postgres_url(path) =>
+            {
                 write!(
                     f,
                     "{path} is not a leasefence database ({problem}); nothing was written to it: \
@@ -199,6 +208,8 @@ impl fmt::Display for Error {
                 operation,
                 source,
                 disconnected,
+                transient,
+                refused_for_good,
             } => {
                 write!(f, "PostgreSQL failed during {operation}: ")?;
                 match source.as_db_error() {
@@ -229,14 +240,14 @@ impl fmt::Display for Error {
                          claim then answers held, a retried complete done, and `state` shows \
                          what is stored)"
                     )?;
-                } else if crate::postgres::refused_for_good(source) {
+                } else if *refused_for_good {
                     write!(
                         f,
                         "; the server refused this login (check the user, password, database, \
                          pg_hba.conf, or the client certificate in sslcert/sslkey): retrying \
                          will not help"
                     )?;
-                } else if crate::postgres::is_transient(source) {
+                } else if *transient {
                     write!(
                         f,
                         " (a transient conflict or lock wait; nothing changed: retry)"
@@ -264,67 +275,4 @@ pub(crate) fn is_busy(err: &rusqlite::Error) -> bool {
         err.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     )
-}
-
-/// `url` with any password replaced by `***` (in the user info and in a `password=` parameter),
-/// so that errors and logs can name the server without leaking its secret.
-#[cfg_attr(
-    not(all(not(target_arch = "wasm32"), feature = "postgres")),
-    allow(dead_code)
-)]
-pub(crate) fn redact_url(url: &str) -> String {
-    let (scheme, rest) = match url.find("://") {
-        Some(i) => url.split_at(i + 3),
-        None => ("", url),
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let authority = match authority.rfind('@') {
-        Some(at) => {
-            let (userinfo, host) = authority.split_at(at);
-            match userinfo.find(':') {
-                Some(colon) => format!("{}:***{host}", &userinfo[..colon]),
-                None => authority.to_string(),
-            }
-        }
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let params: Vec<String> = query
-                .split('&')
-                .map(|param| match param.split_once('=') {
-                    Some((key, _)) if key.eq_ignore_ascii_case("password") => {
-                        format!("{key}=***")
-                    }
-                    _ => param.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", params.join("&"))
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}{authority}{tail}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact_url;
-
-    #[test]
-    fn passwords_never_reach_messages() {
-        assert_eq!(
-            redact_url("postgres://app:s3cret@db:5432/q?sslmode=disable"),
-            "postgres://app:***@db:5432/q?sslmode=disable"
-        );
-        assert_eq!(
-            redact_url("postgresql://db/q?user=a&password=x&x=1"),
-            "postgresql://db/q?user=a&password=***&x=1"
-        );
-        assert_eq!(redact_url("postgres://app@db/q"), "postgres://app@db/q");
-        assert_eq!(
-            redact_url("postgres://a:p@ss@db/q"),
-            "postgres://a:***@db/q"
-        );
-    }
 }

@@ -22,12 +22,10 @@
 //! # Ok::<(), leasefence::Error>(())
 //! ```
 //!
-//! Layout: [`contract`](self) holds every SQLite statement and transaction and runs unchanged on
-//! every target; `native` opens files with the bundled SQLite and adds threads ([`seed`],
-//! [`LeaseStore::claim_many`]); [`protocol`] is the JSON-lines protocol of `leasefence batch`.
-//! [`Leases`] is the contract as a trait, implemented by [`LeaseStore`] and, with the `postgres`
-//! feature (on by default, native only), by `PgStore` on a PostgreSQL server; `open` picks the
-//! backend from its argument (a file path, or a `postgres://` URL).
+//! [`Leases`] is the contract as a trait, implemented by [`LeaseStore`] (SQLite) and, with the
+//! `postgres` feature (on by default, native only), by `PgStore` on a PostgreSQL server; `open`
+//! picks the backend from its argument (a file path, or a `postgres://` URL). The contract itself
+//! is stated in `docs/contract.md`; the layout of the source is in `src/README.md`.
 //!
 //! Limits: the clock is the caller's (`now` is passed in; callers sharing a database must agree
 //! on it). A fence protects writes to *this* store only: any other system a worker writes to must
@@ -36,19 +34,21 @@
 
 #![deny(missing_docs)]
 
-mod contract;
 mod error;
 mod leases;
 mod options;
 mod outcome;
 pub mod protocol;
-mod store;
+mod rules;
+mod sqlite;
 
+mod open;
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 mod postgres;
-
 #[cfg(not(target_arch = "wasm32"))]
-mod native;
+mod race;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod seed;
 #[cfg(target_os = "linux")]
 mod stale_lock;
 
@@ -58,15 +58,17 @@ mod wasm;
 pub use wasm::{check_arguments, WasmStore};
 
 pub use error::{Error, Result};
-pub use leases::{is_postgres_url, Leases};
-#[cfg(not(target_arch = "wasm32"))]
-pub use leases::{open, open_with};
+pub use leases::Leases;
+pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
-pub use store::LeaseStore;
-
+pub use sqlite::LeaseStore;
 #[cfg(not(target_arch = "wasm32"))]
-pub use native::{seed, MAX_CLAIM_MANY_OWNERS};
+pub use {
+    open::{open, open_with},
+    rules::MAX_CLAIM_MANY_OWNERS,
+};
+
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 pub use postgres::{PgStore, CLAIM_MANY_CONNECTIONS};
 #[cfg(target_os = "linux")]

@@ -28,11 +28,11 @@ pub(crate) mod json;
 
 use serde_json::{json, Map, Value};
 
-use crate::contract;
 use crate::error::{Error, Result};
 use crate::leases::Leases;
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
-use crate::store::LeaseStore;
+use crate::rules;
+use crate::sqlite::LeaseStore;
 use json::Json;
 
 /// One parsed request: an operation and its arguments, named as in docs/contract.md section 2.
@@ -583,25 +583,16 @@ impl Request {
         match self {
             Request::Init | Request::Enqueue { .. } | Request::State { .. } => Ok(()),
             Request::Release { .. } => Ok(()),
-            Request::Complete { now, .. } => contract::check_now(*now),
+            Request::Complete { now, .. } => rules::check_now(*now),
             Request::Claim { now, ttl, .. }
             | Request::Renew { now, ttl, .. }
-            | Request::ClaimNext { now, ttl, .. } => contract::lease_end(*now, *ttl).map(drop),
+            | Request::ClaimNext { now, ttl, .. } => rules::lease_end(*now, *ttl).map(drop),
             Request::ClaimMany {
                 owners, now, ttl, ..
             } => {
-                contract::lease_end(*now, *ttl)?;
+                rules::lease_end(*now, *ttl)?;
                 #[cfg(not(target_arch = "wasm32"))]
-                if owners.len() > crate::MAX_CLAIM_MANY_OWNERS {
-                    return Err(Error::invalid(
-                        "owners",
-                        format!(
-                            "{} owners given; at most {} run at once",
-                            owners.len(),
-                            crate::MAX_CLAIM_MANY_OWNERS
-                        ),
-                    ));
-                }
+                rules::check_owner_count(owners.len())?;
                 let _ = owners;
                 Ok(())
             }

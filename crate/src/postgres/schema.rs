@@ -1,0 +1,139 @@
+//! The PostgreSQL schema: the read-only check that the connection's current schema holds the
+//! contract's `jobs` table (or none) and leasefence's companions, and their creation
+//! (`sql/schema.sql`). The shape of `jobs` is [`crate::rules::columns`]'s.
+
+use postgres::Client;
+
+use super::failure::pg;
+use crate::error::{Error, Result};
+use crate::rules::columns::{self, ColumnSpec, Dialect, FoundColumn};
+
+/// Serializes schema creation between processes opening one database at once (`CREATE ... IF
+/// NOT EXISTS` alone races on the catalogs). "leasefence" in ASCII, truncated to 63 bits.
+const SCHEMA_LOCK: i64 = 0x6C65_6173_6566_656E;
+
+/// How PostgreSQL's catalog spells the spec: exact lower-case names and `format_type` types, a
+/// default as `pg_get_expr` prints it, a primary key that is always `NOT NULL`.
+struct Postgres;
+
+impl Dialect for Postgres {
+    const PRIMARY_KEY_IMPLIES_NOT_NULL: bool = true;
+
+    fn column_type(spec: &ColumnSpec) -> &'static str {
+        spec.postgres_type
+    }
+
+    fn same_word(found: &str, want: &str) -> bool {
+        found == want
+    }
+
+    // `'0'::double precision` and `0` are both a default of zero.
+    fn normalise_default(default: &str) -> String {
+        let bare = default.split("::").next().unwrap_or(default);
+        bare.trim_matches(['(', ')', '\'', ' ']).to_string()
+    }
+
+    fn shown_default(default: &str) -> String {
+        Self::normalise_default(default)
+    }
+}
+
+/// Checks, by reading only, that `jobs` (if present) has exactly the contract's shape and that
+/// no other object holds leasefence's names. Returns whether everything is in place. `label` is
+/// the redacted URL, for messages.
+pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
+    let foreign = |problem: String| Error::NotLeasefenceDatabase {
+        path: label.to_string(),
+        problem,
+    };
+    let row = client
+        .query_one(include_str!("sql/inspect.sql"), &[])
+        .map_err(pg("connect"))?;
+    let schema: Option<String> = row.get(0);
+    let jobs: Option<String> = row.get(1);
+    let order: Option<String> = row.get(2);
+    let index: Option<String> = row.get(3);
+    let trigger: bool = row.get(4);
+    if schema.is_none() {
+        return Err(Error::Open {
+            path: label.to_string(),
+            problem: "the connection has no schema to work in (its search_path names no \
+                      existing schema); create the schema, or choose one with \
+                      ?options=-csearch_path%3Dname"
+                .into(),
+        });
+    }
+    let kind = |relkind: &str| match relkind {
+        "r" => "a table",
+        "p" => "a partitioned table",
+        "v" => "a view",
+        "m" => "a materialized view",
+        "i" => "an index",
+        "S" => "a sequence",
+        "f" => "a foreign table",
+        _ => "another kind of relation",
+    };
+    match jobs.as_deref() {
+        None | Some("r") => {}
+        Some(other) => {
+            return Err(foreign(format!("`jobs` is {}, not a table", kind(other))));
+        }
+    }
+    if let Some(other) = order.as_deref().filter(|k| *k != "r") {
+        return Err(foreign(format!(
+            "`leasefence_order` is {}; leasefence needs that name for its side table",
+            kind(other)
+        )));
+    }
+    if let Some(other) = index.as_deref().filter(|k| *k != "i") {
+        return Err(foreign(format!(
+            "`leasefence_next` is {}; leasefence needs that name for its index",
+            kind(other)
+        )));
+    }
+    if jobs.is_some() {
+        check_columns(client)
+            .map_err(pg("connect"))?
+            .map_err(foreign)?;
+    }
+    Ok(jobs.is_some() && order.is_some() && index.is_some() && trigger)
+}
+
+/// Compares the columns of `jobs` with the contract; the inner error describes a mismatch.
+fn check_columns(
+    client: &mut Client,
+) -> std::result::Result<std::result::Result<(), String>, postgres::Error> {
+    let rows = client.query(include_str!("sql/columns.sql"), &[])?;
+    let found: Vec<FoundColumn> = rows
+        .iter()
+        .map(|row| FoundColumn {
+            name: row.get(0),
+            ty: row.get(1),
+            not_null: row.get(2),
+            default: row.get(3),
+            primary_key: row.get(4),
+        })
+        .collect();
+    Ok(match columns::compare::<Postgres>(&found) {
+        Ok(()) => Ok(()),
+        Err(_) => {
+            let got: Vec<String> = found
+                .iter()
+                .map(columns::describe_found::<Postgres>)
+                .collect();
+            Err(format!(
+                "its `jobs` table has columns ({}), the contract needs exactly ({})",
+                got.join(", "),
+                columns::describe_expected::<Postgres>().join(", ")
+            ))
+        }
+    })
+}
+
+/// Creates whatever is missing, in one transaction holding the schema lock.
+pub(super) fn create_schema(client: &mut Client) -> std::result::Result<(), postgres::Error> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
+    tx.batch_execute(include_str!("sql/schema.sql"))?;
+    tx.commit()
+}

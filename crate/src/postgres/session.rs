@@ -1,0 +1,213 @@
+//! One live PostgreSQL connection ([`Session`]): connecting, the session settings (lock
+//! timeout, durability), the schema check on first use, the prepared statements, and dropping
+//! the connection when it is lost so that the next call connects again.
+
+use std::sync::MutexGuard;
+
+use postgres::types::Type;
+use postgres::{Client, NoTls, Statement};
+
+use super::failure::{connection_lost, is_transient, postgres_error, refused_for_good};
+use super::schema::{check_schema, create_schema};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::tls;
+use crate::error::{Error, Result};
+use postgres::Config;
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// The statements of the contract, prepared once per connection with fixed parameter types.
+pub(super) struct Statements {
+    pub(super) enqueue: Statement,
+    pub(super) state: Statement,
+    pub(super) jobs: Statement,
+    pub(super) claim: Statement,
+    pub(super) read_lease: Statement,
+    pub(super) claim_next: Statement,
+    pub(super) peek_next: Statement,
+    pub(super) renew: Statement,
+    pub(super) complete: Statement,
+    pub(super) release: Statement,
+}
+
+impl Statements {
+    fn prepare(client: &mut Client) -> std::result::Result<Self, postgres::Error> {
+        use Type as T;
+        let mut p = |sql: &str, types: &[Type]| client.prepare_typed(sql, types);
+        Ok(Statements {
+            enqueue: p(
+                "INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING",
+                &[T::TEXT],
+            )?,
+            state: p(
+                "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = $1",
+                &[T::TEXT],
+            )?,
+            jobs: p(
+                "SELECT j.id, j.owner, j.until, j.fence, j.result, j.done FROM jobs j \
+                 LEFT JOIN leasefence_order o ON o.id = j.id ORDER BY o.seq NULLS LAST, j.id",
+                &[],
+            )?,
+            claim: p(
+                "UPDATE jobs SET owner = $2, until = $3, fence = fence + 1 \
+                 WHERE id = $1 AND done = 0 AND until <= $4 AND fence < 9223372036854775807 \
+                 RETURNING fence",
+                &[T::TEXT, T::TEXT, T::FLOAT8, T::FLOAT8],
+            )?,
+            read_lease: p(
+                "SELECT owner, until, fence, done FROM jobs WHERE id = $1",
+                &[T::TEXT],
+            )?,
+            claim_next: p(
+                include_str!("sql/claim_next.sql"),
+                &[T::TEXT, T::FLOAT8, T::FLOAT8],
+            )?,
+            peek_next: p(
+                "SELECT id FROM leasefence_order WHERE open AND until <= $1 \
+                 ORDER BY until, seq LIMIT 1",
+                &[T::FLOAT8],
+            )?,
+            renew: p(
+                "UPDATE jobs SET until = $5 \
+                 WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4",
+                &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::FLOAT8],
+            )?,
+            complete: p(
+                "UPDATE jobs SET result = $5, done = 1 \
+                 WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4",
+                &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::TEXT],
+            )?,
+            release: p(
+                "UPDATE jobs SET owner = NULL, until = 0 \
+                 WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0",
+                &[T::TEXT, T::TEXT, T::INT8],
+            )?,
+        })
+    }
+}
+
+/// One live connection, set up and with its statements prepared.
+pub(super) struct Session {
+    pub(super) client: Client,
+    pub(super) stmts: Statements,
+}
+
+/// Where and how to connect, and the live session if there is one: everything of a
+/// [`PgStore`](super::PgStore) but its operations.
+pub(super) struct Link {
+    pub(super) config: Config,
+    /// The TLS connector, `None` for `sslmode=disable`.
+    pub(super) tls: Option<MakeRustlsConnect>,
+    /// The URL's `sslmode`, for messages.
+    pub(super) ssl_mode: tls::SslMode,
+    pub(super) label: String,
+    pub(super) lock_timeout: Duration,
+    pub(super) session: Mutex<Option<Session>>,
+}
+
+impl Link {
+    /// A link with this one's settings and no connection yet (claim_many's lanes).
+    pub(super) fn unconnected_twin(&self) -> Link {
+        Link {
+            config: self.config.clone(),
+            tls: self.tls.clone(),
+            ssl_mode: self.ssl_mode,
+            label: self.label.clone(),
+            lock_timeout: self.lock_timeout,
+            session: Mutex::new(None),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Session>> {
+        self.session.lock().unwrap_or_else(|poisoned| {
+            // A call panicked mid-way: its connection is in an unknown state; start afresh.
+            self.session.clear_poison();
+            let mut guard = poisoned.into_inner();
+            *guard = None;
+            guard
+        })
+    }
+
+    /// Runs `work` on the live session, connecting first when there is none. A client error
+    /// that leaves the connection unusable drops the session (the next call connects again)
+    /// and is reported as `disconnected`.
+    pub(super) fn with_session<T>(
+        &self,
+        operation: &'static str,
+        work: impl FnOnce(&mut Session) -> Result<T>,
+    ) -> Result<T> {
+        let mut guard = self.lock();
+        if guard.as_ref().is_some_and(|s| s.client.is_closed()) {
+            // The client already knows the socket is gone: nothing was sent on it, so
+            // connecting again now is safe.
+            *guard = None;
+        }
+        let session = match guard.as_mut() {
+            Some(session) => session,
+            None => guard.insert(self.open_session(operation)?),
+        };
+        let result = work(session);
+        let closed = session.client.is_closed();
+        match result {
+            Err(Error::Postgres {
+                operation, source, ..
+            }) => {
+                let lost = closed || connection_lost(&source);
+                if lost {
+                    *guard = None;
+                }
+                Err(postgres_error(operation, source, lost))
+            }
+            other => other,
+        }
+    }
+
+    /// Connects, sets the session up, makes sure the schema is there, prepares the statements.
+    /// Failures are reported as failures of `operation`, the call that needed the connection.
+    fn open_session(&self, operation: &'static str) -> Result<Session> {
+        let failed = |source: postgres::Error| {
+            // A refusal of who we are (authentication, an unknown database) is final.
+            let disconnected =
+                !refused_for_good(&source) && (connection_lost(&source) || is_transient(&source));
+            postgres_error(operation, source, disconnected)
+        };
+        let connected = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
+        };
+        let mut client =
+            connected.map_err(|source| match tls::refused_by_tls(&source, self.ssl_mode) {
+                // Connecting again cannot change a certificate.
+                Some(problem) => Error::Open {
+                    path: self.label.clone(),
+                    problem,
+                },
+                None => failed(source),
+            })?;
+        let millis = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
+        client
+            .query_one(
+                "SELECT set_config('lock_timeout', $1, false)",
+                &[&format!("{millis}ms")],
+            )
+            .map_err(failed)?;
+        // Durability: a commit returns only once its WAL is flushed. `on` is the server default;
+        // a server configured with `off` is overridden for this session (`local` and the
+        // synchronous-replication levels are at least as strong and are kept).
+        client
+            .batch_execute(
+                "SELECT set_config('synchronous_commit', 'on', false) \
+                 WHERE current_setting('synchronous_commit') = 'off'",
+            )
+            .map_err(failed)?;
+        if !check_schema(&mut client, &self.label).map_err(|err| match err {
+            Error::Postgres { source, .. } => failed(source),
+            other => other,
+        })? {
+            create_schema(&mut client).map_err(failed)?;
+        }
+        let stmts = Statements::prepare(&mut client).map_err(failed)?;
+        Ok(Session { client, stmts })
+    }
+}

@@ -1,0 +1,13 @@
+-- What the schema check finds in the connection's current schema: the schema, the kinds of
+-- `jobs`, `leasefence_order` and `leasefence_next`, and whether the trigger exists.
+SELECT current_schema()::text,
+(SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'jobs'),
+(SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'leasefence_order'),
+(SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'leasefence_next'),
+EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'jobs'
+AND t.tgname = 'leasefence_track')

@@ -1,0 +1,428 @@
+//! [`PgStore`]: the contract's operations on PostgreSQL, each a conditional `UPDATE` on the
+//! store's session, with the reason read afterwards and the order decided by
+//! [`crate::rules`]; `claim_many` through the shared race harness ([`crate::race`]).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use postgres::types::ToSql;
+use postgres::{Config, Row, Statement};
+
+use super::failure::pg;
+use super::schema::create_schema;
+use super::session::{Link, Session, Statements};
+use super::tls;
+use crate::error::{Error, Result};
+use crate::leases::Leases;
+use crate::options::OpenOptions;
+use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
+use crate::rules::{
+    check_now, check_owner_count, target::redact_url, unexplained, why_claim_refused,
+    why_write_refused, ClaimRefusal, Lease, LeaseWindow,
+};
+
+/// How often an operation re-runs its `UPDATE` when the row changed between the refused
+/// `UPDATE` and the read of the reason; each retry means another transaction committed a change
+/// to that very row, so this bound is only reached by a row that never explains itself.
+const MAX_TRIES: usize = 32;
+
+/// How many connections `claim_many` opens at most: the owners are spread over them.
+/// PostgreSQL serves 100 connections by default, shared by every worker.
+///
+/// ```
+/// assert!(leasefence::CLAIM_MANY_CONNECTIONS <= 100);
+/// ```
+pub const CLAIM_MANY_CONNECTIONS: usize = 16;
+
+/// A lease store on a PostgreSQL server: the whole contract through [`Leases`], on one
+/// connection that is opened again after it is lost.
+///
+/// Open it with [`open`](crate::open) (`postgres://` or `postgresql://` URL) or
+/// [`PgStore::connect`]. The tables are created in the connection's current schema (the first
+/// existing schema of its `search_path`; choose one with `?options=-csearch_path%3Dqueue`).
+/// Calls from several threads on one store take turns on its connection; give each worker its
+/// own store for parallelism.
+///
+/// TLS follows libpq's `sslmode` and `sslrootcert` (`prefer` by default). Across machines use
+/// `verify-full`, which checks that the server holds a certificate for the URL's host, signed
+/// by the authority in `sslrootcert`:
+///
+/// ```no_run
+/// use leasefence::Leases;
+/// let store = leasefence::PgStore::connect(
+///     "postgres://app@db.internal/queue?sslmode=verify-full&sslrootcert=/etc/leasefence/ca.pem",
+/// )?;
+/// store.enqueue("invoice-42")?;
+/// let fence = store.claim("invoice-42", "worker-a", 0.0, 30.0)?.granted();
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+pub struct PgStore {
+    link: Link,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("url", &self.link.label)
+            .finish()
+    }
+}
+
+/// PostgreSQL `text` cannot hold U+0000; refuse such strings before touching the server.
+fn check_text(argument: &'static str, value: &str) -> Result<()> {
+    if value.contains('\0') {
+        return Err(Error::invalid(
+            argument,
+            "contains the character U+0000, which PostgreSQL text cannot store",
+        ));
+    }
+    Ok(())
+}
+
+fn job_state(row: &Row) -> std::result::Result<JobState, postgres::Error> {
+    Ok(JobState {
+        id: row.try_get(0)?,
+        owner: row.try_get(1)?,
+        until: row.try_get(2)?,
+        fence: row.try_get(3)?,
+        result: row.try_get(4)?,
+        done: row.try_get::<_, i32>(5)? != 0,
+    })
+}
+
+impl PgStore {
+    /// Connects to the server at `url` (`postgres://user:password@host:port/database?...`, or
+    /// `postgresql://`), checks that the `jobs` table, if present, has exactly the contract's
+    /// shape, and creates the tables if missing. Default [`OpenOptions`].
+    ///
+    /// ```no_run
+    /// let store = leasefence::PgStore::connect("postgresql://localhost/queue")?;
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn connect(url: &str) -> Result<PgStore> {
+        Self::connect_with(url, &OpenOptions::new())
+    }
+
+    /// [`PgStore::connect`] with options: the busy timeout is the session's `lock_timeout`
+    /// (how long an operation waits for another transaction's row lock before failing with a
+    /// retryable error) and, unless the URL sets `connect_timeout`, the connect timeout.
+    ///
+    /// ```no_run
+    /// let options = leasefence::OpenOptions::new().busy_timeout(std::time::Duration::from_secs(2));
+    /// let store = leasefence::PgStore::connect_with("postgres://localhost/queue", &options)?;
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn connect_with(url: &str, options: &OpenOptions) -> Result<PgStore> {
+        let store = Self::configure(url, options)?;
+        store.link.with_session("connect", |_| Ok(()))?;
+        Ok(store)
+    }
+
+    /// Parses the URL; connects nothing yet.
+    fn configure(url: &str, options: &OpenOptions) -> Result<PgStore> {
+        let label = redact_url(url);
+        let refused = |problem: String| Error::Open {
+            path: label.clone(),
+            problem,
+        };
+        // The TLS parameters first: the client library knows neither verify-ca/verify-full
+        // nor sslrootcert.
+        let (url, settings) = tls::split_url(url).map_err(refused)?;
+        let connector = tls::connector(&settings).map_err(refused)?;
+        let mut config: Config = url.parse().map_err(|err| Error::Open {
+            path: label.clone(),
+            problem: format!(
+                "not a usable PostgreSQL URL ({err}); write it as \
+                 postgres://user:password@host:port/database"
+            ),
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(options.busy_timeout.max(Duration::from_secs(1)));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("leasefence");
+        }
+        config.ssl_mode(settings.mode.client_mode());
+        Ok(PgStore {
+            link: Link {
+                config,
+                tls: connector,
+                ssl_mode: settings.mode,
+                label,
+                lock_timeout: options.busy_timeout,
+                session: Mutex::new(None),
+            },
+        })
+    }
+
+    /// The server's URL as given, with any password replaced by `***`.
+    ///
+    /// ```no_run
+    /// let store = leasefence::PgStore::connect("postgres://app:secret@localhost/queue")?;
+    /// assert_eq!(store.url(), "postgres://app:***@localhost/queue");
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn url(&self) -> &str {
+        &self.link.label
+    }
+
+    /// A store with this one's settings and no connection yet (claim_many's lanes).
+    fn unconnected_twin(&self) -> PgStore {
+        PgStore {
+            link: self.link.unconnected_twin(),
+        }
+    }
+
+    /// `claim` on checked arguments (`claim_many` checks once for all its owners).
+    fn claim_within(&self, job: &str, owner: &str, window: LeaseWindow) -> Result<Outcome<Fence>> {
+        let (now, until) = (window.now(), window.until());
+        self.link.with_session("claim", |session| {
+            for _ in 0..MAX_TRIES {
+                let granted = session
+                    .client
+                    .query_opt(&session.stmts.claim, &[&job, &owner, &until, &now])
+                    .map_err(pg("claim"))?;
+                if let Some(row) = granted {
+                    return Ok(Outcome::Granted(row.try_get(0).map_err(pg("claim"))?));
+                }
+                let lease = Self::read_lease(session, "claim", job)?;
+                match why_claim_refused(lease, now) {
+                    ClaimRefusal::Rejected(reason) => return Ok(Outcome::Rejected(reason)),
+                    ClaimRefusal::Exhausted => {
+                        return Err(Error::FenceExhausted { job: job.into() })
+                    }
+                    // Claimable now: released or expired after the UPDATE looked. Try again.
+                    ClaimRefusal::Claimable => continue,
+                }
+            }
+            Err(unexplained("claim", job, Some(MAX_TRIES)))
+        })
+    }
+
+    fn read_lease(
+        session: &mut Session,
+        operation: &'static str,
+        job: &str,
+    ) -> Result<Option<Lease>> {
+        let row = session
+            .client
+            .query_opt(&session.stmts.read_lease, &[&job])
+            .map_err(pg(operation))?;
+        row.map(|row| {
+            Ok(Lease {
+                owner: row.try_get(0)?,
+                until: row.try_get(1)?,
+                fence: row.try_get(2)?,
+                done: row.try_get::<_, i32>(3)? != 0,
+            })
+        })
+        .transpose()
+        .map_err(pg(operation))
+    }
+
+    /// Runs a fenced `UPDATE` (renew, complete, release) whose `WHERE` states the whole
+    /// condition; on no match, explains why.
+    fn fenced(
+        &self,
+        operation: &'static str,
+        statement: fn(&Statements) -> &Statement,
+        params: &[&(dyn ToSql + Sync)],
+        (job, owner, fence): (&str, &str, Fence),
+        live_at: Option<f64>,
+    ) -> Result<Outcome<()>> {
+        self.link.with_session(operation, |session| {
+            for _ in 0..MAX_TRIES {
+                let changed = session
+                    .client
+                    .execute(statement(&session.stmts), params)
+                    .map_err(pg(operation))?;
+                if changed == 1 {
+                    return Ok(Outcome::Granted(()));
+                }
+                let lease = Self::read_lease(session, operation, job)?;
+                match why_write_refused(lease, owner, fence, live_at) {
+                    Some(reason) => return Ok(Outcome::Rejected(reason)),
+                    // The row matches now: it changed after the UPDATE looked. Try again.
+                    None => continue,
+                }
+            }
+            Err(unexplained(operation, job, Some(MAX_TRIES)))
+        })
+    }
+}
+
+impl Leases for PgStore {
+    fn init(&self) -> Result<()> {
+        self.link.with_session("init", |session| {
+            create_schema(&mut session.client).map_err(pg("init"))
+        })
+    }
+
+    fn enqueue(&self, job: &str) -> Result<bool> {
+        check_text("job", job)?;
+        self.link.with_session("enqueue", |session| {
+            let inserted = session
+                .client
+                .execute(&session.stmts.enqueue, &[&job])
+                .map_err(pg("enqueue"))?;
+            Ok(inserted == 1)
+        })
+    }
+
+    fn state(&self, job: &str) -> Result<Option<JobState>> {
+        check_text("job", job)?;
+        self.link.with_session("state", |session| {
+            let row = session
+                .client
+                .query_opt(&session.stmts.state, &[&job])
+                .map_err(pg("state"))?;
+            row.as_ref().map(job_state).transpose().map_err(pg("state"))
+        })
+    }
+
+    fn jobs(&self) -> Result<Vec<JobState>> {
+        self.link.with_session("jobs", |session| {
+            let rows = session
+                .client
+                .query(&session.stmts.jobs, &[])
+                .map_err(pg("jobs"))?;
+            rows.iter()
+                .map(job_state)
+                .collect::<std::result::Result<_, _>>()
+                .map_err(pg("jobs"))
+        })
+    }
+
+    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
+        let window = LeaseWindow::new(now, ttl)?;
+        check_text("job", job)?;
+        check_text("owner", owner)?;
+        self.claim_within(job, owner, window)
+    }
+
+    fn renew(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Outcome<()>> {
+        let until = LeaseWindow::new(now, ttl)?.until();
+        check_text("job", job)?;
+        check_text("owner", owner)?;
+        self.fenced(
+            "renew",
+            |s| &s.renew,
+            &[&job, &owner, &fence, &now, &until],
+            (job, owner, fence),
+            Some(now),
+        )
+    }
+
+    fn complete(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        result: Option<&str>,
+    ) -> Result<Outcome<()>> {
+        check_now(now)?;
+        check_text("job", job)?;
+        check_text("owner", owner)?;
+        if let Some(result) = result {
+            check_text("result", result)?;
+        }
+        self.fenced(
+            "complete",
+            |s| &s.complete,
+            &[&job, &owner, &fence, &now, &result],
+            (job, owner, fence),
+            Some(now),
+        )
+    }
+
+    fn release(&self, job: &str, owner: &str, fence: Fence) -> Result<Outcome<()>> {
+        check_text("job", job)?;
+        check_text("owner", owner)?;
+        self.fenced(
+            "release",
+            |s| &s.release,
+            &[&job, &owner, &fence],
+            (job, owner, fence),
+            None,
+        )
+    }
+
+    fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
+        let until = LeaseWindow::new(now, ttl)?.until();
+        check_text("owner", owner)?;
+        self.link.with_session("claim_next", |session| {
+            for _ in 0..MAX_TRIES {
+                // The next job no other transaction is writing, claimed in one statement.
+                let row = session
+                    .client
+                    .query_opt(&session.stmts.claim_next, &[&owner, &until, &now])
+                    .map_err(pg("claim_next"))?;
+                if let Some(row) = row {
+                    return Ok(Some(ClaimedJob {
+                        job: row.try_get(0).map_err(pg("claim_next"))?,
+                        fence: row.try_get(1).map_err(pg("claim_next"))?,
+                    }));
+                }
+                // None free. Is any job claimable at all (every one locked right now)?
+                let head: Option<String> = session
+                    .client
+                    .query_opt(&session.stmts.peek_next, &[&now])
+                    .and_then(|row| row.map(|row| row.try_get(0)).transpose())
+                    .map_err(pg("claim_next"))?;
+                let Some(head) = head else {
+                    return Ok(None);
+                };
+                // Then wait for the first one's writer by claiming it directly: one row lock
+                // at a time, so waiting claimers can never deadlock. Its writer usually
+                // claimed it; then look again.
+                let fence: Option<Fence> = session
+                    .client
+                    .query_opt(&session.stmts.claim, &[&head, &owner, &until, &now])
+                    .and_then(|row| row.map(|row| row.try_get(0)).transpose())
+                    .map_err(pg("claim_next"))?;
+                if let Some(fence) = fence {
+                    return Ok(Some(ClaimedJob { job: head, fence }));
+                }
+            }
+            Err(Error::Contended {
+                operation: "claim_next",
+            })
+        })
+    }
+
+    /// Every owner's claim at once on its own connection (at most
+    /// [`CLAIM_MANY_CONNECTIONS`]; more owners take turns on them), released together by a
+    /// barrier so that they really race; answers in input order.
+    fn claim_many(
+        &self,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<Fence>>> {
+        let window = LeaseWindow::new(now, ttl)?;
+        check_owner_count(owners.len())?;
+        check_text("job", job)?;
+        for owner in owners {
+            check_text("owner", owner)?;
+        }
+        crate::race::claim_race(
+            owners,
+            CLAIM_MANY_CONNECTIONS,
+            || {
+                let store = self.unconnected_twin();
+                store.link.with_session("claim_many", |_| Ok(()))?;
+                Ok(store)
+            },
+            |store, owner| store.claim_within(job, owner, window),
+        )
+    }
+}

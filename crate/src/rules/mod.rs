@@ -1,0 +1,25 @@
+//! The contract's rules, backend-neutral: what every backend checks and decides the same way,
+//! with no SQL and no storage in it (no rusqlite, no PostgreSQL client). Backends build on this
+//! leaf; it imports nothing of the crate but the answer types and the error.
+//!
+//! - [`window`]: the time and ttl checks, done once, giving a [`LeaseWindow`] the backends take
+//!   instead of checking again;
+//! - [`reasons`]: the reason order of docs/contract.md section 3 for a refused operation;
+//! - [`columns`]: the `jobs` column spec and the one comparer both backends check a table with;
+//! - `owners`: how many owners one `claim_many` may race (native only: the wasm builds have no
+//!   threads);
+//! - [`target`]: whether an `open` target names a PostgreSQL server.
+
+pub(crate) mod columns;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod owners;
+pub(crate) mod reasons;
+pub(crate) mod target;
+pub(crate) mod window;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use owners::check_owner_count;
+#[cfg(not(target_arch = "wasm32"))]
+pub use owners::MAX_CLAIM_MANY_OWNERS;
+pub(crate) use reasons::{unexplained, why_claim_refused, why_write_refused, ClaimRefusal, Lease};
+pub(crate) use window::{check_now, lease_end, LeaseWindow};

@@ -1,0 +1,77 @@
+//! The reason order of docs/contract.md section 3: which [`Reason`] a refused operation gets,
+//! decided from the row it read in (or right after) the refusing transaction. Every backend
+//! reads a [`Lease`] its own way and asks these functions, so the answers cannot drift apart.
+
+use crate::error::Error;
+use crate::outcome::{Fence, Reason};
+
+/// The columns the rejection reasons are computed from, read in the refusing transaction.
+pub(crate) struct Lease {
+    pub(crate) owner: Option<String>,
+    pub(crate) until: f64,
+    pub(crate) fence: Fence,
+    pub(crate) done: bool,
+}
+
+/// What the row of a refused claim shows.
+pub(crate) enum ClaimRefusal {
+    Rejected(Reason),
+    /// The fence reached `i64::MAX`: no further claim can be fenced.
+    Exhausted,
+    /// The row is claimable after all: it changed after the `UPDATE` looked.
+    Claimable,
+}
+
+/// The order of docs/contract.md section 3 for a refused claim: not_found, done, held.
+pub(crate) fn why_claim_refused(lease: Option<Lease>, now: f64) -> ClaimRefusal {
+    match lease {
+        None => ClaimRefusal::Rejected(Reason::NotFound),
+        Some(lease) if lease.done => ClaimRefusal::Rejected(Reason::Done),
+        Some(lease) if lease.until > now => ClaimRefusal::Rejected(Reason::Held {
+            owner: lease.owner,
+            until: lease.until,
+        }),
+        Some(lease) if lease.fence == Fence::MAX => ClaimRefusal::Exhausted,
+        Some(_) => ClaimRefusal::Claimable,
+    }
+}
+
+/// The order of docs/contract.md section 3 for a refused fenced write: not_found, done,
+/// stale_fence, not_owner, then expired for the writes that need a live lease
+/// (`live_at = Some(now)`: renew and complete; release passes `None`). `None` when the lease
+/// matches after all (the row changed after the `UPDATE` looked).
+pub(crate) fn why_write_refused(
+    lease: Option<Lease>,
+    owner: &str,
+    fence: Fence,
+    live_at: Option<f64>,
+) -> Option<Reason> {
+    match lease {
+        None => Some(Reason::NotFound),
+        Some(lease) if lease.done => Some(Reason::Done),
+        Some(lease) if lease.fence != fence => Some(Reason::StaleFence {
+            current: lease.fence,
+        }),
+        Some(lease) if lease.owner.as_deref() != Some(owner) => Some(Reason::NotOwner),
+        Some(lease) if live_at.is_some_and(|now| lease.until <= now) => {
+            Some(Reason::Expired { until: lease.until })
+        }
+        Some(_) => None,
+    }
+}
+
+/// An invariant broke: the row a refused operation read explains no refusal. `tries` is how
+/// often a backend that re-runs its `UPDATE` when the row changed in between (PostgreSQL) tried;
+/// `None` for a backend whose refusal and read share one transaction (SQLite), where a row that
+/// explains nothing is impossible.
+pub(crate) fn unexplained(operation: &str, job: &str, tries: Option<usize>) -> Error {
+    let message = match tries {
+        None => format!("{operation} of job {job:?} was refused, but its row explains no refusal"),
+        Some(tries) => format!(
+            "{operation} of job {job:?} was refused {tries} times by a row that then did \
+             not explain the refusal (a row written outside the contract, e.g. a NaN until?); \
+             nothing was changed, retrying is safe"
+        ),
+    };
+    Error::Internal { message }
+}

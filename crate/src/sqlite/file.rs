@@ -1,0 +1,168 @@
+//! Opening a database file natively, with the bundled SQLite, tuned for many workers on one
+//! file: the path checks, POSIX or dot-file locking (a file shared with Node), then the common
+//! set-up ([`LeaseStore::set_up`]).
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::{Error, Result};
+use crate::options::{mark_shared_with_node, Journal, Locking, OpenOptions, SHARED_WITH_NODE};
+use crate::sqlite::LeaseStore;
+
+impl OpenOptions {
+    /// Opens (creating if missing) the database file at `path`.
+    ///
+    /// A file that is not SQLite, or whose `jobs` table has another shape, is refused with
+    /// [`Error::NotLeasefenceDatabase`] before anything is written to it.
+    ///
+    /// ```no_run
+    /// let store = leasefence::OpenOptions::new().open("queue.db")?;
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<LeaseStore> {
+        let path = path.as_ref();
+        let label = path.display().to_string();
+        let open_err = |problem: String| Error::Open {
+            path: label.clone(),
+            problem,
+        };
+        if path.as_os_str().is_empty() {
+            return Err(Error::invalid(
+                "path",
+                "is empty; give a file path for the database",
+            ));
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                return Err(open_err(format!(
+                    "directory {} does not exist; create it first",
+                    dir.display()
+                )));
+            }
+        }
+        refuse_foreign_header(path, &label)?;
+        // No URI parsing: a path is a path, never `file:...?mode=` options.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open = |locking: Locking| {
+            let conn = match locking {
+                Locking::Posix => Connection::open_with_flags(path, flags),
+                Locking::Dotfile => {
+                    Connection::open_with_flags_and_vfs(path, flags, "unix-dotfile")
+                }
+            }
+            .map_err(|err| open_err(format!("{err}; check the path and its permissions")))?;
+            if conn.is_readonly("main").unwrap_or(false) {
+                return Err(open_err(
+                    "SQLite could only open it read-only; make the file and its directory \
+                     writable"
+                        .into(),
+                ));
+            }
+            Ok(conn)
+        };
+        // A file that Node processes share is locked with dot files, which POSIX locks do not
+        // see: follow the file's own protocol, read from its header before taking any lock.
+        let locking = match self.locking {
+            Locking::Posix if shared_with_node(path) => Locking::Dotfile,
+            chosen => chosen,
+        };
+        if locking == Locking::Dotfile {
+            // After a power loss a dot-file lock can outlive every process: clear such a one
+            // (the rules are in stale_lock.rs), so that native openers come back by themselves.
+            crate::stale_lock::clear_lock_from_before_boot(path);
+        }
+        let conn = open(locking)?;
+        let options = match locking {
+            Locking::Posix => self.clone(),
+            Locking::Dotfile => self.clone().locking(locking).journal(Journal::Rollback),
+        };
+        let mut store = LeaseStore::set_up(conn, &label, &options)?;
+        if locking == Locking::Dotfile {
+            mark_shared_with_node(store.connection())?;
+        }
+        store.path = Some(path.to_path_buf());
+        Ok(store)
+    }
+}
+/// Whether the file's header carries the "shared with Node" mark.
+///
+/// Read through an `immutable` connection: it takes no lock and never looks for a hot journal, so
+/// it cannot roll back a transaction that a Node process (invisible to POSIX locks) is writing.
+/// Going through SQLite (not `std::fs`) matters too: SQLite defers closing descriptors while this
+/// process holds locks on the file, where a plain close would drop those locks.
+fn shared_with_node(path: &Path) -> bool {
+    let Some(text) = path.to_str() else {
+        return false;
+    };
+    if !path.is_file() {
+        return false;
+    }
+    let mut uri = String::from("file:");
+    for c in text.chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3F"),
+            '#' => uri.push_str("%23"),
+            _ => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(uri, flags)
+        .and_then(|conn| conn.query_row("PRAGMA application_id", [], |row| row.get::<_, i32>(0)))
+        .map(|id| id == SHARED_WITH_NODE)
+        .unwrap_or(false)
+}
+
+/// Refuses a non-empty file too short to be SQLite, before SQLite opens it: SQLite itself treats
+/// a 1-byte file as empty and would overwrite it with a new database. Longer foreign files are
+/// caught by SQLite's own header check on the first read.
+///
+/// Only `stat` here, never open+close: closing any descriptor of a file drops every POSIX lock
+/// this process holds on it, which would silently unlock other connections to the same database.
+fn refuse_foreign_header(path: &Path, label: &str) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(()); // missing: it will be created
+    };
+    // The smallest SQLite database is one 512-byte page.
+    if meta.is_file() && meta.len() > 0 && meta.len() < 512 {
+        return Err(Error::NotLeasefenceDatabase {
+            path: label.to_string(),
+            problem: format!(
+                "not an SQLite database: {} bytes, less than one 512-byte page",
+                meta.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
+impl LeaseStore {
+    /// Opens (creating if missing) the database file at `path` with the default
+    /// [`OpenOptions`].
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = leasefence::LeaseStore::open(dir.path().join("queue.db"))?;
+    /// assert!(store.enqueue("job")?);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        OpenOptions::new().open(path)
+    }
+
+    /// The file this store was opened on; `None` in memory.
+    ///
+    /// ```
+    /// assert_eq!(leasefence::LeaseStore::open_in_memory()?.path(), None);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+}

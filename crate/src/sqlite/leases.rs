@@ -1,0 +1,75 @@
+//! [`Leases`] for [`LeaseStore`]: every method is the store's own method of the same name.
+
+use crate::error::Result;
+use crate::leases::Leases;
+use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
+use crate::sqlite::LeaseStore;
+
+/// SQLite: every method is the store's own method of the same name.
+impl Leases for LeaseStore {
+    fn init(&self) -> Result<()> {
+        LeaseStore::init(self)
+    }
+
+    fn enqueue(&self, job: &str) -> Result<bool> {
+        LeaseStore::enqueue(self, job)
+    }
+
+    fn state(&self, job: &str) -> Result<Option<JobState>> {
+        LeaseStore::state(self, job)
+    }
+
+    fn jobs(&self) -> Result<Vec<JobState>> {
+        LeaseStore::jobs(self)
+    }
+
+    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
+        LeaseStore::claim(self, job, owner, now, ttl)
+    }
+
+    fn renew(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Outcome<()>> {
+        LeaseStore::renew(self, job, owner, fence, now, ttl)
+    }
+
+    fn complete(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        result: Option<&str>,
+    ) -> Result<Outcome<()>> {
+        LeaseStore::complete(self, job, owner, fence, now, result)
+    }
+
+    fn release(&self, job: &str, owner: &str, fence: Fence) -> Result<Outcome<()>> {
+        LeaseStore::release(self, job, owner, fence)
+    }
+
+    fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
+        LeaseStore::claim_next(self, owner, now, ttl)
+    }
+
+    /// Natively on a file: one OS thread and connection per owner ([`LeaseStore::claim_many`]).
+    /// In memory there is only this connection, so the claims take turns on it.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn claim_many(
+        &self,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<Fence>>> {
+        match self.path() {
+            Some(_) => LeaseStore::claim_many(self, job, owners, now, ttl),
+            None => crate::leases::claim_in_turn(self, job, owners, now, ttl),
+        }
+    }
+}

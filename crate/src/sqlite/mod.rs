@@ -1,0 +1,24 @@
+//! The SQLite backend, on every target: [`LeaseStore`] on one connection. Native builds open
+//! files themselves (`file.rs`) and race `claim_many` on threads (`claim_many.rs`); the wasm
+//! builds bring their own connection (Node `fs`, OPFS) and share the rest.
+//!
+//! - `store.rs`: [`LeaseStore`] and its public methods;
+//! - `setup.rs`: what every connection gets before use (busy handler, journal, `synchronous`);
+//! - `schema.rs`: the read-only check of a file and the creation of the table (`sql/schema.sql`);
+//! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
+//! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
+//! - `file.rs`, `claim_many.rs`: native only.
+
+#[cfg(not(target_arch = "wasm32"))]
+mod claim_many;
+#[cfg(not(target_arch = "wasm32"))]
+mod file;
+mod leases;
+mod ops;
+mod schema;
+mod setup;
+mod store;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use claim_many::claim_many_on;
+pub use store::LeaseStore;

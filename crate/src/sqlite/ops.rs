@@ -1,0 +1,223 @@
+//! The contract's operations on SQLite: every statement and transaction of docs/contract.md
+//! sections 2 and 3, the SQL in `sql/*.sql`.
+//!
+//! Everything here takes an already-open [`rusqlite::Connection`] and uses nothing but rusqlite's
+//! portable API, so the native, Node and browser builds run this exact code; they differ only in
+//! how they open the connection (file, Node `fs`, OPFS). Arguments arrive checked (a
+//! [`LeaseWindow`]); the reasons come from [`crate::rules`].
+//!
+//! Each write is a single conditional `UPDATE` inside a `BEGIN IMMEDIATE` transaction: the write
+//! lock is taken before anything is read, so no other connection can slip in between the check
+//! (owner, fence, `until`) and the write. When the `UPDATE` matches no row, the reason is read in
+//! the same transaction, so it describes the very row that caused the rejection.
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+
+use crate::error::{Error, Result};
+use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
+use crate::rules::LeaseWindow;
+use crate::rules::{unexplained, why_claim_refused, why_write_refused, ClaimRefusal, Lease};
+
+pub(crate) fn immediate<'c>(
+    conn: &'c Connection,
+    operation: &'static str,
+) -> Result<Transaction<'c>> {
+    // new_unchecked: the store never nests transactions, and this keeps the API on `&self`.
+    Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+        .map_err(Error::storage(operation))
+}
+
+/// Contract `enqueue`: INSERT OR IGNORE, so re-enqueueing never resets a live lease.
+pub(crate) fn enqueue(conn: &Connection, job: &str) -> Result<bool> {
+    let changed = conn
+        .prepare_cached(include_str!("sql/enqueue.sql"))
+        .and_then(|mut stmt| stmt.execute([job]))
+        .map_err(Error::storage("enqueue"))?;
+    Ok(changed == 1)
+}
+
+fn job_state(row: &rusqlite::Row<'_>) -> rusqlite::Result<JobState> {
+    Ok(JobState {
+        id: row.get(0)?,
+        owner: row.get(1)?,
+        until: row.get(2)?,
+        fence: row.get(3)?,
+        result: row.get(4)?,
+        done: row.get(5)?,
+    })
+}
+
+/// Contract `state`: the stored row.
+pub(crate) fn state(conn: &Connection, job: &str) -> Result<Option<JobState>> {
+    conn.prepare_cached(include_str!("sql/state.sql"))
+        .and_then(|mut stmt| stmt.query_row([job], job_state).optional())
+        .map_err(Error::storage("state"))
+}
+
+/// Every row, in insertion order (for `leasefence jobs`).
+pub(crate) fn all_jobs(conn: &Connection) -> Result<Vec<JobState>> {
+    let mut stmt = conn
+        .prepare(include_str!("sql/jobs.sql"))
+        .map_err(Error::storage("jobs"))?;
+    let rows = stmt
+        .query_map([], job_state)
+        .map_err(Error::storage("jobs"))?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(Error::storage("jobs"))
+}
+
+fn read_lease(tx: &Transaction<'_>, job: &str, operation: &'static str) -> Result<Option<Lease>> {
+    tx.prepare_cached(include_str!("sql/read_lease.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_row([job], |row| {
+                Ok(Lease {
+                    owner: row.get(0)?,
+                    until: row.get(1)?,
+                    fence: row.get(2)?,
+                    done: row.get(3)?,
+                })
+            })
+            .optional()
+        })
+        .map_err(Error::storage(operation))
+}
+
+/// Contract `claim`: missing, done or `until > now` is refused; otherwise a new lease with
+/// `fence + 1`.
+pub(crate) fn claim(
+    conn: &Connection,
+    job: &str,
+    owner: &str,
+    window: LeaseWindow,
+) -> Result<Outcome<Fence>> {
+    let (now, until) = (window.now(), window.until());
+    let tx = immediate(conn, "claim")?;
+    let fence: Option<Fence> = tx
+        .prepare_cached(include_str!("sql/claim.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_row(params![job, owner, until, now], |row| row.get(0))
+                .optional()
+        })
+        .map_err(Error::storage("claim"))?;
+    if let Some(fence) = fence {
+        tx.commit().map_err(Error::storage("claim"))?;
+        return Ok(Outcome::Granted(fence));
+    }
+    // Inside this IMMEDIATE transaction the row cannot have changed since the UPDATE.
+    let reason = match why_claim_refused(read_lease(&tx, job, "claim")?, now) {
+        ClaimRefusal::Rejected(reason) => reason,
+        ClaimRefusal::Exhausted => return Err(Error::FenceExhausted { job: job.into() }),
+        ClaimRefusal::Claimable => return Err(unexplained("claim", job, None)),
+    };
+    Ok(Outcome::Rejected(reason))
+}
+
+/// Contract `claim_next` (docs/contract.md section 3): the claimable job with the smallest `until`,
+/// then the earliest enqueued, claimed in the same transaction.
+pub(crate) fn claim_next(
+    conn: &Connection,
+    owner: &str,
+    window: LeaseWindow,
+) -> Result<Option<ClaimedJob>> {
+    let (now, until) = (window.now(), window.until());
+    let tx = immediate(conn, "claim_next")?;
+    let claimed = tx
+        .prepare_cached(include_str!("sql/claim_next.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_row(params![owner, until, now], |row| {
+                Ok(ClaimedJob {
+                    job: row.get(0)?,
+                    fence: row.get(1)?,
+                })
+            })
+            .optional()
+        })
+        .map_err(Error::storage("claim_next"))?;
+    if claimed.is_some() {
+        tx.commit().map_err(Error::storage("claim_next"))?;
+    }
+    Ok(claimed)
+}
+
+/// Runs a fenced `UPDATE` (renew, complete, release) whose `WHERE` already states the whole
+/// condition; on no match, explains why.
+fn fenced_update(
+    conn: &Connection,
+    operation: &'static str,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
+    (job, owner, fence): (&str, &str, Fence),
+    live_at: Option<f64>,
+) -> Result<Outcome<()>> {
+    let tx = immediate(conn, operation)?;
+    let changed = tx
+        .prepare_cached(sql)
+        .and_then(|mut stmt| stmt.execute(params))
+        .map_err(Error::storage(operation))?;
+    if changed == 1 {
+        tx.commit().map_err(Error::storage(operation))?;
+        return Ok(Outcome::Granted(()));
+    }
+    // Inside this IMMEDIATE transaction the row cannot have changed since the UPDATE.
+    let Some(reason) = why_write_refused(read_lease(&tx, job, operation)?, owner, fence, live_at)
+    else {
+        return Err(unexplained(operation, job, None));
+    };
+    Ok(Outcome::Rejected(reason))
+}
+
+/// Contract `renew`: extends a live lease held by `owner` with `fence` to `now + ttl`.
+pub(crate) fn renew(
+    conn: &Connection,
+    job: &str,
+    owner: &str,
+    fence: Fence,
+    window: LeaseWindow,
+) -> Result<Outcome<()>> {
+    let (now, until) = (window.now(), window.until());
+    fenced_update(
+        conn,
+        "renew",
+        include_str!("sql/renew.sql"),
+        params![job, owner, fence, now, until],
+        (job, owner, fence),
+        Some(now),
+    )
+}
+
+/// Contract `complete`: stores the result and marks the job done, for the current lease only.
+/// `now` is checked by the caller.
+pub(crate) fn complete(
+    conn: &Connection,
+    job: &str,
+    owner: &str,
+    fence: Fence,
+    now: f64,
+    result: Option<&str>,
+) -> Result<Outcome<()>> {
+    fenced_update(
+        conn,
+        "complete",
+        include_str!("sql/complete.sql"),
+        params![job, owner, fence, now, result],
+        (job, owner, fence),
+        Some(now),
+    )
+}
+
+/// Contract `release`: gives the lease up early; the fence is kept so old tokens stay stale.
+pub(crate) fn release(
+    conn: &Connection,
+    job: &str,
+    owner: &str,
+    fence: Fence,
+) -> Result<Outcome<()>> {
+    fenced_update(
+        conn,
+        "release",
+        include_str!("sql/release.sql"),
+        params![job, owner, fence],
+        (job, owner, fence),
+        None,
+    )
+}

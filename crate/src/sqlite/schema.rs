@@ -1,0 +1,154 @@
+//! The `jobs` table on SQLite: the read-only check that a file is SQLite with the contract's
+//! shape (or empty), and its creation (`sql/schema.sql`). The shape itself is
+//! [`crate::rules::columns`]'s; this file only reads SQLite's catalog and words the mismatch.
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+use crate::rules::columns::{self, ColumnSpec, Dialect, FoundColumn, Mismatch};
+
+/// How SQLite's catalog spells the spec: names and types case-insensitive, a default as written
+/// (`'0'`, `(0)`), a primary key that may be NULL.
+struct Sqlite;
+
+impl Dialect for Sqlite {
+    const PRIMARY_KEY_IMPLIES_NOT_NULL: bool = false;
+
+    fn column_type(spec: &ColumnSpec) -> &'static str {
+        spec.sqlite_type
+    }
+
+    fn same_word(found: &str, want: &str) -> bool {
+        found.eq_ignore_ascii_case(want)
+    }
+
+    fn normalise_default(default: &str) -> String {
+        default.trim_matches(['(', ')', '\'']).to_string()
+    }
+
+    fn shown_default(default: &str) -> String {
+        default.to_string()
+    }
+}
+
+/// Checks, by reading only, that the database is SQLite and that `jobs`, if present, has exactly
+/// the contract's shape, so that a foreign file is refused before anything is written to it.
+/// Returns whether the table and index already exist. `path` is only used in error messages.
+pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
+    let foreign = |problem: String| Error::NotLeasefenceDatabase {
+        path: path.to_string(),
+        problem,
+    };
+    let mut found = Vec::new();
+    conn.prepare(
+        // SQLite names are case-insensitive: a foreign `JOBS` table is our `jobs`.
+        "SELECT lower(name), type FROM sqlite_schema \
+         WHERE lower(name) IN ('jobs', 'leasefence_claimable')",
+    )
+    .and_then(|mut stmt| {
+        stmt.query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()
+    })
+    .map(|rows| found = rows)
+    .map_err(|err| match err.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            foreign(format!("not an SQLite database (SQLite says: {err})"))
+        }
+        Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+            foreign(format!("SQLite finds it damaged: {err}"))
+        }
+        _ => Error::Storage {
+            operation: "open",
+            source: err,
+        },
+    })?;
+    let kind_of = |name: &str| {
+        found
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.as_str())
+    };
+    match kind_of("jobs") {
+        None => {}
+        Some("table") => check_columns(conn).map_err(foreign)?,
+        Some(other) => {
+            let article = if other.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            return Err(foreign(format!("`jobs` is {article} {other}, not a table")));
+        }
+    }
+    if let Some(kind) = kind_of("leasefence_claimable").filter(|k| *k != "index") {
+        return Err(foreign(format!(
+            "`leasefence_claimable` is a {kind}; leasefence needs that name for its index"
+        )));
+    }
+    Ok(kind_of("jobs").is_some() && kind_of("leasefence_claimable").is_some())
+}
+
+/// Creates the table and index if missing; never touches existing rows.
+pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
+    let tx = super::ops::immediate(conn, "open")?;
+    tx.execute_batch(include_str!("sql/schema.sql"))
+        .map_err(Error::storage("open"))?;
+    tx.commit().map_err(Error::storage("open"))
+}
+
+fn check_columns(conn: &Connection) -> std::result::Result<(), String> {
+    // claim_next orders by rowid (insertion order); a WITHOUT ROWID table has none.
+    conn.prepare("SELECT rowid FROM jobs LIMIT 0")
+        .map_err(|_| {
+            "its `jobs` table is WITHOUT ROWID; the contract needs a rowid table".to_string()
+        })?;
+    let describe = |err: rusqlite::Error| format!("cannot read the `jobs` table: {err}");
+    let mut stmt = conn
+        .prepare("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('jobs')")
+        .map_err(describe)?;
+    let found = stmt
+        .query_map([], |row| {
+            Ok(FoundColumn {
+                name: row.get(0)?,
+                ty: row.get(1)?,
+                not_null: row.get(2)?,
+                default: row.get(3)?,
+                primary_key: row.get::<_, i64>(4)? > 0,
+            })
+        })
+        .map_err(describe)?
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(describe)?;
+    let want_list = columns::describe_expected::<Sqlite>();
+    match columns::compare::<Sqlite>(&found) {
+        Ok(()) => Ok(()),
+        Err(Mismatch::Count) => {
+            let got: Vec<String> = found
+                .iter()
+                .map(|c| format!("{} {}", c.name, c.ty))
+                .collect();
+            Err(format!(
+                "its `jobs` table has {} columns ({}), the contract needs exactly 6 ({})",
+                found.len(),
+                got.join(", "),
+                want_list.join(", ")
+            ))
+        }
+        Err(Mismatch::Column(i)) => {
+            let got: Vec<String> = found
+                .iter()
+                .map(columns::describe_found::<Sqlite>)
+                .collect();
+            Err(format!(
+                "its `jobs` table has column `{}` where the contract needs `{}` \
+                 (found: {}; needed: {})",
+                got[i],
+                want_list[i],
+                got.join(", "),
+                want_list.join(", ")
+            ))
+        }
+    }
+}

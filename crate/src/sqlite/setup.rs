@@ -1,0 +1,182 @@
+//! Connection set-up on SQLite, the same for every way a store gets its connection (a native
+//! file, Node's `fs`, OPFS, or one the caller opened): the busy handler, the read-only check of
+//! the file, the journal mode, `synchronous`, and the schema.
+
+use rusqlite::Connection;
+
+use super::schema::{check_schema, create_schema};
+use crate::error::{Error, Result};
+use crate::options::{Journal, OpenOptions};
+use crate::sqlite::LeaseStore;
+
+impl LeaseStore {
+    /// Finishes opening a connection that a backend just opened on a file: checks the file by
+    /// reading only, then (now known to be ours) sets the journal and durability and creates the
+    /// schema. Every target's `open` ends here.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(crate) fn set_up(mut conn: Connection, label: &str, options: &OpenOptions) -> Result<Self> {
+        set_busy_handler(&mut conn, options.busy_timeout)?;
+        let ready = check_schema(&conn, label)?;
+        // Only now, with the file known to be SQLite of the right shape (or empty), write to it.
+        let journal = match options.journal {
+            Journal::Wal => "WAL",
+            Journal::Rollback => "DELETE",
+        };
+        let current: String = conn
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .map_err(Error::storage("open"))?;
+        if !ready || !current.eq_ignore_ascii_case(journal) {
+            // First adoption of this file: we are about to write to it, so make sure it is
+            // sound first. This full check runs once per file, not on every open.
+            refuse_damaged(&conn, label)?;
+        }
+        let mode = set_journal_mode(&conn, &current, journal, options.busy_timeout)?;
+        if !mode.eq_ignore_ascii_case(journal) {
+            return Err(Error::Open {
+                path: label.to_string(),
+                problem: format!(
+                    "SQLite refused journal_mode {journal} (the file stays in {mode} mode); \
+                     another program may hold it open in that mode"
+                ),
+            });
+        }
+        set_synchronous(&conn, options.journal)?;
+        if !ready {
+            create_schema(&conn)?;
+        }
+        Ok(LeaseStore {
+            conn,
+            path: None,
+            options: options.clone(),
+        })
+    }
+
+    /// [`LeaseStore::from_connection`]'s set-up: the busy handler and `synchronous` as
+    /// [`set_up`](LeaseStore::set_up) sets them (for the journal the caller chose), the check,
+    /// the schema; the journal mode and every other pragma stay the caller's.
+    pub(crate) fn adopt(mut conn: Connection, label: &str) -> Result<Self> {
+        let options = OpenOptions::default();
+        set_busy_handler(&mut conn, options.busy_timeout)?;
+        let ready = check_schema(&conn, label)?;
+        let current: String = conn
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .map_err(Error::storage("open"))?;
+        let journal = if current.eq_ignore_ascii_case("wal") {
+            Journal::Wal
+        } else {
+            Journal::Rollback
+        };
+        set_synchronous(&conn, journal)?;
+        if !ready {
+            create_schema(&conn)?;
+        }
+        Ok(LeaseStore {
+            conn,
+            path: None,
+            options,
+        })
+    }
+}
+
+/// One busy handler per connection: natively our patient one, in wasm SQLite's own (no
+/// monotonic clock there to bound the wait with).
+fn set_busy_handler(conn: &mut Connection, timeout: std::time::Duration) -> Result<()> {
+    #[cfg(not(target_arch = "wasm32"))]
+    conn.busy_handler(Some(patient_busy_handler(timeout)))
+        .map_err(Error::storage("open"))?;
+    #[cfg(target_arch = "wasm32")]
+    conn.busy_timeout(timeout).map_err(Error::storage("open"))?;
+    Ok(())
+}
+
+/// Every commit is durable before claim() returns its fence; otherwise a power loss could roll
+/// back a claim whose fence a worker already holds, and the fence be handed out again. WAL: FULL
+/// syncs the WAL at every commit (with NORMAL, commits reach the disk only at checkpoints).
+/// Rollback journal: the journal's unlink *is* the commit, and only EXTRA makes SQLite sync the
+/// directory after it; under FULL the unlink can be lost, the journal come back, and the next
+/// opener roll the acknowledged transaction back.
+fn set_synchronous(conn: &Connection, journal: Journal) -> Result<()> {
+    let synchronous = match journal {
+        Journal::Wal => "FULL",
+        Journal::Rollback => "EXTRA",
+    };
+    conn.pragma_update(None, "synchronous", synchronous)
+        .map_err(Error::storage("open"))
+}
+
+/// Switches the journal mode from `current` (read by the caller) only if it differs. Switching
+/// takes an exclusive lock, and when several processes open a new file at once SQLite answers
+/// `busy` to the switch without calling the busy handler (waiting there could deadlock), so the
+/// wait is ours, bounded by the timeout.
+fn set_journal_mode(
+    conn: &Connection,
+    current: &str,
+    journal: &str,
+    timeout: std::time::Duration,
+) -> Result<String> {
+    let read = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, String>(0));
+    if current.eq_ignore_ascii_case(journal) {
+        return Ok(current.to_string());
+    }
+    let mut waited_ms = 0u128;
+    let mut pause_ms = 1;
+    loop {
+        match read(&format!("PRAGMA journal_mode = {journal}")) {
+            Ok(mode) => return Ok(mode),
+            Err(err) if crate::error::is_busy(&err) && waited_ms < timeout.as_millis() => {
+                // SQLite's own sleep: it works on every target, wasm included.
+                // SAFETY: sqlite3_sleep takes a plain integer and has no preconditions.
+                unsafe { rusqlite::ffi::sqlite3_sleep(pause_ms) };
+                waited_ms += pause_ms as u128;
+                pause_ms = (pause_ms * 2).min(50);
+            }
+            Err(err) => return Err(Error::storage("open")(err)),
+        }
+    }
+}
+
+/// Refuses a damaged file (truncated, corrupted pages) before writing to it.
+fn refuse_damaged(conn: &Connection, label: &str) -> Result<()> {
+    let damaged = |problem: String| Error::NotLeasefenceDatabase {
+        path: label.to_string(),
+        problem,
+    };
+    let mut stmt = conn
+        .prepare("PRAGMA quick_check(5)")
+        .map_err(|e| damaged(format!("SQLite cannot check it: {e}")))?;
+    let findings = stmt
+        .query_map([], |row| row.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(|e| damaged(format!("SQLite finds it damaged: {e}")))?;
+    if findings != ["ok"] {
+        return Err(damaged(format!(
+            "SQLite finds it damaged: {}",
+            findings.join("; ")
+        )));
+    }
+    Ok(())
+}
+
+/// A busy handler for many workers on one file. SQLite's default sleeps 1, 2, 5, ... 100 ms
+/// between tries, so a waiter sleeps through most moments the lock is free, and under contention
+/// throughput collapses. This one retries after short, growing, jittered sleeps (50 us up to
+/// 2 ms) until `timeout` has passed since the first try of this wait.
+#[cfg(not(target_arch = "wasm32"))]
+fn patient_busy_handler(timeout: std::time::Duration) -> impl FnMut(i32) -> bool + Send + 'static {
+    use std::time::{Duration, Instant};
+    let mut started = Instant::now();
+    move |count| {
+        let now = Instant::now();
+        if count == 0 {
+            started = now;
+        }
+        if now.duration_since(started) >= timeout {
+            return false;
+        }
+        let base = (50u64 << count.clamp(0, 6)).min(2_000);
+        // Jitter from the clock's low bits keeps waiters from retrying in lockstep.
+        let jitter = u64::from(now.duration_since(started).subsec_nanos()) % (base / 2 + 1);
+        std::thread::sleep(Duration::from_micros(base + jitter));
+        true
+    }
+}

@@ -1,0 +1,1 @@
+SELECT id, owner, until, fence, result, done FROM jobs ORDER BY rowid

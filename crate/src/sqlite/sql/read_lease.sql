@@ -1,0 +1,1 @@
+SELECT owner, until, fence, done FROM jobs WHERE id = ?1

@@ -1,0 +1,3 @@
+-- ?1 job, ?2 owner, ?3 fence. The fence is kept, so old tokens stay stale.
+UPDATE jobs SET owner = NULL, until = 0
+WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0

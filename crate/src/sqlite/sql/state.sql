@@ -1,0 +1,1 @@
+SELECT id, owner, until, fence, result, done FROM jobs WHERE id = ?1
