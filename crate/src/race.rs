@@ -66,3 +66,34 @@ pub(crate) fn claim_race<C>(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_come_in_input_order_whatever_the_lanes() {
+        let owners = ["a", "b", "c", "d", "e"];
+        for lanes in [1, 2, 5, 9] {
+            let answers = claim_race(
+                &owners,
+                lanes,
+                || Ok(()),
+                |_, owner| Ok(Outcome::Granted(owner.as_bytes()[0] as Fence)),
+            )
+            .unwrap();
+            let got: Vec<Fence> = answers.into_iter().filter_map(Outcome::granted).collect();
+            assert_eq!(got, [97, 98, 99, 100, 101], "{lanes} lanes");
+        }
+        assert!(claim_race(&[], 4, || Ok(()), |_, _| unreachable!())
+            .unwrap()
+            .is_empty());
+        let failed = claim_race(
+            &owners,
+            2,
+            || Err::<(), _>(Error::invalid("x", "y")),
+            |_, _| unreachable!(),
+        );
+        assert_eq!(failed.unwrap_err().code(), "invalid_argument");
+    }
+}

@@ -2,20 +2,17 @@
 //! timeout, durability), the schema check on first use, the prepared statements, and dropping
 //! the connection when it is lost so that the next call connects again.
 
-use std::sync::MutexGuard;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use postgres::types::Type;
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::failure::{connection_lost, is_transient, postgres_error, refused_for_good};
 use super::schema::{check_schema, create_schema};
-use std::sync::Mutex;
-use std::time::Duration;
-
 use super::tls;
 use crate::error::{Error, Result};
-use postgres::Config;
-use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The statements of the contract, prepared once per connection with fixed parameter types.
 pub(super) struct Statements {

@@ -156,3 +156,59 @@ pub(crate) fn describe_found<D: Dialect>(column: &FoundColumn) -> String {
         column.primary_key,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dialect like SQLite's, to test the comparer without a database.
+    struct Loose;
+
+    impl Dialect for Loose {
+        const PRIMARY_KEY_IMPLIES_NOT_NULL: bool = false;
+        fn column_type(spec: &ColumnSpec) -> &'static str {
+            spec.sqlite_type
+        }
+        fn same_word(found: &str, want: &str) -> bool {
+            found.eq_ignore_ascii_case(want)
+        }
+        fn normalise_default(default: &str) -> String {
+            default.trim_matches('\'').to_string()
+        }
+        fn shown_default(default: &str) -> String {
+            default.to_string()
+        }
+    }
+
+    fn table() -> Vec<FoundColumn> {
+        JOBS_COLUMNS
+            .iter()
+            .map(|c| FoundColumn {
+                name: c.name.to_uppercase(),
+                ty: c.sqlite_type.to_lowercase(),
+                not_null: c.not_null,
+                default: c.default.map(|d| format!("'{d}'")),
+                primary_key: c.primary_key,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn compares_through_the_dialect() {
+        assert!(compare::<Loose>(&table()).is_ok());
+        let mut short = table();
+        short.pop();
+        assert!(matches!(compare::<Loose>(&short), Err(Mismatch::Count)));
+        let mut nullable = table();
+        nullable[2].not_null = false;
+        assert!(matches!(
+            compare::<Loose>(&nullable),
+            Err(Mismatch::Column(2))
+        ));
+        assert_eq!(
+            describe_expected::<Loose>()[2],
+            "until REAL NOT NULL DEFAULT 0"
+        );
+        assert_eq!(describe_found::<Loose>(&table()[0]), "ID text PRIMARY KEY");
+    }
+}

@@ -180,3 +180,39 @@ fn patient_busy_handler(timeout: std::time::Duration) -> impl FnMut(i32) -> bool
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synchronous(store: &LeaseStore) -> i64 {
+        store
+            .connection()
+            .query_row("PRAGMA synchronous", [], |row| row.get(0))
+            .unwrap()
+    }
+
+    /// `from_connection` sets the connection up as `open` does, for the caller's journal.
+    #[test]
+    fn from_connection_sets_durability_for_the_callers_journal() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "synchronous", "OFF").unwrap();
+        let store = LeaseStore::from_connection(conn, "memory").unwrap();
+        assert_eq!(synchronous(&store), 3, "EXTRA outside WAL");
+
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join("q.db")).unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
+        let store = LeaseStore::from_connection(conn, "q.db").unwrap();
+        assert_eq!(synchronous(&store), 2, "FULL in WAL");
+        let mode: String = store
+            .connection()
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal", "the caller's journal is kept");
+    }
+}
