@@ -93,7 +93,7 @@ pub trait Leases: std::fmt::Debug + Send {
 
 /// `claim_many` on one connection: each owner's claim in turn. Same answers as the concurrent
 /// version (exactly one winner on a claimable job), without the concurrency.
-pub(crate) fn claim_in_turn<L: Leases + ?Sized>(
+fn claim_in_turn<L: Leases + ?Sized>(
     store: &L,
     job: &str,
     owners: &[&str],

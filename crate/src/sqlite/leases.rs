@@ -3,6 +3,8 @@
 use crate::error::Result;
 use crate::leases::Leases;
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::rules::LeaseWindow;
 use crate::sqlite::LeaseStore;
 
 /// SQLite: every method is the store's own method of the same name.
@@ -69,7 +71,14 @@ impl Leases for LeaseStore {
     ) -> Result<Vec<Outcome<Fence>>> {
         match self.path() {
             Some(_) => LeaseStore::claim_many(self, job, owners, now, ttl),
-            None => crate::leases::claim_in_turn(self, job, owners, now, ttl),
+            // In turn, on arguments checked once.
+            None => {
+                let window = LeaseWindow::new(now, ttl)?;
+                owners
+                    .iter()
+                    .map(|owner| self.claim_within(job, owner, window))
+                    .collect()
+            }
         }
     }
 }
