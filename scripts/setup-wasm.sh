@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the wasm builds need, idempotently: the wasm32 target, clang (sqlite-wasm-rs
-# compiles SQLite with it), the wasm-bindgen CLI at exactly the version in Cargo.lock, binaryen's
-# wasm-opt (npm), and wasm-pack (for `wasm-pack test`).
+# compiles SQLite with it), the wasm-bindgen CLI at exactly the version in Cargo.lock (wasm-pack
+# uses it from PATH and downloads nothing), binaryen's wasm-opt (npm), and wasm-pack (it builds
+# both wasm packages, scripts/build-wasm.sh, and runs `wasm-pack test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
