@@ -35,7 +35,17 @@ CARGO_TARGET_DIR="$PWD/target/wasm-$target-build" wasm-pack --quiet build crate 
   --mode no-install --no-opt --no-pack --no-typescript --no-gitignore \
   --target "$glue" --profile wasm --out-dir "$out_abs" --out-name leasefence \
   -- --features "$target"
-node_modules/.bin/wasm-opt -Os --strip-debug --strip-producers \
-  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-mutable-globals --enable-reference-types --enable-multivalue \
-  "$out/leasefence_bg.wasm" -o "$out/leasefence_bg.wasm"
+
+# wasm-opt takes most of a rebuild that changed nothing (20-30 s here): keep its output next to
+# the build, keyed by the hash of its input and flags, and reuse it while both are the same.
+opt_flags=(-Os --strip-debug --strip-producers
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+  --enable-mutable-globals --enable-reference-types --enable-multivalue)
+cache="target/wasm-$target-build/wasm-opt"
+key=$( (cat "$out/leasefence_bg.wasm"; echo "${opt_flags[*]}") | sha256sum | cut -d' ' -f1)
+if [ -f "$cache/$key.wasm" ]; then
+  cp "$cache/$key.wasm" "$out/leasefence_bg.wasm"
+else
+  node_modules/.bin/wasm-opt "${opt_flags[@]}" "$out/leasefence_bg.wasm" -o "$out/leasefence_bg.wasm"
+  rm -rf "$cache" && mkdir -p "$cache" && cp "$out/leasefence_bg.wasm" "$cache/$key.wasm"
+fi
