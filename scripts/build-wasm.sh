@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the crate to wasm for one place it runs: `node` (Node fs VFS, CommonJS glue) or
+# Builds the crate to wasm with wasm-pack for one place it runs: `node` (Node fs VFS, CommonJS glue) or
 # `browser` (OPFS sahpool VFS, ES module glue), into OUT_DIR as leasefence.js +
 # leasefence_bg.wasm. Size matters on the web, so: the `wasm` profile (-Os), SQLite without the
 # extensions the contract never uses, and binaryen's wasm-opt from npm (Debian's is broken).
@@ -24,14 +24,28 @@ export SQLITE_WASM_RS_FLAGS="-USQLITE_ENABLE_FTS5 -USQLITE_ENABLE_RTREE -USQLITE
  -DSQLITE_OMIT_UTF16 -DSQLITE_OMIT_INCRBLOB -DSQLITE_OMIT_BLOB_LITERAL -DSQLITE_OMIT_JSON \
  -DSQLITE_DQS=0 -DSQLITE_OMIT_DESERIALIZE -DSQLITE_OMIT_SHARED_CACHE"
 
-echo "== building the wasm for $target"
-# Each target keeps its own build directory, so switching between them does not rebuild SQLite.
-cargo build -q --target wasm32-unknown-unknown -p leasefence --lib --profile wasm \
-  --features "$target" --target-dir "target/wasm-$target-build"
-raw="target/wasm-$target-build/wasm32-unknown-unknown/wasm/leasefence.wasm"
+echo "== building the wasm for $target (wasm-pack --target $glue)"
+# wasm-pack runs cargo (the -Os `wasm` profile) and the wasm-bindgen CLI from PATH
+# (--mode no-install: it downloads nothing); its own wasm-opt is off (--no-opt), npm's runs below.
+# Each target keeps its own build directory, so switching between them does not rebuild SQLite
+# (CARGO_TARGET_DIR, not --target-dir: wasm-pack asks cargo metadata where the wasm is).
 mkdir -p "$out"
-wasm-bindgen --target "$glue" --no-typescript --out-dir "$out" --out-name leasefence "$raw"
-node_modules/.bin/wasm-opt -Os --strip-debug --strip-producers \
-  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-mutable-globals --enable-reference-types --enable-multivalue \
-  "$out/leasefence_bg.wasm" -o "$out/leasefence_bg.wasm"
+out_abs=$(cd "$out" && pwd)
+CARGO_TARGET_DIR="$PWD/target/wasm-$target-build" wasm-pack --quiet build crate \
+  --mode no-install --no-opt --no-pack --no-typescript --no-gitignore \
+  --target "$glue" --profile wasm --out-dir "$out_abs" --out-name leasefence \
+  -- --features "$target"
+
+# wasm-opt takes most of a rebuild that changed nothing (20-30 s here): keep its output next to
+# the build, keyed by the hash of its input and flags, and reuse it while both are the same.
+opt_flags=(-Os --strip-debug --strip-producers
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext
+  --enable-mutable-globals --enable-reference-types --enable-multivalue)
+cache="target/wasm-$target-build/wasm-opt"
+key=$( (cat "$out/leasefence_bg.wasm"; echo "${opt_flags[*]}") | sha256sum | cut -d' ' -f1)
+if [ -f "$cache/$key.wasm" ]; then
+  cp "$cache/$key.wasm" "$out/leasefence_bg.wasm"
+else
+  node_modules/.bin/wasm-opt "${opt_flags[@]}" "$out/leasefence_bg.wasm" -o "$out/leasefence_bg.wasm"
+  rm -rf "$cache" && mkdir -p "$cache" && cp "$out/leasefence_bg.wasm" "$cache/$key.wasm"
+fi

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "leasefence: install the Rust toolchain (rustup) first" >&2; exit 1; }
 
-cargo build --release --quiet -p leasefence
+cargo build --release --quiet -p leasefence-cli
 bin="$PWD/target/release/leasefence"
 db="${LEASEFENCE_DEMO_DB:-$(mktemp -d)/demo.db}"
 export LEASEFENCE_DB="$db"

@@ -143,6 +143,8 @@ if [ "$#" -gt 0 ]; then
 else
   # Bounded so that a hang fails the run (and the EXIT trap still stops the server).
   status=0
+  # The tests drive the CLI, which is its own package (cli/).
+  cargo build -q -p leasefence-cli
   timeout --kill-after=30s 20m cargo test -p leasefence --test postgres -- --ignored --nocapture || status=$?
   [ "$status" -ne 124 ] || say "the PostgreSQL tests did not finish within 20 minutes: a test hangs"
   exit "$status"

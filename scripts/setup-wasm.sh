@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the wasm builds need, idempotently: the wasm32 target, clang (sqlite-wasm-rs
-# compiles SQLite with it), the wasm-bindgen CLI at exactly the version in Cargo.lock, binaryen's
-# wasm-opt (npm), and wasm-pack (for `wasm-pack test`).
+# compiles SQLite with it), the wasm-bindgen CLI at exactly the version in Cargo.lock (wasm-pack
+# uses it from PATH and downloads nothing), binaryen's wasm-opt (npm), and wasm-pack (it builds
+# both wasm packages, scripts/build-wasm.sh, and runs `wasm-pack test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,8 +26,11 @@ if [ "$want" != "$have" ]; then
   cargo install -q wasm-bindgen-cli --version "$want"
 fi
 if [ ! -x node_modules/.bin/wasm-opt ]; then
-  echo "== installing npm dev dependencies (binaryen's wasm-opt, playwright-core)"
-  npm ci --no-audit --no-fund --silent
+  # The builds need only binaryen, the workspace's one `dependencies` entry; the test and bench
+  # tools (playwright-core, better-sqlite3, @sqlite.org/sqlite-wasm) are devDependencies, which
+  # scripts/setup-browser.sh and bench/run.sh install when they run.
+  echo "== installing binaryen's wasm-opt (npm)"
+  npm ci --omit=dev --no-audit --no-fund --silent
 fi
 if ! command -v wasm-pack >/dev/null 2>&1; then
   echo "== installing wasm-pack (about 2.5 min, once)"

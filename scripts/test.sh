@@ -33,6 +33,16 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p leasefence
 step "native: unit, doc, vector, thread, process, interop and protocol tests"
 bounded 40 cargo test --workspace
 
+step "publishing: the crate as crates.io would get it (cargo package builds the packaged copy)"
+# --allow-dirty: a local run may have uncommitted edits; CI's clone is clean either way. The npm
+# package is packed (npm pack) by scripts/package.sh below, and tests/node/package.test.mjs
+# installs that tarball.
+cargo package --quiet --allow-dirty -p leasefence
+if cargo tree -p leasefence -e normal --prefix none | grep -q '^clap '; then
+  echo "leasefence: clap is a dependency of the library; only the CLI (cli/) may have it" >&2
+  exit 1
+fi
+
 step "python seed module against the same vectors"
 bounded 10 python3 tests/interop/run_vectors.py
 

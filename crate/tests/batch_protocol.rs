@@ -4,6 +4,9 @@
 //! the right code, changes nothing in the database (compared row by row, byte for byte), and the
 //! process keeps serving.
 
+#[path = "support/cli_bin.rs"]
+mod cli_bin;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -26,7 +29,7 @@ struct Batch {
 
 impl Batch {
     fn start(db: &Path) -> Batch {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_leasefence"))
+        let mut child = Command::new(cli_bin::bin())
             .arg("batch")
             .arg("--db")
             .arg(db)

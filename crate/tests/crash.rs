@@ -7,6 +7,9 @@
 //!
 //! `LEASEFENCE_CRASH_KILLS` sets the number of kills (default 200).
 
+#[path = "support/cli_bin.rs"]
+mod cli_bin;
+
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -28,7 +31,7 @@ struct Worker {
 }
 
 fn spawn(db: &std::path::Path) -> Worker {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_leasefence"))
+    let mut child = Command::new(cli_bin::bin())
         .args(["--db", db.to_str().unwrap(), "batch"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

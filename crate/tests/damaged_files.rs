@@ -2,6 +2,9 @@
 //! Damaged and unwritable databases: a clear error naming the problem, and the file is never
 //! modified.
 
+#[path = "support/cli_bin.rs"]
+mod cli_bin;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -138,7 +141,7 @@ fn a_read_only_file_is_a_clear_error_and_stays_as_it_was() {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(env!("CARGO_BIN_EXE_leasefence"))
+        .arg(cli_bin::bin())
         .args([
             "--db",
             path.to_str().unwrap(),

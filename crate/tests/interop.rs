@@ -6,6 +6,9 @@
 //! Python runs as a child process: the steps to run come in as JSON on argv, the answers go back
 //! as one JSON document on stdout. Steps and their expected answers are stated here, in Rust.
 
+#[path = "support/cli_bin.rs"]
+mod cli_bin;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -135,7 +138,7 @@ fn job(
 }
 
 fn cli(db: &Path, args: &[&str]) -> (i32, Value) {
-    let output = Command::new(env!("CARGO_BIN_EXE_leasefence"))
+    let output = Command::new(cli_bin::bin())
         .arg("--db")
         .arg(db)
         .args(args)

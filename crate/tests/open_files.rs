@@ -5,6 +5,9 @@
 //! an empty file becomes a new database; a foreign SQLite database without `jobs` gets the table
 //! and keeps everything else. Checked through the library and through the CLI.
 
+#[path = "support/cli_bin.rs"]
+mod cli_bin;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -83,7 +86,7 @@ fn rows(conn: &Connection, query: &str) -> Vec<Vec<Cell>> {
 }
 
 fn cli(db: &Path, args: &[&str], stdin: Option<&str>) -> (i32, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_leasefence"));
+    let mut cmd = Command::new(cli_bin::bin());
     cmd.arg("--db")
         .arg(db)
         .args(args)

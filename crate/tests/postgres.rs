@@ -36,7 +36,7 @@ use leasefence::{
 };
 use postgres::NoTls;
 use serde_json::{json, Value};
-use support::batch::{Batch, BIN};
+use support::batch::{bin, Batch};
 use support::workload::{self, Client, EPOCHS, JOBS};
 
 /// The restart test takes this for writing; every other test holds it for reading, so no test
@@ -540,7 +540,7 @@ fn a_dropped_connection_is_a_retryable_storage_error_then_works_again() {
 
     // A `leasefence batch` process: an error line, then it serves again on a new connection.
     let name = format!("{}_cli", schema.name);
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(bin())
         .args(["--db", &schema.url_named(&name), "batch"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -785,7 +785,7 @@ fn processes_opening_a_new_schema_at_once_create_it_once() {
     let schema = Schema::new(&base, "fresh");
     let children: Vec<_> = (0..8)
         .map(|_| {
-            Command::new(BIN)
+            Command::new(bin())
                 .args(["--db", &schema.url, "enqueue", "only-job"])
                 .stdout(Stdio::piped())
                 .spawn()
@@ -823,7 +823,7 @@ fn claim_many_and_the_cli_run_unchanged_on_postgres() {
     let _server = shared_server();
     let schema = Schema::new(&base, "cli");
     let cli = |args: &[&str]| -> (i32, String) {
-        let out = Command::new(BIN)
+        let out = Command::new(bin())
             .args(["--db", &schema.url])
             .args(args)
             .output()
@@ -878,7 +878,7 @@ fn claim_many_and_the_cli_run_unchanged_on_postgres() {
     let (code, out) = cli(&["claim", "j", "--owner", "x", "--ttl", "0", "--now", "1"]);
     assert_eq!(code, 2, "{out}");
     // A URL the client cannot use is a storage error naming it without its password.
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .args([
             "--db",
             "postgres://u:hunter2@127.0.0.1:1/x?connect_timeout=1",
@@ -1026,7 +1026,7 @@ fn tls_follows_libpq_sslmode_and_refuses_the_wrong_server() {
         "localhost",
         &format!("sslmode=verify-full&{ca_param}"),
     );
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .args(["--db", &url, "state", "tls-3"])
         .output()
         .unwrap();

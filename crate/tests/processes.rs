@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use leasefence::LeaseStore;
 use serde_json::{json, Value};
-use support::batch::{Batch, BIN};
+use support::batch::{bin, Batch};
 use support::workload::{self, EPOCHS, JOBS};
 
 /// How many `leasefence batch` processes (one driving thread each) share the file.
@@ -55,7 +55,7 @@ fn run_at_once(db: &Path, runs: &[Vec<String>]) -> Vec<(i32, Value)> {
     let children: Vec<Child> = runs
         .iter()
         .map(|args| {
-            Command::new(BIN)
+            Command::new(bin())
                 .arg("--db")
                 .arg(db)
                 .args(args)

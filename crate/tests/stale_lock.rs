@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use leasefence::{clear_stale_lock, LockCheck, Locking, OpenOptions};
-use support::batch::BIN;
+use support::batch::bin;
 
 const HOLDER: &str = r#"
 import sqlite3, sys, time
@@ -49,7 +49,7 @@ fn dotfile(busy_ms: u64) -> OpenOptions {
 }
 
 fn unlock_cli(db: &Path) -> (i32, serde_json::Value) {
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .args(["--db", db.to_str().unwrap(), "unlock"])
         .output()
         .unwrap();
@@ -163,7 +163,7 @@ fn the_cli_clears_a_killed_holders_lock_and_refuses_what_it_cannot_check() {
         .unwrap()
         .contains("existing database"));
     assert!(!missing.exists());
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .args(["--db", "postgres://localhost/queue", "unlock"])
         .output()
         .unwrap();

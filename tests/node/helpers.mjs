@@ -159,8 +159,8 @@ export function jsonLines(text) {
 export function nativeCli() {
   const bin = path.join(ROOT, 'target', 'debug', 'leasefence');
   if (!fs.existsSync(bin)) {
-    const build = spawnSync('cargo', ['build', '-p', 'leasefence'], { cwd: ROOT, stdio: 'inherit' });
-    assert.equal(build.status, 0, 'cargo build -p leasefence failed');
+    const build = spawnSync('cargo', ['build', '-p', 'leasefence-cli'], { cwd: ROOT, stdio: 'inherit' });
+    assert.equal(build.status, 0, 'cargo build -p leasefence-cli failed');
   }
   return bin;
 }

@@ -8,6 +8,8 @@ import { fenceFor, fenceMemory, knownJobs, leases } from './model/derive.js';
 import { LANGUAGES, fmt, isLanguage, statusLine } from './model/describe.js';
 import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
 import { parseSaved, serializeSaved } from './model/saved.js';
+import { storageLine } from './model/storage.js';
+import initHost, { storagePersist } from '../pkg/leasefence.js';
 import { applyEntry, readRows } from './replay.js';
 import { byId, h, replace } from './view/dom.js';
 import { renderTimeline } from './view/timeline-view.js';
@@ -432,6 +434,30 @@ function waitForHolder() {
   });
 }
 
+/**
+ * Asks the browser to keep this origin's storage, so a learner's database is not evicted, then
+ * shows its answer and the usage. persist() is offered to pages only, so the page runs the
+ * crate's host call itself (the wasm is already cached by the worker); the estimate comes from
+ * the store's worker. Never blocks the playground.
+ */
+async function showStorage(store) {
+  let asked;
+  try {
+    await initHost();
+    asked = await storagePersist();
+  } catch (error) {
+    asked = { error: String(error?.message ?? error) };
+  }
+  let estimate;
+  try {
+    estimate = await store.storageEstimate();
+  } catch (error) {
+    estimate = { error: String(error?.message ?? error) };
+  }
+  ui.storage.dataset.persist = String(asked === true || asked === false ? asked : 'error');
+  replace(ui.storage, storageLine({ asked, estimate }));
+}
+
 async function openStore() {
   if (state.store) return;
   replace(ui.status, 'Opening the database in this browser’s private storage (OPFS)…');
@@ -455,6 +481,7 @@ async function openStore() {
   clearBanner(ui.banners, 'storage');
   state.store = store;
   holdLock();
+  showStorage(store);
 
   const shared = readHash();
   const saved = parseSaved(await store.appGet(SAVE_KEY));
@@ -523,7 +550,7 @@ function wire() {
     narration: $('narration'), storyBack: $('story-back'), storyNext: $('story-next'), scenario: $('scenario'),
     scenarioStart: $('scenario-start'), lang: $('lang'), clock: $('clock'), toStart: $('to-start'), back: $('back'),
     play: $('play'), next: $('next'), toEnd: $('to-end'), scrub: $('scrub'), scrubMarks: $('scrub-marks'),
-    scrubMax: $('scrub-max'), timeline: $('timeline'), status: $('status'), count: $('count'), job: $('job'),
+    scrubMax: $('scrub-max'), timeline: $('timeline'), status: $('status'), storage: $('storage'), count: $('count'), job: $('job'),
     jobList: $('job-list'), ttl: $('ttl'), enqueue: $('enqueue'), jobsBody: $('jobs-body'), jobsEmpty: $('jobs-empty'),
     share: $('share'), shareBox: $('share-box'), shareUrl: $('share-url'), shareNote: $('share-note'),
     exportButton: $('export'), importInput: $('import'), reset: $('reset'), help: $('help'),

@@ -110,6 +110,8 @@ export class LeaseStore {
   appGet(key) { return this.#send('appGet', [key]); }
   /** Stores a string next to the jobs. */
   appSet(key, value) { return this.#send('appSet', [key, value]); }
+  /** This origin's storage, from the worker: `{usage, quota, persisted}` (bytes; null if unknown). */
+  storageEstimate() { return this.#send('storage', []); }
   /** Erases every job and the application data: a brand-new database (playground reset). */
   eraseEverything() { return this.#send('erase', []); }
 

@@ -1,7 +1,7 @@
 // The store's own thread: a dedicated Web Worker, the only place browsers grant OPFS sync access
 // handles. It owns one WasmStore (the Rust crate on SQLite on OPFS) and answers the page's
 // requests one at a time, in order.
-import init, { WasmStore } from '../pkg/leasefence.js';
+import init, { WasmStore, opfsCheck, storageEstimate } from '../pkg/leasefence.js';
 
 let store = null;
 const ready = init();
@@ -17,14 +17,7 @@ async function handle(method, args) {
   await ready;
   switch (method) {
     case 'open': {
-      if (typeof FileSystemFileHandle === 'undefined' ||
-          !('createSyncAccessHandle' in FileSystemFileHandle.prototype)) {
-        const error = new Error(
-          'this browser has no OPFS sync access handles; leasefence needs Chrome 108+, ' +
-          'Firefox 111+ or Safari 16.4+, on https:// or http://localhost');
-        error.code = 'storage';
-        throw error;
-      }
+      opfsCheck(); // Rust (web-sys): throws a `storage` error without OPFS sync access handles
       if (store) store.close();
       store = await WasmStore.openOpfs(args[0]);
       return null;
@@ -35,6 +28,8 @@ async function handle(method, args) {
       return need().appGet(args[0]) ?? null;
     case 'appSet':
       return need().appSet(args[0], args[1]);
+    case 'storage': // {usage, quota, persisted} of this origin (navigator.storage, from Rust)
+      return storageEstimate();
     case 'erase':
       return need().eraseEverything();
     case 'close':

@@ -18,6 +18,8 @@ use crate::{LeaseStore, Result};
 mod node_vfs;
 
 #[cfg(feature = "browser")]
+mod browser_host;
+#[cfg(feature = "browser")]
 mod opfs;
 
 mod app_data;

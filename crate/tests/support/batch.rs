@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::workload::Client;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_leasefence");
+pub use super::cli_bin::bin;
 
 /// One `leasefence batch` process, spoken to one request line at a time.
 pub struct Batch {
@@ -23,7 +23,7 @@ pub struct Batch {
 
 impl Batch {
     pub fn spawn(db: &Path) -> Batch {
-        let mut child = Command::new(BIN)
+        let mut child = Command::new(bin())
             .arg("--db")
             .arg(db)
             .arg("batch")

@@ -4,6 +4,8 @@
 #[allow(dead_code)]
 pub mod batch;
 #[allow(dead_code)]
+pub mod cli_bin;
+#[allow(dead_code)]
 pub mod vectors;
 #[allow(dead_code)]
 pub mod workload;
