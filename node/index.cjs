@@ -6,6 +6,7 @@
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
+const { LeaseStoreCore } = require('./core.cjs');
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const CONSTRUCT = Symbol('LeaseStore.open');
@@ -26,14 +27,15 @@ function storageError(message) {
  * A lease store on one SQLite file. Open it with `await LeaseStore.open(path)`.
  * Every method runs one transaction; fences are checked by the store, inside the transaction
  * that writes, so a stale worker's write is refused whatever the worker believes.
+ *
+ * The operations and `withReason` come from the shared core (core.cjs, from web/store/core.js)
+ * over a synchronous transport: the wasm store on this thread, and worker threads for claimMany.
+ * `lastReason` (deprecated: use `withReason`) is kept because calls here are synchronous.
  */
-class LeaseStore {
+class LeaseStore extends LeaseStoreCore {
   #inner;
   #path;
   #busyTimeoutMs;
-
-  /** Why the last operation returned false or null (`{code, ...}`), or null. */
-  lastReason = null;
 
   /**
    * Opens (creating if missing) the database file at `path`.
@@ -77,24 +79,21 @@ class LeaseStore {
     if (token !== CONSTRUCT) {
       throw new TypeError('use `await LeaseStore.open(path)` to open a store');
     }
+    let self;
+    super(
+      {
+        call: (op, args) => {
+          if (op === 'claimMany') return self.#claimMany(...args);
+          if (!self.#inner) throw storageError(`${op}(): the store is closed; open it again`);
+          return self.#inner.call(op, args);
+        },
+      },
+      { trackLastReason: true },
+    );
+    self = this;
     this.#inner = inner;
     this.#path = file;
     this.#busyTimeoutMs = busyTimeoutMs;
-    /**
-     * The same operations, answering `{value, reason}` instead of the bare value.
-     * `reason` is null when the store said yes.
-     */
-    this.withReason = Object.freeze({
-      enqueue: (job) => this.#call('enqueue', [job]),
-      state: (job) => this.#call('state', [job]),
-      claim: (job, owner, now, ttl) => this.#call('claim', [job, owner, now, ttl]),
-      renew: (job, owner, fence, now, ttl) => this.#call('renew', [job, owner, fence, now, ttl]),
-      complete: (job, owner, fence, now, result) =>
-        this.#call('complete', [job, owner, fence, now, result]),
-      release: (job, owner, fence) => this.#call('release', [job, owner, fence]),
-      claimNext: (owner, now, ttl) => this.#call('claimNext', [owner, now, ttl]),
-      claimMany: (job, owners, now, ttl) => this.#claimMany(job, owners, now, ttl),
-    });
   }
 
   /** The absolute path of the database file. */
@@ -102,56 +101,11 @@ class LeaseStore {
     return this.#path;
   }
 
-  #call(op, args) {
-    if (!this.#inner) throw storageError(`${op}(): the store is closed; open it again`);
-    const answer = this.#inner.call(op, args);
-    this.lastReason = answer.reason ?? null;
-    return { value: answer.value, reason: answer.reason ?? null };
-  }
-
-  /** Adds a job; false when the id exists (nothing changes). */
-  enqueue(job) {
-    return this.#call('enqueue', [job]).value;
-  }
-
-  /** The stored row `{id, owner, until, fence, result, done}`, or null. */
-  state(job) {
-    return this.#call('state', [job]).value;
-  }
-
-  /** Takes a lease for `ttl` seconds from `now`: the new fence, or null (see `lastReason`). */
-  claim(job, owner, now, ttl) {
-    return this.#call('claim', [job, owner, now, ttl]).value;
-  }
-
-  /** Extends your live lease to `now + ttl`. */
-  renew(job, owner, fence, now, ttl) {
-    return this.#call('renew', [job, owner, fence, now, ttl]).value;
-  }
-
-  /** Stores `result` (a string or null) and marks the job done, for the current live lease only. */
-  complete(job, owner, fence, now, result) {
-    return this.#call('complete', [job, owner, fence, now, result]).value;
-  }
-
-  /** Gives your lease up early; the fence is kept. */
-  release(job, owner, fence) {
-    return this.#call('release', [job, owner, fence]).value;
-  }
-
-  /** Claims the claimable job with the earliest lease end, then the oldest: `{job, fence}` or null. */
-  claimNext(owner, now, ttl) {
-    return this.#call('claimNext', [owner, now, ttl]).value;
-  }
-
   /**
    * Claims `job` for every owner at the same moment, each on its own worker thread with its own
    * connection. Resolves to the fences in input order; exactly one on a claimable job.
+   * (The method itself comes from the core; this runs it.)
    */
-  async claimMany(job, owners, now, ttl) {
-    return (await this.#claimMany(job, owners, now, ttl)).value;
-  }
-
   async #claimMany(job, owners, now, ttl) {
     wasm.checkArguments('claimMany', [job, owners, now, ttl]);
     if (!this.#inner) throw storageError('claimMany(): the store is closed; open it again');

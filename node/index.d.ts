@@ -48,7 +48,10 @@ export declare class LeaseStore {
   static releaseTerminatedWorkerLock(file: string, threadId: number): Promise<boolean>;
   /** The absolute path of the database file. */
   readonly path: string;
-  /** Why the last operation returned false or null, or null. */
+  /**
+   * Why the last operation returned false or null, or null.
+   * @deprecated Use `withReason.<op>(...)`, which answers the reason with the call that caused it.
+   */
   lastReason: Reason | null;
   /** Adds a job; false when the id exists (nothing changes). */
   enqueue(job: string): boolean;

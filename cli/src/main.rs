@@ -15,7 +15,9 @@ mod cli {
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     use clap::{Args, Parser, Subcommand};
-    use leasefence::protocol::{execute, respond, Backend as _, Request, Response, TargetBackend};
+    use leasefence::protocol::{
+        execute, respond, Arg, Backend as _, Op, Request, Response, TargetBackend, TypedArgs,
+    };
     use leasefence::{JobState, Locking, OpenOptions};
     use serde_json::json;
 
@@ -221,63 +223,90 @@ mod cli {
         // The backend opens lazily: building it touches nothing, so `unlock` can sit beside
         // the other commands.
         let mut backend = TargetBackend::new(db.clone(), options);
-        let request = match cli.command {
+        let (op, args) = match cli.command {
             Command::Unlock => return unlock(&db),
             Command::Batch => return batch(&mut backend),
             Command::Jobs { json, clock } => return jobs(&mut backend, json, clock.now()),
-            Command::Init => Request::Init,
-            Command::Enqueue { job } => Request::Enqueue { job },
-            Command::State { job } => Request::State { job },
+            Command::Init => (Op::Init, vec![]),
+            Command::Enqueue { job } => (Op::Enqueue, vec![Arg::Str(job)]),
+            Command::State { job } => (Op::State, vec![Arg::Str(job)]),
             Command::Claim {
                 job,
                 owner,
                 ttl,
                 clock,
-            } => Request::Claim {
-                job,
-                owner,
-                now: clock.now(),
-                ttl,
-            },
-            Command::Renew { lease, ttl, clock } => Request::Renew {
-                job: lease.job,
-                owner: lease.owner,
-                fence: lease.fence,
-                now: clock.now(),
-                ttl,
-            },
+            } => (
+                Op::Claim,
+                vec![
+                    Arg::Str(job),
+                    Arg::Str(owner),
+                    Arg::Num(clock.now()),
+                    Arg::Num(ttl),
+                ],
+            ),
+            Command::Renew { lease, ttl, clock } => (
+                Op::Renew,
+                vec![
+                    Arg::Str(lease.job),
+                    Arg::Str(lease.owner),
+                    Arg::Fence(lease.fence),
+                    Arg::Num(clock.now()),
+                    Arg::Num(ttl),
+                ],
+            ),
             Command::Complete {
                 lease,
                 result,
                 clock,
-            } => Request::Complete {
-                job: lease.job,
-                owner: lease.owner,
-                fence: lease.fence,
-                now: clock.now(),
-                result,
-            },
-            Command::Release { lease } => Request::Release {
-                job: lease.job,
-                owner: lease.owner,
-                fence: lease.fence,
-            },
+            } => (
+                Op::Complete,
+                vec![
+                    Arg::Str(lease.job),
+                    Arg::Str(lease.owner),
+                    Arg::Fence(lease.fence),
+                    Arg::Num(clock.now()),
+                    Arg::OptionalStr(result),
+                ],
+            ),
+            Command::Release { lease } => (
+                Op::Release,
+                vec![
+                    Arg::Str(lease.job),
+                    Arg::Str(lease.owner),
+                    Arg::Fence(lease.fence),
+                ],
+            ),
             Command::ClaimMany {
                 job,
                 owners,
                 ttl,
                 clock,
-            } => Request::ClaimMany {
-                job,
-                owners,
-                now: clock.now(),
-                ttl,
-            },
-            Command::ClaimNext { owner, ttl, clock } => Request::ClaimNext {
-                owner,
-                now: clock.now(),
-                ttl,
-            },
+            } => (
+                Op::ClaimMany,
+                vec![
+                    Arg::Str(job),
+                    Arg::Strs(owners),
+                    Arg::Num(clock.now()),
+                    Arg::Num(ttl),
+                ],
+            ),
+            Command::ClaimNext { owner, ttl, clock } => (
+                Op::ClaimNext,
+                vec![Arg::Str(owner), Arg::Num(clock.now()), Arg::Num(ttl)],
+            ),
+        };
+        // The same reader as the protocol's lines and the wasm calls; the subcommands' fields
+        // are typed by clap already, so a mismatch here is a bug in this file.
+        let request = match Request::read(op, TypedArgs::new(args)) {
+            Ok(request) => request,
+            Err(message) => {
+                let failed = Response::Failed {
+                    code: "bad_request",
+                    message,
+                };
+                println!("{}", failed.to_json());
+                return EXIT_INVALID;
+            }
         };
         let response = execute(&mut backend, &request);
         println!("{}", response.to_json());

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use serde::Serialize;
+
 /// A fencing token: the generation of a job's lease. It grows by one on every successful claim
 /// and is never reset, so a token, once handed out, is never handed out again for that job.
 pub type Fence = i64;
@@ -18,7 +20,16 @@ pub type Fence = i64;
 /// assert_eq!(held.reason(), Some(&Reason::Held { owner: Some("a".into()), until: 10.0 }));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized (serde) as the protocol writes it: `{"code": ...}` plus its details, the current
+/// fence of `stale_fence` named `fence`:
+///
+/// ```
+/// let r = leasefence::Reason::StaleFence { current: 2 };
+/// assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"code":"stale_fence","fence":2}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
 pub enum Reason {
     /// No job with that id was ever enqueued.
     NotFound,
@@ -34,6 +45,7 @@ pub enum Reason {
     /// The caller's fence is not the job's current one: someone claimed the job after the caller.
     StaleFence {
         /// The job's current fence.
+        #[serde(rename = "fence")]
         current: Fence,
     },
     /// The fence is current but the owner differs, or the lease was released.
@@ -92,8 +104,17 @@ impl fmt::Display for Reason {
 /// assert_eq!(fence, Some(1));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
+///
+/// Serialized (serde) as `{"granted": value}` or `{"rejected": {"code": ...}}`; the protocol's
+/// answers (`{"value", "reason"}`) are built from it in [`crate::protocol`].
+///
+/// ```
+/// let o: leasefence::Outcome<i64> = leasefence::Outcome::Rejected(leasefence::Reason::Done);
+/// assert_eq!(serde_json::to_string(&o).unwrap(), r#"{"rejected":{"code":"done"}}"#);
+/// ```
 #[must_use = "a rejected operation changed nothing; check the outcome"]
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome<T> {
     /// The store accepted the operation and changed the job.
     Granted(T),
@@ -161,7 +182,9 @@ impl<T> Outcome<T> {
 /// assert_eq!((row.owner, row.until, row.fence, row.done), (None, 0.0, 0, false));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized (serde) as `{id, owner, until, fence, result, done}`, `done` a boolean.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JobState {
     /// The job id.
     pub id: String,
@@ -186,7 +209,9 @@ pub struct JobState {
 /// assert_eq!((next.job.as_str(), next.fence), ("job", 1));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized (serde) as `{job, fence}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClaimedJob {
     /// The claimed job's id.
     pub job: String,

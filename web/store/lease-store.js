@@ -1,18 +1,33 @@
 // The browser face of leasefence (docs/contract.md section 5), for pages: every call crosses to the
 // store's dedicated worker, so every method returns a Promise. Errors carry `code` like in Node.
+// The operations and `withReason` come from the core shared with Node (./core.js), over a
+// transport of messages to the worker. There is no `lastReason` here: calls are concurrent, so a
+// shared "last" reason could belong to any of them; `withReason.<op>(...)` resolves to
+// `{value, reason}` with the reason of that call.
+//
+// Why the request/response plumbing below (#send, the worker's onmessage) is hand-written rather
+// than comlink 4.4.2, the well-kept library for it (measured for issue 13):
+// - Errors lose their `code`. Comlink's throw handler sends only `message`, `name` and `stack`
+//   (dist/esm/comlink.mjs, throwTransferHandler), so every `invalid_argument` / `storage` error
+//   would need a custom transfer handler registered on both sides, about as long as this code.
+// - A worker that fails to start or crashes leaves comlink's calls pending forever: its
+//   requestResponseMessage only listens for replies. Here `onerror` rejects every pending call
+//   with a `storage` error, and later calls fail at once.
+// - Size: comlink.min.mjs is 4,485 bytes (2,014 gzipped) and would have to be vendored into web/
+//   (the page is served without a bundler or node_modules); the plumbing here is about 30 lines of
+//   this 4.2 kB file (1.8 kB gzipped, with the class around it).
+// The open() retry while a reloaded page's worker still holds the OPFS handles stays ours either way.
+import { LeaseStoreCore } from './core.js';
 
 function makeError(code, message) {
   return Object.assign(new Error(message), { code });
 }
 
-export class LeaseStore {
+export class LeaseStore extends LeaseStoreCore {
   #worker;
   #pending = new Map();
   #nextId = 1;
   #failed = null;
-
-  /** Why the last operation returned false or null (`{code, ...}`), or null. */
-  lastReason = null;
 
   /**
    * Opens (creating if missing) the database `name` in this origin's OPFS, in a new worker.
@@ -48,6 +63,9 @@ export class LeaseStore {
   }
 
   constructor(worker) {
+    let self;
+    super({ call: (op, args) => self.#send('call', [op, args]) });
+    self = this;
     this.#worker = worker;
     worker.onmessage = (event) => {
       const { id, ok, value, error } = event.data;
@@ -63,16 +81,6 @@ export class LeaseStore {
       for (const pending of this.#pending.values()) pending.reject(this.#failed);
       this.#pending.clear();
     };
-    this.withReason = Object.freeze({
-      enqueue: (job) => this.#call('enqueue', [job]),
-      state: (job) => this.#call('state', [job]),
-      claim: (job, owner, now, ttl) => this.#call('claim', [job, owner, now, ttl]),
-      renew: (job, owner, fence, now, ttl) => this.#call('renew', [job, owner, fence, now, ttl]),
-      complete: (job, owner, fence, now, result) => this.#call('complete', [job, owner, fence, now, result]),
-      release: (job, owner, fence) => this.#call('release', [job, owner, fence]),
-      claimNext: (owner, now, ttl) => this.#call('claimNext', [owner, now, ttl]),
-      claimMany: (job, owners, now, ttl) => this.#call('claimMany', [job, owners, now, ttl]),
-    });
   }
 
   #send(method, args) {
@@ -85,26 +93,9 @@ export class LeaseStore {
     });
   }
 
-  async #call(op, args) {
-    const answer = await this.#send('call', [op, args]);
-    this.lastReason = answer.reason ?? null;
-    return { value: answer.value, reason: answer.reason ?? null };
-  }
-
-  async enqueue(job) { return (await this.#call('enqueue', [job])).value; }
-  async state(job) { return (await this.#call('state', [job])).value; }
-  async claim(job, owner, now, ttl) { return (await this.#call('claim', [job, owner, now, ttl])).value; }
-  async renew(job, owner, fence, now, ttl) { return (await this.#call('renew', [job, owner, fence, now, ttl])).value; }
-  async complete(job, owner, fence, now, result) {
-    return (await this.#call('complete', [job, owner, fence, now, result])).value;
-  }
-  async release(job, owner, fence) { return (await this.#call('release', [job, owner, fence])).value; }
-  async claimNext(owner, now, ttl) { return (await this.#call('claimNext', [owner, now, ttl])).value; }
-  /**
-   * One tab holds one connection (OPFS access handles are exclusive), so the owners' claims run
-   * one after another on it: the same answers as Node's threads, without the parallelism.
-   */
-  async claimMany(job, owners, now, ttl) { return (await this.#call('claimMany', [job, owners, now, ttl])).value; }
+  // enqueue, state, claim, renew, complete, release, claimNext and claimMany come from the core.
+  // One tab holds one connection (OPFS access handles are exclusive), so claimMany's owners claim
+  // one after another on it: the same answers as Node's threads, without the parallelism.
 
   /** Reads a string the application stored next to the jobs, or null. */
   appGet(key) { return this.#send('appGet', [key]); }

@@ -25,7 +25,9 @@
 //! ```
 
 pub(crate) mod json;
+mod read;
 
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
@@ -34,6 +36,7 @@ use crate::outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
 use crate::rules;
 use crate::sqlite::LeaseStore;
 use json::Json;
+pub use read::{Arg, Op, Source, TypedArgs, OP_NAMES};
 
 /// One parsed request: an operation and its arguments, named as in docs/contract.md section 2.
 ///
@@ -89,18 +92,16 @@ pub enum Request {
     },
 }
 
-/// The operation names, as the protocol spells them.
-pub const OPS: [&str; 9] = [
-    "init",
-    "enqueue",
-    "state",
-    "claim",
-    "renew",
-    "complete",
-    "release",
-    "claim_many",
-    "claim_next",
-];
+/// The operation names, as the protocol spells them (from [`OP_NAMES`]).
+pub const OPS: [&str; 9] = {
+    let mut names = [""; 9];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = OP_NAMES[i].1;
+        i += 1;
+    }
+    names
+};
 
 /// What one request produced: a value (with a reason when the store said no) or an error.
 ///
@@ -186,12 +187,13 @@ impl Response {
 /// assert_eq!(r.to_string(), r#"{"code":"expired","until":15.0}"#);
 /// ```
 pub fn reason_json(reason: &Reason) -> Value {
-    match reason {
-        Reason::Held { owner, until } => json!({"code": "held", "owner": owner, "until": until}),
-        Reason::StaleFence { current } => json!({"code": "stale_fence", "fence": current}),
-        Reason::Expired { until } => json!({"code": "expired", "until": until}),
-        other => json!({"code": other.code()}),
-    }
+    to_json_value(reason)
+}
+
+/// Any of the answer types as a JSON value; they hold only strings, finite numbers and integers,
+/// so serializing cannot fail.
+fn to_json_value(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// A job row as JSON, `done` as a boolean.
@@ -201,10 +203,49 @@ pub fn reason_json(reason: &Reason) -> Value {
 /// assert_eq!(leasefence::protocol::state_json(&row)["done"], serde_json::json!(false));
 /// ```
 pub fn state_json(row: &JobState) -> Value {
-    json!({
-        "id": row.id, "owner": row.owner, "until": row.until,
-        "fence": row.fence, "result": row.result, "done": row.done,
-    })
+    to_json_value(row)
+}
+
+/// What an operation returned, typed: the `value` of an answer. Serialized (serde) as the
+/// protocol writes it; the wasm calls hand the same value to JavaScript through
+/// serde-wasm-bindgen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[allow(missing_docs)]
+pub enum Returned {
+    /// `null`: nothing (init), no job (state, claim_next) or a refused claim.
+    Null,
+    Bool(bool),
+    Fence(Fence),
+    State(JobState),
+    Claimed(ClaimedJob),
+    /// claim_many: a fence or null per owner.
+    Fences(Vec<Option<Fence>>),
+}
+
+/// An operation's answer: the value, and the reason when the store refused.
+///
+/// ```
+/// use leasefence::protocol::{Answer, Returned};
+/// let a = Answer { value: Returned::Bool(false), reason: Some(leasefence::Reason::NotOwner) };
+/// assert_eq!(serde_json::to_string(&a).unwrap(), r#"{"value":false,"reason":{"code":"not_owner"}}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answer {
+    /// What the seed returns.
+    pub value: Returned,
+    /// Why the value is `false` or `null`, when the store refused; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Reason>,
+}
+
+impl From<Answer> for Response {
+    fn from(answer: Answer) -> Self {
+        Response::Answered {
+            value: to_json_value(&answer.value),
+            reason: answer.reason,
+        }
+    }
 }
 
 /// Where requests run: a store, opened lazily. `claim_many` runs as the store's
@@ -273,45 +314,63 @@ pub fn respond(backend: &mut dyn Backend, line: &str) -> Response {
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 pub fn execute(backend: &mut dyn Backend, request: &Request) -> Response {
-    if let Err(err) = request.validate() {
-        return Response::failed(&err);
-    }
-    match run(backend, request) {
-        Ok(response) => response,
+    match answer(backend, request) {
+        Ok(answer) => answer.into(),
         Err(err) => Response::failed(&err),
     }
 }
 
-fn answered<T>(outcome: Outcome<T>, to_value: impl FnOnce(T) -> Value, refused: Value) -> Response {
+/// Checks the argument values, then runs the request: the typed [`Answer`], or the error
+/// (`invalid_argument`, `storage`). What [`execute`] and the wasm calls share.
+///
+/// ```
+/// # use leasefence::{protocol::{answer, Backend, Request, Returned}, LeaseStore};
+/// # struct Memory(LeaseStore);
+/// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
+/// let mut backend = Memory(LeaseStore::open_in_memory()?);
+/// let a = answer(&mut backend, &Request::Enqueue { job: "j".into() })?;
+/// assert_eq!(a.value, Returned::Bool(true));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+pub fn answer(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
+    request.validate()?;
+    run(backend, request)
+}
+
+fn answered<T>(
+    outcome: Outcome<T>,
+    to_value: impl FnOnce(T) -> Returned,
+    refused: Returned,
+) -> Answer {
     match outcome {
-        Outcome::Granted(value) => Response::Answered {
+        Outcome::Granted(value) => Answer {
             value: to_value(value),
             reason: None,
         },
-        Outcome::Rejected(reason) => Response::Answered {
+        Outcome::Rejected(reason) => Answer {
             value: refused,
             reason: Some(reason),
         },
     }
 }
 
-fn plain(value: Value) -> Response {
-    Response::Answered {
+fn plain(value: Returned) -> Answer {
+    Answer {
         value,
         reason: None,
     }
 }
 
-fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
+fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
     Ok(match request {
         Request::Init => {
             backend.leases()?.init()?;
-            plain(Value::Null)
+            plain(Returned::Null)
         }
-        Request::Enqueue { job } => plain(Value::Bool(backend.leases()?.enqueue(job)?)),
+        Request::Enqueue { job } => plain(Returned::Bool(backend.leases()?.enqueue(job)?)),
         Request::State { job } => plain(match backend.leases()?.state(job)? {
-            Some(row) => state_json(&row),
-            None => Value::Null,
+            Some(row) => Returned::State(row),
+            None => Returned::Null,
         }),
         Request::Claim {
             job,
@@ -320,8 +379,8 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
             ttl,
         } => answered(
             backend.leases()?.claim(job, owner, *now, *ttl)?,
-            |fence| json!(fence),
-            Value::Null,
+            Returned::Fence,
+            Returned::Null,
         ),
         Request::Renew {
             job,
@@ -331,8 +390,8 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
             ttl,
         } => answered(
             backend.leases()?.renew(job, owner, *fence, *now, *ttl)?,
-            |()| Value::Bool(true),
-            Value::Bool(false),
+            |()| Returned::Bool(true),
+            Returned::Bool(false),
         ),
         Request::Complete {
             job,
@@ -344,13 +403,13 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
             backend
                 .leases()?
                 .complete(job, owner, *fence, *now, result.as_deref())?,
-            |()| Value::Bool(true),
-            Value::Bool(false),
+            |()| Returned::Bool(true),
+            Returned::Bool(false),
         ),
         Request::Release { job, owner, fence } => answered(
             backend.leases()?.release(job, owner, *fence)?,
-            |()| Value::Bool(true),
-            Value::Bool(false),
+            |()| Returned::Bool(true),
+            Returned::Bool(false),
         ),
         Request::ClaimMany {
             job,
@@ -360,29 +419,52 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Response> {
         } => {
             let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
             let outcomes = backend.leases()?.claim_many(job, &owners, *now, *ttl)?;
-            plain(Value::Array(
-                outcomes
-                    .into_iter()
-                    .map(|o| o.granted().map_or(Value::Null, |fence| json!(fence)))
-                    .collect(),
+            plain(Returned::Fences(
+                outcomes.into_iter().map(Outcome::granted).collect(),
             ))
         }
         Request::ClaimNext { owner, now, ttl } => {
             plain(match backend.leases()?.claim_next(owner, *now, *ttl)? {
-                Some(ClaimedJob { job, fence }) => json!({"job": job, "fence": fence}),
-                None => Value::Null,
+                Some(claimed) => Returned::Claimed(claimed),
+                None => Returned::Null,
             })
         }
     })
 }
 
-/// Reads the fields of one request object, turning every shape problem into `bad_request`.
+/// Reads the fields of one request object, turning every shape problem into `bad_request`: the
+/// protocol's [`Source`].
 struct Fields<'a> {
     object: &'a Json,
     op: &'a str,
     /// A value error found while reading the shape; reported only if the shape is fine, so
     /// shape errors (`bad_request`) always win over value errors (`invalid_argument`).
-    deferred: std::cell::RefCell<Option<Response>>,
+    deferred: Option<Response>,
+}
+
+impl Source for Fields<'_> {
+    type Error = Response;
+    fn string(&mut self, name: &'static str) -> Result<String, Response> {
+        Fields::string(self, name)
+    }
+    fn optional_string(&mut self, name: &'static str) -> Result<Option<String>, Response> {
+        Fields::optional_string(self, name)
+    }
+    fn number(&mut self, name: &'static str) -> Result<f64, Response> {
+        Fields::number(self, name)
+    }
+    fn fence(&mut self, name: &'static str) -> Result<Fence, Response> {
+        Fields::fence(self, name)
+    }
+    fn strings(&mut self, name: &'static str) -> Result<Vec<String>, Response> {
+        Fields::strings(self, name)
+    }
+    fn finish(self) -> Result<(), Response> {
+        match self.deferred {
+            Some(value_error) => Err(value_error),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Fields<'_> {
@@ -428,7 +510,7 @@ impl Fields<'_> {
 
     /// A fence: an integer. Integral values written as floats (`2.0`) are accepted; values
     /// outside i64 and non-finite values are `invalid_argument`.
-    fn fence(&self, name: &str) -> Result<Fence, Response> {
+    fn fence(&mut self, name: &str) -> Result<Fence, Response> {
         let n = match self.object.get(name) {
             Some(Json::Number(n)) => n,
             Some(other) => return Err(self.mistyped(name, "an integer", other)),
@@ -437,8 +519,8 @@ impl Fields<'_> {
         if let Some(int) = n.int {
             return Ok(int);
         }
-        let out_of_range = || {
-            *self.deferred.borrow_mut() = Some(Response::failed(&Error::invalid(
+        let mut out_of_range = || {
+            self.deferred = Some(Response::failed(&Error::invalid(
                 "fence",
                 "is out of range: fences are integers from -2^63 to 2^63-1",
             )));
@@ -509,66 +591,18 @@ impl Request {
                 )))
             }
         };
-        let f = Fields {
+        let Some(op_kind) = Op::from_protocol(op) else {
+            return Err(Response::bad_request(format!(
+                "unknown op {op:?}; use one of {}",
+                OPS.join(", ")
+            )));
+        };
+        let fields = Fields {
             object: &value,
             op,
-            deferred: Default::default(),
+            deferred: None,
         };
-        let request = match op {
-            "init" => Request::Init,
-            "enqueue" => Request::Enqueue {
-                job: f.string("job")?,
-            },
-            "state" => Request::State {
-                job: f.string("job")?,
-            },
-            "claim" => Request::Claim {
-                job: f.string("job")?,
-                owner: f.string("owner")?,
-                now: f.number("now")?,
-                ttl: f.number("ttl")?,
-            },
-            "renew" => Request::Renew {
-                job: f.string("job")?,
-                owner: f.string("owner")?,
-                fence: f.fence("fence")?,
-                now: f.number("now")?,
-                ttl: f.number("ttl")?,
-            },
-            "complete" => Request::Complete {
-                job: f.string("job")?,
-                owner: f.string("owner")?,
-                fence: f.fence("fence")?,
-                now: f.number("now")?,
-                result: f.optional_string("result")?,
-            },
-            "release" => Request::Release {
-                job: f.string("job")?,
-                owner: f.string("owner")?,
-                fence: f.fence("fence")?,
-            },
-            "claim_many" => Request::ClaimMany {
-                job: f.string("job")?,
-                owners: f.strings("owners")?,
-                now: f.number("now")?,
-                ttl: f.number("ttl")?,
-            },
-            "claim_next" => Request::ClaimNext {
-                owner: f.string("owner")?,
-                now: f.number("now")?,
-                ttl: f.number("ttl")?,
-            },
-            unknown => {
-                return Err(Response::bad_request(format!(
-                    "unknown op {unknown:?}; use one of {}",
-                    OPS.join(", ")
-                )))
-            }
-        };
-        match f.deferred.into_inner() {
-            Some(value_error) => Err(value_error),
-            None => Ok(request),
-        }
+        Request::read(op_kind, fields)
     }
 
     /// Checks argument values (the invalid arguments of docs/contract.md section 2) without

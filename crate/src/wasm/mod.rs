@@ -11,7 +11,8 @@ use wasm_bindgen::prelude::*;
 
 use js_sys::{Array, JSON};
 
-use crate::protocol::{execute, respond, Backend, Request, Response};
+use crate::outcome::Fence;
+use crate::protocol::{answer, respond, Answer, Backend, Op, Request, Response, Source};
 use crate::{LeaseStore, Result};
 
 #[cfg(feature = "node")]
@@ -97,7 +98,10 @@ impl WasmStore {
     /// `{value, reason}`; throws an `Error` with `code` (`invalid_argument`, `storage`) otherwise.
     pub fn call(&self, op: &str, args: Array) -> std::result::Result<JsValue, JsValue> {
         let request = request_from_js(op, &args)?;
-        response_to_js(execute(&mut Open(self.open_store()?), &request))
+        match answer(&mut Open(self.open_store()?), &request) {
+            Ok(answer) => answer_to_js(&answer),
+            Err(err) => Err(error_to_js(&err)),
+        }
     }
 
     /// Reads a value the application stored next to the jobs (`leasefence_app_data`, an extra
@@ -147,23 +151,61 @@ pub fn check_arguments(op: &str, args: Array) -> std::result::Result<(), JsValue
     request.validate().map_err(|e| error_to_js(&e))
 }
 
-fn response_to_js(response: Response) -> std::result::Result<JsValue, JsValue> {
-    match response {
-        Response::Failed { code, message } => Err(js_error(code, &message)),
-        answered => {
-            // The protocol's own JSON, parsed by the engine: one encoding for every runtime.
-            let parsed = JSON::parse(&answered.to_json())?;
-            Ok(parsed)
-        }
+/// The answer as a JavaScript value `{value, reason?}`, built by serde-wasm-bindgen straight from
+/// the typed [`Answer`] (`null` for Rust's `None`, no `reason` key when the store agreed, as the
+/// protocol's JSON has it).
+fn answer_to_js(answer: &Answer) -> std::result::Result<JsValue, JsValue> {
+    use serde::Serialize;
+    match answer.serialize(&serde_wasm_bindgen::Serializer::json_compatible()) {
+        Ok(value) => Ok(value),
+        // Only a fence beyond 2^53 (no JavaScript number holds every such integer) is refused;
+        // it crosses as before, through the protocol's JSON and the engine's JSON.parse, as the
+        // nearest number.
+        Err(_) => JSON::parse(&Response::from(answer.clone()).to_json()),
     }
 }
 
+/// The wasm calls' [`Source`]: positional JavaScript arguments, checked as they are read; every
+/// bad one is `invalid_argument`, in positional order.
 struct Args<'a> {
     op: &'a str,
     args: &'a Array,
+    next: u32,
+}
+
+impl Source for Args<'_> {
+    type Error = JsValue;
+    fn string(&mut self, name: &'static str) -> std::result::Result<String, JsValue> {
+        let index = self.advance();
+        Args::string(self, index, name)
+    }
+    fn optional_string(
+        &mut self,
+        name: &'static str,
+    ) -> std::result::Result<Option<String>, JsValue> {
+        let index = self.advance();
+        Args::optional_string(self, index, name)
+    }
+    fn number(&mut self, name: &'static str) -> std::result::Result<f64, JsValue> {
+        let index = self.advance();
+        Args::number(self, index, name)
+    }
+    fn fence(&mut self, _name: &'static str) -> std::result::Result<Fence, JsValue> {
+        let index = self.advance();
+        Args::fence(self, index)
+    }
+    fn strings(&mut self, name: &'static str) -> std::result::Result<Vec<String>, JsValue> {
+        let index = self.advance();
+        Args::strings(self, index, name)
+    }
 }
 
 impl Args<'_> {
+    fn advance(&mut self) -> u32 {
+        self.next += 1;
+        self.next - 1
+    }
+
     fn bad(&self, name: &str, want: &str, got: &JsValue) -> JsValue {
         let got = if got.is_undefined() {
             "nothing (the argument is missing)".to_string()
@@ -232,56 +274,11 @@ impl Args<'_> {
 }
 
 fn request_from_js(op: &str, args: &Array) -> std::result::Result<Request, JsValue> {
-    let a = Args { op, args };
-    Ok(match op {
-        "enqueue" => Request::Enqueue {
-            job: a.string(0, "job")?,
-        },
-        "state" => Request::State {
-            job: a.string(0, "job")?,
-        },
-        "claim" => Request::Claim {
-            job: a.string(0, "job")?,
-            owner: a.string(1, "owner")?,
-            now: a.number(2, "now")?,
-            ttl: a.number(3, "ttl")?,
-        },
-        "renew" => Request::Renew {
-            job: a.string(0, "job")?,
-            owner: a.string(1, "owner")?,
-            fence: a.fence(2)?,
-            now: a.number(3, "now")?,
-            ttl: a.number(4, "ttl")?,
-        },
-        "complete" => Request::Complete {
-            job: a.string(0, "job")?,
-            owner: a.string(1, "owner")?,
-            fence: a.fence(2)?,
-            now: a.number(3, "now")?,
-            result: a.optional_string(4, "result")?,
-        },
-        "release" => Request::Release {
-            job: a.string(0, "job")?,
-            owner: a.string(1, "owner")?,
-            fence: a.fence(2)?,
-        },
-        "claimNext" => Request::ClaimNext {
-            owner: a.string(0, "owner")?,
-            now: a.number(1, "now")?,
-            ttl: a.number(2, "ttl")?,
-        },
-        "claimMany" => Request::ClaimMany {
-            job: a.string(0, "job")?,
-            owners: a.strings(1, "owners")?,
-            now: a.number(2, "now")?,
-            ttl: a.number(3, "ttl")?,
-        },
-        "init" => Request::Init,
-        other => {
-            return Err(js_error(
-                "invalid_argument",
-                &format!("unknown operation {other:?}"),
-            ))
-        }
-    })
+    let Some(kind) = Op::from_js(op) else {
+        return Err(js_error(
+            "invalid_argument",
+            &format!("unknown operation {op:?}"),
+        ));
+    };
+    Request::read(kind, Args { op, args, next: 0 })
 }

@@ -1,0 +1,229 @@
+//! The one request reader: which fields each operation takes, in which order, written once. The
+//! protocol's JSON objects, the wasm calls' positional JavaScript arguments and the CLI's parsed
+//! subcommands are each a [`Source`] of field values; [`Request::read`] asks a source for the
+//! fields of an operation and builds the [`Request`].
+//!
+//! Each source words its own errors (the texts its users and tests know) and decides when a value
+//! error is reported: the protocol's source keeps the rule that shape errors (`bad_request`) beat
+//! value errors (`invalid_argument`) by holding a value error back until every field has been
+//! read, and [`Source::finish`] reports it then.
+
+use super::Request;
+use crate::outcome::Fence;
+
+/// An operation, as every runtime names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `init`
+    Init,
+    /// `enqueue`
+    Enqueue,
+    /// `state`
+    State,
+    /// `claim`
+    Claim,
+    /// `renew`
+    Renew,
+    /// `complete`
+    Complete,
+    /// `release`
+    Release,
+    /// `claim_many` / `claimMany`
+    ClaimMany,
+    /// `claim_next` / `claimNext`
+    ClaimNext,
+}
+
+/// Every operation with its protocol name and its JavaScript name, in the protocol's order.
+pub const OP_NAMES: [(Op, &str, &str); 9] = [
+    (Op::Init, "init", "init"),
+    (Op::Enqueue, "enqueue", "enqueue"),
+    (Op::State, "state", "state"),
+    (Op::Claim, "claim", "claim"),
+    (Op::Renew, "renew", "renew"),
+    (Op::Complete, "complete", "complete"),
+    (Op::Release, "release", "release"),
+    (Op::ClaimMany, "claim_many", "claimMany"),
+    (Op::ClaimNext, "claim_next", "claimNext"),
+];
+
+impl Op {
+    /// The operation the protocol (and the CLI) calls `name`.
+    ///
+    /// ```
+    /// use leasefence::protocol::Op;
+    /// assert_eq!(Op::from_protocol("claim_next"), Some(Op::ClaimNext));
+    /// ```
+    pub fn from_protocol(name: &str) -> Option<Op> {
+        OP_NAMES
+            .iter()
+            .find(|(_, p, _)| *p == name)
+            .map(|(op, _, _)| *op)
+    }
+
+    /// The operation JavaScript calls `name` (`claimNext`).
+    ///
+    /// ```
+    /// use leasefence::protocol::Op;
+    /// assert_eq!(Op::from_js("claimMany"), Some(Op::ClaimMany));
+    /// ```
+    pub fn from_js(name: &str) -> Option<Op> {
+        OP_NAMES
+            .iter()
+            .find(|(_, _, j)| *j == name)
+            .map(|(op, _, _)| *op)
+    }
+}
+
+/// Where the field values of one request come from. Fields are asked for in the operation's
+/// positional order (docs/contract.md section 5), so a positional source can keep a cursor.
+pub trait Source {
+    /// What a bad field becomes.
+    type Error;
+    /// A string field.
+    fn string(&mut self, name: &'static str) -> Result<String, Self::Error>;
+    /// A string or null.
+    fn optional_string(&mut self, name: &'static str) -> Result<Option<String>, Self::Error>;
+    /// A number (`now`, `ttl`).
+    fn number(&mut self, name: &'static str) -> Result<f64, Self::Error>;
+    /// A fence: an integer.
+    fn fence(&mut self, name: &'static str) -> Result<Fence, Self::Error>;
+    /// An array of strings.
+    fn strings(&mut self, name: &'static str) -> Result<Vec<String>, Self::Error>;
+    /// Called once every field was read: the place for a held-back value error.
+    fn finish(self) -> Result<(), Self::Error>
+    where
+        Self: Sized,
+    {
+        Ok(())
+    }
+}
+
+impl Request {
+    /// Reads the fields of `op` from `source`, in positional order, and builds the request.
+    /// Value checks beyond the field types are [`Request::validate`]'s.
+    ///
+    /// ```
+    /// use leasefence::protocol::{Arg, TypedArgs, Op, Request};
+    /// let args = TypedArgs::new(vec![Arg::Str("j".into())]);
+    /// assert_eq!(Request::read(Op::State, args), Ok(Request::State { job: "j".into() }));
+    /// ```
+    pub fn read<S: Source>(op: Op, mut s: S) -> Result<Request, S::Error> {
+        let request = match op {
+            Op::Init => Request::Init,
+            Op::Enqueue => Request::Enqueue {
+                job: s.string("job")?,
+            },
+            Op::State => Request::State {
+                job: s.string("job")?,
+            },
+            Op::Claim => Request::Claim {
+                job: s.string("job")?,
+                owner: s.string("owner")?,
+                now: s.number("now")?,
+                ttl: s.number("ttl")?,
+            },
+            Op::Renew => Request::Renew {
+                job: s.string("job")?,
+                owner: s.string("owner")?,
+                fence: s.fence("fence")?,
+                now: s.number("now")?,
+                ttl: s.number("ttl")?,
+            },
+            Op::Complete => Request::Complete {
+                job: s.string("job")?,
+                owner: s.string("owner")?,
+                fence: s.fence("fence")?,
+                now: s.number("now")?,
+                result: s.optional_string("result")?,
+            },
+            Op::Release => Request::Release {
+                job: s.string("job")?,
+                owner: s.string("owner")?,
+                fence: s.fence("fence")?,
+            },
+            Op::ClaimMany => Request::ClaimMany {
+                job: s.string("job")?,
+                owners: s.strings("owners")?,
+                now: s.number("now")?,
+                ttl: s.number("ttl")?,
+            },
+            Op::ClaimNext => Request::ClaimNext {
+                owner: s.string("owner")?,
+                now: s.number("now")?,
+                ttl: s.number("ttl")?,
+            },
+        };
+        s.finish()?;
+        Ok(request)
+    }
+}
+
+/// One already-typed argument, for callers that parsed their input themselves (the CLI's clap
+/// subcommands).
+#[derive(Debug, Clone, PartialEq)]
+#[allow(missing_docs)]
+pub enum Arg {
+    Str(String),
+    OptionalStr(Option<String>),
+    Num(f64),
+    Fence(Fence),
+    Strs(Vec<String>),
+}
+
+/// Typed arguments in positional order: a [`Source`] whose mismatches are programming errors,
+/// reported as a message naming the field.
+#[derive(Debug)]
+pub struct TypedArgs(std::vec::IntoIter<Arg>);
+
+impl TypedArgs {
+    /// The arguments, in the operation's positional order.
+    pub fn new(args: Vec<Arg>) -> Self {
+        TypedArgs(args.into_iter())
+    }
+
+    fn wrong(name: &str, want: &str, got: Option<Arg>) -> String {
+        format!("argument `{name}` must be {want}, got {got:?}")
+    }
+}
+
+impl Source for TypedArgs {
+    type Error = String;
+    fn string(&mut self, name: &'static str) -> Result<String, String> {
+        match self.0.next() {
+            Some(Arg::Str(s)) => Ok(s),
+            other => Err(Self::wrong(name, "a string", other)),
+        }
+    }
+    fn optional_string(&mut self, name: &'static str) -> Result<Option<String>, String> {
+        match self.0.next() {
+            Some(Arg::OptionalStr(s)) => Ok(s),
+            Some(Arg::Str(s)) => Ok(Some(s)),
+            other => Err(Self::wrong(name, "a string or none", other)),
+        }
+    }
+    fn number(&mut self, name: &'static str) -> Result<f64, String> {
+        match self.0.next() {
+            Some(Arg::Num(n)) => Ok(n),
+            other => Err(Self::wrong(name, "a number", other)),
+        }
+    }
+    fn fence(&mut self, name: &'static str) -> Result<Fence, String> {
+        match self.0.next() {
+            Some(Arg::Fence(f)) => Ok(f),
+            other => Err(Self::wrong(name, "a fence", other)),
+        }
+    }
+    fn strings(&mut self, name: &'static str) -> Result<Vec<String>, String> {
+        match self.0.next() {
+            Some(Arg::Strs(s)) => Ok(s),
+            other => Err(Self::wrong(name, "strings", other)),
+        }
+    }
+    fn finish(mut self) -> Result<(), String> {
+        match self.0.next() {
+            None => Ok(()),
+            Some(extra) => Err(format!("one argument too many: {extra:?}")),
+        }
+    }
+}

@@ -1,0 +1,46 @@
+// node/index.d.ts is hand-written for its comments, but its operations are checked against the one
+// table of operations (web/store/core.js, shipped as core.cjs): names, parameter names and types,
+// and return types. Change the table or the types alone and this fails.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import test from 'node:test';
+import { PKG, ROOT } from './helpers.mjs';
+
+const require = createRequire(import.meta.url);
+
+/** The declaration text with comments dropped and whitespace collapsed. */
+function declarations() {
+  const text = fs.readFileSync(path.join(ROOT, 'node/index.d.ts'), 'utf8');
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '').replace(/\s+/g, ' ').replace(/,\s*\)/g, ')').replace(/\(\s+/g, '(').replace(/\s+\)/g, ')');
+}
+
+function signature({ params }, types) {
+  return params.map((p) => `${p}: ${types[p]}`).join(', ');
+}
+
+test('the shipped core.cjs is web/store/core.js', async () => {
+  const cjs = require(path.join(PKG, 'core.cjs'));
+  const esm = await import(path.join(ROOT, 'web/store/core.js'));
+  assert.deepEqual(cjs.OPERATIONS, esm.OPERATIONS);
+  assert.deepEqual(cjs.PARAM_TYPES, esm.PARAM_TYPES);
+});
+
+test('index.d.ts declares exactly the operations of the table, with its parameters and returns', async () => {
+  const { OPERATIONS, PARAM_TYPES } = await import(path.join(ROOT, 'web/store/core.js'));
+  const d = declarations();
+  const klass = d.slice(d.indexOf('export declare class LeaseStore'), d.indexOf('readonly withReason'));
+  const withReason = d.slice(d.indexOf('readonly withReason'), d.indexOf('close(): void'));
+  for (const op of OPERATIONS) {
+    const args = signature(op, PARAM_TYPES);
+    const returns = op.name === 'claimMany' ? `Promise<${op.returns}>` : op.returns;
+    assert.ok(klass.includes(` ${op.name}(${args}): ${returns};`), `LeaseStore.${op.name}(${args}): ${returns} not declared`);
+    const answer = op.name === 'claimMany'
+      ? `Promise<{ value: ${op.returns}; reasons: (Reason | null)[] }>`
+      : `Answer<${op.returns}>`;
+    assert.ok(withReason.includes(` ${op.name}(${args}): ${answer};`), `withReason.${op.name}(${args}): ${answer} not declared`);
+  }
+  const declared = [...withReason.matchAll(/ (\w+)\(/g)].map((m) => m[1]);
+  assert.deepEqual(declared, OPERATIONS.map((op) => op.name), 'withReason declares other operations than the table');
+});

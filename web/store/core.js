@@ -1,0 +1,97 @@
+// The JavaScript core of leasefence, shared by Node (node/index.cjs, through the core.cjs that
+// scripts/package.sh derives from this file) and the browser (./lease-store.js, served as is):
+// the table of operations of docs/contract.md section 5, written once, and the store class built
+// over a transport. The transport runs one operation and answers `{value, reason}`: synchronously
+// in Node (the wasm store on the caller's thread), as a Promise in the browser (messages to the
+// store's worker). Argument checks, the contract and the error codes stay in Rust.
+//
+// This file is plain ES module code with one `export { ... }` line at the end, which package.sh
+// turns into `module.exports`; keep it that way.
+
+/** Parameter types, by name: node/index.d.ts is checked against them (tests/node/types.test.mjs). */
+const PARAM_TYPES = Object.freeze({
+  job: 'string',
+  owner: 'string',
+  owners: 'string[]',
+  fence: 'Fence',
+  now: 'number',
+  ttl: 'number',
+  result: 'string | null',
+});
+
+/** The operations, in the contract's order: name, positional parameters and what they return. */
+const OPERATIONS = Object.freeze([
+  { name: 'enqueue', params: ['job'], returns: 'boolean' },
+  { name: 'state', params: ['job'], returns: 'JobState | null' },
+  { name: 'claim', params: ['job', 'owner', 'now', 'ttl'], returns: 'Fence | null' },
+  { name: 'renew', params: ['job', 'owner', 'fence', 'now', 'ttl'], returns: 'boolean' },
+  { name: 'complete', params: ['job', 'owner', 'fence', 'now', 'result'], returns: 'boolean' },
+  { name: 'release', params: ['job', 'owner', 'fence'], returns: 'boolean' },
+  { name: 'claimNext', params: ['owner', 'now', 'ttl'], returns: '{ job: string; fence: Fence } | null' },
+  { name: 'claimMany', params: ['job', 'owners', 'now', 'ttl'], returns: '(Fence | null)[]' },
+].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params) })));
+
+const isThenable = (value) => value !== null && typeof value === 'object' && typeof value.then === 'function';
+
+/** Applies `f` to the answer now, or when it arrives. */
+function settle(answer, f) {
+  return isThenable(answer) ? answer.then(f) : f(answer);
+}
+
+/**
+ * `{value, reason}` for the caller, `reason` null when the store agreed. An answer carrying one
+ * reason per owner (Node's claimMany) keeps its `reasons`.
+ */
+function withReasonOf(answer) {
+  if (answer && Array.isArray(answer.reasons)) return { value: answer.value, reasons: answer.reasons };
+  return { value: answer.value, reason: answer.reason ?? null };
+}
+
+/**
+ * The store over a transport `{call(op, args)}`. Every operation of OPERATIONS is a method
+ * answering the bare value, and `withReason.<op>` answers `{value, reason}` with the reason of
+ * that very call, so concurrent calls never see each other's reasons.
+ *
+ * `trackLastReason` keeps the deprecated `lastReason` property up to date; only for transports
+ * that answer synchronously (Node), where no other call can run between an answer and its read.
+ */
+class LeaseStoreCore {
+  #transport;
+  #trackLastReason;
+
+  constructor(transport, { trackLastReason = false } = {}) {
+    this.#transport = transport;
+    this.#trackLastReason = trackLastReason;
+    if (trackLastReason) {
+      /** @deprecated use `withReason.<op>(...)`, which returns the reason with its call. */
+      this.lastReason = null;
+    }
+    const withReason = {};
+    for (const { name, params } of OPERATIONS) {
+      withReason[name] = (...args) =>
+        settle(this.#answer(name, params.map((_, i) => args[i])), withReasonOf);
+    }
+    /** The same operations, answering `{value, reason}` instead of the bare value. */
+    this.withReason = Object.freeze(withReason);
+  }
+
+  #answer(op, args) {
+    const answer = this.#transport.call(op, args);
+    // A Promise (Node's claimMany) has no single reason; its transport clears lastReason.
+    if (this.#trackLastReason && !isThenable(answer)) this.lastReason = answer.reason ?? null;
+    return answer;
+  }
+}
+
+// The bare-value methods, one per operation: `store.claim(...)` is `withReason.claim(...).value`
+// (or a Promise of it). Arguments are passed positionally, exactly as many as the operation has.
+for (const { name } of OPERATIONS) {
+  const method = {
+    [name](...args) {
+      return settle(this.withReason[name](...args), (answer) => answer.value);
+    },
+  }[name];
+  Object.defineProperty(LeaseStoreCore.prototype, name, { value: method, writable: true, configurable: true });
+}
+
+export { OPERATIONS, PARAM_TYPES, LeaseStoreCore, settle };
