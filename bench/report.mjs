@@ -253,7 +253,7 @@ if (nd.length) {
     : fmtNum(vfsSyncs, 1);
   summary.push({ short: 'Node vs better-sqlite3', what: 'Node: the npm package, claim + complete', base: 'better-sqlite3 with the same SQL', s: r, target: 0.5, targetText: '≥ 0.5×' });
   md.push('## 4. Node: the npm package vs better-sqlite3', '',
-    `Both on a file with journal_mode=DELETE and synchronous=EXTRA (the directory is synced after the journal's unlink, which is the commit); better-sqlite3 runs the contract's SQL from \`crate/src/contract.rs\` verbatim, each operation a \`BEGIN IMMEDIATE\` transaction with prepared statements. ${lf[0].cycles} cycles per repeat in interleaved blocks.`, '',
+    `Both on a file with journal_mode=DELETE and synchronous=EXTRA (the directory is synced after the journal's unlink, which is the commit); better-sqlite3 runs the contract's SQL from \`crate/src/sqlite/sql/*.sql\` verbatim, each operation a \`BEGIN IMMEDIATE\` transaction with prepared statements. ${lf[0].cycles} cycles per repeat in interleaved blocks.`, '',
     table(['', 'cycles/s median (min–max)', 'ms/cycle', 'fsyncs/cycle', 'vs better-sqlite3'], [
       ['leasefence (npm package, wasm + Node fs VFS, dot-file locks)', spread(stat(lf.map((x) => x.rate))), fmtNum(1e3 / stat(lf.map((x) => x.rate)).median, 2), fsyncText, xr(r)],
       [`better-sqlite3 ${set?.better?.sqlite ? `(SQLite ${set.better.sqlite}, POSIX locks)` : ''}`, spread(stat(bs.map((x) => x.rate))), fmtNum(1e3 / stat(bs.map((x) => x.rate)).median, 2), 'the same (strace)', '1.00×'],

@@ -1,4 +1,4 @@
-// The contract's SQL, verbatim from crate/src/contract.rs, for the official sqlite-wasm worker.
+// The contract's SQL, verbatim from crate/src/sqlite/sql/*.sql, for the official sqlite-wasm worker.
 export const SQL = {
   table: 'CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, ' +
     'fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)',

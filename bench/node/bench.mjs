@@ -1,6 +1,6 @@
 // The Node section of `npm run bench`: the npm package (target/npm/leasefence, staged by
 // `npm run package`) against the same contract written on better-sqlite3 with the same SQL
-// (crate/src/contract.rs), both on real files with journal_mode=DELETE and synchronous=EXTRA (what the crate sets for a rollback journal).
+// (crate/src/sqlite/sql/*.sql), both on real files with journal_mode=DELETE and synchronous=EXTRA (what the crate sets for a rollback journal).
 // One JSON line per measurement on stdout, one human line on stderr.
 //
 //   node bench/node/bench.mjs --dir DIR [--repeats 5] [--cycles 300] [--blocks 30] [--only NAME]
@@ -56,7 +56,7 @@ mkdirSync(opt.dir, { recursive: true });
 const NOW = 1000;
 const TTL = 30;
 
-// The contract's SQL, verbatim from crate/src/contract.rs.
+// The contract's SQL, verbatim from crate/src/sqlite/sql/*.sql.
 const SQL = {
   table: 'CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, ' +
     'fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)',
