@@ -181,7 +181,8 @@ fn patient_busy_handler(timeout: std::time::Duration) -> impl FnMut(i32) -> bool
     }
 }
 
-#[cfg(test)]
+// Native only: the test needs a file (tempfile), and `wasm-pack test` builds this crate's tests too.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
 
