@@ -49,6 +49,9 @@ mod postgres;
 mod race;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod seed;
+// The dot-file lock's owner record, shared by the Node lock and native stale-lock clearing.
+#[cfg(any(target_os = "linux", feature = "node"))]
+mod lock_record;
 #[cfg(target_os = "linux")]
 mod stale_lock;
 

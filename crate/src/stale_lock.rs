@@ -191,7 +191,7 @@ fn stale_instance(lock: &Path) -> Option<String> {
         return None;
     }
     let text = std::fs::read(lock).ok()?;
-    let Some(record) = read_record(&String::from_utf8_lossy(&text)) else {
+    let Some(record) = crate::lock_record::parse(&String::from_utf8_lossy(&text)) else {
         return Some(by_inode); // empty or torn: a record lost with the power
     };
     let stale = match (record.boot.as_deref(), boot_id().as_deref()) {
@@ -199,34 +199,6 @@ fn stale_instance(lock: &Path) -> Option<String> {
         _ => before_boot,
     };
     stale.then_some(record.nonce)
-}
-
-struct Record {
-    boot: Option<String>,
-    nonce: String,
-}
-
-/// The Node package's owner record: complete only with its header, a nonce, and the final newline.
-fn read_record(text: &str) -> Option<Record> {
-    let body = text.strip_prefix("leasefence-dotlock v1\n")?;
-    if !body.ends_with('\n') {
-        return None;
-    }
-    let mut record = Record {
-        boot: None,
-        nonce: String::new(),
-    };
-    let mut fields = 0;
-    for line in body.lines() {
-        let (key, value) = line.split_once('=')?;
-        match key {
-            "boot" => record.boot = Some(value.to_string()),
-            "nonce" => record.nonce = value.to_string(),
-            "pid" | "start" | "host" => fields += 1,
-            _ => {}
-        }
-    }
-    (fields == 3 && !record.nonce.is_empty() && !record.nonce.contains('/')).then_some(record)
 }
 
 fn break_instance(lock: &Path, id: &str, depth: u32) -> bool {
@@ -276,14 +248,14 @@ fn publish_record(target: &Path) -> bool {
         .and_then(|stat| {
             let after = stat.rfind(')').map(|i| stat[i + 1..].to_string())?;
             after.split_whitespace().nth(19).map(str::to_string)
-        })
-        .unwrap_or_else(|| "-".into());
-    let boot = boot_id()
-        .map(|id| format!("boot={id}\n"))
-        .unwrap_or_default();
-    let record = format!(
-        "leasefence-dotlock v1\npid={pid}\nstart={start}\nhost={}\nthread=0\n{boot}nonce={nonce}\n",
-        hostname()
+        });
+    let record = crate::lock_record::format(
+        pid,
+        start.as_deref(),
+        &hostname(),
+        0,
+        boot_id().as_deref(),
+        &nonce,
     );
     let mut tmp = target.as_os_str().to_owned();
     tmp.push(format!(".{nonce}.tmp"));

@@ -35,6 +35,7 @@
 //!   still c, remove" cannot remove a live lock.  A break mutex whose holder
 //!   died is itself broken recursively by the same rule (bounded depth).
 use super::node_fs::{self as node, NResult};
+use crate::lock_record::{self, parse};
 use core::cell::Cell;
 
 thread_local! {
@@ -69,63 +70,18 @@ fn new_record() -> (String, String) {
         c.set(v);
         v
     });
-    let boot = BOOT.with(|b| b.0.as_ref().map(|id| format!("boot={id}\n")));
+    let boot = BOOT.with(|b| b.0.clone());
     IDENT.with(|(pid, start, host, seed, thread)| {
         let nonce = format!("{pid}-{seed:016x}-{n}");
-        // `boot` is optional, so records of earlier versions still parse (and theirs ours).
-        let rec = format!(
-            "leasefence-dotlock v1\npid={pid}\nstart={}\nhost={host}\nthread={thread}\n{}nonce={nonce}\n",
-            start.as_deref().unwrap_or("-"),
-            boot.unwrap_or_default(),
+        let rec = lock_record::format(
+            *pid,
+            start.as_deref(),
+            host,
+            *thread,
+            boot.as_deref(),
+            &nonce,
         );
         (rec, nonce)
-    })
-}
-
-struct Owner {
-    thread: Option<u32>,
-    pid: u32,
-    start: Option<String>,
-    host: String,
-    boot: Option<String>,
-    nonce: String,
-}
-
-/// Reads a complete record; `None` for anything else (empty, NUL bytes, cut short: a record
-/// always ends with its nonce line and a newline).
-fn parse(rec: &str) -> Option<Owner> {
-    if !rec.ends_with('\n') {
-        return None;
-    }
-    let mut lines = rec.lines();
-    if lines.next()? != "leasefence-dotlock v1" {
-        return None;
-    }
-    let (mut pid, mut start, mut host, mut nonce, mut thread) = (None, None, None, None, None);
-    let mut boot = None;
-    for l in lines {
-        let (k, v) = l.split_once('=')?;
-        match k {
-            "pid" => pid = v.parse().ok(),
-            "start" => start = Some(if v == "-" { None } else { Some(v.to_string()) }),
-            "host" => host = Some(v.to_string()),
-            "nonce" => nonce = Some(v.to_string()),
-            "thread" => thread = v.parse().ok(),
-            "boot" => boot = Some(v.to_string()),
-            _ => {}
-        }
-    }
-    let nonce: String = nonce?;
-    if nonce.is_empty() || nonce.contains('/') {
-        return None;
-    }
-    Some(Owner {
-        pid: pid?,
-        start: start?,
-        host: host?,
-        boot,
-        nonce,
-        thread,
     })
 }
 
