@@ -7,6 +7,7 @@ const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
 const { LeaseStoreCore } = require('./core.cjs');
+const { JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff } = require('./job-worker.cjs');
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const CONSTRUCT = Symbol('LeaseStore.open');
@@ -175,4 +176,4 @@ class LeaseStore extends LeaseStoreCore {
   }
 }
 
-module.exports = { LeaseStore };
+module.exports = { LeaseStore, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff };

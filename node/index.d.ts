@@ -150,5 +150,138 @@ export declare class LeaseStore {
   close(): void;
 }
 
-declare const _default: { LeaseStore: typeof LeaseStore };
+/**
+ * Why a handler's `signal` aborted: `code` `lease_lost` (the store refused a renew, or the lease
+ * ended before a renew got through; `reason` is the store's reason, e.g. `{code: 'stale_fence'}`
+ * or `{code: 'expired', until}`) or `stopped` (`worker.stop()`; `reason` null).
+ */
+export declare class LeaseLostError extends Error {
+  readonly name: 'LeaseLostError';
+  readonly code: 'lease_lost' | 'stopped';
+  readonly reason: Reason | null;
+}
+
+/** Seconds to wait before retry `attempt` (1 for the first failure), given what the handler threw. */
+export type Backoff = (attempt: number, error: unknown) => number;
+
+/** The same `seconds` before every retry. */
+export declare function fixedBackoff(seconds: number): Backoff;
+
+/**
+ * `initial * factor^(attempt - 1)` seconds capped at `max`, shortened by a random share of up to
+ * `jitter` (0: none; 0.5: between half and all of it). Defaults: 1, 2, 300, 0.5, Math.random.
+ */
+export declare function exponentialBackoff(options?: {
+  initial?: number;
+  factor?: number;
+  max?: number;
+  jitter?: number;
+  random?: () => number;
+}): Backoff;
+
+/** What the runtime counted since the worker was made. */
+export interface WorkerStats {
+  /** Jobs claimed (each claim is one attempt). */
+  claimed: number;
+  /** Jobs completed with the handler's result. */
+  completed: number;
+  /** Handler failures recorded with a retry time (`fail` with retryAt). */
+  failed: number;
+  /** Jobs made dead: the handler failed at maxAttempts, or a claim came past maxAttempts. */
+  dead: number;
+  /** Leases lost while handling: a refused renew or write, or a lease end with no renew through. */
+  leasesLost: number;
+  /** complete / fail / release calls the store refused (the lease was gone). */
+  staleWritesRefused: number;
+  /** Renews the store accepted. */
+  renewals: number;
+}
+
+/** What the handler gets beside the job id. */
+export interface JobContext {
+  /**
+   * Aborts the moment the lease is lost or the worker stops (`signal.reason` is a
+   * LeaseLostError); whatever the handler returns or throws after that is discarded.
+   */
+  signal: AbortSignal;
+  /** The payload given at enqueue, or null. */
+  payload: string | null;
+  /** This lease's fencing token; pass it to any other store that checks fences. */
+  fence: Fence;
+  /** 1 for the first attempt; counted since the job last died (a revived job starts again). */
+  attempt: number;
+}
+
+/**
+ * Returns the result: a string is stored as is, undefined or null as no result, anything else as
+ * its JSON. Throwing fails the job: retried after `backoff(attempt)`, dead at `maxAttempts`.
+ */
+export type JobHandler = (job: string, context: JobContext) => unknown | Promise<unknown>;
+
+export interface JobWorkerOptions {
+  /** The owner name to claim as (default: `job-worker-` and a random suffix). Unique per worker. */
+  owner?: string;
+  /** Lease length in seconds. */
+  ttl: number;
+  /** Seconds between renews (default ttl / 3); must be below ttl. */
+  heartbeatEvery?: number;
+  /** Attempts before a job is dead (default 5; Infinity for never). */
+  maxAttempts?: number;
+  /** Seconds before a retry: a number (fixed) or a function (default exponentialBackoff()). */
+  backoff?: number | Backoff;
+  /** The time in seconds, as the store's `now` (default Date.now() / 1000). Shared by all workers. */
+  clock?: () => number;
+  /** Seconds between claim attempts while nothing is claimable (default 1). */
+  idle?: number;
+  /** After signalling a lost lease, how long (real seconds) to wait for the handler (default ttl). */
+  abandonAfter?: number;
+  /** Told about every storage error the runtime retries (a busy database). Default: nothing. */
+  onError?: (error: LeaseError, context: { op: string; job?: string }) => void;
+}
+
+/**
+ * The worker runtime: claims jobs one at a time with `claimNext`, renews the lease while the
+ * handler runs, signals the handler when the lease is lost, completes or fails the job.
+ *
+ * The heartbeat runs on the event loop, the handler's own thread: a handler that blocks the loop
+ * (CPU-bound or hung) for longer than the lease loses it, and when the loop runs again it is
+ * signalled at once and its result discarded. That is the safe side of the trade-off: with fences
+ * a lost lease costs duplicate work, never a wrong result, while a heartbeat on another thread
+ * would keep a hung handler's job for ever. Split long CPU work with `await` (or move it to a
+ * worker thread of your own) so the loop can renew.
+ *
+ * Open the store with a `busyTimeoutMs` well below `heartbeatEvery` (a Node store call waits for
+ * the file's lock on the event loop); renews and writes that still fail with `storage` are retried
+ * while the lease lasts.
+ *
+ * @example
+ * const worker = new JobWorker(store, { owner: `worker-${process.pid}`, ttl: 30 });
+ * process.on('SIGTERM', () => worker.stop());
+ * await worker.run(async (job, { signal, payload }) => render(payload, { signal }));
+ */
+export declare class JobWorker {
+  constructor(store: LeaseStore, options: JobWorkerOptions);
+  readonly owner: string;
+  /** A copy of the counters. */
+  readonly stats: WorkerStats;
+  /**
+   * Handles jobs until `stop()`; with `untilEmpty`, until nothing is claimable; with
+   * `untilDrained`, until no job is queued, scheduled or leased by anyone. Resolves to the counters.
+   */
+  run(handler: JobHandler, options?: { untilEmpty?: boolean; untilDrained?: boolean }): Promise<WorkerStats>;
+  /**
+   * Claims nothing more; the job in hand gets `grace` seconds (default 0) to finish, then its
+   * handler is signalled (code `stopped`) and its lease released, fence kept. Resolves when run()
+   * has returned.
+   */
+  stop(options?: { grace?: number }): Promise<void>;
+}
+
+declare const _default: {
+  LeaseStore: typeof LeaseStore;
+  JobWorker: typeof JobWorker;
+  LeaseLostError: typeof LeaseLostError;
+  fixedBackoff: typeof fixedBackoff;
+  exponentialBackoff: typeof exponentialBackoff;
+};
 export default _default;

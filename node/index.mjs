@@ -5,4 +5,8 @@ const require = createRequire(import.meta.url);
 const leasefence = require('./index.cjs');
 
 export const LeaseStore = leasefence.LeaseStore;
+export const JobWorker = leasefence.JobWorker;
+export const LeaseLostError = leasefence.LeaseLostError;
+export const fixedBackoff = leasefence.fixedBackoff;
+export const exponentialBackoff = leasefence.exponentialBackoff;
 export default leasefence;

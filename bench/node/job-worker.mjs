@@ -1,0 +1,105 @@
+// What the worker runtime costs per job: jobs per second through JobWorker.run (heartbeat timers,
+// awaits, the attempt check) against a bare claimNext + complete loop on the same kind of file, in
+// the same run, alternating, median (min-max) over the repeats. A second pair has handlers that
+// hold each job for `--hold` ms, so the heartbeat renews (ttl 3 x hold) while they run.
+//
+//   npm run package && node bench/node/job-worker.mjs [--jobs 1000] [--repeats 5] [--hold 30] [--held-jobs 40]
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const require = createRequire(import.meta.url);
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const { LeaseStore, JobWorker } = require(process.env.LEASEFENCE_PKG ?? path.join(repo, 'target/npm/leasefence'));
+
+const { values } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '1000' },
+    repeats: { type: 'string', default: '5' },
+    hold: { type: 'string', default: '30' },
+    'held-jobs': { type: 'string', default: '40' },
+  },
+});
+const jobs = Number(values.jobs);
+const repeats = Number(values.repeats);
+const holdMs = Number(values.hold);
+const heldJobs = Number(values['held-jobs']);
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasefence-bench-worker-'));
+process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+const now = () => Date.now() / 1000;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let files = 0;
+async function seeded(count) {
+  const db = path.join(dir, `b${files++}.db`);
+  const store = await LeaseStore.open(db);
+  for (let i = 0; i < count; i++) store.enqueue(`job-${i}`, null, `payload ${i}`);
+  return store;
+}
+
+/** The loop a user writes without the runtime: claim, handle, complete (no heartbeat). */
+async function bare(count, ttl, handle) {
+  const store = await seeded(count);
+  const started = performance.now();
+  let done = 0;
+  for (;;) {
+    const claimed = store.claimNext('bare', now(), ttl);
+    if (!claimed) break;
+    const result = await handle(claimed.job);
+    if (store.complete(claimed.job, 'bare', claimed.fence, now(), result)) done += 1;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  store.close();
+  if (done !== count) throw new Error(`bare loop completed ${done} of ${count}`);
+  return { perSecond: count / seconds, renewals: 0 };
+}
+
+async function runtime(count, ttl, handle) {
+  const store = await seeded(count);
+  const worker = new JobWorker(store, { owner: 'runtime', ttl });
+  const started = performance.now();
+  const stats = await worker.run((job) => handle(job), { untilEmpty: true });
+  const seconds = (performance.now() - started) / 1000;
+  store.close();
+  if (stats.completed !== count) throw new Error(`runtime completed ${stats.completed} of ${count}`);
+  return { perSecond: count / seconds, renewals: stats.renewals };
+}
+
+const summary = (xs) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], max: sorted.at(-1) };
+};
+const fmt = ({ median, min, max }, digits = 1) => `${median.toFixed(digits)} (${min.toFixed(digits)}-${max.toFixed(digits)})`;
+
+const cases = [
+  { name: 'instant handler', count: jobs, ttl: 30, handle: (job) => `done ${job}` },
+  {
+    name: `handler holding each job ${holdMs} ms, ttl ${(3 * holdMs) / 1000} s (about 3 renews a job)`,
+    count: heldJobs,
+    ttl: (3 * holdMs) / 1000,
+    handle: async (job) => {
+      await sleep(holdMs);
+      return `done ${job}`;
+    },
+  },
+];
+for (const c of cases) {
+  const ratios = [];
+  const bareRates = [];
+  const runtimeRates = [];
+  let renewals = 0;
+  for (let r = 0; r < repeats; r++) {
+    const b = await bare(c.count, c.ttl, c.handle);
+    const w = await runtime(c.count, c.ttl, c.handle);
+    bareRates.push(b.perSecond);
+    runtimeRates.push(w.perSecond);
+    ratios.push(w.perSecond / b.perSecond);
+    renewals += w.renewals;
+  }
+  const line = { case: c.name, jobs: c.count, repeats, bare: summary(bareRates), runtime: summary(runtimeRates), ratio: summary(ratios), renewalsPerJob: renewals / (repeats * c.count) };
+  console.log(JSON.stringify(line));
+  console.error(`${c.name}: bare ${fmt(line.bare)} jobs/s, runtime ${fmt(line.runtime)} jobs/s, runtime/bare ${fmt(line.ratio, 2)}x, ${line.renewalsPerJob.toFixed(2)} renewals a job`);
+}

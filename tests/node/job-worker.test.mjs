@@ -1,0 +1,387 @@
+// The worker runtime (JobWorker, docs/contract.md section 9) on real files, real timers and real
+// processes: the heartbeat, the lost-lease signal (a paused process, a blocked event loop, a
+// refused renew, a busy database), retries with backoff, dead jobs, poison jobs, revive, stop.
+// LEASEFENCE_LOST_ROUNDS sets the number of paused-worker rounds (default 20).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { HERE, PKG, loadPackage, tempDir, spawnTracked, killLiveChildren, jsonLines, runNode, sleep, withTimeout } from './helpers.mjs';
+
+const { LeaseStore, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff } = loadPackage();
+const CHILD = path.join(HERE, 'job-worker-child.mjs');
+const dir = tempDir('leasefence-jobworker-');
+after(killLiveChildren);
+
+let files = 0;
+async function freshStore(options = { busyTimeoutMs: 50 }) {
+  const db = path.join(dir, `w${files++}.db`);
+  return { db, store: await LeaseStore.open(db, options) };
+}
+const now = () => Date.now() / 1000;
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+test('the heartbeat keeps the lease across a handler that runs several ttls; a rival cannot claim meanwhile', async () => {
+  const { db, store } = await freshStore();
+  store.enqueue('long', null, 'the payload');
+  const rival = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+  const ttl = 1;
+  const worker = new JobWorker(store, { owner: 'a', ttl, idle: 0.05 });
+  const refusals = [];
+  let seen;
+  const stats = await worker.run(
+    async (job, context) => {
+      seen = { job, payload: context.payload, fence: context.fence, attempt: context.attempt };
+      const end = Date.now() + ttl * 3.2 * 1000;
+      while (Date.now() < end) {
+        await sleep(100);
+        const answer = rival.withReason.claim('long', 'rival', now(), ttl);
+        refusals.push(answer.reason?.code ?? `claimed ${answer.value}`);
+      }
+      assert.equal(context.signal.aborted, false, 'signalled while the lease was renewed');
+      return { answer: 42 };
+    },
+    { untilEmpty: true },
+  );
+  assert.deepEqual(seen, { job: 'long', payload: 'the payload', fence: 1, attempt: 1 });
+  assert.ok(refusals.length >= 20, `the rival tried only ${refusals.length} times`);
+  assert.deepEqual([...new Set(refusals)], ['held'], 'the rival got the job while the handler ran');
+  assert.ok(stats.renewals >= 6, `only ${stats.renewals} renewals in 3.2 ttls at ttl/3`);
+  assert.equal(stats.leasesLost, 0);
+  assert.equal(stats.completed, 1);
+  const state = store.state('long');
+  assert.equal(state.done, true);
+  assert.equal(state.result, '{"answer":42}', 'a non-string result is stored as its JSON');
+  assert.equal(state.fence, 1);
+  rival.close();
+  store.close();
+});
+
+test('a renew the store refuses (a newer fence holds the job) signals the handler with the reason, and its result is discarded', async () => {
+  const { db, store } = await freshStore();
+  store.enqueue('stolen');
+  const thief = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+  const ttl = 0.6;
+  const worker = new JobWorker(store, { owner: 'slow', ttl, idle: 0.05 });
+  let signalledAfter = null;
+  const stats = await worker.run(
+    async (job, { signal }) => {
+      // A worker whose clock runs ahead sees the lease as ended and claims over it.
+      assert.equal(thief.claim(job, 'thief', now() + 10, ttl), 2);
+      thief.complete(job, 'thief', 2, now() + 10, 'the thief');
+      const stolenAt = performance.now();
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      signalledAfter = performance.now() - stolenAt;
+      assert.ok(signal.reason instanceof LeaseLostError);
+      assert.equal(signal.reason.code, 'lease_lost');
+      assert.equal(signal.reason.reason.code, 'done');
+      return 'the slow one';
+    },
+    { untilEmpty: true },
+  );
+  assert.ok(signalledAfter <= ttl * 1000, `signalled ${signalledAfter} ms after the theft (heartbeat every ${ttl / 3} s)`);
+  assert.equal(store.state('stolen').result, 'the thief');
+  assert.deepEqual({ lost: stats.leasesLost, completed: stats.completed, stale: stats.staleWritesRefused }, { lost: 1, completed: 0, stale: 0 });
+  thief.close();
+  store.close();
+});
+
+test('a handler that blocks the event loop past the ttl loses the lease: signalled when the loop runs again, its result never written', async () => {
+  const { store } = await freshStore();
+  store.enqueue('cpu');
+  const ttl = 0.4;
+  const worker = new JobWorker(store, { owner: 'busy', ttl, idle: 0.05 });
+  const signals = [];
+  const stats = await worker.run(
+    (job, context) => {
+      signals.push(context.signal);
+      if (context.attempt > 1) return 'second attempt, in time';
+      const end = Date.now() + ttl * 2.5 * 1000;
+      while (Date.now() < end) {
+        // a CPU-bound handler: no timer can run
+      }
+      return 'computed too late';
+    },
+    { untilEmpty: true },
+  );
+  assert.equal(signals.length, 2, 'the job was not claimed again after the lost lease');
+  assert.equal(signals[0].aborted, true, 'the handler was not told its lease had ended');
+  assert.equal(signals[0].reason.code, 'lease_lost');
+  assert.equal(signals[0].reason.reason.code, 'expired');
+  assert.equal(signals[1].aborted, false);
+  const state = store.state('cpu');
+  assert.deepEqual({ done: state.done, result: state.result, fence: state.fence }, { done: true, result: 'second attempt, in time', fence: 2 });
+  assert.deepEqual({ lost: stats.leasesLost, completed: stats.completed, stale: stats.staleWritesRefused }, { lost: 1, completed: 1, stale: 0 });
+  store.close();
+});
+
+test('a paused worker process loses its lease to another process; after SIGCONT it is signalled and its result discarded, every round', async () => {
+  const rounds = Number(process.env.LEASEFENCE_LOST_ROUNDS ?? 20);
+  const { db, store } = await freshStore();
+  const ttl = 0.4;
+  const child = spawnTracked(process.execPath, [CHILD, 'held', db, 'paused', String(ttl)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LEASEFENCE_PKG: PKG },
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const lines = [];
+  const waiters = [];
+  let buffered = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    buffered += d;
+    const parts = buffered.split('\n');
+    buffered = parts.pop();
+    for (const line of jsonLines(parts.join('\n'))) {
+      lines.push(line);
+      for (const w of [...waiters]) if (w.match(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+    }
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, sig) => resolve({ code, sig })));
+  const next = (match, what) => {
+    const found = lines.find(match);
+    if (found) return Promise.resolve(found);
+    return withTimeout(new Promise((resolve) => waiters.push({ match, resolve })), 15_000, `${what} (stderr: ${stderr})`);
+  };
+  const second = new JobWorker(store, { owner: 'second', ttl, idle: 0.01 });
+  const latencies = [];
+  for (let round = 0; round < rounds; round++) {
+    const job = `round-${round}`;
+    store.enqueue(job);
+    const started = await next((l) => l.started === job, `the child did not take ${job}`);
+    child.kill('SIGSTOP');
+    const leaseEnd = started.at + ttl;
+    await sleep(Math.max(0, (leaseEnd - now()) * 1000) + 30);
+    // The second worker, in this process, claims over the paused one with a higher fence.
+    let fence = null;
+    const stats = await second.run(async (j, context) => {
+      fence = context.fence;
+      return `second:${j}`;
+    }, { untilEmpty: true });
+    assert.equal(fence, started.fence + 1, `round ${round}: the second worker's fence`);
+    const resumedAt = now();
+    child.kill('SIGCONT');
+    const aborted = await next((l) => l.aborted === job, `round ${round}: the paused worker was never signalled`);
+    assert.equal(aborted.signalled, true);
+    assert.equal(aborted.code, 'lease_lost');
+    latencies.push((aborted.at - Math.max(resumedAt, leaseEnd)) * 1000);
+    const state = store.state(job);
+    assert.deepEqual({ result: state.result, fence: state.fence, done: state.done },
+      { result: `second:${job}`, fence: started.fence + 1, done: true }, `round ${round}: the stored result`);
+    assert.equal(stats.completed, round + 1);
+  }
+  child.kill('SIGTERM');
+  const { code } = await exited;
+  assert.equal(code, 0, stderr);
+  const end = lines.find((l) => l.stats);
+  assert.ok(end, `the child reported no stats: ${stderr}`);
+  assert.deepEqual(
+    { claimed: end.stats.claimed, lost: end.stats.leasesLost, completed: end.stats.completed, stale: end.stats.staleWritesRefused },
+    { claimed: rounds, lost: rounds, completed: 0, stale: 0 },
+    'the paused worker wrote nothing: each result was discarded before any write',
+  );
+  console.log(`paused worker: ${rounds}/${rounds} rounds the second worker's result stood; signalled after SIGCONT in median ${median(latencies).toFixed(1)} ms, worst ${Math.max(...latencies).toFixed(1)} ms`);
+  assert.ok(Math.max(...latencies) < 1000, `a signal came ${Math.max(...latencies)} ms after the process resumed`);
+  store.close();
+});
+
+test('a busy database: renews are retried within the lease (the handler keeps it), and when the lease ends first the handler is signalled', async () => {
+  const { db, store } = await freshStore({ busyTimeoutMs: 20 });
+  store.enqueue('through-busy');
+  store.enqueue('busy-to-the-end');
+  const ttl = 1.2;
+  const errors = [];
+  const worker = new JobWorker(store, { owner: 'w', ttl, idle: 0.05, onError: (error, context) => errors.push({ op: context.op, message: error.message }) });
+  // An empty <db>.lock directory is how a native unix-dotfile holder holds the file: everybody waits.
+  const lock = `${db}.lock`;
+  const outcomes = {};
+  const stats = await worker.run(
+    async (job, { signal, attempt }) => {
+      if (attempt > 1) return 'a later attempt';
+      if (job === 'through-busy') {
+        fs.mkdirSync(lock);
+        await sleep(ttl * 0.45 * 1000); // past the first renew (at ttl/3), well within the lease
+        fs.rmdirSync(lock);
+        await sleep(ttl * 0.7 * 1000);
+        outcomes[job] = { aborted: signal.aborted };
+        return 'made it';
+      }
+      fs.mkdirSync(lock);
+      const held = performance.now();
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      outcomes[job] = { aborted: true, reason: signal.reason.reason, afterLockMs: performance.now() - held, at: now() };
+      fs.rmdirSync(lock);
+      return 'too late';
+    },
+    { untilEmpty: true },
+  );
+  assert.deepEqual(outcomes['through-busy'], { aborted: false });
+  assert.equal(store.state('through-busy').result, 'made it');
+  const lost = outcomes['busy-to-the-end'];
+  assert.equal(lost.reason.code, 'expired');
+  const lateMs = (lost.at - lost.reason.until) * 1000;
+  console.log(`busy database: the handler was signalled ${lateMs.toFixed(1)} ms after its lease ended; ${errors.filter((e) => e.op === 'renew').length} busy renews retried`);
+  assert.ok(lateMs >= 0 && lateMs < 250, `signalled ${lateMs} ms after the lease end`);
+  assert.ok(errors.filter((e) => e.op === 'renew').length >= 3, `renews were not retried: ${JSON.stringify(errors)}`);
+  assert.ok(errors.every((e) => /locked/.test(e.message)), JSON.stringify(errors));
+  // The first attempt's result was discarded; the job went to the next claim (this same worker).
+  assert.deepEqual([store.state('busy-to-the-end').result, store.state('busy-to-the-end').fence], ['a later attempt', 2]);
+  assert.deepEqual({ completed: stats.completed, lost: stats.leasesLost }, { completed: 2, lost: 1 });
+  store.close();
+});
+
+test('retries: failing twice then succeeding, each retry claimed no earlier than its backoff; dead at maxAttempts with every error recorded', async () => {
+  const { store } = await freshStore();
+  store.enqueue('flaky');
+  store.enqueue('hopeless', null, 'p');
+  const backoff = 0.3;
+  const worker = new JobWorker(store, { owner: 'r', ttl: 2, idle: 0.02, maxAttempts: 3, backoff: fixedBackoff(backoff) });
+  const claims = { flaky: [], hopeless: [] };
+  const stats = await worker.run(
+    async (job, { attempt, fence }) => {
+      claims[job].push({ attempt, fence, at: now() });
+      if (job === 'flaky' && attempt <= 2) throw new Error(`flaky failure ${attempt}`);
+      if (job === 'hopeless') throw new TypeError(`hopeless ${attempt}`);
+      return 'finally';
+    },
+    { untilDrained: true },
+  );
+  for (const job of ['flaky', 'hopeless']) {
+    const times = claims[job].map((c) => c.at);
+    for (let i = 1; i < times.length; i++) {
+      assert.ok(times[i] - times[i - 1] >= backoff - 0.005, `${job}: retry ${i} came ${(times[i] - times[i - 1]).toFixed(3)} s after the failure`);
+    }
+  }
+  assert.deepEqual(claims.flaky.map((c) => [c.attempt, c.fence]), [[1, 1], [2, 2], [3, 3]]);
+  assert.equal(store.state('flaky').result, 'finally');
+  const flaky = store.inspect('flaky');
+  assert.deepEqual(flaky.failures.map((f) => [f.fence, f.error]), [[1, 'Error: flaky failure 1'], [2, 'Error: flaky failure 2']]);
+  const hopeless = store.inspect('hopeless');
+  assert.equal(hopeless.dead, true);
+  assert.equal(hopeless.state.result, null);
+  assert.deepEqual(hopeless.failures.map((f) => f.error), ['TypeError: hopeless 1', 'TypeError: hopeless 2', 'TypeError: hopeless 3']);
+  assert.deepEqual({ claimed: stats.claimed, completed: stats.completed, failed: stats.failed, dead: stats.dead }, { claimed: 6, completed: 1, failed: 4, dead: 1 });
+  store.close();
+});
+
+test('backoff: claimNext skips a failed job until its retry time (reason scheduled); exponential backoff grows and is capped', async () => {
+  const { store } = await freshStore();
+  store.enqueue('later');
+  const worker = new JobWorker(store, { owner: 'b', ttl: 5, idle: 0.02, backoff: (attempt) => 0.5 * attempt });
+  let failedAt;
+  const run = worker.run(async () => {
+    failedAt = now();
+    throw new Error('not yet');
+  });
+  while (!store.inspect('later')?.failures.length) await sleep(5);
+  await worker.stop();
+  await run;
+  const answer = store.withReason.claim('later', 'other', failedAt + 0.4, 5);
+  assert.equal(answer.value, null);
+  assert.equal(answer.reason.code, 'scheduled');
+  assert.ok(Math.abs(answer.reason.until - (failedAt + 0.5)) < 0.05, `retry at ${answer.reason.until}, failed at ${failedAt}`);
+  assert.equal(store.claimNext('other', failedAt + 0.45, 5), null, 'claimNext took the job before its retry time');
+  assert.equal(store.claimNext('other', failedAt + 0.55, 5).job, 'later');
+
+  const exact = exponentialBackoff({ initial: 1, factor: 2, max: 10, jitter: 0 });
+  assert.deepEqual([1, 2, 3, 4, 5, 6].map((a) => exact(a)), [1, 2, 4, 8, 10, 10]);
+  const jittered = exponentialBackoff({ initial: 1, factor: 2, max: 10, jitter: 0.5, random: () => 1 });
+  assert.deepEqual([1, 3, 9].map((a) => jittered(a)), [0.5, 2, 5]);
+  for (let i = 0; i < 200; i++) {
+    const d = exponentialBackoff({ max: 8 })(4);
+    assert.ok(d >= 4 && d <= 8, `jittered delay ${d}`);
+  }
+  store.close();
+});
+
+test('a poison job that kills its worker process every time ends dead, not claimed for ever; revive brings it back with its fence', async () => {
+  for (const how of ['sigkill', 'exit']) {
+    const { db, store } = await freshStore();
+    store.enqueue(`poison-${how}`);
+    store.enqueue('fine');
+    const ttl = 0.6;
+    const maxAttempts = 3;
+    const runs = [];
+    for (let spawned = 0; spawned < 10; spawned++) {
+      const run = await runNode(CHILD, ['poison', db, `w${spawned}`, String(ttl), String(maxAttempts), how]);
+      runs.push(run);
+      if (run.code === 0) break;
+      assert.equal(how === 'sigkill' ? run.signal : run.code, how === 'sigkill' ? 'SIGKILL' : 3, run.stderr);
+      await sleep(ttl * 1000 + 20); // its lease runs out
+    }
+    const last = runs.at(-1);
+    const story = runs.map((r) => `${r.code ?? r.signal}: ${r.stdout.trim().replace(/\n/g, ' ')}`).join('\n');
+    assert.equal(last.code, 0, `the ${runs.length}th worker: ${last.stderr}`);
+    assert.equal(runs.length, maxAttempts + 1, `${runs.length} worker processes for a job dead after ${maxAttempts} attempts:\n${story}`);
+    const end = jsonLines(last.stdout).find((l) => l.stats);
+    assert.equal(end.stats.dead, 1);
+    const poison = store.inspect(`poison-${how}`);
+    assert.equal(poison.dead, true);
+    assert.equal(poison.attempts, maxAttempts + 1, `${how}: ${JSON.stringify(poison)}\n${story}`);
+    assert.equal(poison.failures.length, 1);
+    assert.match(poison.failures[0].error, /attempt 4 of at most 3: earlier holders lost their leases/);
+    assert.equal(store.state('fine').result, 'ok:fine');
+    // revive: back with its fence; a worker with a harmless handler now gets attempt 1 again.
+    assert.equal(store.revive(`poison-${how}`, now()), true);
+    assert.equal(store.state(`poison-${how}`).fence, maxAttempts + 1);
+    const healed = new JobWorker(store, { owner: 'healer', ttl: 2, maxAttempts, idle: 0.02 });
+    let seen;
+    await healed.run((job, context) => {
+      seen = { fence: context.fence, attempt: context.attempt };
+      return 'healed';
+    }, { untilEmpty: true });
+    assert.deepEqual(seen, { fence: maxAttempts + 2, attempt: 1 });
+    assert.equal(store.state(`poison-${how}`).result, 'healed');
+    store.close();
+  }
+});
+
+test('stop() releases the held lease at once (fence kept) and signals the handler; stop with grace lets it finish', async () => {
+  const { store } = await freshStore();
+  store.enqueue('interrupted');
+  const worker = new JobWorker(store, { owner: 's', ttl: 30, idle: 0.02 });
+  let reason;
+  const running = worker.run(async (job, { signal }) => {
+    setTimeout(() => worker.stop(), 50);
+    await new Promise((resolve) => signal.addEventListener('abort', resolve));
+    reason = signal.reason;
+    return 'unfinished';
+  });
+  const stats = await withTimeout(running, 5000, 'run() after stop()');
+  assert.equal(reason.code, 'stopped');
+  const state = store.state('interrupted');
+  assert.deepEqual({ owner: state.owner, fence: state.fence, done: state.done }, { owner: null, fence: 1, done: false });
+  assert.equal(store.claimNext('next', now(), 30).fence, 2, 'the released job was not claimable at once');
+  assert.equal(stats.leasesLost, 0);
+
+  store.enqueue('graceful');
+  const gentle = new JobWorker(store, { owner: 'g', ttl: 30, idle: 0.02 });
+  const run = gentle.run(async (job, { signal }) => {
+    setTimeout(() => gentle.stop({ grace: 2 }), 10);
+    await sleep(150);
+    return signal.aborted ? 'aborted' : 'finished in grace';
+  });
+  await run;
+  assert.equal(store.state('graceful').result, 'finished in grace');
+  store.close();
+});
+
+test('bad options are refused with invalid_argument and a message naming the option', async () => {
+  const { store } = await freshStore();
+  const cases = [
+    [{}, /ttl/], [{ ttl: 0 }, /ttl/], [{ ttl: -1 }, /ttl/], [{ ttl: NaN }, /ttl/], [{ ttl: '5' }, /ttl/],
+    [{ ttl: 3, heartbeatEvery: 3 }, /heartbeatEvery/], [{ ttl: 3, maxAttempts: 0 }, /maxAttempts/],
+    [{ ttl: 3, maxAttempts: 1.5 }, /maxAttempts/], [{ ttl: 3, backoff: 'x' }, /backoff/], [{ ttl: 3, owner: '' }, /owner/],
+    [{ ttl: 3, clock: () => 'now' }, /clock/], [{ ttl: 3, idle: 0 }, /idle/],
+  ];
+  for (const [options, message] of cases) {
+    assert.throws(() => new JobWorker(store, options), (e) => e.code === 'invalid_argument' && message.test(e.message), JSON.stringify(options));
+  }
+  assert.throws(() => new JobWorker({}, { ttl: 3 }), (e) => e.code === 'invalid_argument' && /store/.test(e.message));
+  assert.throws(() => fixedBackoff(-1), (e) => e.code === 'invalid_argument');
+  assert.throws(() => exponentialBackoff({ jitter: 2 }), (e) => e.code === 'invalid_argument');
+  const worker = new JobWorker(store, { ttl: 3 });
+  await assert.rejects(worker.run('not a function'), (e) => e.code === 'invalid_argument');
+  assert.match(worker.owner, /^job-worker-/);
+  store.close();
+});

@@ -1,0 +1,488 @@
+// The worker runtime of leasefence (docs/contract.md section 9), shared by Node (the job-worker.cjs
+// that scripts/package.sh derives from this file) and the browser (served as is): a loop over
+// claimNext that renews the lease while a handler runs, tells the handler through an AbortSignal
+// the moment the lease is lost, completes on success, fails with backoff, and makes a job dead at
+// its maximum number of attempts.
+//
+// It works over any LeaseStoreCore: the Node store answers synchronously, the browser store with
+// Promises; every store call here is awaited, which serves both.
+//
+// Where the heartbeat runs: on the handler's own thread (the event loop), on purpose. A handler
+// that blocks the loop (CPU-bound, or hung in synchronous code) starves the heartbeat and loses
+// its lease; when the loop runs again the handler is signalled at once and its result discarded.
+// Renewing from another thread would keep a busy handler's lease, but it would also keep a hung
+// handler's lease for ever, and the job with it. With fencing a lost lease costs duplicate work,
+// never a corrupted result, so losing it is the safe default.
+//
+// This file is plain ES module code with no imports and one `export { ... }` line at the end,
+// which package.sh turns into `module.exports`; keep it that way.
+
+function invalidArgument(message) {
+  return Object.assign(new Error(message), { code: 'invalid_argument' });
+}
+
+/**
+ * What `signal.reason` holds when a handler is told to stop: `code` is `lease_lost` (the store
+ * refused a renew, or the lease ended before it could be renewed; `reason` is the store's reason,
+ * e.g. `{code: 'stale_fence', fence}` or `{code: 'expired', until}`) or `stopped` (`worker.stop()`).
+ */
+class LeaseLostError extends Error {
+  constructor(code, message, reason = null) {
+    super(message);
+    this.name = 'LeaseLostError';
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+/** A backoff of the same `seconds` before every retry. */
+function fixedBackoff(seconds) {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
+    throw invalidArgument('fixedBackoff(): `seconds` must be a finite number >= 0');
+  }
+  return () => seconds;
+}
+
+/**
+ * `initial * factor^(attempt - 1)` seconds, capped at `max`, then shortened by a random part of
+ * up to `jitter` of it (0: exact; 0.5, the default: between half and all of it), so that workers
+ * failing together do not retry together.
+ */
+function exponentialBackoff({ initial = 1, factor = 2, max = 300, jitter = 0.5, random = Math.random } = {}) {
+  for (const [name, value] of Object.entries({ initial, factor, max })) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      throw invalidArgument(`exponentialBackoff(): \`${name}\` must be a finite number >= 0`);
+    }
+  }
+  if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) {
+    throw invalidArgument('exponentialBackoff(): `jitter` must be a number from 0 to 1');
+  }
+  if (typeof random !== 'function') throw invalidArgument('exponentialBackoff(): `random` must be a function');
+  return (attempt) => {
+    const delay = Math.min(max, initial * factor ** Math.max(0, attempt - 1));
+    return delay * (1 - jitter * random());
+  };
+}
+
+const isStorageError = (error) => error !== null && typeof error === 'object' && error.code === 'storage';
+
+/** A result for the store: a string as is, undefined or null as no result, anything else as JSON. */
+function resultText(value) {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string') return value;
+  const text = JSON.stringify(value);
+  if (typeof text !== 'string') throw new TypeError(`the handler returned ${typeof value}, which has no JSON form`);
+  return text;
+}
+
+/** The text recorded by `fail` for what a handler threw. */
+function errorText(error) {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+function positive(name, value) {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw invalidArgument(`JobWorker: \`${name}\` must be a finite number of seconds > 0`);
+  }
+  return value;
+}
+
+const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, Math.max(0, seconds) * 1000));
+
+/**
+ * Runs a handler on every job it claims from `store`, one job at a time (start several workers,
+ * each with its own owner, for more).
+ *
+ *   const worker = new JobWorker(store, { owner: 'worker-1', ttl: 30 });
+ *   await worker.run(async (job, { signal, payload }) => work(payload, signal));
+ */
+class JobWorker {
+  #store;
+  #owner;
+  #ttl;
+  #heartbeatEvery;
+  #maxAttempts;
+  #backoff;
+  #clock;
+  #idle;
+  #abandonAfter;
+  #onError;
+  #counts = {
+    claimed: 0,
+    completed: 0,
+    failed: 0,
+    dead: 0,
+    leasesLost: 0,
+    staleWritesRefused: 0,
+    renewals: 0,
+  };
+  #running = false;
+  #stopping = false;
+  #wake = null; // ends the idle wait early, on stop
+  #lease = null; // the lease held now, if any
+  #stopped = null; // {promise, resolve}: settles when run() returns
+
+  constructor(store, options = {}) {
+    if (store === null || typeof store !== 'object' || typeof store.claimNext !== 'function' || !store.withReason) {
+      throw invalidArgument('JobWorker: `store` must be a LeaseStore');
+    }
+    if (options === null || typeof options !== 'object') throw invalidArgument('JobWorker: `options` must be an object');
+    const {
+      owner = `job-worker-${Math.random().toString(36).slice(2, 10)}`,
+      ttl,
+      heartbeatEvery,
+      maxAttempts = 5,
+      backoff = exponentialBackoff(),
+      clock = () => Date.now() / 1000,
+      idle = 1,
+      abandonAfter,
+      onError = () => {},
+    } = options;
+    if (typeof owner !== 'string' || owner === '') throw invalidArgument('JobWorker: `owner` must be a non-empty string');
+    this.#store = store;
+    this.#owner = owner;
+    this.#ttl = positive('ttl', ttl);
+    this.#heartbeatEvery = positive('heartbeatEvery', heartbeatEvery ?? ttl / 3);
+    if (this.#heartbeatEvery >= this.#ttl) {
+      throw invalidArgument('JobWorker: `heartbeatEvery` must be shorter than `ttl`, or the lease ends between renewals');
+    }
+    if (!(maxAttempts === Infinity || (Number.isInteger(maxAttempts) && maxAttempts >= 1))) {
+      throw invalidArgument('JobWorker: `maxAttempts` must be an integer >= 1 (or Infinity)');
+    }
+    this.#maxAttempts = maxAttempts;
+    if (typeof backoff === 'number') this.#backoff = fixedBackoff(backoff);
+    else if (typeof backoff === 'function') this.#backoff = backoff;
+    else throw invalidArgument('JobWorker: `backoff` must be seconds (a number) or a function (attempt, error) => seconds');
+    if (typeof clock !== 'function' || !Number.isFinite(clock())) {
+      throw invalidArgument('JobWorker: `clock` must be a function answering the time in seconds');
+    }
+    this.#clock = clock;
+    this.#idle = positive('idle', idle);
+    this.#abandonAfter = positive('abandonAfter', abandonAfter ?? ttl);
+    if (typeof onError !== 'function') throw invalidArgument('JobWorker: `onError` must be a function');
+    this.#onError = onError;
+  }
+
+  /** The owner name this worker claims as. */
+  get owner() {
+    return this.#owner;
+  }
+
+  /** A copy of the counters: claimed, completed, failed, dead, leasesLost, staleWritesRefused, renewals. */
+  get stats() {
+    return { ...this.#counts };
+  }
+
+  /**
+   * Claims and handles jobs until `stop()`, or until nothing is claimable (`untilEmpty`), or until
+   * no job is queued, scheduled or leased by anyone (`untilDrained`: waits out retries). Resolves
+   * to the counters. Storage errors while claiming are reported to `onError` and retried.
+   */
+  async run(handler, { untilEmpty = false, untilDrained = false } = {}) {
+    if (typeof handler !== 'function') throw invalidArgument('JobWorker.run(): `handler` must be a function');
+    if (this.#running) throw invalidArgument('JobWorker.run(): this worker is already running');
+    this.#running = true;
+    this.#stopping = false;
+    let resolveStopped;
+    this.#stopped = { promise: new Promise((resolve) => (resolveStopped = resolve)) };
+    try {
+      while (!this.#stopping) {
+        let claimed;
+        try {
+          claimed = await this.#store.claimNext(this.#owner, this.#clock(), this.#ttl);
+        } catch (error) {
+          if (!isStorageError(error)) throw error;
+          this.#onError(error, { op: 'claimNext' });
+          await this.#idleWait();
+          continue;
+        }
+        if (!claimed) {
+          if (untilEmpty) break;
+          if (untilDrained && (await this.#drained())) break;
+          await this.#idleWait();
+          continue;
+        }
+        this.#counts.claimed += 1;
+        if (this.#stopping) {
+          // stop() came while the claim was on its way: hand the job straight back.
+          await this.#store.release(claimed.job, this.#owner, claimed.fence);
+          break;
+        }
+        await this.#handle(claimed, handler);
+      }
+    } finally {
+      this.#running = false;
+      resolveStopped();
+    }
+    return this.stats;
+  }
+
+  /**
+   * Stops gracefully: claims nothing more; the job being handled gets `grace` seconds (default 0)
+   * to finish and complete, then its handler is signalled (`signal.reason.code === 'stopped'`) and
+   * its lease released, the fence kept, for another worker to claim at once. Resolves when run()
+   * has returned.
+   */
+  stop({ grace = 0 } = {}) {
+    if (typeof grace !== 'number' || !(grace >= 0)) throw invalidArgument('JobWorker.stop(): `grace` must be seconds >= 0');
+    this.#stopping = true;
+    this.#wake?.();
+    const lease = this.#lease;
+    if (lease) {
+      const halt = () => lease.abort(new LeaseLostError('stopped', 'the worker is stopping'));
+      if (grace > 0) lease.timers.add(setTimeout(halt, grace * 1000));
+      else halt();
+    }
+    return this.#stopped ? this.#stopped.promise : Promise.resolve();
+  }
+
+  async #idleWait() {
+    if (this.#stopping) return;
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, this.#idle * 1000);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = null;
+  }
+
+  async #drained() {
+    const counts = await this.#store.stats(this.#clock());
+    return counts.queued + counts.scheduled + counts.leased === 0;
+  }
+
+  /**
+   * The attempt of this claim: its fence, counted since the job last died (a revived job gets
+   * `maxAttempts` fresh attempts). Only a fence past maxAttempts needs the recorded failures: a
+   * failure at attempt >= maxAttempts was a death (this runtime never retries one).
+   */
+  async #attemptOf(job, fence) {
+    if (fence <= this.#maxAttempts) return fence;
+    const inspection = await this.#store.inspect(job);
+    let base = 0;
+    for (const failure of inspection?.failures ?? []) {
+      if (failure.fence < fence && failure.fence - base >= this.#maxAttempts) base = failure.fence;
+    }
+    return fence - base;
+  }
+
+  async #handle({ job, fence, payload }, handler) {
+    const claimedAt = this.#clock();
+    const lease = this.#newLease(job, fence, claimedAt + this.#ttl);
+    this.#lease = lease;
+    try {
+      const attempt = await this.#attemptOf(job, fence);
+      if (attempt > this.#maxAttempts) {
+        const why = `attempt ${attempt} of at most ${this.#maxAttempts}: earlier holders lost their leases without completing or failing the job (killed, paused, or blocked past the lease)`;
+        await this.#finish(lease, 'fail', (now) => [job, this.#owner, fence, now, null, why], 'dead');
+        return;
+      }
+      this.#heartbeat(lease);
+      const outcome = await this.#runHandler(lease, handler, { job, fence, payload, attempt });
+      await lease.quiet();
+      if (lease.signal.aborted) {
+        if (lease.signal.reason?.code === 'stopped') {
+          await this.#finish(lease, 'release', () => [job, this.#owner, fence], null);
+        }
+        return; // the lease is gone or given up: the result is discarded, never written
+      }
+      if (this.#clock() >= lease.end) {
+        // The loop was blocked (or the process paused) past the lease end, and no timer has run
+        // since: the lease ended, whatever the handler made of it.
+        this.#lose(lease, { code: 'expired', until: lease.end }, 'the lease ended while the handler blocked the event loop');
+        return;
+      }
+      if (outcome.ok) {
+        let text;
+        try {
+          text = resultText(outcome.value);
+        } catch (error) {
+          await this.#failed(lease, attempt, error);
+          return;
+        }
+        await this.#finish(lease, 'complete', (now) => [job, this.#owner, fence, now, text], 'completed');
+      } else {
+        await this.#failed(lease, attempt, outcome.error);
+      }
+    } finally {
+      lease.close();
+      if (this.#lease === lease) this.#lease = null;
+    }
+  }
+
+  async #failed(lease, attempt, error) {
+    const text = errorText(error);
+    if (attempt >= this.#maxAttempts) {
+      await this.#finish(lease, 'fail', (now) => [lease.job, this.#owner, lease.fence, now, null, text], 'dead');
+      return;
+    }
+    let delay = Number(this.#backoff(attempt, error));
+    if (!Number.isFinite(delay) || delay < 0) delay = 0;
+    await this.#finish(lease, 'fail', (now) => [lease.job, this.#owner, lease.fence, now, now + delay, text], 'failed');
+  }
+
+  /** Runs the handler; after the lease is lost, waits at most `abandonAfter` for it to settle. */
+  async #runHandler(lease, handler, { job, fence, payload, attempt }) {
+    const settled = new Promise((resolve) => resolve(handler(job, { signal: lease.signal, payload, fence, attempt }))).then(
+      (value) => ({ ok: true, value }),
+      (error) => ({ ok: false, error }),
+    );
+    const abandoned = new Promise((resolve) => {
+      const onAbort = () => lease.timers.add(setTimeout(() => resolve({ ok: false, abandoned: true }), this.#abandonAfter * 1000));
+      if (lease.signal.aborted) onAbort();
+      else lease.signal.addEventListener('abort', onAbort, { once: true });
+      settled.then(() => lease.signal.removeEventListener('abort', onAbort));
+    });
+    return Promise.race([settled, abandoned]);
+  }
+
+  /**
+   * One write that ends the lease (complete, fail, release), retried on storage errors (a busy
+   * database) while the lease lasts. A refusal counts as a stale write and a lost lease.
+   */
+  async #finish(lease, op, args, counter) {
+    const answer = await this.#withinLease(lease, op, args);
+    if (answer === null) {
+      this.#lose(lease, { code: 'expired', until: lease.end }, `could not ${op} before the lease ended: the store kept failing`);
+    } else if (answer.value) {
+      if (counter) this.#counts[counter] += 1;
+    } else {
+      this.#counts.staleWritesRefused += 1;
+      this.#lose(lease, answer.reason, `the store refused ${op}: the lease was lost`);
+    }
+  }
+
+  /** `withReason[op]` with a fresh `now`; storage errors retried until the lease ends (then null). */
+  async #withinLease(lease, op, args) {
+    for (let delay = 0.01; ; delay = Math.min(delay * 2, 0.5)) {
+      try {
+        return await this.#store.withReason[op](...args(this.#clock()));
+      } catch (error) {
+        if (!isStorageError(error)) throw error;
+        this.#onError(error, { op, job: lease.job });
+        const left = lease.end - this.#clock();
+        if (left <= 0) return null;
+        await sleep(Math.min(delay, left / 2));
+      }
+    }
+  }
+
+  /** Signals the handler that its lease is gone (once) and counts it. */
+  #lose(lease, reason, message) {
+    if (lease.signal.aborted) return;
+    this.#counts.leasesLost += 1;
+    lease.abort(new LeaseLostError('lease_lost', `${lease.job} (fence ${lease.fence}): ${message}`, reason));
+  }
+
+  #newLease(job, fence, end) {
+    const controller = new AbortController();
+    const timers = new Set();
+    let inflight = Promise.resolve();
+    const lease = {
+      job,
+      fence,
+      end,
+      timers,
+      closed: false,
+      signal: controller.signal,
+      abort: (reason) => {
+        if (!controller.signal.aborted) controller.abort(reason);
+      },
+      /** Runs `tick` unless another renew is still in flight; `quiet()` waits for them. */
+      track(promise) {
+        inflight = inflight.then(() => promise);
+        return promise;
+      },
+      quiet() {
+        lease.closed = true;
+        for (const timer of timers) clearTimeout(timer);
+        return inflight;
+      },
+      close() {
+        lease.closed = true;
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+      },
+    };
+    return lease;
+  }
+
+  /**
+   * Renews every heartbeatEvery; a refused renew, or a lease end reached without one (a busy
+   * store, a paused process, a blocked loop), signals the handler at once.
+   */
+  #heartbeat(lease) {
+    const at = (seconds, f) => {
+      if (lease.closed) return;
+      const timer = setTimeout(() => {
+        lease.timers.delete(timer);
+        if (!lease.closed && !lease.signal.aborted) f();
+      }, Math.max(0, seconds) * 1000);
+      lease.timers.add(timer);
+    };
+    let watchdog = null;
+    const watch = () => {
+      if (watchdog) {
+        clearTimeout(watchdog);
+        lease.timers.delete(watchdog);
+      }
+      watchdog = setTimeout(() => {
+        lease.timers.delete(watchdog);
+        watchdog = null;
+        if (lease.closed || lease.signal.aborted) return;
+        // A clock driven by hand (the `clock` option) may lag real time: look again later.
+        if (this.#clock() < lease.end) watch();
+        else this.#lose(lease, { code: 'expired', until: lease.end }, 'the lease ended before a renew got through');
+      }, Math.max(0, lease.end - this.#clock()) * 1000);
+      lease.timers.add(watchdog);
+    };
+    let retryDelay = 0.01;
+    const tick = () =>
+      lease.track(
+        (async () => {
+          const now = this.#clock();
+          if (now >= lease.end) {
+            this.#lose(lease, { code: 'expired', until: lease.end }, 'the lease ended before it could be renewed (the process was paused or the event loop blocked)');
+            return;
+          }
+          let answer;
+          try {
+            answer = await this.#store.withReason.renew(lease.job, this.#owner, lease.fence, now, this.#ttl);
+          } catch (error) {
+            if (!isStorageError(error)) {
+              this.#lose(lease, null, `the renew failed: ${error.message}`);
+              return;
+            }
+            // A busy database: try again soon, within the lease; the watchdog signals the
+            // handler if the lease ends first.
+            this.#onError(error, { op: 'renew', job: lease.job });
+            at(Math.max(0.005, Math.min(retryDelay, (lease.end - this.#clock()) / 2)), tick);
+            retryDelay = Math.min(retryDelay * 2, this.#heartbeatEvery);
+            return;
+          }
+          if (lease.signal.aborted) return;
+          if (answer.value) {
+            this.#counts.renewals += 1;
+            lease.end = now + this.#ttl;
+            retryDelay = 0.01;
+            watch();
+            at(this.#heartbeatEvery, tick);
+          } else {
+            this.#lose(lease, answer.reason, `the store refused the renew (${answer.reason?.code ?? 'no reason'})`);
+          }
+        })(),
+      );
+    watch();
+    at(this.#heartbeatEvery, tick);
+  }
+}
+
+export { JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff };
