@@ -88,8 +88,13 @@ test('in the browser a lost lease signals the handler (refused renew, and a leas
         t += 31; // nobody renewed in time: this lease has ended
       }
       // (The signal may have aborted during the awaits above: an abort event fires only once.)
-      if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve));
-      results[job] = { code: signal.reason.code, reason: signal.reason.reason.code };
+      if (!signal.aborted) {
+        await new Promise((resolve) => {
+          signal.addEventListener('abort', resolve);
+          setTimeout(resolve, 5000);
+        });
+      }
+      results[job] = signal.aborted ? { code: signal.reason.code, reason: signal.reason.reason.code } : 'never signalled';
       return 'first';
     }, { untilEmpty: true });
     const taken = await store.state('taken');
