@@ -237,6 +237,14 @@ export interface JobWorkerOptions {
   abandonAfter?: number;
   /** Told about every storage error the runtime retries (a busy database). Default: nothing. */
   onError?: (error: LeaseError, context: { op: string; job?: string }) => void;
+  /**
+   * Where the lease is renewed. `'loop'` (the default): on the event loop, so a handler that
+   * blocks it past the lease loses the lease (safe: a hung handler cannot keep a job). `'thread'`
+   * (Node only): from a worker thread with its own connection to the file, so a CPU-bound handler
+   * keeps its lease, and so does a hung one, for as long as the process lives. With `'thread'`
+   * the clock is the system's (`clock` may not be given).
+   */
+  heartbeat?: 'loop' | 'thread';
 }
 
 /**
@@ -248,7 +256,7 @@ export interface JobWorkerOptions {
  * signalled at once and its result discarded. That is the safe side of the trade-off: with fences
  * a lost lease costs duplicate work, never a wrong result, while a heartbeat on another thread
  * would keep a hung handler's job for ever. Split long CPU work with `await` (or move it to a
- * worker thread of your own) so the loop can renew.
+ * worker thread of your own) so the loop can renew, or choose `heartbeat: 'thread'`.
  *
  * Open the store with a `busyTimeoutMs` well below `heartbeatEvery` (a Node store call waits for
  * the file's lock on the event loop); renews and writes that still fail with `storage` are retried

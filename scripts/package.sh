@@ -8,7 +8,7 @@ bash scripts/build-wasm.sh node target/wasm-node
 
 stage=target/npm/leasefence
 rm -rf "$stage" && mkdir -p "$stage/wasm"
-cp node/package.json node/index.cjs node/index.mjs node/index.d.ts node/claim-worker.cjs node/README.md "$stage/"
+cp node/package.json node/index.cjs node/index.mjs node/index.d.ts node/claim-worker.cjs node/heartbeat-thread.cjs node/README.md "$stage/"
 # The JavaScript core shared with the browser, written once as an ES module (web/store/core.js):
 # its one closing `export { ... }` line becomes module.exports for the CommonJS entry.
 {

@@ -3,7 +3,7 @@
 // the same run, alternating, median (min-max) over the repeats. A second pair has handlers that
 // hold each job for `--hold` ms, so the heartbeat renews (ttl 3 x hold) while they run.
 //
-//   npm run package && node bench/node/job-worker.mjs [--jobs 1000] [--repeats 5] [--hold 30] [--held-jobs 40]
+//   npm run package && node bench/node/job-worker.mjs [--jobs 300] [--repeats 5] [--hold 30] [--held-jobs 40]
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,7 +17,7 @@ const { LeaseStore, JobWorker } = require(process.env.LEASEFENCE_PKG ?? path.joi
 
 const { values } = parseArgs({
   options: {
-    jobs: { type: 'string', default: '1000' },
+    jobs: { type: 'string', default: '300' },
     repeats: { type: 'string', default: '5' },
     hold: { type: 'string', default: '30' },
     'held-jobs': { type: 'string', default: '40' },

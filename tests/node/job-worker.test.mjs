@@ -385,3 +385,41 @@ test('bad options are refused with invalid_argument and a message naming the opt
   assert.match(worker.owner, /^job-worker-/);
   store.close();
 });
+
+test("heartbeat: 'thread' renews from a worker thread: a handler blocking the event loop for several ttls keeps its lease; a refused renew still signals", async () => {
+  const { db, store } = await freshStore();
+  store.enqueue('cpu-bound');
+  store.enqueue('stolen');
+  const thief = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+  const ttl = 0.4;
+  const worker = new JobWorker(store, { owner: 't', ttl, idle: 0.02, heartbeat: 'thread' });
+  const seen = {};
+  const stats = await worker.run(
+    async (job, { signal }) => {
+      if (job === 'cpu-bound') {
+        const end = Date.now() + ttl * 3 * 1000;
+        while (Date.now() < end) {
+          // blocks this thread; the heartbeat thread renews
+        }
+        seen[job] = signal.aborted;
+        return 'kept the lease';
+      }
+      assert.equal(thief.claim(job, 'thief', now() + 10, ttl), 2);
+      await withTimeout(new Promise((resolve) => signal.addEventListener('abort', resolve)), 5000, 'the handler was never signalled');
+      seen[job] = signal.reason.reason.code;
+      return 'discarded';
+    },
+    { untilEmpty: true },
+  );
+  assert.deepEqual(seen, { 'cpu-bound': false, stolen: 'stale_fence' });
+  assert.deepEqual([store.state('cpu-bound').result, store.state('cpu-bound').fence], ['kept the lease', 1]);
+  assert.equal(store.state('stolen').owner, 'thief');
+  assert.ok(stats.renewals >= 6, `${stats.renewals} renewals from the thread in 3 ttls`);
+  assert.deepEqual({ completed: stats.completed, lost: stats.leasesLost }, { completed: 1, lost: 1 });
+  assert.throws(() => new JobWorker(store, { ttl: 1, heartbeat: 'thread', clock: () => 5 }), (e) => e.code === 'invalid_argument' && /clock/.test(e.message));
+  assert.throws(() => new JobWorker(store, { ttl: 1, heartbeat: 'elsewhere' }), (e) => e.code === 'invalid_argument' && /heartbeat/.test(e.message));
+  const { JobWorker: SharedJobWorker } = await import('../../web/store/job-worker.js');
+  assert.throws(() => new SharedJobWorker(store, { ttl: 1, heartbeat: 'thread' }), (e) => e.code === 'invalid_argument' && /Node package only/.test(e.message));
+  thief.close();
+  store.close();
+});

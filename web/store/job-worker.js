@@ -14,6 +14,9 @@
 // handler's lease for ever, and the job with it. With fencing a lost lease costs duplicate work,
 // never a corrupted result, so losing it is the safe default.
 //
+// Node offers the other side as an option (`heartbeat: 'thread'`, node/heartbeat-thread.cjs): it
+// plugs in here as a heartbeat source, `{start(lease, events), close()}` (see #threadHeartbeat).
+//
 // This file is plain ES module code with no imports and one `export { ... }` line at the end,
 // which package.sh turns into `module.exports`; keep it that way.
 
@@ -113,6 +116,7 @@ class JobWorker {
   #idle;
   #abandonAfter;
   #onError;
+  #heartbeatSource; // null: renew on the event loop; else the source that renews elsewhere
   #counts = {
     claimed: 0,
     completed: 0,
@@ -143,6 +147,7 @@ class JobWorker {
       idle = 1,
       abandonAfter,
       onError = () => {},
+      heartbeat = 'loop',
     } = options;
     if (typeof owner !== 'string' || owner === '') throw invalidArgument('JobWorker: `owner` must be a non-empty string');
     this.#store = store;
@@ -167,6 +172,10 @@ class JobWorker {
     this.#abandonAfter = positive('abandonAfter', abandonAfter ?? ttl);
     if (typeof onError !== 'function') throw invalidArgument('JobWorker: `onError` must be a function');
     this.#onError = onError;
+    if (heartbeat === 'loop') this.#heartbeatSource = null;
+    else if (heartbeat !== null && typeof heartbeat === 'object' && typeof heartbeat.start === 'function') this.#heartbeatSource = heartbeat;
+    else if (heartbeat === 'thread') throw invalidArgument("JobWorker: `heartbeat: 'thread'` is offered by the Node package only");
+    else throw invalidArgument("JobWorker: `heartbeat` must be 'loop' or (in Node) 'thread'");
   }
 
   /** The owner name this worker claims as. */
@@ -192,6 +201,7 @@ class JobWorker {
     let resolveStopped;
     this.#stopped = { promise: new Promise((resolve) => (resolveStopped = resolve)) };
     try {
+      await this.#heartbeatSource?.open?.();
       while (!this.#stopping) {
         let claimed;
         try {
@@ -218,6 +228,7 @@ class JobWorker {
       }
     } finally {
       this.#running = false;
+      await this.#heartbeatSource?.close?.();
       resolveStopped();
     }
     return this.stats;
@@ -285,7 +296,8 @@ class JobWorker {
         await this.#finish(lease, 'fail', (now) => [job, this.#owner, fence, now, null, why], 'dead');
         return;
       }
-      this.#heartbeat(lease);
+      if (this.#heartbeatSource) this.#threadHeartbeat(lease);
+      else this.#heartbeat(lease);
       const outcome = await this.#runHandler(lease, handler, { job, fence, payload, attempt });
       await lease.quiet();
       if (lease.signal.aborted) {
@@ -401,18 +413,43 @@ class JobWorker {
         inflight = inflight.then(() => promise);
         return promise;
       },
+      /** Stops renewing; resolves once no renew is in flight (or the heartbeat source stopped). */
       quiet() {
         lease.closed = true;
         for (const timer of timers) clearTimeout(timer);
-        return inflight;
+        return inflight.then(() => lease.stopSource?.());
       },
       close() {
         lease.closed = true;
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
+        lease.stopSource?.();
       },
     };
     return lease;
+  }
+
+  /**
+   * Renewing elsewhere (Node: a worker thread with its own connection, node/heartbeat-thread.cjs).
+   * The source tells `renewed(end)` and `lost(reason, message)` as its messages arrive; `stop()`
+   * resolves after every message it sent before, so after `quiet()` the lease end and the signal
+   * are what the source last saw. No watchdog here: while this thread is blocked its timers and
+   * the source's messages wait alike, and a timer could fire before the renewals queued with it.
+   */
+  #threadHeartbeat(lease) {
+    const beat = this.#heartbeatSource.start(
+      { job: lease.job, owner: this.#owner, fence: lease.fence, end: lease.end, ttl: this.#ttl, every: this.#heartbeatEvery },
+      {
+        renewed: (end) => {
+          this.#counts.renewals += 1;
+          lease.end = end;
+        },
+        lost: (reason, message) => this.#lose(lease, reason, message),
+        error: (error) => this.#onError(error, { op: 'renew', job: lease.job }),
+      },
+    );
+    let stopping = null;
+    lease.stopSource = () => (stopping ??= Promise.resolve(beat.stop()));
   }
 
   /**
