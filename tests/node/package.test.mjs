@@ -41,7 +41,7 @@ test('the tarball: one file, no install scripts, the entry points, the wasm and 
   }
   assert.equal(manifest.gypfile, undefined);
   assert.deepEqual(manifest.dependencies ?? {}, {}, 'the package needs no dependencies');
-  for (const member of ['package/index.cjs', 'package/index.mjs', 'package/index.d.ts', 'package/claim-worker.cjs', 'package/wasm/leasefence.js', 'package/wasm/leasefence_bg.wasm', 'package/README.md', 'package/LICENSE-MIT', 'package/LICENSE-APACHE']) {
+  for (const member of ['package/index.cjs', 'package/index.mjs', 'package/index.d.ts', 'package/claim-worker.cjs', 'package/core.cjs', 'package/job-worker.cjs', 'package/heartbeat-thread.cjs', 'package/wasm/leasefence.js', 'package/wasm/leasefence_bg.wasm', 'package/README.md', 'package/LICENSE-MIT', 'package/LICENSE-APACHE']) {
     assert.ok(files.includes(member), `${member} missing from the tarball: ${files.join(', ')}`);
   }
   assert.ok(!files.some((f) => f.endsWith('.node') || f.includes('binding.gyp')), 'a native addon in the tarball');
@@ -95,20 +95,28 @@ test('npm install --offline of the tarball into an empty project, then require a
   const esmDb = path.join(project, 'esm.db');
   fs.writeFileSync(
     path.join(project, 'use.mjs'),
-    `import { LeaseStore } from 'leasefence';
+    `import { LeaseStore, JobWorker } from 'leasefence';
 import leasefence from 'leasefence';
 if (leasefence.LeaseStore !== LeaseStore) throw new Error('default and named exports differ');
+if (leasefence.JobWorker !== JobWorker) throw new Error('default and named JobWorker differ');
 const s = await LeaseStore.open(${JSON.stringify(esmDb)});
 const out = [s.enqueue('job'), s.claim('job', 'me', 0, 30)];
 out.push(s.complete('job', 'me', out[1], 1, 'from esm'), s.state('job'));
 out.push(await s.claimMany('job', ['a', 'b'], 100, 10));
+// The worker runtime, with its heartbeat on the event loop and on its own thread.
+s.enqueue('w1');
+s.enqueue('w2');
+out.push((await new JobWorker(s, { ttl: 5 }).run((job) => 'ran ' + job, { untilEmpty: true })).completed);
+s.enqueue('w3');
+out.push((await new JobWorker(s, { ttl: 5, heartbeat: 'thread' }).run((job) => 'ran ' + job, { untilEmpty: true })).completed);
+out.push(s.state('w3').result);
 s.close();
 console.log(JSON.stringify(out));
 `,
   );
   const esm = spawnSync(process.execPath, ['use.mjs'], { cwd: project, encoding: 'utf8' });
   assert.equal(esm.status, 0, esm.stderr);
-  assert.deepEqual(JSON.parse(esm.stdout), [true, 1, true, { id: 'job', owner: 'me', until: 30, fence: 1, result: 'from esm', done: true }, [null, null]]);
+  assert.deepEqual(JSON.parse(esm.stdout), [true, 1, true, { id: 'job', owner: 'me', until: 30, fence: 1, result: 'from esm', done: true }, [null, null], 2, 1, 'ran w3']);
   for (const db of [cjsDb, esmDb]) assertIntegrity(db);
 
   // The resolved entry points are the installed ones, not the workspace's.
