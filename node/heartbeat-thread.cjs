@@ -22,7 +22,7 @@ function watch(lease) {
   clearTimeout(lease.watchdog);
   lease.watchdog = setTimeout(() => {
     if (leases.has(lease.id)) end(lease, 'lost', { reason: { code: 'expired', until: lease.end }, message: 'the lease ended before a renew got through' });
-  }, Math.max(0, lease.end - now()) * 1000);
+  }, Math.min(0x7fffffff, Math.max(0, lease.end - now()) * 1000)); // capped where timers overflow
 }
 
 function tick(lease) {

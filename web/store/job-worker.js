@@ -96,7 +96,9 @@ function positive(name, value) {
   return value;
 }
 
-const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, Math.max(0, seconds) * 1000));
+/** setTimeout in seconds, capped where timers overflow (2^31 - 1 ms: they would fire at once). */
+const later = (f, seconds) => setTimeout(f, Math.min(0x7fffffff, Math.max(0, seconds) * 1000));
+const sleep = (seconds) => new Promise((resolve) => later(resolve, seconds));
 
 /**
  * Runs a handler on every job it claims from `store`, one job at a time (start several workers,
@@ -247,7 +249,7 @@ class JobWorker {
     const lease = this.#lease;
     if (lease) {
       const halt = () => lease.abort(new LeaseLostError('stopped', 'the worker is stopping'));
-      if (grace > 0) lease.timers.add(setTimeout(halt, grace * 1000));
+      if (grace > 0) lease.timers.add(later(halt, grace));
       else halt();
     }
     return this.#stopped ? this.#stopped.promise : Promise.resolve();
@@ -256,7 +258,7 @@ class JobWorker {
   async #idleWait() {
     if (this.#stopping) return;
     await new Promise((resolve) => {
-      const timer = setTimeout(resolve, this.#idle * 1000);
+      const timer = later(resolve, this.#idle);
       this.#wake = () => {
         clearTimeout(timer);
         resolve();
@@ -348,7 +350,7 @@ class JobWorker {
       (error) => ({ ok: false, error }),
     );
     const abandoned = new Promise((resolve) => {
-      const onAbort = () => lease.timers.add(setTimeout(() => resolve({ ok: false, abandoned: true }), this.#abandonAfter * 1000));
+      const onAbort = () => lease.timers.add(later(() => resolve({ ok: false, abandoned: true }), this.#abandonAfter));
       if (lease.signal.aborted) onAbort();
       else lease.signal.addEventListener('abort', onAbort, { once: true });
       settled.then(() => lease.signal.removeEventListener('abort', onAbort));
@@ -459,10 +461,10 @@ class JobWorker {
   #heartbeat(lease) {
     const at = (seconds, f) => {
       if (lease.closed) return;
-      const timer = setTimeout(() => {
+      const timer = later(() => {
         lease.timers.delete(timer);
         if (!lease.closed && !lease.signal.aborted) f();
-      }, Math.max(0, seconds) * 1000);
+      }, seconds);
       lease.timers.add(timer);
     };
     let watchdog = null;
@@ -471,14 +473,14 @@ class JobWorker {
         clearTimeout(watchdog);
         lease.timers.delete(watchdog);
       }
-      watchdog = setTimeout(() => {
+      watchdog = later(() => {
         lease.timers.delete(watchdog);
         watchdog = null;
         if (lease.closed || lease.signal.aborted) return;
         // A clock driven by hand (the `clock` option) may lag real time: look again later.
         if (this.#clock() < lease.end) watch();
         else this.#lose(lease, { code: 'expired', until: lease.end }, 'the lease ended before a renew got through');
-      }, Math.max(0, lease.end - this.#clock()) * 1000);
+      }, lease.end - this.#clock());
       lease.timers.add(watchdog);
     };
     let retryDelay = 0.01;
