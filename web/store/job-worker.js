@@ -206,8 +206,10 @@ class JobWorker {
       await this.#heartbeatSource?.open?.();
       while (!this.#stopping) {
         let claimed;
+        // The lease ends at claimedAt + ttl in the store: reckon from the `now` the claim carried.
+        const claimedAt = this.#clock();
         try {
-          claimed = await this.#store.claimNext(this.#owner, this.#clock(), this.#ttl);
+          claimed = await this.#store.claimNext(this.#owner, claimedAt, this.#ttl);
         } catch (error) {
           if (!isStorageError(error)) throw error;
           this.#onError(error, { op: 'claimNext' });
@@ -223,10 +225,15 @@ class JobWorker {
         this.#counts.claimed += 1;
         if (this.#stopping) {
           // stop() came while the claim was on its way: hand the job straight back.
-          await this.#store.release(claimed.job, this.#owner, claimed.fence);
+          try {
+            await this.#store.release(claimed.job, this.#owner, claimed.fence);
+          } catch (error) {
+            if (!isStorageError(error)) throw error;
+            this.#onError(error, { op: 'release', job: claimed.job }); // its lease runs out by itself
+          }
           break;
         }
-        await this.#handle(claimed, handler);
+        await this.#handle(claimed, claimedAt, handler);
       }
     } finally {
       this.#running = false;
@@ -277,22 +284,27 @@ class JobWorker {
    * `maxAttempts` fresh attempts). Only a fence past maxAttempts needs the recorded failures: a
    * failure at attempt >= maxAttempts was a death (this runtime never retries one).
    */
-  async #attemptOf(job, fence) {
+  async #attemptOf(lease) {
+    const { job, fence } = lease;
     if (fence <= this.#maxAttempts) return fence;
-    const inspection = await this.#store.inspect(job);
+    const answer = await this.#withinLease(lease, 'inspect', () => [job]);
+    if (answer === null) return null; // the store kept failing until the lease ended
     let base = 0;
-    for (const failure of inspection?.failures ?? []) {
+    for (const failure of answer.value?.failures ?? []) {
       if (failure.fence < fence && failure.fence - base >= this.#maxAttempts) base = failure.fence;
     }
     return fence - base;
   }
 
-  async #handle({ job, fence, payload }, handler) {
-    const claimedAt = this.#clock();
+  async #handle({ job, fence, payload }, claimedAt, handler) {
     const lease = this.#newLease(job, fence, claimedAt + this.#ttl);
     this.#lease = lease;
     try {
-      const attempt = await this.#attemptOf(job, fence);
+      const attempt = await this.#attemptOf(lease);
+      if (attempt === null) {
+        this.#lose(lease, { code: 'expired', until: lease.end }, 'could not read its failures before the lease ended: the store kept failing');
+        return;
+      }
       if (attempt > this.#maxAttempts) {
         const why = `attempt ${attempt} of at most ${this.#maxAttempts}: earlier holders lost their leases without completing or failing the job (killed, paused, or blocked past the lease)`;
         await this.#finish(lease, 'fail', (now) => [job, this.#owner, fence, now, null, why], 'dead');
