@@ -423,3 +423,26 @@ test("heartbeat: 'thread' renews from a worker thread: a handler blocking the ev
   thief.close();
   store.close();
 });
+
+test('a ttl longer than a timer can wait (24.8 days) sets no overflowing timer (Node would fire it at once, again and again)', async () => {
+  const { store } = await freshStore();
+  store.enqueue('long-lease');
+  const overflows = [];
+  const onWarning = (warning) => {
+    if (warning.name === 'TimeoutOverflowWarning') overflows.push(warning.message);
+  };
+  process.on('warning', onWarning);
+  try {
+    const worker = new JobWorker(store, { ttl: 40 * 86_400, idle: 0.05 });
+    await worker.run(async () => {
+      await sleep(200);
+      return 'done';
+    }, { untilEmpty: true });
+    await sleep(10); // warnings are emitted on the next tick
+  } finally {
+    process.off('warning', onWarning);
+  }
+  assert.equal(store.state('long-lease').result, 'done');
+  assert.deepEqual(overflows, []);
+  store.close();
+});
