@@ -5,14 +5,16 @@
 #
 # Environment:
 #   BENCH_REPEATS=5        repeats of every measurement
-#   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size postgres);
-#                          the report then goes to target/bench/report, not docs/bench
+#   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size postgres
+#                          peers); the report then goes to target/bench/report, not docs/bench
+#   BENCH_PEERS_JOBS=N     jobs per peers run (default 400; 100 when BENCH_ONLY=peers: the quick mode)
+#   BENCH_PEERS_WORKERS=1,8,64  worker-process counts of the peers section
 #   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 repeats=${BENCH_REPEATS:-5}
-only=${BENCH_ONLY:-native,contention,scale,node,browser,size,postgres}
+only=${BENCH_ONLY:-native,contention,scale,node,browser,size,postgres,peers}
 # Databases live on the repository's disk (a real fsync), never on a tmpfs.
 tmp=target/bench-tmp
 out=target/bench
@@ -37,8 +39,10 @@ fi
 cargo build -q --release -p leasefence-bench
 if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
   if wants browser || wants size; then bash scripts/build-web.sh >&2; fi
-  if wants node || wants size; then bash scripts/package.sh >/dev/null; fi
+  if wants node || wants size || wants peers; then bash scripts/package.sh >/dev/null; fi
 fi
+# The peer queues (Redis, npm and PyPI packages at pinned versions) and the native peers worker.
+if wants peers; then bash bench/peers/setup.sh; fi
 if wants browser; then bash scripts/setup-browser.sh >&2; fi
 
 env_record() {
@@ -85,6 +89,16 @@ if wants postgres; then
   if [ -n "${BENCH_ONLY:-}" ]; then mkdir -p "$out/report"; pg_out="$out/report/postgres.md"; fi
   bash scripts/postgres.sh cargo run -q --release -p leasefence-pg-bench -- --out "$pg_out" >&2
 fi
+if wants peers; then
+  step "8. peers: leasefence next to BullMQ, pg-boss, graphile-worker, plainjob, liteque, litequeue, huey, persist-queue"
+  # The quick mode (BENCH_ONLY=peers alone) drains fewer jobs; the full run more, the same W.
+  peer_jobs=${BENCH_PEERS_JOBS:-400}
+  if [ "${BENCH_ONLY:-}" = peers ]; then peer_jobs=${BENCH_PEERS_JOBS:-100}; fi
+  peer_repeats=$repeats
+  if [ "${BENCH_ONLY:-}" = peers ] && [ -z "${BENCH_REPEATS:-}" ]; then peer_repeats=2; fi
+  BENCH_PEERS_ARGS="--dir $tmp/peers --repeats $peer_repeats --jobs $peer_jobs --workers ${BENCH_PEERS_WORKERS:-1,8,64}" \
+    bash scripts/postgres.sh bash -c 'node bench/peers/bench.mjs $BENCH_PEERS_ARGS --pg-url "$LEASEFENCE_PG_URL"' >>"$results"
+fi
 env_record end >>"$results"
 
 step "report"
@@ -92,5 +106,6 @@ cp "$results" "$out/latest.jsonl"
 # Only a full run replaces the published docs/bench.
 docs=docs/bench
 if [ -n "${BENCH_ONLY:-}" ]; then docs="$out/report"; fi
-node bench/report.mjs "$results" "$docs"
+if [ "$only" != peers ]; then node bench/report.mjs "$results" "$docs"; fi
+if wants peers; then node bench/peers/report.mjs "$results" "$docs"; fi
 echo "  $((SECONDS - started)) s in all; raw results in $results" >&2
