@@ -8,6 +8,8 @@
 #   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size postgres
 #                          peers); the report then goes to target/bench/report, not docs/bench
 #   BENCH_PEERS_JOBS=N     jobs per peers run (default 400; 100 when BENCH_ONLY=peers: the quick mode)
+#   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; it has its own, as it
+#                          is the slowest section)
 #   BENCH_PEERS_WORKERS=1,8,64  worker-process counts of the peers section
 #   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
 set -euo pipefail
@@ -94,8 +96,8 @@ if wants peers; then
   # The quick mode (BENCH_ONLY=peers alone) drains fewer jobs; the full run more, the same W.
   peer_jobs=${BENCH_PEERS_JOBS:-400}
   if [ "${BENCH_ONLY:-}" = peers ]; then peer_jobs=${BENCH_PEERS_JOBS:-100}; fi
-  peer_repeats=$repeats
-  if [ "${BENCH_ONLY:-}" = peers ] && [ -z "${BENCH_REPEATS:-}" ]; then peer_repeats=2; fi
+  peer_repeats=${BENCH_PEERS_REPEATS:-3}
+  if [ "${BENCH_ONLY:-}" = peers ]; then peer_repeats=${BENCH_PEERS_REPEATS:-2}; fi
   BENCH_PEERS_ARGS="--dir $tmp/peers --repeats $peer_repeats --jobs $peer_jobs --workers ${BENCH_PEERS_WORKERS:-1,8,64}" \
     bash scripts/postgres.sh bash -c 'node bench/peers/bench.mjs $BENCH_PEERS_ARGS --pg-url "$LEASEFENCE_PG_URL"' >>"$results"
 fi

@@ -195,7 +195,18 @@ function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
+/** One measurement; a failure is recorded (and shown in the report), not fatal to the run. */
 async function measure(system, w, repeat) {
+  try {
+    await measureOnce(system, w, repeat);
+  } catch (error) {
+    const message = String(error.message ?? error).split('\n').slice(0, 3).join(' ').slice(0, 400);
+    emit({ section: 'peers_failed', case: system.id, label: system.label, workers: w, repeat, error: message });
+    say(`[peers ${repeat + 1}/${repeats}] W=${String(w).padStart(2)} ${system.id.padEnd(18)} FAILED: ${message.slice(0, 200)}`);
+  }
+}
+
+async function measureOnce(system, w, repeat) {
   const target = await system.prepare();
   await runToEnd(...system.run('enqueue', target, ['--jobs', String(jobs)]));
   const results = await drainWith(system, target, w);
@@ -210,6 +221,7 @@ async function measure(system, w, repeat) {
     section: 'peers', case: system.id, label: system.label, store: system.store, workers: w, repeat, jobs,
     completed: done, duplicates, errors: results.reduce((a, r) => a + r.errors, 0), seconds, rate: jobs / seconds,
     p50_ms: quantile(latencies, 0.5), p99_ms: quantile(latencies, 0.99), durability: results[0].durability,
+    open_retries: results.reduce((a, r) => a + (r.open_retries ?? 0), 0),
   };
   emit(record);
   say(`[peers ${repeat + 1}/${repeats}] W=${String(w).padStart(2)} ${system.id.padEnd(18)} ${record.rate.toFixed(0).padStart(6)} jobs/s` +
@@ -218,6 +230,15 @@ async function measure(system, w, repeat) {
 }
 
 async function stale(system) {
+  try {
+    await staleOnce(system);
+  } catch (error) {
+    emit({ section: 'peers_failed', case: system.id, label: system.label, story: true, error: String(error.message).slice(0, 400) });
+    say(`[stale] ${system.id} FAILED: ${String(error.message).slice(0, 200)}`);
+  }
+}
+
+async function staleOnce(system) {
   const target = await system.prepare();
   const out = await runToEnd(...system.run('stale', target, []));
   for (const line of out.split('\n').filter((l) => l.startsWith('{'))) {

@@ -122,7 +122,21 @@ const leasefence = {
   },
   async work() {
     const { LeaseStore } = await this.load();
-    const store = await LeaseStore.open(opt.target);
+    // Many processes opening one file at once: the package can answer a busy file with "not a
+    // leasefence database (... database is locked)" instead of waiting (reported; the crate is
+    // not changed here), so the worker retries the open and reports how often it had to.
+    let store;
+    let openRetries = 0;
+    for (;;) {
+      try {
+        store = await LeaseStore.open(opt.target);
+        break;
+      } catch (error) {
+        if (!/database is locked/.test(error.message) || openRetries >= 100) throw error;
+        openRetries++;
+        await sleep(20 + Math.random() * 80);
+      }
+    }
     const me = opt.owner;
     const result = await drain(
       () => store.claimNext(me, nowS(), 30),
@@ -132,7 +146,7 @@ const leasefence = {
       (h) => h.job,
     );
     store.close();
-    return { ...result, durability: 'journal_mode=DELETE, synchronous=EXTRA (set by the package)' };
+    return { ...result, open_retries: openRetries, durability: 'journal_mode=DELETE, synchronous=EXTRA (set by the package)' };
   },
   async stale() {
     const { LeaseStore } = await this.load();

@@ -27,6 +27,8 @@ const median = (xs) => {
 const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 const f0 = (v) => v.toFixed(0);
 const f2 = (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const SYNC = { 0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA' };
+for (const r of runs) r.durability = String(r.durability).replace(/synchronous=(\d)/, (_, n) => `synchronous=${SYNC[n]}`);
 const systems = [...new Map(runs.map((r) => [r.case, r])).values()];
 const workers = [...new Set(runs.map((r) => r.workers))].sort((a, b) => a - b);
 const cell = (id, w) => runs.filter((r) => r.case === id && r.workers === w);
@@ -78,7 +80,8 @@ const describe = (o) => {
   if (!o) return '–';
   if (o.changed === null) return 'B never got the job';
   if (o.changed) return 'accepted (stored state changed)';
-  return o.told ? `refused: ${String(o.told).replace(/\|/g, '/')}` : 'no change, no error';
+  if (o.told && /affected: 0/.test(o.told)) return 'not applied, no error (the answer counts affected: 0)';
+  return o.told ? `refused: ${String(o.told).replace(/\|/g, '/')}` : 'not applied, no error';
 };
 
 // ---- peers.md ----------------------------------------------------------------------------------
@@ -127,8 +130,13 @@ for (const s of systems) {
   const short = runs.filter((r) => r.case === s.case && r.completed !== r.jobs);
   if (dup.length) notes.push(`- **${s.label}** handed the same job to two workers in ${dup.length} run(s): ${dup.map((r) => `W=${r.workers}: ${r.duplicates}`).join(', ')} duplicate deliveries.`);
   if (short.length) notes.push(`- **${s.label}** completed fewer jobs than enqueued in ${short.length} run(s): ${short.map((r) => `W=${r.workers}: ${r.completed} of ${r.jobs}`).join(', ')}.`);
+  const retried = runs.filter((r) => r.case === s.case && r.open_retries > 0);
+  if (retried.length) notes.push(`- **${s.label}**: opening the file while many processes open it at once failed with "not a leasefence database (cannot read the \`jobs\` table: database is locked)" instead of waiting; the worker retried the open, ${retried.map((r) => `W=${r.workers}: ${r.open_retries} retries`).join(', ')}.`);
   const errors = runs.filter((r) => r.case === s.case && r.errors > 0);
   if (errors.length) notes.push(`- **${s.label}**: ${errors.reduce((a, r) => a + r.errors, 0)} busy errors, retried by the worker, over ${errors.length} run(s).`);
+}
+for (const f of records.filter((r) => r.section === 'peers_failed')) {
+  notes.push(`- **${f.label}** failed ${f.story ? 'the stale-worker story' : `at W=${f.workers}, repeat ${f.repeat + 1}`}: ${f.error.replace(/\|/g, '/')}`);
 }
 out.push('');
 if (notes.length) out.push('Anomalies seen in this run (counted by the bench from the job ids every worker reports):', '', ...notes, '');
@@ -158,7 +166,7 @@ for (const s of systems.filter((x) => x.case !== 'bullmq-everysec')) {
 }
 out.push('');
 out.push('"Accepted" means A\'s late call succeeded and changed the stored job: it marked done (or deleted) a job ' +
-  'B was still working on, or rewrote B\'s completion. "No change, no error" means the store did not apply it, but ' +
+  'B was still working on, or rewrote B\'s completion. "Not applied, no error" means the store did not apply it, but ' +
   'A was not told, so A believes its result was recorded.', '');
 
 out.push('## Versions', '');
