@@ -129,7 +129,7 @@ for (const s of systems) {
   const dup = runs.filter((r) => r.case === s.case && r.duplicates > 0);
   const short = runs.filter((r) => r.case === s.case && r.completed !== r.jobs);
   if (dup.length) notes.push(`- **${s.label}** handed the same job to two workers in ${dup.length} run(s): ${dup.map((r) => `W=${r.workers}: ${r.duplicates}`).join(', ')} duplicate deliveries.`);
-  if (short.length) notes.push(`- **${s.label}** completed fewer jobs than enqueued in ${short.length} run(s): ${short.map((r) => `W=${r.workers}: ${r.completed} of ${r.jobs}`).join(', ')}.`);
+  if (short.length) notes.push(`- **${s.label}** completed another number of jobs than it enqueued (each job once) in ${short.length} run(s): ${short.map((r) => `W=${r.workers}: ${r.completed} of ${r.jobs}`).join(', ')}.`);
   const retried = runs.filter((r) => r.case === s.case && r.open_retries > 0);
   if (retried.length) notes.push(`- **${s.label}**: opening the file while many processes open it at once failed with "not a leasefence database (cannot read the \`jobs\` table: database is locked)" instead of waiting; the worker retried the open, ${retried.map((r) => `W=${r.workers}: ${r.open_retries} retries`).join(', ')}.`);
   const errors = runs.filter((r) => r.case === s.case && r.errors > 0);
@@ -169,11 +169,61 @@ out.push('"Accepted" means A\'s late call succeeded and changed the stored job: 
   'B was still working on, or rewrote B\'s completion. "Not applied, no error" means the store did not apply it, but ' +
   'A was not told, so A believes its result was recorded.', '');
 
+const profiles = records.filter((r) => r.section === 'peers_profile');
+if (profiles.length) {
+  const p = Object.fromEntries(profiles.map((r) => [r.case, r]));
+  out.push('## Where leasefence is slower, and why', '');
+  out.push(`\`bash bench/peers/profile.sh ${profiles[0].jobs}\` (run by the bench after the table): one worker drains ` +
+    `${profiles[0].jobs} jobs under \`strace -f -c -w\`; per job, the sync calls, all system calls and the wall time ` +
+    'inside sync calls, and the wall time per job of the same drain without strace.', '');
+  out.push('| system | fsync / job | fdatasync / job | system calls / job | ms in sync calls / job | wall ms / job (no strace) | most frequent calls per job |');
+  out.push('|---|---:|---:|---:|---:|---:|---|');
+  for (const r of profiles) {
+    out.push(`| ${r.case} | ${r.fsync_per_job.toFixed(2)} | ${r.fdatasync_per_job.toFixed(2)} | ${r.calls_per_job.toFixed(1)} | ${r.sync_ms_per_job.toFixed(2)} | ${r.wall_ms_per_job.toFixed(2)} | ${r.top} |`);
+  }
+  out.push('');
+  out.push('- **The npm package against the Node SQLite peers (plainjob, liteque).** Its file is shared through ' +
+    'dot-file locks and a rollback journal (WAL needs shared memory between processes, which its `fs`-based VFS does ' +
+    'not have), and `synchronous = EXTRA` makes every commit durable including the journal\'s deletion: ' +
+    `${p['leasefence-node'] ? p['leasefence-node'].syncs_per_job.toFixed(0) : 'about 12'} syncs per job, where a WAL ` +
+    `commit costs one (${p.plainjob ? p.plainjob.syncs_per_job.toFixed(0) : '2'} per job for plainjob). On a disk whose sync takes milliseconds that is the whole ` +
+    'difference at W=1; with more processes it waits on the lock file as well (it polls for it, where WAL peers ' +
+    'wait in SQLite\'s busy handler on a POSIX lock). Not fixable in bench/: the choice of journal is the package\'s ' +
+    'sharing design (README, Node). A user of one process can open the file natively (WAL) instead.');
+  out.push('- **The native library against the Python SQLite peers at W=1 (huey, litequeue).** The same number of ' +
+    'syncs per job (two commits), but leasefence\'s bundled SQLite (rusqlite\'s `bundled` build, also ' +
+    'better-sqlite3\'s, hence plainjob) calls `fsync`, where the system SQLite under Python calls `fdatasync`, ' +
+    'which skips the inode\'s timestamps. The fix is a build flag, not code: `LIBSQLITE3_FLAGS=-DHAVE_FDATASYNC=1` ' +
+    'for the bundled build (or the feature in the crate\'s build configuration). Measured below when the bench ' +
+    'found that build: the row leasefence-native-fdatasync in the table above.');
+  out.push('');
+}
+
 out.push('## Versions', '');
 out.push(`npm (bench/peers/package.json, installed by bench/peers/setup.sh into target/bench/peers): ${Object.entries(env.versions).map(([k, v]) => `${k} ${v}`).join(', ')}. ` +
   'PyPI (bench/peers/requirements.txt, in a venv there): ' + readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), 'requirements.txt'), 'utf8').trim().split('\n').join(', ') + '.', '');
 
 writeFileSync(path.join(outDir, 'peers.md'), out.join('\n'));
+
+// ---- peers-README-section.md: the short table for the README's Performance section ----------------
+const SHORT = {
+  'leasefence-native': 'WAL, FULL', 'leasefence-node': 'rollback journal, EXTRA', 'leasefence-pg': 'synchronous_commit on',
+  'bullmq-always': 'AOF, fsync always', 'bullmq-everysec': 'AOF, fsync every second (not equal)',
+  'pg-boss': 'synchronous_commit on', 'graphile-worker': 'synchronous_commit on', plainjob: 'WAL, FULL (raised from NORMAL)',
+  liteque: 'WAL, FULL (raised from NORMAL)', litequeue: 'WAL, FULL (raised from NORMAL)', huey: 'WAL, FULL (fsync=True)',
+  'persist-queue': 'WAL, FULL',
+};
+const readme = [];
+readme.push(`| system | durability | ${workers.map((w) => `W=${w} jobs/s`).join(' | ')} | p50 / p99 at W=1 | accepts the stale write |`);
+readme.push(`|---|---|${workers.map(() => '---:').join('|')}|---:|---|`);
+for (const s of systems) {
+  const rates = workers.map((w) => { const c = cell(s.case, w); return c.length ? f0(median(c.map((r) => r.rate))) : '–'; });
+  const c1 = cell(s.case, workers[0]);
+  const lat = c1.length ? `${f2(median(c1.map((r) => r.p50_ms)))} / ${f2(median(c1.map((r) => r.p99_ms)))} ms` : '–';
+  const v = s.case === 'bullmq-everysec' ? verdict('bullmq-always') : verdict(s.case);
+  readme.push(`| ${s.label} | ${SHORT[s.case] ?? s.durability} | ${rates.join(' | ')} | ${lat} | ${v?.accepts ?? '–'} |`);
+}
+writeFileSync(path.join(outDir, 'peers-README-section.md'), readme.join('\n') + '\n');
 
 // ---- peers.svg -----------------------------------------------------------------------------------
 const svg = lineChart({
@@ -194,4 +244,4 @@ const svg = lineChart({
   })),
 });
 writeFileSync(path.join(outDir, 'peers.svg'), svg);
-console.error(`  wrote ${path.join(outDir, 'peers.md')} and peers.svg`);
+console.error(`  wrote ${path.join(outDir, 'peers.md')}, peers-README-section.md and peers.svg`);
