@@ -7,10 +7,10 @@
 #   BENCH_REPEATS=5        repeats of every measurement
 #   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size postgres
 #                          peers); the report then goes to target/bench/report, not docs/bench
-#   BENCH_PEERS_JOBS=N     jobs per peers run (default 400; 100 when BENCH_ONLY=peers: the quick mode)
-#   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; it has its own, as it
-#                          is the slowest section)
-#   BENCH_PEERS_WORKERS=1,8,64  worker-process counts of the peers section
+#   BENCH_PEERS_JOBS=N     jobs per peers run (default 300; 50 in the quick mode, BENCH_ONLY=peers)
+#   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; its own, as it is the
+#                          slowest section: 64 worker processes per system take a while to start)
+#   BENCH_PEERS_WORKERS=1,8,64  worker-process counts of the peers section (1,8 in the quick mode)
 #   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -93,13 +93,16 @@ if wants postgres; then
 fi
 if wants peers; then
   step "8. peers: leasefence next to BullMQ, pg-boss, graphile-worker, plainjob, liteque, litequeue, huey, persist-queue"
-  # The quick mode (BENCH_ONLY=peers alone) drains fewer jobs; the full run more, the same W.
-  peer_jobs=${BENCH_PEERS_JOBS:-400}
-  if [ "${BENCH_ONLY:-}" = peers ]; then peer_jobs=${BENCH_PEERS_JOBS:-100}; fi
-  peer_repeats=${BENCH_PEERS_REPEATS:-3}
-  if [ "${BENCH_ONLY:-}" = peers ]; then peer_repeats=${BENCH_PEERS_REPEATS:-2}; fi
-  BENCH_PEERS_ARGS="--dir $tmp/peers --repeats $peer_repeats --jobs $peer_jobs --workers ${BENCH_PEERS_WORKERS:-1,8,64}" \
+  # The quick mode (BENCH_ONLY=peers alone) drains fewer jobs with fewer workers; the full run
+  # adds W=64.
+  peer_jobs=${BENCH_PEERS_JOBS:-300} peer_repeats=${BENCH_PEERS_REPEATS:-3} peer_workers=${BENCH_PEERS_WORKERS:-1,8,64}
+  if [ "${BENCH_ONLY:-}" = peers ]; then
+    peer_jobs=${BENCH_PEERS_JOBS:-50} peer_repeats=${BENCH_PEERS_REPEATS:-2} peer_workers=${BENCH_PEERS_WORKERS:-1,8}
+  fi
+  BENCH_PEERS_ARGS="--dir $tmp/peers --repeats $peer_repeats --jobs $peer_jobs --workers $peer_workers" \
     bash scripts/postgres.sh bash -c 'node bench/peers/bench.mjs $BENCH_PEERS_ARGS --pg-url "$LEASEFENCE_PG_URL"' >>"$results"
+  # Where the SQLite-file systems' time goes (syncs and system calls per job, under strace).
+  bash bench/peers/profile.sh 100 >>"$results"
 fi
 env_record end >>"$results"
 
