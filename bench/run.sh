@@ -7,7 +7,8 @@
 #   BENCH_REPEATS=5        repeats of every measurement
 #   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size postgres
 #                          peers); the report then goes to target/bench/report, not docs/bench
-#   BENCH_PEERS_JOBS=N     jobs per peers run (default 300; 50 in the quick mode, BENCH_ONLY=peers)
+#   BENCH_PEERS_JOBS=N     jobs per peers run (default 300; 50 in the quick mode, BENCH_ONLY=peers,
+#                          about 7 minutes here with its installs checked and its profile)
 #   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; its own, as it is the
 #                          slowest section: 64 worker processes per system take a while to start)
 #   BENCH_PEERS_WORKERS=1,8,64  worker-process counts of the peers section (1,8 in the quick mode)
