@@ -16,7 +16,10 @@ use leasefence::{Leases, Outcome};
 const TTL: f64 = 30.0;
 
 fn now() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).expect("clock after 1970").as_secs_f64()
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs_f64()
 }
 
 fn arg(args: &[String], name: &str) -> String {
@@ -68,7 +71,9 @@ fn work(store: &dyn Leases, owner: &str, durability: &str) {
         loop {
             match store.complete(&claimed.job, owner, claimed.fence, now(), Some("ok")) {
                 Ok(Outcome::Granted(())) => break,
-                Ok(Outcome::Rejected(reason)) => panic!("complete of {} refused: {reason}", claimed.job),
+                Ok(Outcome::Rejected(reason)) => {
+                    panic!("complete of {} refused: {reason}", claimed.job)
+                }
                 Err(_) => {
                     errors += 1;
                     std::thread::sleep(Duration::from_millis(1));
@@ -114,11 +119,21 @@ fn stale(store: &dyn Leases) {
         };
         let mut b_done = None;
         if order == "after" {
-            b_done = Some(store.complete(&job, "worker-b", b, now(), Some("B")).expect("complete B"));
+            b_done = Some(
+                store
+                    .complete(&job, "worker-b", b, now(), Some("B"))
+                    .expect("complete B"),
+            );
         }
-        let a_late = store.complete(&job, "worker-a", a, now(), Some("A")).expect("complete A");
+        let a_late = store
+            .complete(&job, "worker-a", a, now(), Some("A"))
+            .expect("complete A");
         if order == "during" {
-            b_done = Some(store.complete(&job, "worker-b", b, now(), Some("B")).expect("complete B"));
+            b_done = Some(
+                store
+                    .complete(&job, "worker-b", b, now(), Some("B"))
+                    .expect("complete B"),
+            );
         }
         let row = store.state(&job).expect("state").expect("the job exists");
         let refusal = match &a_late {
