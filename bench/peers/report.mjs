@@ -195,13 +195,22 @@ if (profiles.length) {
     'wait in SQLite\'s busy handler on a POSIX lock). Not fixable in bench/: the choice of journal is the package\'s ' +
     'sharing design (README, Node). A Node program that needs more can run the native `leasefence batch` ' +
     '(WAL) as a child process (not measured here).');
-  out.push('- **The native library against the Python SQLite peers at W=1 (huey, litequeue).** Where it trails ' +
-    'them (it did in some runs on this machine; the spread between repeats is wide), the profile shows the one ' +
-    'difference in system calls: the same number of syncs per job (two commits), but leasefence\'s bundled SQLite (rusqlite\'s `bundled` build, also ' +
-    'better-sqlite3\'s, hence plainjob) calls `fsync`, where the system SQLite under Python calls `fdatasync`, ' +
-    'which skips the inode\'s timestamps. The fix is a build flag, not code: `LIBSQLITE3_FLAGS=-DHAVE_FDATASYNC=1` ' +
-    'for the bundled build (or the feature in the crate\'s build configuration). Measured below when the bench ' +
-    'found that build: the row leasefence-native-fdatasync in the table above.');
+  const walls = (id) => profiles.filter((r) => r.case === id).map((r) => r.wall_ms_per_job);
+  const [plain, fdsync] = [walls('leasefence-native'), walls('leasefence-native-fdatasync')];
+  const ab = fdsync.length
+    ? `Tried here: the same worker built with \`LIBSQLITE3_FLAGS=-DHAVE_FDATASYNC=1\` (row leasefence-native-fdatasync), ` +
+      `run in turn with the normal build: ${median(fdsync).toFixed(2)} against ${median(plain).toFixed(2)} ms per job ` +
+      `(medians of ${fdsync.length} and ${plain.length} drains of 100 to 150 jobs, while one build's own drains ranged ` +
+      `${Math.min(...fdsync, ...plain).toFixed(1)} to ${Math.max(...fdsync, ...plain).toFixed(1)} ms), within the noise: ` +
+      'the flag is not a fix worth making on this disk, and nothing was changed.'
+    : 'Building the worker with `LIBSQLITE3_FLAGS=-DHAVE_FDATASYNC=1` (see profile.sh) tests whether that matters.';
+  out.push('- **The native library against the SQLite peers in WAL (huey, litequeue, plainjob, persist-queue).** Where ' +
+    'it trails them (it did in some runs on this machine, led in others: the spread between repeats is wide), the ' +
+    'profile shows no extra work to remove: the same syncs per job as every WAL peer (two commits, one sync each) ' +
+    'and the fewest system calls per job. The one difference is the sync call: leasefence\'s bundled SQLite ' +
+    '(rusqlite\'s `bundled` build, like better-sqlite3\'s under plainjob and liteque) calls `fsync`, the system ' +
+    'SQLite under Python `fdatasync`. ' + ab + ' What decides these rows is the disk\'s sync time, shared with ' +
+    'everything else the machine runs.');
   out.push('');
 }
 
