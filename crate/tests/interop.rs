@@ -654,3 +654,64 @@ fn python_and_crate_racing_on_one_job_hand_out_one_fence() {
     drop(store);
     assert_eq!(integrity(&db), "ok");
 }
+
+/// Section 7 beside the seed: a job enqueued for later, one waiting to retry after `fail`, and a
+/// dead one are refused by the seed's own `claim` until their time (the dead one for ever), and
+/// once due the seed claims them with the next fence; a revived job is claimable by the seed.
+#[test]
+fn the_seed_never_claims_a_delayed_waiting_or_dead_job_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lifecycle.db");
+    {
+        let store = LeaseStore::open(&db).unwrap();
+        assert!(store.enqueue_with("later", Some(100.0), Some("p")).unwrap());
+        store.enqueue("retry").unwrap();
+        store.enqueue("poison").unwrap();
+        assert!(store.claim("retry", "w", 0.0, 10.0).unwrap().is_granted());
+        assert!(store
+            .fail("retry", "w", 1, 1.0, Some(50.0), Some("flaky"))
+            .unwrap()
+            .is_granted());
+        assert!(store.claim("poison", "w", 0.0, 10.0).unwrap().is_granted());
+        assert!(store
+            .fail("poison", "w", 1, 1.0, None, Some("bad"))
+            .unwrap()
+            .is_granted());
+    }
+    let early = [
+        ("claim", json!(["later", "seed", 99.0, 5.0])),
+        ("claim", json!(["retry", "seed", 49.0, 5.0])),
+        ("claim", json!(["poison", "seed", 1e9, 5.0])),
+        ("claim_many", json!(["later", ["s1", "s2"], 99.5, 5.0])),
+    ];
+    let run = python(&db, &early, &["later", "retry", "poison"]);
+    for (step, result) in early.iter().zip(&run.results) {
+        let refused = match step.0 {
+            "claim_many" => json!([null, null]),
+            _ => json!(null),
+        };
+        assert_eq!(result["value"], refused, "the seed claimed early: {step:?}");
+    }
+    let due = [
+        ("claim", json!(["later", "seed", 100.0, 5.0])),
+        ("claim", json!(["retry", "seed", 50.0, 5.0])),
+    ];
+    let run = python(&db, &due, &[]);
+    assert_eq!(run.results[0]["value"], json!(1), "later, at its run_at");
+    assert_eq!(run.results[1]["value"], json!(2), "retry, at its retry_at");
+    assert_eq!(run.integrity, "ok");
+    let store = LeaseStore::open(&db).unwrap();
+    assert!(store.inspect("poison").unwrap().unwrap().dead);
+    assert!(store.revive("poison", 10.0).unwrap().is_granted());
+    let run = python(&db, &[("claim", json!(["poison", "seed", 10.0, 5.0]))], &[]);
+    assert_eq!(
+        run.results[0]["value"],
+        json!(2),
+        "a revived job, fence kept"
+    );
+    // The payload stayed with its job through the seed's writes.
+    assert_eq!(
+        store.inspect("later").unwrap().unwrap().payload.as_deref(),
+        Some("p")
+    );
+}
