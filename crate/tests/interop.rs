@@ -715,3 +715,85 @@ fn the_seed_never_claims_a_delayed_waiting_or_dead_job_early() {
         Some("p")
     );
 }
+
+/// Section 7 from the command line: each subcommand prints the protocol's response line and
+/// exits 0 when granted, 1 when refused, 2 for bad usage.
+#[test]
+fn the_cli_delays_fails_revives_inspects_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let run = |args: &[&str]| cli(&db, args);
+    assert_eq!(
+        run(&["enqueue", "r", "--run-at", "100", "--payload", "{\"n\":1}"]),
+        (0, json!({"value": true}))
+    );
+    assert_eq!(
+        run(&["claim", "r", "--owner", "w", "--ttl", "5", "--now", "99"]),
+        (
+            1,
+            json!({"value": null, "reason": {"code": "scheduled", "until": 100.0}})
+        )
+    );
+    let table = Command::new(cli_bin::bin())
+        .args([
+            "--db".as_ref(),
+            db.as_os_str(),
+            "jobs".as_ref(),
+            "--now".as_ref(),
+            "90".as_ref(),
+        ])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("scheduled, in 10.0s"), "{table}");
+    assert_eq!(
+        run(&["claim-next", "--owner", "w", "--ttl", "5", "--now", "100"]),
+        (
+            0,
+            json!({"value": {"job": "r", "fence": 1, "payload": "{\"n\":1}"}})
+        )
+    );
+    // Neither --retry-at nor --dead: a usage error, nothing changes.
+    let (code, _) = {
+        let output = Command::new(cli_bin::bin())
+            .args(["--db".as_ref(), db.as_os_str()])
+            .args(["fail", "r", "--owner", "w", "--fence", "1", "--now", "101"])
+            .output()
+            .unwrap();
+        (output.status.code().unwrap(), output.stderr)
+    };
+    assert_eq!(code, 2);
+    assert_eq!(
+        run(&[
+            "fail", "r", "--owner", "w", "--fence", "1", "--now", "101", "--dead", "--error", "bad"
+        ]),
+        (0, json!({"value": true}))
+    );
+    assert_eq!(
+        run(&["stats", "--now", "101"]),
+        (
+            0,
+            json!({"value": {"queued": 0, "scheduled": 0, "leased": 0, "done": 0, "dead": 1}})
+        )
+    );
+    let (code, report) = run(&["inspect", "r"]);
+    assert_eq!(code, 0);
+    assert_eq!(report["value"]["dead"], json!(true));
+    assert_eq!(report["value"]["failures"][0]["error"], json!("bad"));
+    assert_eq!(run(&["inspect", "ghost"]), (1, json!({"value": null})));
+    assert_eq!(
+        run(&["revive", "r", "--now", "102"]),
+        (0, json!({"value": true}))
+    );
+    assert_eq!(
+        run(&["revive", "r", "--now", "102"]),
+        (1, json!({"value": false, "reason": {"code": "not_dead"}}))
+    );
+    assert_eq!(
+        run(&["enqueue", "x", "--run-at", "NaN"]),
+        (
+            2,
+            json!({"error": {"code": "invalid_argument", "message": "invalid argument `run_at`: must be a finite number of seconds (or null), got NaN"}})
+        )
+    );
+}
