@@ -37,8 +37,12 @@ pub(crate) fn erase(store: &LeaseStore) -> Result<()> {
     let conn = store.connection();
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
         .map_err(Error::storage("erase"))?;
-    tx.execute_batch("DROP TABLE IF EXISTS leasefence_app_data; DROP TABLE IF EXISTS jobs;")
-        .map_err(Error::storage("erase"))?;
+    // lease_only_jobs: the playground's counterfactual store (wasm/lease_only.rs, browser).
+    tx.execute_batch(
+        "DROP TABLE IF EXISTS leasefence_app_data; DROP TABLE IF EXISTS lease_only_jobs; \
+         DROP TABLE IF EXISTS jobs;",
+    )
+    .map_err(Error::storage("erase"))?;
     tx.commit().map_err(Error::storage("erase"))?;
     store.init()
 }
