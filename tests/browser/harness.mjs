@@ -45,13 +45,17 @@ export async function startServer() {
   return { url, stop: () => child.kill() };
 }
 
-/** A Chromium with its own profile directory (OPFS lives there); `close()` removes it. */
-export async function launchBrowser({ profile } = {}) {
+/**
+ * A Chromium with its own profile directory (OPFS lives there); `close()` removes it. `locale`
+ * sets navigator.language (and Accept-Language).
+ */
+export async function launchBrowser({ profile, locale } = {}) {
   const dir = profile ?? mkdtempSync(path.join(os.tmpdir(), 'leasefence-chromium-'));
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
     args: CHROMIUM_FLAGS,
+    ...(locale ? { locale } : {}),
   });
   return {
     context,
