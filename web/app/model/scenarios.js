@@ -173,8 +173,8 @@ export const SCENARIOS = Object.freeze([
       {
         say: {
           en: 'A blocked event loop. A’s handler runs CPU-bound code on the one thread that also fires its renewal timer, so the renewal that was due at t=20 fires only at t=45. Press Next.',
-          ja: 'イベントループの詰まり。A の処理は CPU を使い続けるコードを、延長タイマーと同じ 1 本のスレッドで動かしています。そのため t=20 に予定されていた延長は t=45 にやっと動きます。「次へ」を押してください。',
-          zh: '事件循环阻塞。A 的处理程序在同一个线程上运行耗 CPU 的代码，而续租定时器也在这个线程上，所以原定 t=20 的续租直到 t=45 才触发。请按“下一步”。',
+          ja: 'イベントループの詰まり。A の処理は重い計算を続けるコードを、延長タイマーと同じ 1 本のスレッドで動かしています。そのため t=20 に予定されていた延長は t=45 にやっと動きます。「次へ」を押してください。',
+          zh: '事件循环阻塞。A 的处理程序在同一个线程上运行计算量很大的代码，而续租定时器也在这个线程上，所以原定 t=20 的续租直到 t=45 才触发。请按“下一步”。',
         },
       },
       { do: e(0, 'store', 'enqueue', { job: 'job-1416' }), expect: 'queued', say: { en: 'job-1416 is enqueued.', ja: 'job-1416 がキューに入ります。', zh: 'job-1416 入队。' } },

@@ -10,6 +10,7 @@ export function renderStory(nodes, scenario, step, lang) {
   if (!scenario) {
     replace(nodes.title, t(lang, 'story.free.title'));
     replace(nodes.progress, '');
+    delete nodes.progress.dataset.step;
     replace(nodes.narration, rich(t(lang, 'story.free')));
     nodes.source.hidden = true;
     nodes.panel.classList.remove('telling');
@@ -17,6 +18,7 @@ export function renderStory(nodes, scenario, step, lang) {
   }
   replace(nodes.title, scenarioTitle(scenario, lang));
   replace(nodes.progress, t(lang, 'story.step', step + 1, scenario.steps.length));
+  nodes.progress.dataset.step = String(step + 1); // the same in every language (tests, screenshots)
   replace(nodes.narration, rich(narration(scenario, step, lang)));
   const source = scenarioSource(scenario, lang);
   nodes.source.hidden = !source;
