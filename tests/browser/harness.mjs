@@ -26,10 +26,13 @@ async function freePort() {
   });
 }
 
-/** Starts `web/server.mjs`; resolves to `{url, stop}` once it prints its URL. */
-export async function startServer() {
+/**
+ * Starts `web/server.mjs` (or another copy of it, serving its own folder); resolves to
+ * `{url, stop}` once it prints its URL.
+ */
+export async function startServer(script = path.join(repo, 'web/server.mjs')) {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(repo, 'web/server.mjs')], {
+  const child = spawn(process.execPath, [script], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -282,6 +282,7 @@ function reset() {
 
 function share() {
   const url = new URL(location.href);
+  url.searchParams.delete('lang'); // whoever opens the link reads it in their own language
   url.hash = docToHash(state.doc);
   ui.shareUrl.value = url.href;
   ui.shareBox.hidden = false;
