@@ -49,6 +49,12 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
       }
       assert.match(await page.locator('#narration').textContent(), sample);
 
+      // 360 px wide, in this language too: no sideways scrolling.
+      await page.setViewportSize({ width: 360, height: 780 });
+      await settled(page);
+      assert.ok(await page.evaluate(() => document.scrollingElement.scrollWidth) <= 360, 'no sideways scrolling at 360 px');
+      await page.setViewportSize({ width: 1280, height: 800 });
+
       // A preset from a real incident, with its source line, to its end.
       await page.selectOption('#scenario', 'gc-pause');
       await page.click('#scenario-start');

@@ -141,9 +141,9 @@ pub(crate) fn set(conn: &Connection, on: bool) {
     } else {
         0
     };
-    // SAFETY: the handle belongs to an open connection that outlives the hook: WasmStore turns
-    // the trace off before it drops the store, and the callback touches no connection state
-    // beyond the statement it is given.
+    // SAFETY: the handle belongs to an open connection. The callback is a plain function with no
+    // context pointer, so nothing can dangle when the connection closes with the hook still set;
+    // it reads only the statement it is given and that statement's connection.
     unsafe {
         ffi::sqlite3_trace_v2(
             conn.handle(),
