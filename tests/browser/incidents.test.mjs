@@ -140,6 +140,11 @@ async function playScenario(page, id) {
       }
     }
   }
+  // Every answer on the timeline is the one the narration tells.
+  const answers = await page.locator('#timeline .tl-card').evaluateAll((nodes) => nodes
+    .sort((a, b) => Number(a.dataset.index) - Number(b.dataset.index))
+    .map((node) => node.querySelector('.c-text').textContent));
+  assert.deepEqual(answers, steps.filter((s) => s.op).map((s) => s.expect), `${id}: the store's answers`);
   return steps;
 }
 
@@ -148,6 +153,11 @@ test('the story and every incident preset: both tables at the end, the SQL the s
   const links = [];
   try {
     const page = await open(browser);
+    const incidents = await page.evaluate(async () => {
+      const { SCENARIOS } = await import('/app/model/scenarios.js');
+      return SCENARIOS.filter((sc) => sc.source || sc.id === 'stale-worker').map((sc) => sc.id);
+    });
+    assert.deepEqual(PRESETS.map((p) => p.id), incidents, 'every incident preset is played here');
     for (const preset of PRESETS) {
       await playScenario(page, preset.id);
       const got = await tables(page);

@@ -237,10 +237,11 @@ test('every scenario gets from the real store the answers its narration tells', 
     const { page } = await open(browser);
     const scenarios = await page.evaluate(async () => {
       const { SCENARIOS } = await import('/app/model/scenarios.js');
-      return SCENARIOS.map((sc) => ({ id: sc.id, steps: sc.steps.length, expect: sc.steps.filter((s) => s.do).map((s) => s.expect) }));
+      return SCENARIOS.map((sc) => ({ id: sc.id, steps: sc.steps.length, expect: sc.steps.filter((s) => s.do).map((s) => s.expect), incident: Boolean(sc.source) }));
     });
     assert.equal(scenarios.length, 9);
-    for (const sc of scenarios) {
+    // The guided story and the incident presets are played, answers and tables, in incidents.test.mjs.
+    for (const sc of scenarios.filter((s) => !s.incident && s.id !== 'stale-worker')) {
       await page.selectOption('#scenario', sc.id);
       await page.click('#scenario-start');
       await page.waitForFunction((want) => document.getElementById('story-progress').textContent === want, `step 1 of ${sc.steps}`);
