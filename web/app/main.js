@@ -7,7 +7,7 @@ import { docToHash, hashToDoc } from './model/encoding.js';
 import { fenceFor, fenceMemory, knownJobs, leases } from './model/derive.js';
 import { fmt, statusLine } from './model/describe.js';
 import { LANGUAGES, isLanguage, pickLanguage, t } from './model/i18n.js';
-import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioSource, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
+import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
 import { parseSaved, serializeSaved } from './model/saved.js';
 import { storageLine } from './model/storage.js';
 import initHost, { storagePersist } from '../pkg/leasefence.js';
