@@ -1,0 +1,552 @@
+//! Power loss and I/O faults on native files, tested the way SQLite tests itself: through a VFS
+//! that forgets what was never synced and fails the calls it is told to (`support/fault_vfs.rs`).
+//!
+//! - Power loss: worker threads in a child process (this test binary, run again) enqueue, claim,
+//!   renew, complete and release on one file and log every acknowledged answer; the VFS cuts the
+//!   power at a random moment and kills the process; the file is reopened as a new process
+//!   would, and checked: `PRAGMA integrity_check`, every acknowledged answer still in the store,
+//!   no fence handed out twice for its job. Several cuts per trial, each on the recovered file.
+//! - I/O errors: the Nth read, write, sync or truncate fails (an I/O error, or "disk full" for a
+//!   write); the call must fail with a `storage` error having changed nothing, and once the fault
+//!   clears the store works on.
+//!
+//! `FAULT_TRIALS=5000 cargo test -p leasefence --release --test faults -- --nocapture` for the
+//! long form (the default is a short run for `npm test`).
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use leasefence::{Error, Fence, Journal, LeaseStore, OpenOptions, Outcome};
+use support::fault_vfs::{self, Fault, Kind, Loss};
+
+// ---------------------------------------------------------------------------------------------
+// Acknowledged answers and their checks
+
+/// One answer a worker received and acted on.
+#[derive(Debug, Clone, PartialEq)]
+enum Ack {
+    Enqueue {
+        job: String,
+    },
+    Claim {
+        job: String,
+        fence: Fence,
+    },
+    Renew {
+        job: String,
+        fence: Fence,
+        until: f64,
+    },
+    Complete {
+        job: String,
+        fence: Fence,
+        result: String,
+    },
+    Release {
+        job: String,
+        fence: Fence,
+    },
+}
+
+impl Ack {
+    fn line(&self) -> String {
+        match self {
+            Ack::Enqueue { job } => format!("enqueue {job}\n"),
+            Ack::Claim { job, fence } => format!("claim {job} {fence}\n"),
+            // {:?} of an f64 prints it exactly (shortest round-trip form).
+            Ack::Renew { job, fence, until } => format!("renew {job} {fence} {until:?}\n"),
+            Ack::Complete { job, fence, result } => format!("complete {job} {fence} {result}\n"),
+            Ack::Release { job, fence } => format!("release {job} {fence}\n"),
+        }
+    }
+
+    fn parse(line: &str) -> Option<Ack> {
+        let words: Vec<&str> = line.split(' ').collect();
+        let job = || words.get(1).map(|w| w.to_string());
+        let fence = || words.get(2)?.parse().ok();
+        Some(match *words.first()? {
+            "enqueue" => Ack::Enqueue { job: job()? },
+            "claim" => Ack::Claim {
+                job: job()?,
+                fence: fence()?,
+            },
+            "renew" => Ack::Renew {
+                job: job()?,
+                fence: fence()?,
+                until: words.get(3)?.parse().ok()?,
+            },
+            "complete" => Ack::Complete {
+                job: job()?,
+                fence: fence()?,
+                result: words.get(3)?.to_string(),
+            },
+            "release" => Ack::Release {
+                job: job()?,
+                fence: fence()?,
+            },
+            _ => return None,
+        })
+    }
+
+    fn job(&self) -> &str {
+        match self {
+            Ack::Enqueue { job }
+            | Ack::Claim { job, .. }
+            | Ack::Renew { job, .. }
+            | Ack::Complete { job, .. }
+            | Ack::Release { job, .. } => job,
+        }
+    }
+}
+
+/// The acknowledged answers the store no longer reflects (each described), and the fences
+/// acknowledged twice for one job.
+fn check_acks(store: &LeaseStore, acks: &[Ack]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut fences: BTreeSet<(String, Fence)> = BTreeSet::new();
+    for ack in acks {
+        if let Ack::Claim { job, fence } = ack {
+            if !fences.insert((job.clone(), *fence)) {
+                problems.push(format!("fence {fence} of {job} was handed out twice"));
+            }
+        }
+        let row = store.state(ack.job()).expect("state");
+        let kept = match (&row, ack) {
+            (None, _) => false,
+            (Some(_), Ack::Enqueue { .. }) => true,
+            (Some(row), Ack::Claim { fence, .. }) => row.fence >= *fence,
+            (Some(row), Ack::Renew { fence, until, .. }) => {
+                row.fence > *fence || row.done || row.owner.is_none() || row.until >= *until
+            }
+            (Some(row), Ack::Complete { fence, result, .. }) => {
+                row.done && row.fence == *fence && row.result.as_deref() == Some(result)
+            }
+            (Some(row), Ack::Release { fence, .. }) => row.fence > *fence || row.owner.is_none(),
+        };
+        if !kept {
+            problems.push(format!("acknowledged {ack:?}, the store has {row:?}"));
+        }
+    }
+    problems
+}
+
+fn integrity(store: &LeaseStore) -> String {
+    store
+        .connection()
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .expect("integrity_check runs")
+}
+
+/// Opens the file as a new process would: the default VFS, the store's own set-up.
+fn reopen(db: &Path, journal: Journal) -> LeaseStore {
+    OpenOptions::new()
+        .journal(journal)
+        .open(db)
+        .unwrap_or_else(|e| panic!("reopening {} failed: {e}", db.display()))
+}
+
+/// Opens a store on the fault-injecting VFS, set up as `LeaseStore::open` sets up a file (the
+/// journal mode first, then `from_connection` sets `synchronous` and the schema).
+fn open_faulty(db: &Path, journal: Journal) -> leasefence::Result<LeaseStore> {
+    let conn = fault_vfs::open_connection(db).map_err(|e| Error::Open {
+        path: db.display().to_string(),
+        problem: e.to_string(),
+    })?;
+    let mode = match journal {
+        Journal::Wal => "WAL",
+        _ => "DELETE",
+    };
+    conn.query_row(&format!("PRAGMA journal_mode = {mode}"), [], |_| Ok(()))
+        .map_err(|e| Error::Open {
+            path: db.display().to_string(),
+            problem: e.to_string(),
+        })?;
+    LeaseStore::from_connection(conn, &db.display().to_string())
+}
+
+fn trials(short: usize) -> usize {
+    std::env::var("FAULT_TRIALS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(short)
+}
+
+/// Where the trial files go: tmpfs when there is one (the VFS models the disk, so real fsyncs
+/// would only slow the trials down).
+fn scratch_dir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(dir) = tempfile::tempdir_in(shm) {
+            return dir;
+        }
+    }
+    tempfile::tempdir().unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The workload: one step of one worker
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const RENEW_TTL: f64 = 8.0;
+
+struct Worker {
+    owner: String,
+    held: Vec<(String, Fence)>,
+    made: u64,
+    prefix: String,
+}
+
+impl Worker {
+    fn new(prefix: &str, owner: &str) -> Self {
+        Worker {
+            owner: owner.to_string(),
+            held: Vec::new(),
+            made: 0,
+            prefix: prefix.to_string(),
+        }
+    }
+
+    /// One operation; the acknowledgement if the store granted it.
+    fn step(
+        &mut self,
+        store: &LeaseStore,
+        rng: &mut Rng,
+        clock: &AtomicU64,
+    ) -> leasefence::Result<Option<Ack>> {
+        let now = clock.fetch_add(1, Ordering::SeqCst) as f64;
+        let ttl = 2.0 + rng.below(6) as f64;
+        let choice = if self.held.is_empty() {
+            rng.below(5)
+        } else {
+            rng.below(10)
+        };
+        match choice {
+            0 | 1 => {
+                self.made += 1;
+                let job = format!("{}-{}-{}", self.prefix, self.owner, self.made);
+                Ok(store.enqueue(&job)?.then_some(Ack::Enqueue { job }))
+            }
+            2 | 3 => Ok(store.claim_next(&self.owner, now, ttl)?.map(|claimed| {
+                self.held.push((claimed.job.clone(), claimed.fence));
+                Ack::Claim {
+                    job: claimed.job,
+                    fence: claimed.fence,
+                }
+            })),
+            4 => {
+                clock.fetch_add(5, Ordering::SeqCst); // a stall: some leases run out
+                Ok(None)
+            }
+            5 | 6 => {
+                let (job, fence) = self.held[rng.below(self.held.len() as u64) as usize].clone();
+                // Longer than any claim's ttl: a later renew of a lease never shortens it, so an
+                // acknowledged lease end is a lower bound of what the store must keep.
+                let ttl = RENEW_TTL;
+                match store.renew(&job, &self.owner, fence, now, ttl)? {
+                    Outcome::Granted(()) => Ok(Some(Ack::Renew {
+                        job,
+                        fence,
+                        until: now + ttl,
+                    })),
+                    Outcome::Rejected(_) => {
+                        self.held.retain(|(j, _)| j != &job);
+                        Ok(None)
+                    }
+                }
+            }
+            7 | 8 => {
+                let (job, fence) = self.held.remove(rng.below(self.held.len() as u64) as usize);
+                let result = format!("done-by-{}-{fence}", self.owner);
+                match store.complete(&job, &self.owner, fence, now, Some(&result)) {
+                    Ok(Outcome::Granted(())) => Ok(Some(Ack::Complete { job, fence, result })),
+                    Ok(Outcome::Rejected(_)) => Ok(None),
+                    Err(e) => {
+                        self.held.push((job, fence));
+                        Err(e)
+                    }
+                }
+            }
+            _ => {
+                let (job, fence) = self.held.remove(rng.below(self.held.len() as u64) as usize);
+                match store.release(&job, &self.owner, fence) {
+                    Ok(Outcome::Granted(())) => Ok(Some(Ack::Release { job, fence })),
+                    Ok(Outcome::Rejected(_)) => Ok(None),
+                    Err(e) => {
+                        self.held.push((job, fence));
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Power loss: the child process
+
+fn workers() -> usize {
+    std::env::var("FAULT_WORKERS")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(3)
+}
+const STEPS_PER_WORKER: usize = 12;
+
+fn journal_from(text: &str) -> Journal {
+    if text == "rollback" {
+        Journal::Rollback
+    } else {
+        Journal::Wal
+    }
+}
+
+/// The child side of the power-loss trials: runs only when the parent started it.
+#[test]
+fn power_loss_child() {
+    let Ok(db) = std::env::var("FAULT_CHILD_DB") else {
+        return;
+    };
+    let db = PathBuf::from(db);
+    let var = |name: &str| std::env::var(name).unwrap();
+    let journal = journal_from(&var("FAULT_JOURNAL"));
+    let seed: u64 = var("FAULT_SEED").parse().unwrap();
+    let cut: u64 = var("FAULT_CUT").parse().unwrap();
+    let loss = match var("FAULT_LOSS").as_str() {
+        "torn" => Loss::Torn { seed },
+        _ => Loss::Forget,
+    };
+    let round = var("FAULT_ROUND");
+    let clock = AtomicU64::new(var("FAULT_CLOCK").parse().unwrap());
+    fault_vfs::register(db.parent().unwrap());
+    if cut > 0 {
+        fault_vfs::cut_power_at(cut, loss);
+    }
+    let acks = Mutex::new(
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(var("FAULT_ACKS"))
+            .unwrap(),
+    );
+    // Opened one after the other: the first creates the file, the others find it.
+    let stores: Vec<LeaseStore> = (0..workers())
+        .map(|_| open_faulty(&db, journal).expect("open on the faulty VFS"))
+        .collect();
+    std::thread::scope(|scope| {
+        for (w, store) in stores.into_iter().enumerate() {
+            let (clock, acks, round) = (&clock, &acks, &round);
+            scope.spawn(move || {
+                let mut worker = Worker::new(&format!("r{round}"), &format!("w{w}"));
+                let mut rng = Rng(seed.wrapping_mul(31).wrapping_add(w as u64 + 1) | 1);
+                for _ in 0..STEPS_PER_WORKER {
+                    if let Some(ack) = worker
+                        .step(&store, &mut rng, clock)
+                        .expect("no I/O errors here")
+                    {
+                        // One write per answer, before the worker acts on it.
+                        acks.lock()
+                            .unwrap()
+                            .write_all(ack.line().as_bytes())
+                            .unwrap();
+                    }
+                }
+            });
+        }
+    });
+    std::fs::write(
+        var("FAULT_ACKS") + ".events",
+        fault_vfs::events().to_string(),
+    )
+    .unwrap();
+}
+
+struct RoundResult {
+    acks: Vec<Ack>,
+    cut: bool,
+    events: Option<u64>,
+}
+
+fn run_child(
+    db: &Path,
+    journal: Journal,
+    loss: &str,
+    seed: u64,
+    cut: u64,
+    round: usize,
+) -> RoundResult {
+    // Outside the root (the cut rewrites the root), one directory per child.
+    let log_dir = tempfile::tempdir().unwrap();
+    let acks_path = log_dir.path().join("acks.txt");
+    let events_path = PathBuf::from(format!("{}.events", acks_path.display()));
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "power_loss_child",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("FAULT_CHILD_DB", db)
+        .env(
+            "FAULT_JOURNAL",
+            if journal == Journal::Wal {
+                "wal"
+            } else {
+                "rollback"
+            },
+        )
+        .env("FAULT_SEED", seed.to_string())
+        .env("FAULT_CUT", cut.to_string())
+        .env("FAULT_LOSS", loss)
+        .env("FAULT_ROUND", round.to_string())
+        .env("FAULT_CLOCK", (round as u64 * 1_000).to_string())
+        .env("FAULT_ACKS", &acks_path)
+        .output()
+        .expect("start the child");
+    use std::os::unix::process::ExitStatusExt;
+    let killed = output.status.signal() == Some(libc::SIGKILL);
+    assert!(
+        killed || output.status.success(),
+        "child failed ({:?}): {}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let acks = std::fs::read_to_string(&acks_path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(Ack::parse)
+        .collect();
+    let events = std::fs::read_to_string(&events_path)
+        .ok()
+        .and_then(|e| e.parse().ok());
+    RoundResult {
+        acks,
+        cut: killed,
+        events,
+    }
+}
+
+const ROUNDS: usize = 3;
+
+/// Runs `trials` trials of `ROUNDS` cuts each; prints and returns (cuts, acks checked, lost).
+fn power_loss_trials(
+    journal: Journal,
+    loss: &str,
+    trials: usize,
+    base_seed: u64,
+) -> (usize, usize, Vec<String>) {
+    // A run without a cut tells how many mutating calls a round makes.
+    let calibration = scratch_dir();
+    let whole = run_child(
+        &calibration.path().join("count.db"),
+        journal,
+        loss,
+        base_seed,
+        0,
+        0,
+    );
+    let events = whole.events.expect("an uncut run reports its events");
+    assert!(events > 20, "only {events} mutating calls in a whole round");
+    let mut rng = Rng(base_seed | 1);
+    let (mut cuts, mut checked, mut lost) = (0, 0, Vec::new());
+    for trial in 0..trials {
+        let dir = scratch_dir();
+        let db = dir.path().join("power.db");
+        let mut all_acks: Vec<Ack> = Vec::new();
+        for round in 0..ROUNDS {
+            // Mostly inside the run, sometimes past its end (a round that finishes uncut).
+            let cut = 1 + rng.below(events + events / 10);
+            let seed = rng.next();
+            let result = run_child(&db, journal, loss, seed, cut, round);
+            cuts += usize::from(result.cut);
+            all_acks.extend(result.acks);
+            if !db.exists() {
+                assert!(
+                    all_acks.is_empty(),
+                    "trial {trial}: the file is gone after {} answers",
+                    all_acks.len()
+                );
+                continue;
+            }
+            let store = reopen(&db, journal);
+            assert_eq!(
+                integrity(&store),
+                "ok",
+                "trial {trial} round {round} (cut at {cut})"
+            );
+            checked += all_acks.len();
+            for problem in check_acks(&store, &all_acks) {
+                lost.push(format!(
+                    "{journal:?}/{loss} trial {trial} round {round} cut {cut}: {problem}"
+                ));
+            }
+        }
+        // The store works on: a fresh job's first claim is fence 1, claim_next finds work.
+        if db.exists() {
+            let store = reopen(&db, journal);
+            assert!(store.enqueue("after").unwrap());
+            assert_eq!(
+                store.claim("after", "z", 1e9, 5.0).unwrap().granted(),
+                Some(1)
+            );
+        }
+    }
+    println!(
+        "power loss ({journal:?}, {loss}): {trials} trials x {ROUNDS} rounds, {cuts} cuts over \
+         ~{events} mutating calls a round, {checked} acknowledged answers checked, {} lost",
+        lost.len()
+    );
+    (cuts, checked, lost)
+}
+
+fn assert_nothing_lost(journal: Journal, loss: &str, short: usize, seed: u64) {
+    let (cuts, checked, lost) = power_loss_trials(journal, loss, trials(short), seed);
+    assert!(
+        cuts > 0 && checked > 0,
+        "no cut happened or nothing was checked"
+    );
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged answers lost, e.g.:\n{}",
+        lost.len(),
+        lost[..lost.len().min(5)].join("\n")
+    );
+}
+
+#[test]
+fn power_loss_wal_forgets_unsynced_writes() {
+    assert_nothing_lost(Journal::Wal, "forget", 25, 0x5eed_0001);
+}
+
+#[test]
+fn power_loss_wal_torn_writes() {
+    assert_nothing_lost(Journal::Wal, "torn", 25, 0x5eed_0002);
+}
+
+#[test]
+fn power_loss_rollback_forgets_unsynced_writes() {
+    assert_nothing_lost(Journal::Rollback, "forget", 25, 0x5eed_0003);
+}
+
+#[test]
+fn power_loss_rollback_torn_writes() {
+    assert_nothing_lost(Journal::Rollback, "torn", 25, 0x5eed_0004);
+}
