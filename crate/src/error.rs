@@ -65,7 +65,11 @@ pub enum Error {
         /// What broke.
         message: String,
     },
-    /// SQLite failed while running an operation (I/O error, lock wait timed out, corruption).
+    /// SQLite failed while running an operation (I/O error, full disk, lock wait timed out,
+    /// corruption). The message says what to do. One case is not "nothing changed" for certain:
+    /// when the disk failed to *sync* (`SQLITE_IOERR_FSYNC`), the change is not in effect, but
+    /// its bytes may already be on the disk, and in WAL mode the next opener after a crash can
+    /// find the operation done; read the job's state after a restart.
     Storage {
         /// The operation that was running (`claim`, `open`, ...).
         operation: &'static str,
@@ -200,6 +204,8 @@ impl fmt::Display for Error {
                          is locked by <db>.lock: if the process holding it was killed, run \
                          `leasefence --db FILE unlock` once no other process uses the file)"
                     )?;
+                } else if let Some(advice) = io_advice(source) {
+                    write!(f, " ({advice})")?;
                 }
                 Ok(())
             }
@@ -275,4 +281,63 @@ pub(crate) fn is_busy(err: &rusqlite::Error) -> bool {
         err.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     )
+}
+
+/// What to do about a full disk or an I/O error, for the message. A failed sync is its own case:
+/// the change did not take effect here, but its bytes may be on the disk already (in WAL mode
+/// the next opener after a crash can find it applied), so its fate is read back, not assumed.
+fn io_advice(err: &rusqlite::Error) -> Option<&'static str> {
+    let rusqlite::Error::SqliteFailure(failure, _) = err else {
+        return None;
+    };
+    let sync_failed = [
+        rusqlite::ffi::SQLITE_IOERR_FSYNC,
+        rusqlite::ffi::SQLITE_IOERR_DIR_FSYNC,
+    ]
+    .contains(&failure.extended_code);
+    Some(match failure.code {
+        rusqlite::ErrorCode::DiskFull => {
+            "the disk holding the database is full; nothing changed: free space on it (or move \
+             the database to a disk with room), then retry"
+        }
+        rusqlite::ErrorCode::SystemIoFailure if sync_failed => {
+            "the disk did not confirm the write: the change is not in effect, but it may still \
+             reach the disk; check the disk, and after a restart read the job's state before \
+             retrying"
+        }
+        rusqlite::ErrorCode::SystemIoFailure => {
+            "the disk or file system failed; nothing changed: check the disk and the system log, \
+             then retry"
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn storage(code: std::ffi::c_int) -> String {
+        Error::Storage {
+            operation: "claim",
+            source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_full_disk_and_io_errors_say_what_to_do() {
+        let full = storage(rusqlite::ffi::SQLITE_FULL);
+        assert!(full.contains("disk holding the database is full"), "{full}");
+        assert!(full.contains("free space"), "{full}");
+        let sync = storage(rusqlite::ffi::SQLITE_IOERR_FSYNC);
+        assert!(sync.contains("read the job's state"), "{sync}");
+        let read = storage(rusqlite::ffi::SQLITE_IOERR_READ);
+        assert!(
+            read.contains("nothing changed") && read.contains("system log"),
+            "{read}"
+        );
+        let constraint = storage(rusqlite::ffi::SQLITE_CONSTRAINT);
+        assert!(!constraint.contains("disk"), "{constraint}");
+    }
 }
