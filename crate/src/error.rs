@@ -67,9 +67,11 @@ pub enum Error {
     },
     /// SQLite failed while running an operation (I/O error, full disk, lock wait timed out,
     /// corruption). The message says what to do. One case is not "nothing changed" for certain:
-    /// when the disk failed to *sync* (`SQLITE_IOERR_FSYNC`), the change is not in effect, but
-    /// its bytes may already be on the disk, and in WAL mode the next opener after a crash can
-    /// find the operation done; read the job's state after a restart.
+    /// when the disk failed to *sync* (`SQLITE_IOERR_FSYNC`, `SQLITE_IOERR_DIR_FSYNC`), the
+    /// operation took effect wholly or not at all, and which one is read back with `state` (in
+    /// WAL mode a crash can bring back a commit whose sync failed; on the rollback journal a
+    /// failed directory sync after the commit leaves it in effect). Fences stay safe either way:
+    /// a claim that may have happened only uses up its fence.
     Storage {
         /// The operation that was running (`claim`, `open`, ...).
         operation: &'static str,
@@ -284,8 +286,9 @@ pub(crate) fn is_busy(err: &rusqlite::Error) -> bool {
 }
 
 /// What to do about a full disk or an I/O error, for the message. A failed sync is its own case:
-/// the change did not take effect here, but its bytes may be on the disk already (in WAL mode
-/// the next opener after a crash can find it applied), so its fate is read back, not assumed.
+/// the commit's bytes may be on the disk already (in WAL mode the next opener after a crash can
+/// find the call applied; on the rollback journal a failed directory sync after the journal's
+/// deletion leaves it applied at once), so its fate is read back, not assumed.
 fn io_advice(err: &rusqlite::Error) -> Option<&'static str> {
     let rusqlite::Error::SqliteFailure(failure, _) = err else {
         return None;
@@ -301,9 +304,9 @@ fn io_advice(err: &rusqlite::Error) -> Option<&'static str> {
              the database to a disk with room), then retry"
         }
         rusqlite::ErrorCode::SystemIoFailure if sync_failed => {
-            "the disk did not confirm the write: the change is not in effect, but it may still \
-             reach the disk; check the disk, and after a restart read the job's state before \
-             retrying"
+            "the disk did not confirm the write, so whether this call took effect is unknown \
+             (wholly or not at all, never in part): read the job's state before retrying, after \
+             a restart too; check the disk"
         }
         rusqlite::ErrorCode::SystemIoFailure => {
             "the disk or file system failed; nothing changed: check the disk and the system log, \
@@ -331,7 +334,7 @@ mod tests {
         assert!(full.contains("disk holding the database is full"), "{full}");
         assert!(full.contains("free space"), "{full}");
         let sync = storage(rusqlite::ffi::SQLITE_IOERR_FSYNC);
-        assert!(sync.contains("read the job's state"), "{sync}");
+        assert!(sync.contains("unknown") && sync.contains("read the job's state"), "{sync}");
         let read = storage(rusqlite::ffi::SQLITE_IOERR_READ);
         assert!(
             read.contains("nothing changed") && read.contains("system log"),

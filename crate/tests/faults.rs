@@ -608,7 +608,7 @@ fn random_fault(rng: &mut Rng) -> Fault {
     };
     Fault {
         kind,
-        nth: 1 + rng.below(3),
+        nth: 1 + rng.below(6),
         code,
         persistent: rng.below(4) == 0,
     }

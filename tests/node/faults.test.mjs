@@ -79,7 +79,7 @@ test('I/O errors: every injected EIO or ENOSPC is a storage error that changed n
     }
     assertIntegrity(db);
   }
-  console.log(`node I/O errors: ${summary.trials} trials, ${summary.steps} steps, failures injected ${JSON.stringify(summary.fired)}, ${summary.errors} storage errors, ${summary.absorbed} absorbed, ${checked} acknowledged answers checked, ${lost.length} lost`);
+  console.log(`node I/O errors: ${summary.trials} trials, ${summary.steps} steps, failures injected ${JSON.stringify(summary.fired)}, ${summary.errors} storage errors (${summary.syncUnknownApplied} of them a failed sync whose call took effect), ${summary.absorbed} absorbed, ${checked} acknowledged answers checked, ${lost.length} lost`);
   console.log(`messages: ${JSON.stringify(summary.messages)}`);
   assert.ok(summary.errors > 0, 'no injected fault surfaced');
   assert.match(summary.messages.full ?? '', /disk holding the database is full.*free space/);
