@@ -772,7 +772,7 @@ fn every_op_returns_the_spec_value_shape() {
             break;
         }
         let obj = v.as_object().unwrap();
-        assert_eq!(obj.keys().collect::<Vec<_>>().len(), 2, "{v}");
+        assert_eq!(obj.keys().collect::<Vec<_>>().len(), 3, "{v}");
         got.push((
             obj["job"].as_str().unwrap().to_string(),
             obj["fence"].as_i64().unwrap(),

@@ -273,7 +273,8 @@ fn draining_processes_hand_out_each_job_once() {
                     let owner = format!("p{p}");
                     let (mut grants, mut completed) = (Vec::new(), Vec::new());
                     barrier.wait();
-                    while let Some(ClaimedJob { job, fence }) = batch.claim_next(&owner, 0.0, 600.0)
+                    while let Some(ClaimedJob { job, fence, .. }) =
+                        batch.claim_next(&owner, 0.0, 600.0)
                     {
                         let result = format!("{owner}/{job}/{fence}");
                         let done = batch.complete(&job, &owner, fence, 1.0, Some(&result));

@@ -184,13 +184,15 @@ impl Model {
                     return refused(Value::Null, Reason::Done);
                 }
                 if row.until > *now {
-                    return refused(
-                        Value::Null,
-                        Reason::Held {
-                            owner: row.owner.clone(),
+                    // Nobody holds it but it may not run yet: scheduled (section 7).
+                    let reason = match &row.owner {
+                        Some(owner) => Reason::Held {
+                            owner: Some(owner.clone()),
                             until: row.until,
                         },
-                    );
+                        None => Reason::Scheduled { until: row.until },
+                    };
+                    return refused(Value::Null, reason);
                 }
                 if row.fence == Fence::MAX {
                     return Ans::Failed("storage");
@@ -266,7 +268,10 @@ impl Model {
                 row.owner = Some(owner.clone());
                 row.until = until;
                 row.fence += 1;
-                Ans::Value(json!({"job": id, "fence": row.fence}), None)
+                Ans::Value(
+                    json!({"job": id, "fence": row.fence, "payload": null}),
+                    None,
+                )
             }
         }
     }
@@ -355,7 +360,11 @@ fn run_api(store: &LeaseStore, req: &Req) -> Ans {
                 Ans::Value(
                     next.map_or(
                         Value::Null,
-                        |ClaimedJob { job, fence }| json!({"job": job, "fence": fence}),
+                        |ClaimedJob {
+                             job,
+                             fence,
+                             payload,
+                         }| json!({"job": job, "fence": fence, "payload": payload}),
                     ),
                     None,
                 )
@@ -447,6 +456,8 @@ fn reason_json(reason: &Reason) -> Value {
         Reason::StaleFence { current } => json!({"code": "stale_fence", "fence": current}),
         Reason::NotOwner => json!({"code": "not_owner"}),
         Reason::Expired { until } => json!({"code": "expired", "until": until}),
+        Reason::Scheduled { until } => json!({"code": "scheduled", "until": until}),
+        Reason::NotDead => json!({"code": "not_dead"}),
     }
 }
 
@@ -942,7 +953,7 @@ fn model_matches_the_spec_examples() {
             now: 20.0,
             ttl: 1.0
         }),
-        Ans::Value(json!({"job": "j", "fence": 3}), None)
+        Ans::Value(json!({"job": "j", "fence": 3, "payload": null}), None)
     );
     assert_eq!(
         m.apply(&Req::Release {

@@ -32,7 +32,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::leases::Leases;
-use crate::outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
+use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
 use crate::rules;
 use crate::sqlite::LeaseStore;
 use json::Json;
@@ -50,6 +50,8 @@ pub enum Request {
     Init,
     Enqueue {
         job: String,
+        run_at: Option<f64>,
+        payload: Option<String>,
     },
     State {
         job: String,
@@ -90,11 +92,29 @@ pub enum Request {
         now: f64,
         ttl: f64,
     },
+    Fail {
+        job: String,
+        owner: String,
+        fence: Fence,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<String>,
+    },
+    Revive {
+        job: String,
+        now: f64,
+    },
+    Inspect {
+        job: String,
+    },
+    Stats {
+        now: f64,
+    },
 }
 
 /// The operation names, as the protocol spells them (from [`OP_NAMES`]).
-pub const OPS: [&str; 9] = {
-    let mut names = [""; 9];
+pub const OPS: [&str; OP_NAMES.len()] = {
+    let mut names = [""; OP_NAMES.len()];
     let mut i = 0;
     while i < names.len() {
         names[i] = OP_NAMES[i].1;
@@ -221,6 +241,10 @@ pub enum Returned {
     Claimed(ClaimedJob),
     /// claim_many: a fence or null per owner.
     Fences(Vec<Option<Fence>>),
+    /// inspect: `{state, attempts, dead, payload, failures}`.
+    Inspection(Inspection),
+    /// stats: `{queued, scheduled, leased, done, dead}`.
+    Counts(JobCounts),
 }
 
 /// An operation's answer: the value, and the reason when the store refused.
@@ -309,7 +333,7 @@ pub fn respond(backend: &mut dyn Backend, line: &str) -> Response {
 /// # struct Memory(LeaseStore);
 /// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
 /// let mut backend = Memory(LeaseStore::open_in_memory()?);
-/// let r = execute(&mut backend, &Request::Enqueue { job: "j".into() });
+/// let r = execute(&mut backend, &Request::Enqueue { job: "j".into(), run_at: None, payload: None });
 /// assert_eq!(r.to_json(), r#"{"value":true}"#);
 /// # Ok::<(), leasefence::Error>(())
 /// ```
@@ -328,7 +352,7 @@ pub fn execute(backend: &mut dyn Backend, request: &Request) -> Response {
 /// # struct Memory(LeaseStore);
 /// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
 /// let mut backend = Memory(LeaseStore::open_in_memory()?);
-/// let a = answer(&mut backend, &Request::Enqueue { job: "j".into() })?;
+/// let a = answer(&mut backend, &Request::Enqueue { job: "j".into(), run_at: None, payload: None })?;
 /// assert_eq!(a.value, Returned::Bool(true));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
@@ -367,7 +391,15 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             backend.leases()?.init()?;
             plain(Returned::Null)
         }
-        Request::Enqueue { job } => plain(Returned::Bool(backend.leases()?.enqueue(job)?)),
+        Request::Enqueue {
+            job,
+            run_at,
+            payload,
+        } => plain(Returned::Bool(backend.leases()?.enqueue_with(
+            job,
+            *run_at,
+            payload.as_deref(),
+        )?)),
         Request::State { job } => plain(match backend.leases()?.state(job)? {
             Some(row) => Returned::State(row),
             None => Returned::Null,
@@ -429,6 +461,30 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
                 None => Returned::Null,
             })
         }
+        Request::Fail {
+            job,
+            owner,
+            fence,
+            now,
+            retry_at,
+            error,
+        } => answered(
+            backend
+                .leases()?
+                .fail(job, owner, *fence, *now, *retry_at, error.as_deref())?,
+            |()| Returned::Bool(true),
+            Returned::Bool(false),
+        ),
+        Request::Revive { job, now } => answered(
+            backend.leases()?.revive(job, *now)?,
+            |()| Returned::Bool(true),
+            Returned::Bool(false),
+        ),
+        Request::Inspect { job } => plain(match backend.leases()?.inspect(job)? {
+            Some(report) => Returned::Inspection(report),
+            None => Returned::Null,
+        }),
+        Request::Stats { now } => plain(Returned::Counts(backend.leases()?.stats(*now)?)),
     })
 }
 
@@ -452,6 +508,19 @@ impl Source for Fields<'_> {
     }
     fn number(&mut self, name: &'static str) -> Result<f64, Response> {
         Fields::number(self, name)
+    }
+    fn maybe_string(&mut self, name: &'static str) -> Result<Option<String>, Response> {
+        match self.object.get(name) {
+            None => Ok(None),
+            Some(_) => Fields::optional_string(self, name),
+        }
+    }
+    fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, Response> {
+        match self.object.get(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Number(n)) => Ok(Some(n.float)),
+            Some(other) => Err(self.mistyped(name, "a number or null", other)),
+        }
     }
     fn fence(&mut self, name: &'static str) -> Result<Fence, Response> {
         Fields::fence(self, name)
@@ -615,9 +684,16 @@ impl Request {
     /// ```
     pub fn validate(&self) -> Result<()> {
         match self {
-            Request::Init | Request::Enqueue { .. } | Request::State { .. } => Ok(()),
+            Request::Init | Request::State { .. } | Request::Inspect { .. } => Ok(()),
+            Request::Enqueue { run_at, .. } => rules::check_time("run_at", *run_at),
             Request::Release { .. } => Ok(()),
-            Request::Complete { now, .. } => rules::check_now(*now),
+            Request::Complete { now, .. }
+            | Request::Revive { now, .. }
+            | Request::Stats { now } => rules::check_now(*now),
+            Request::Fail { now, retry_at, .. } => {
+                rules::check_now(*now)?;
+                rules::check_time("retry_at", *retry_at)
+            }
             Request::Claim { now, ttl, .. }
             | Request::Renew { now, ttl, .. }
             | Request::ClaimNext { now, ttl, .. } => rules::lease_end(*now, *ttl).map(drop),

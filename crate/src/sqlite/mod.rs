@@ -6,6 +6,7 @@
 //! - `setup.rs`: what every connection gets before use (busy handler, journal, `synchronous`);
 //! - `schema.rs`: the read-only check of a file and the creation of the table (`sql/schema.sql`);
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
+//! - `lifecycle.rs`: delays, failures and dead jobs (`fail`, `revive`, `inspect`, `stats`);
 //! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
 //! - `file.rs`, `claim_many.rs`: native only.
 
@@ -14,6 +15,7 @@ mod claim_many;
 #[cfg(not(target_arch = "wasm32"))]
 mod file;
 mod leases;
+mod lifecycle;
 mod ops;
 mod schema;
 mod setup;

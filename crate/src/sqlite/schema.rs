@@ -34,6 +34,13 @@ impl Dialect for Sqlite {
 /// Checks, by reading only, that the database is SQLite and that `jobs`, if present, has exactly
 /// the contract's shape, so that a foreign file is refused before anything is written to it.
 /// Returns whether the table and index already exist. `path` is only used in error messages.
+/// The tables beside `jobs` (docs/contract.md section 7): what `jobs` cannot hold.
+const SIDE_TABLES: [&str; 3] = [
+    "leasefence_payloads",
+    "leasefence_failures",
+    "leasefence_dead",
+];
+
 pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     let foreign = |problem: String| Error::NotLeasefenceDatabase {
         path: path.to_string(),
@@ -43,7 +50,8 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     conn.prepare(
         // SQLite names are case-insensitive: a foreign `JOBS` table is our `jobs`.
         "SELECT lower(name), type FROM sqlite_schema \
-         WHERE lower(name) IN ('jobs', 'leasefence_claimable')",
+         WHERE lower(name) IN ('jobs', 'leasefence_claimable', 'leasefence_payloads', \
+         'leasefence_failures', 'leasefence_dead')",
     )
     .and_then(|mut stmt| {
         stmt.query_map([], |row| {
@@ -87,7 +95,16 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
             "`leasefence_claimable` is a {kind}; leasefence needs that name for its index"
         )));
     }
-    Ok(kind_of("jobs").is_some() && kind_of("leasefence_claimable").is_some())
+    for table in SIDE_TABLES {
+        if let Some(kind) = kind_of(table).filter(|k| *k != "table") {
+            return Err(foreign(format!(
+                "`{table}` is a {kind}; leasefence needs that name for a table of its own"
+            )));
+        }
+    }
+    Ok(kind_of("jobs").is_some()
+        && kind_of("leasefence_claimable").is_some()
+        && SIDE_TABLES.iter().all(|table| kind_of(table).is_some()))
 }
 
 /// Creates the table and index if missing; never touches existing rows.

@@ -93,8 +93,9 @@ impl WasmStore {
         }
     }
 
-    /// Runs the operation `op` of docs/contract.md section 5 (`enqueue`, `state`, `claim`, `renew`,
-    /// `complete`, `release`, `claimNext`, `claimMany`) with its positional arguments. Returns
+    /// Runs the operation `op` of docs/contract.md sections 5 and 7 (`enqueue`, `state`, `claim`,
+    /// `renew`, `complete`, `release`, `claimNext`, `claimMany`, `fail`, `revive`, `inspect`,
+    /// `stats`) with its positional arguments. Returns
     /// `{value, reason}`; throws an `Error` with `code` (`invalid_argument`, `storage`) otherwise.
     pub fn call(&self, op: &str, args: Array) -> std::result::Result<JsValue, JsValue> {
         let request = request_from_js(op, &args)?;
@@ -193,6 +194,28 @@ impl Source for Args<'_> {
     fn fence(&mut self, _name: &'static str) -> std::result::Result<Fence, JsValue> {
         let index = self.advance();
         Args::fence(self, index)
+    }
+    fn maybe_string(&mut self, name: &'static str) -> std::result::Result<Option<String>, JsValue> {
+        let index = self.advance();
+        let value = self.args.get(index);
+        if value.is_undefined() || value.is_null() {
+            return Ok(None);
+        }
+        value
+            .as_string()
+            .map(Some)
+            .ok_or_else(|| self.bad(name, "a string, null or undefined", &value))
+    }
+    fn maybe_number(&mut self, name: &'static str) -> std::result::Result<Option<f64>, JsValue> {
+        let index = self.advance();
+        let value = self.args.get(index);
+        if value.is_undefined() || value.is_null() {
+            return Ok(None);
+        }
+        value
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| self.bad(name, "a number, null or undefined", &value))
     }
     fn strings(&mut self, name: &'static str) -> std::result::Result<Vec<String>, JsValue> {
         let index = self.advance();
