@@ -334,7 +334,10 @@ mod tests {
         assert!(full.contains("disk holding the database is full"), "{full}");
         assert!(full.contains("free space"), "{full}");
         let sync = storage(rusqlite::ffi::SQLITE_IOERR_FSYNC);
-        assert!(sync.contains("unknown") && sync.contains("read the job's state"), "{sync}");
+        assert!(
+            sync.contains("unknown") && sync.contains("read the job's state"),
+            "{sync}"
+        );
         let read = storage(rusqlite::ffi::SQLITE_IOERR_READ);
         assert!(
             read.contains("nothing changed") && read.contains("system log"),

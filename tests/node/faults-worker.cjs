@@ -1,7 +1,7 @@
 // Child of faults.test.mjs, run under power-loss-fs.cjs (the disk model and fault layer).
 //
-//   power DB SEED STEPS ROUND   two workers (two stores) enqueue, claimNext, renew, complete and
-//                               release on one file, printing every acknowledged answer before
+//   power DB SEED STEPS ROUND   two workers (two stores) enqueue, claimNext, renew, complete,
+//                               fail and release on one file, printing every acknowledged answer before
 //                               going on; the model cuts the power at its LEASEFENCE_PLFS_CUT-th sync.
 //   io DIR TRIALS SEED OUT      I/O-error trials: before most steps a fault is armed; a failed
 //                               step must throw code 'storage' having changed nothing, and the next
@@ -37,7 +37,7 @@ function worker(prefix, owner, clock) {
     step(store, pick) {
       const now = clock.tick();
       const ttl = 2 + pick(6);
-      const choice = held.length === 0 ? pick(5) : pick(10);
+      const choice = held.length === 0 ? pick(5) : pick(12);
       if (choice <= 1) {
         made += 1;
         const job = `${prefix}-${owner}-${made}`;
@@ -66,6 +66,14 @@ function worker(prefix, owner, clock) {
         const ok = store.complete(job, owner, fence, now, result); // throws: still held
         held.splice(at, 1);
         return ok ? { op: 'complete', job, fence, result } : null;
+      }
+      if (choice >= 10) {
+        // SPEC section 7: released to retry 3 s later, or dead.
+        const retryAt = choice === 10 ? now + 3 : null;
+        const error = `failed-by-${owner}-${fence}`;
+        const ok = store.fail(job, owner, fence, now, retryAt, error);
+        held.splice(at, 1);
+        return ok ? { op: 'fail', job, fence, retryAt, error } : null;
       }
       const ok = store.release(job, owner, fence);
       held.splice(at, 1);

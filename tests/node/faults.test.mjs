@@ -55,7 +55,10 @@ function lostAcks(store, acks) {
         (a.op === 'claim' && row.fence >= a.fence) ||
         (a.op === 'renew' && (row.fence > a.fence || row.done || row.owner === null || row.until >= a.until)) ||
         (a.op === 'complete' && row.done && row.fence === a.fence && row.result === a.result) ||
-        (a.op === 'release' && (row.fence > a.fence || row.owner === null)));
+        (a.op === 'release' && (row.fence > a.fence || row.owner === null)) ||
+        (a.op === 'fail' &&
+          (store.inspect(a.job)?.failures ?? []).some((f) => f.fence === a.fence && f.error === a.error) &&
+          (row.fence > a.fence || (a.retryAt === null ? row.done && row.result === null : row.owner === null && !row.done && row.until === a.retryAt))));
     if (!kept) problems.push(`acknowledged ${JSON.stringify(a)}, the store has ${JSON.stringify(row)}`);
   }
   return problems;
@@ -64,7 +67,7 @@ function lostAcks(store, acks) {
 test('I/O errors: every injected EIO or ENOSPC is a storage error that changed nothing, and the store works on', async () => {
   const dir = scratchDir('leasefence-faults-io-');
   const out = path.join(tempDir(), 'io.json');
-  const trials = TRIALS ?? 10;
+  const trials = TRIALS ?? 8;
   runWorker(['io', dir, String(trials), '12345', out], { LEASEFENCE_PLFS_ROOT: dir });
   const { summary, files } = JSON.parse(fs.readFileSync(out, 'utf8'));
   let checked = 0;
@@ -86,14 +89,14 @@ test('I/O errors: every injected EIO or ENOSPC is a storage error that changed n
   assert.deepEqual(lost, []);
 });
 
-test('a simulated power loss during claimNext, renew, complete and release loses no acknowledged answer', async () => {
+test('a simulated power loss during claimNext, renew, complete, fail and release loses no acknowledged answer', async () => {
   const steps = 30;
   // A run without a cut tells how many sync calls a round makes.
   const countDir = scratchDir('leasefence-faults-count-');
   const whole = runWorker(['power', path.join(countDir, 'count.db'), '7', String(steps), '0'], { LEASEFENCE_PLFS_ROOT: countDir, LEASEFENCE_PLFS_CUT: '0', LEASEFENCE_PLFS_REPORT: '1' });
   const syncs = Number(/plfs-syncs (\d+)/.exec(whole.stderr)?.[1] ?? NaN);
   assert.ok(syncs > 20, `only ${syncs} syncs in a whole round`);
-  const trials = TRIALS ?? 6;
+  const trials = TRIALS ?? 4;
   const rounds = 3;
   let cuts = 0;
   let checked = 0;
