@@ -3,7 +3,8 @@
 // it is told to with Node's EIO or ENOSPC; faults-worker.cjs drives two workers and logs every
 // acknowledged answer; this file reopens each file in a new process and checks it.
 //
-// FAULT_TRIALS=5000 node --test tests/node/faults.test.mjs   the long form (default: a short run)
+// FAULT_TRIALS=1000 node --test tests/node/faults.test.mjs   the long form (default: a short run;
+// FAULT_SEED=N for other choices)
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,6 +16,8 @@ const { LeaseStore } = loadPackage();
 after(killLiveChildren);
 
 const TRIALS = process.env.FAULT_TRIALS ? Number(process.env.FAULT_TRIALS) : null;
+/** FAULT_SEED=N varies the choices (the default is the same run every time). */
+const SEED = Number(process.env.FAULT_SEED ?? 0);
 const WORKER = path.join(HERE, 'faults-worker.cjs');
 const MODEL = path.join(HERE, 'power-loss-fs.cjs');
 
@@ -68,7 +71,7 @@ test('I/O errors: every injected EIO or ENOSPC is a storage error that changed n
   const dir = scratchDir('leasefence-faults-io-');
   const out = path.join(tempDir(), 'io.json');
   const trials = TRIALS ?? 8;
-  runWorker(['io', dir, String(trials), '12345', out], { LEASEFENCE_PLFS_ROOT: dir });
+  runWorker(['io', dir, String(trials), String(12345 + SEED), out], { LEASEFENCE_PLFS_ROOT: dir });
   const { summary, files } = JSON.parse(fs.readFileSync(out, 'utf8'));
   let checked = 0;
   const lost = [];
@@ -101,7 +104,7 @@ test('a simulated power loss during claimNext, renew, complete, fail and release
   let cuts = 0;
   let checked = 0;
   const lost = [];
-  let seed = 99;
+  let seed = 99 + SEED;
   const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
   for (let t = 0; t < trials; t++) {
     const dir = scratchDir('leasefence-faults-power-');
