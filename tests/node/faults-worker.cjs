@@ -182,8 +182,35 @@ async function io([dir, trialsText, seedText, out]) {
   fs.writeFileSync(out, JSON.stringify({ summary, files }));
 }
 
+/** A claim whose Nth sync fails, for each N: what the caller got and what the store then holds. */
+async function syncs([dir, out]) {
+  const faults = globalThis.leasefenceFaultFs;
+  const seen = [];
+  for (let nth = 1; nth <= 12; nth++) {
+    const db = path.join(dir, `sync-${nth}.db`);
+    const store = await LeaseStore.open(db);
+    store.enqueue('j');
+    faults.arm({ kind: 'sync', nth, code: 'EIO' });
+    let answer = null;
+    let error = null;
+    try {
+      answer = store.claim('j', 'w', 0, 10);
+    } catch (e) {
+      error = { code: e.code, message: e.message };
+    }
+    faults.clear();
+    const fired = faults.takeFired().length > 0;
+    const row = store.state('j');
+    // The store works on once the fault clears: a release of whatever is held, a new job.
+    const next = store.enqueue(`after-${nth}`);
+    store.close();
+    seen.push({ nth, fired, answer, error, row, next });
+  }
+  fs.writeFileSync(out, JSON.stringify(seen));
+}
+
 const [mode, ...args] = process.argv.slice(2);
-({ power, io })[mode](args).catch((error) => {
+({ power, io, syncs })[mode](args).catch((error) => {
   process.stderr.write(`${error.stack}\n`);
   process.exit(1);
 });

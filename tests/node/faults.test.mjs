@@ -92,6 +92,37 @@ test('I/O errors: every injected EIO or ENOSPC is a storage error that changed n
   assert.deepEqual(lost, []);
 });
 
+// Found by the I/O-error trials: the rollback journal's commit is the journal's deletion, and the
+// directory sync after it can fail once the deletion is done. The claim then throws, yet is in
+// effect. Pinned: the call is whole (owner and fence together), the message says its fate is
+// unknown and to read the state back, and the store works on.
+test('a claim whose sync fails is applied wholly or not at all, and the message says to read the state back', () => {
+  const dir = scratchDir('leasefence-faults-sync-');
+  const out = path.join(tempDir(), 'syncs.json');
+  runWorker(['syncs', dir, out], { LEASEFENCE_PLFS_ROOT: dir });
+  const seen = JSON.parse(fs.readFileSync(out, 'utf8'));
+  let appliedDespiteError = 0;
+  for (const { nth, fired, answer, error, row, next } of seen) {
+    assert.equal(next, true, `sync ${nth}: the store did not work on`);
+    if (!fired) continue;
+    if (!error) {
+      assert.equal(answer, 1, `sync ${nth}: no error, so the claim must be granted`);
+      continue;
+    }
+    assert.equal(error.code, 'storage', `sync ${nth}`);
+    const whole = row.owner === 'w' && row.fence === 1 && row.until === 10;
+    const none = row.owner === null && row.fence === 0;
+    assert.ok(whole || none, `sync ${nth}: half-applied ${JSON.stringify(row)}`);
+    if (whole) {
+      // In effect despite the error: the message must not say "nothing changed".
+      assert.match(error.message, /whether this call took effect is unknown.*read the job's state/, `sync ${nth}`);
+      appliedDespiteError += 1;
+    }
+  }
+  console.log(`a claim with a failing sync: ${JSON.stringify(seen.map(({ nth, fired, error, row }) => ({ nth, fired, failed: !!error, applied: row.fence === 1 })))}`);
+  assert.ok(appliedDespiteError >= 1, 'no sync failure left the claim in effect: the case this test pins is gone (update the contract)');
+});
+
 test('a simulated power loss during claimNext, renew, complete, fail and release loses no acknowledged answer', async () => {
   const steps = 30;
   // A run without a cut tells how many sync calls a round makes.
