@@ -34,7 +34,8 @@ function runWorker(args, env) {
   const run = spawnSync(process.execPath, ['--require', MODEL, WORKER, ...args], {
     encoding: 'utf8',
     env: { ...process.env, LEASEFENCE_PKG: PKG, ...env },
-    timeout: 600_000,
+    // The I/O trials run in one child: allow for long runs (FAULT_TRIALS) on a busy machine.
+    timeout: 600_000 + (TRIALS ?? 0) * 5_000,
     maxBuffer: 64 * 1024 * 1024,
   });
   assert.ok(run.signal === 'SIGKILL' || run.status === 0, `worker failed: ${run.status} ${run.signal}\n${run.stderr.slice(-3000)}`);
