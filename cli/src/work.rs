@@ -81,7 +81,7 @@ fn default_owner() -> String {
 
 /// SIGINT and SIGTERM go to one thread that asks the worker to stop (no handler code runs in
 /// signal context). The mask is set before any other thread starts, so they all inherit it;
-/// commands are started with an empty mask (the standard library resets it).
+/// commands are started with an empty mask again (`run_command`).
 fn watch_stop_signals(stop: StopHandle) -> Result<(), String> {
     // SAFETY: plain libc calls on a local, initialized sigset.
     unsafe {
@@ -235,6 +235,18 @@ fn run_command(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    // SAFETY: only sigprocmask between fork and exec, which is async-signal-safe. `work` blocks
+    // SIGINT and SIGTERM for its signal thread; the command must get them as usual.
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     if let Some(payload) = job
         .payload
         .as_deref()
