@@ -15,7 +15,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use leasefence::worker::wall_clock;
-use leasefence::Leases;
 use serde_json::Value;
 use support::cli_bin::bin;
 
@@ -102,7 +101,7 @@ fn a_sigstopped_work_loses_its_lease_and_after_sigcont_its_command_is_terminated
     for round in 0..rounds {
         let job = format!("round-{round}");
         store.enqueue(&job).unwrap();
-        let mut first = work(
+        let first = work(
             &db,
             &["--ttl", "0.5", "--grace", "2", "--until-empty"],
             STOPPED_COMMAND,
