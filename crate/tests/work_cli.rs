@@ -352,8 +352,7 @@ fn a_poison_job_that_kills_its_work_process_ends_dead_and_revive_brings_it_back(
         killed += 1;
         assert!(
             killed <= 3,
-            "the poison job was claimed a {}th time",
-            killed + 1
+            "the poison job was claimed again after killing {killed} workers"
         );
         // Its lease runs out; then the next worker may claim it.
         thread::sleep(Duration::from_millis(350));
