@@ -9,7 +9,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 use leasefence::worker::wall_clock;
 use serde_json::Value;
 use support::cli_bin::bin;
+#[cfg(feature = "postgres")]
+use support::pg_schema::PgSchema;
 
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -92,17 +94,34 @@ fi
 
 #[test]
 fn a_sigstopped_work_loses_its_lease_and_after_sigcont_its_command_is_terminated_every_round() {
-    let rounds = env_number("LEASEFENCE_WORK_ROUNDS", 8);
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    let store = leasefence::open(&db).unwrap();
+    sigstop_rounds(
+        &dir.path().join("q.db"),
+        env_number("LEASEFENCE_WORK_ROUNDS", 8),
+    );
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn postgres_a_sigstopped_work_loses_its_lease_every_round() {
+    let schema = PgSchema::new("work_sigstop");
+    sigstop_rounds(
+        Path::new(&schema.url),
+        env_number("LEASEFENCE_WORK_ROUNDS", 4),
+    );
+}
+
+fn sigstop_rounds(db: &Path, rounds: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = leasefence::open(db).unwrap();
     let ttl = 0.5;
     let mut signalled = Vec::new();
     for round in 0..rounds {
         let job = format!("round-{round}");
         store.enqueue(&job).unwrap();
         let first = work(
-            &db,
+            db,
             &["--ttl", "0.5", "--grace", "2", "--until-empty"],
             STOPPED_COMMAND,
         )
@@ -116,7 +135,7 @@ fn a_sigstopped_work_loses_its_lease_and_after_sigcont_its_command_is_terminated
         signal(&first, libc::SIGSTOP);
         // The lease ends while the first worker is stopped; the second takes the job (fence 2).
         thread::sleep(Duration::from_secs_f64(ttl * 1.5));
-        let second = work(&db, &["--ttl", "5", "--until-empty"], STOPPED_COMMAND)
+        let second = work(db, &["--ttl", "5", "--until-empty"], STOPPED_COMMAND)
             .env("DIR", dir.path())
             .output()
             .unwrap();
@@ -462,10 +481,26 @@ fn drain(db: &Path, jobs: usize, workers: usize) -> (Vec<Value>, Duration) {
 
 #[test]
 fn eight_work_processes_drain_a_thousand_jobs_each_completed_once() {
-    let jobs = env_number("LEASEFENCE_WORK_JOBS", 1000);
     let dir = tempfile::tempdir().unwrap();
-    let db: PathBuf = dir.path().join("q.db");
-    let (counts, took) = drain(&db, jobs, 8);
+    drain_once_each(
+        &dir.path().join("q.db"),
+        env_number("LEASEFENCE_WORK_JOBS", 1000),
+    );
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn postgres_eight_work_processes_drain_the_queue_each_job_completed_once() {
+    let schema = PgSchema::new("work_drain");
+    drain_once_each(
+        Path::new(&schema.url),
+        env_number("LEASEFENCE_WORK_JOBS", 1000),
+    );
+}
+
+fn drain_once_each(db: &Path, jobs: usize) {
+    let (counts, took) = drain(db, jobs, 8);
     let total = |name: &str| {
         counts
             .iter()
@@ -482,7 +517,7 @@ fn eight_work_processes_drain_a_thousand_jobs_each_completed_once() {
         0,
         "{counts:?}"
     );
-    let store = leasefence::open(&db).unwrap();
+    let store = leasefence::open(db).unwrap();
     for row in store.jobs().unwrap() {
         let owner = row.owner.clone().unwrap();
         assert_eq!(row.fence, 1, "{row:?}");

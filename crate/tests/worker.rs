@@ -5,12 +5,17 @@
 //! refused renew, a busy database waited out within the lease, retries with backoff, dead jobs,
 //! claims past the maximum, revive, panics, and both ways of stopping.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use leasefence::worker::{wall_clock, Backoff, CancelReason, Liveness, Worker, WorkerOptions};
 use leasefence::{Leases, OpenOptions, Reason};
+#[cfg(feature = "postgres")]
+use support::pg_schema::PgSchema;
+
+mod support;
 
 fn worker(db: &std::path::Path, options: WorkerOptions) -> Worker {
     Worker::open(db, &OpenOptions::new(), options).unwrap()
@@ -24,13 +29,24 @@ fn median(values: &mut [f64]) -> f64 {
 #[test]
 fn the_heartbeat_keeps_a_lease_alive_across_a_handler_running_several_ttls() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    let store = leasefence::open(&db).unwrap();
+    heartbeat_across_ttls(&dir.path().join("q.db"));
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn postgres_the_heartbeat_keeps_a_lease_alive_across_several_ttls() {
+    let schema = PgSchema::new("worker_heartbeat");
+    heartbeat_across_ttls(Path::new(&schema.url));
+}
+
+fn heartbeat_across_ttls(db: &Path) {
+    let store = leasefence::open(db).unwrap();
     store.enqueue("long").unwrap();
     let ttl = 0.4;
     let options = WorkerOptions::new("w").ttl(ttl).until_empty(true);
-    let mut worker = worker(&db, options);
-    let rival = leasefence::open(&db).unwrap();
+    let mut worker = worker(db, options);
+    let rival = leasefence::open(db).unwrap();
     let rival_wins = Arc::new(Mutex::new(Vec::new()));
     let wins = Arc::clone(&rival_wins);
     let counts = worker
@@ -62,8 +78,19 @@ fn the_heartbeat_keeps_a_lease_alive_across_a_handler_running_several_ttls() {
 #[test]
 fn a_handler_that_shows_no_progress_loses_its_lease_is_told_at_once_and_its_result_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    let store = leasefence::open(&db).unwrap();
+    hung_handler_told_at_once(&dir.path().join("q.db"));
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn postgres_a_hung_handler_loses_its_lease_and_is_told_at_once() {
+    let schema = PgSchema::new("worker_hung");
+    hung_handler_told_at_once(Path::new(&schema.url));
+}
+
+fn hung_handler_told_at_once(db: &Path) {
+    let store = leasefence::open(db).unwrap();
     let rounds = 12;
     for round in 0..rounds {
         store.enqueue(&format!("hung-{round}")).unwrap();
@@ -71,7 +98,7 @@ fn a_handler_that_shows_no_progress_loses_its_lease_is_told_at_once_and_its_resu
     let ttl = 0.25;
     // Never claimed again within the test: the backoff is not involved (nothing fails).
     let options = WorkerOptions::new("w").ttl(ttl).until_empty(true);
-    let mut worker = worker(&db, options);
+    let mut worker = worker(db, options);
     let lateness = Arc::new(Mutex::new(Vec::new()));
     let late = Arc::clone(&lateness);
     let counts = worker
