@@ -202,6 +202,10 @@ mod cli {
             job: String,
         },
         /// Print how many jobs are queued, scheduled, leased, done and dead.
+        ///
+        /// Counts the stored jobs at --now. What one `work` process did (claimed, completed,
+        /// failed, dead, leases lost, stale writes refused, renewals) is the JSON line it prints
+        /// at exit.
         Stats {
             #[command(flatten)]
             clock: Clock,
