@@ -665,6 +665,8 @@ mod cli {
     fn lease_state(row: &JobState, now: f64) -> String {
         if row.done {
             "done".into()
+        } else if row.until > now && row.owner.is_none() {
+            format!("scheduled, in {:.1}s", row.until - now)
         } else if row.until > now {
             format!("live, {:.1}s left", row.until - now)
         } else if row.owner.is_some() {

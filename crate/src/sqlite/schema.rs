@@ -34,8 +34,9 @@ impl Dialect for Sqlite {
 /// Checks, by reading only, that the database is SQLite and that `jobs`, if present, has exactly
 /// the contract's shape, so that a foreign file is refused before anything is written to it.
 /// Returns whether the table and index already exist. `path` is only used in error messages.
-/// The tables beside `jobs` (docs/contract.md section 7): what `jobs` cannot hold.
-const SIDE_TABLES: [&str; 3] = [
+/// The tables beside `jobs` (docs/contract.md section 7): what `jobs` cannot hold. Erasing a
+/// database (the playground's reset) drops these with `jobs`.
+pub(crate) const SIDE_TABLES: [&str; 3] = [
     "leasefence_payloads",
     "leasefence_failures",
     "leasefence_dead",
