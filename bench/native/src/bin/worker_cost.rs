@@ -40,7 +40,10 @@ fn fill(db: &Path, jobs: usize) -> Box<dyn Leases> {
 fn plain(db: &Path, jobs: usize, work: Duration) -> f64 {
     let store = fill(db, jobs);
     let start = Instant::now();
-    while let Some(job) = store.claim_next("plain", wall_clock(), 30.0).expect("claim_next") {
+    while let Some(job) = store
+        .claim_next("plain", wall_clock(), 30.0)
+        .expect("claim_next")
+    {
         if !work.is_zero() {
             std::thread::sleep(work);
         }
@@ -89,7 +92,12 @@ fn main() {
     let db = dir.join(format!("worker-cost-{}.db", std::process::id()));
     for (case, work, ttl, case_jobs) in [
         ("empty handler", Duration::ZERO, 30.0, jobs),
-        ("20 ms handler, 60 ms lease", Duration::from_millis(20), 0.06, (jobs / 20).max(20)),
+        (
+            "20 ms handler, 60 ms lease",
+            Duration::from_millis(20),
+            0.06,
+            (jobs / 20).max(20),
+        ),
     ] {
         let (mut plain_rates, mut runtime_rates, mut renewals) = (Vec::new(), Vec::new(), 0);
         for _ in 0..repeats {
