@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use leasefence::worker::{Backoff, CancelToken, Job, Liveness, StopHandle, Worker, WorkerOptions};
@@ -162,12 +162,47 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
     }
 }
 
-fn reader(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+/// What one of the command's output pipes has delivered so far, and whether it reached its end.
+type Collected = Arc<(Mutex<(Vec<u8>, bool)>, Condvar)>;
+
+fn reader(mut pipe: impl Read + Send + 'static) -> Collected {
+    let collected: Collected = Arc::default();
+    let filling = Arc::clone(&collected);
     std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        bytes
-    })
+        let mut chunk = [0u8; 8192];
+        loop {
+            let read = pipe.read(&mut chunk);
+            let (lock, ended) = &*filling;
+            let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
+            match read {
+                Ok(0) | Err(_) => {
+                    state.1 = true;
+                    ended.notify_all();
+                    return;
+                }
+                Ok(n) => state.0.extend_from_slice(&chunk[..n]),
+            }
+        }
+    });
+    collected
+}
+
+/// The pipe's bytes once it reaches its end, waiting until `deadline` at most (a process the
+/// command left behind may hold the pipe open); `None` when it did not end in time.
+fn collect(collected: &Collected, deadline: Instant) -> Option<Vec<u8>> {
+    let (lock, ended) = &**collected;
+    let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
+    while !state.1 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        state = ended
+            .wait_timeout(state, left)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+    Some(std::mem::take(&mut state.0))
 }
 
 fn signal_group(child: &Child, signal: libc::c_int) {
@@ -283,8 +318,17 @@ fn run_command(
             .unwrap_or_default();
         return Err(format!("the command was terminated: {why}").into());
     };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
+    // The command has exited; its output ends when the last process holding the pipes does. One
+    // it left behind gets `grace` to let go, then the group is killed and what came is taken.
+    let deadline = Instant::now() + grace;
+    let (mut out, mut err) = (collect(&stdout, deadline), collect(&stderr, deadline));
+    if out.is_none() || err.is_none() {
+        signal_group(&child, libc::SIGKILL);
+        let deadline = Instant::now() + Duration::from_secs(1);
+        out = out.or_else(|| collect(&stdout, deadline));
+        err = err.or_else(|| collect(&stderr, deadline));
+    }
+    let (stdout, stderr) = (out.unwrap_or_default(), err.unwrap_or_default());
     if status.success() {
         Ok(Some(String::from_utf8_lossy(&stdout).into_owned()))
     } else if stderr.is_empty() {

@@ -251,6 +251,30 @@ esac"#;
 }
 
 #[test]
+fn a_process_the_command_leaves_behind_holding_its_output_cannot_hold_up_the_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let store = leasefence::open(&db).unwrap();
+    store.enqueue("daemonizes").unwrap();
+    let start = Instant::now();
+    let output = work(
+        &db,
+        &["--until-empty", "--grace", "0.5"],
+        "sleep 30 & echo started",
+    )
+    .output()
+    .unwrap();
+    let took = start.elapsed();
+    assert_eq!(counters(&output)["completed"], 1);
+    assert!(
+        took < Duration::from_secs(5),
+        "work waited {took:?} for the leftover process"
+    );
+    let row = store.state("daemonizes").unwrap().unwrap();
+    assert_eq!(row.result.as_deref(), Some("started\n"));
+}
+
+#[test]
 fn a_failing_command_is_retried_after_the_backoff_and_is_dead_after_max_attempts() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");

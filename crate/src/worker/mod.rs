@@ -83,10 +83,24 @@ use heartbeat::{Heartbeat, Settings};
 
 /// What a handler returns: `Ok(result)` completes the job with `result` (text or none); an
 /// error fails it, with the error's text recorded.
+///
+/// ```
+/// fn handle(job: &leasefence::worker::Job) -> leasefence::worker::HandlerResult {
+///     let n: u32 = job.payload.as_deref().unwrap_or("0").parse()?; // a parse error fails the job
+///     Ok(Some((n * 2).to_string()))
+/// }
+/// # let _ = handle;
+/// ```
 pub type HandlerResult =
     std::result::Result<Option<String>, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Opens the heartbeat's own connection (the runner's is busy while the handler runs).
+///
+/// ```
+/// let db = std::path::PathBuf::from("queue.db");
+/// let opener: leasefence::worker::Opener = Box::new(move || leasefence::open(&db));
+/// # let _ = opener;
+/// ```
 pub type Opener = Box<dyn Fn() -> Result<Box<dyn Leases>> + Send>;
 
 /// When the heartbeat renews a running job's lease (the trade-off is in the [module
@@ -175,47 +189,90 @@ impl WorkerOptions {
     }
 
     /// Lease length in seconds (> 0).
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w").ttl(90.0);
+    /// assert_eq!(o.renew_interval(), 30.0);
+    /// ```
     pub fn ttl(mut self, seconds: f64) -> Self {
         self.ttl = seconds;
         self
     }
 
     /// Renew every this many seconds (0 < it < ttl); default ttl/3.
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w").ttl(30.0).renew_every(5.0);
+    /// assert_eq!(o.renew_interval(), 5.0);
+    /// ```
     pub fn renew_every(mut self, seconds: f64) -> Self {
         self.renew_every = Some(seconds);
         self
     }
 
     /// The renew interval in force.
+    ///
+    /// ```
+    /// assert_eq!(leasefence::worker::WorkerOptions::new("w").ttl(3.0).renew_interval(), 1.0);
+    /// ```
     pub fn renew_interval(&self) -> f64 {
         self.renew_every.unwrap_or(self.ttl / 3.0)
     }
 
     /// How many attempts a job gets (>= 1); the failure of the last makes it dead.
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w").max_attempts(1); // no retries
+    /// # let _ = o;
+    /// ```
     pub fn max_attempts(mut self, attempts: Fence) -> Self {
         self.max_attempts = attempts;
         self
     }
 
     /// The wait before a failed job's next attempt.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let o = leasefence::worker::WorkerOptions::new("w")
+    ///     .backoff(leasefence::worker::Backoff::Fixed(Duration::from_secs(30)));
+    /// # let _ = o;
+    /// ```
     pub fn backoff(mut self, backoff: Backoff) -> Self {
         self.backoff = backoff;
         self
     }
 
     /// When the heartbeat renews ([`Liveness`]).
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w")
+    ///     .liveness(leasefence::worker::Liveness::Unbounded);
+    /// # let _ = o;
+    /// ```
     pub fn liveness(mut self, liveness: Liveness) -> Self {
         self.liveness = liveness;
         self
     }
 
     /// How long to wait before looking again when nothing is claimable (> 0).
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w")
+    ///     .idle_poll(std::time::Duration::from_millis(100));
+    /// # let _ = o;
+    /// ```
     pub fn idle_poll(mut self, wait: Duration) -> Self {
         self.idle_poll = wait;
         self
     }
 
     /// Stop (instead of polling) when nothing is claimable.
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w").until_empty(true);
+    /// # let _ = o;
+    /// ```
     pub fn until_empty(mut self, yes: bool) -> Self {
         self.until_empty = yes;
         self
@@ -223,6 +280,11 @@ impl WorkerOptions {
 
     /// The clock giving `now` in seconds (default [`wall_clock`]); every worker sharing a store
     /// must agree on it.
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w").clock(|| 1_000.0); // a test's fixed time
+    /// # let _ = o;
+    /// ```
     pub fn clock(mut self, clock: impl Fn() -> f64 + Send + Sync + 'static) -> Self {
         self.clock = Arc::new(clock);
         self
@@ -374,6 +436,12 @@ impl StopHandle {
 
     /// Graceful stop: claim nothing more; the running handler finishes and its outcome is
     /// written; then `run` returns.
+    ///
+    /// ```
+    /// let stop = leasefence::worker::StopHandle::default();
+    /// stop.stop();
+    /// assert!(stop.is_stopping());
+    /// ```
     pub fn stop(&self) {
         let mut state = self.lock();
         state.mode.get_or_insert(StopMode::AfterCurrent);
@@ -384,6 +452,12 @@ impl StopHandle {
     /// Stop now: the running handler's token is cancelled ([`CancelReason::Stopping`]), its
     /// result discarded and its lease released (the job is claimable again at once); then `run`
     /// returns.
+    ///
+    /// ```
+    /// let stop = leasefence::worker::StopHandle::default();
+    /// stop.interrupt();
+    /// assert!(stop.is_stopping());
+    /// ```
     pub fn interrupt(&self) {
         let mut state = self.lock();
         state.mode = Some(StopMode::Interrupt);
@@ -395,6 +469,10 @@ impl StopHandle {
     }
 
     /// Whether a stop was asked for.
+    ///
+    /// ```
+    /// assert!(!leasefence::worker::StopHandle::default().is_stopping());
+    /// ```
     pub fn is_stopping(&self) -> bool {
         self.lock().mode.is_some()
     }
@@ -417,6 +495,12 @@ impl StopHandle {
 }
 
 /// One claimed job, as the handler sees it.
+///
+/// ```
+/// use leasefence::worker::{CancelToken, Job};
+/// let job = Job { id: "j".into(), fence: 2, payload: None, token: CancelToken::for_lease(|| 0.0, 30.0) };
+/// assert_eq!(job.attempt(), 2);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Job {
     /// The job id.
@@ -431,6 +515,12 @@ pub struct Job {
 
 impl Job {
     /// The attempt number (the fence): 1 on the first claim.
+    ///
+    /// ```
+    /// # use leasefence::worker::{CancelToken, Job};
+    /// let job = Job { id: "j".into(), fence: 1, payload: None, token: CancelToken::for_lease(|| 0.0, 30.0) };
+    /// assert_eq!(job.attempt(), 1);
+    /// ```
     pub fn attempt(&self) -> Fence {
         self.fence
     }
@@ -511,18 +601,42 @@ impl Worker {
         Worker::new(store, opener, options)
     }
 
-    /// A handle to stop [`run`](Self::run) from elsewhere.
+    /// A handle to stop [`run`](Self::run) from elsewhere (another thread, a signal watcher).
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = leasefence::worker::WorkerOptions::new("w");
+    /// let worker = leasefence::worker::Worker::open(dir.path().join("q.db"), &leasefence::OpenOptions::new(), options)?;
+    /// let stop = worker.stop_handle();
+    /// assert!(!stop.is_stopping());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
     pub fn stop_handle(&self) -> StopHandle {
         self.stop.clone()
     }
 
-    /// What the worker did so far (also while it runs, from another thread via a clone of
-    /// nothing: call it between runs, or read the `run` answer).
+    /// What the worker did so far, across its runs (`run` answers the same at its end).
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = leasefence::worker::WorkerOptions::new("w");
+    /// let worker = leasefence::worker::Worker::open(dir.path().join("q.db"), &leasefence::OpenOptions::new(), options)?;
+    /// assert_eq!(worker.counters(), leasefence::worker::Counters::default());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
     pub fn counters(&self) -> Counters {
         self.counters.snapshot()
     }
 
-    /// The worker's store (the runner's connection).
+    /// The worker's store (the runner's connection), e.g. to enqueue or inspect between runs.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = leasefence::worker::WorkerOptions::new("w");
+    /// let worker = leasefence::worker::Worker::open(dir.path().join("q.db"), &leasefence::OpenOptions::new(), options)?;
+    /// assert!(worker.store().enqueue("job")?);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
     pub fn store(&self) -> &dyn Leases {
         &*self.store
     }
@@ -531,6 +645,19 @@ impl Worker {
     /// and answers the counts of everything it did (across runs). A storage error that retrying
     /// cannot cure (not busy, not a lost connection) ends the run with that error; a busy
     /// database is waited out.
+    ///
+    /// ```
+    /// use leasefence::worker::{Worker, WorkerOptions};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = WorkerOptions::new("w").max_attempts(1).until_empty(true);
+    /// let mut worker = Worker::open(dir.path().join("q.db"), &leasefence::OpenOptions::new(), options)?;
+    /// worker.store().enqueue("bad")?;
+    /// let counts = worker.run(|_job| Err("cannot parse the payload".into()))?;
+    /// assert_eq!(counts.dead, 1);
+    /// assert_eq!(worker.store().inspect("bad")?.unwrap().failures[0].error.as_deref(),
+    ///            Some("cannot parse the payload"));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
     pub fn run<H>(&mut self, mut handler: H) -> Result<Counters>
     where
         H: FnMut(&Job) -> HandlerResult,
