@@ -41,6 +41,10 @@ struct State {
     /// Changes with every begin and end, so that a renew answer for a finished job is dropped.
     generation: u64,
     shutdown: bool,
+    /// The thread waits with no time-out (no lease, or nothing left to do for it): only then
+    /// must `begin` wake it. Otherwise it wakes by itself no later than the new lease's first
+    /// renew, so short jobs cost it no wake-up at all.
+    idle: bool,
 }
 
 struct Shared {
@@ -98,17 +102,19 @@ impl Heartbeat {
             retry_wait: FIRST_RETRY,
             given_up: false,
         });
+        let wake = state.idle;
         drop(state);
-        self.shared.changed.notify_all();
+        if wake {
+            self.shared.changed.notify_all();
+        }
     }
 
-    /// Stops renewing; an answer to a renew still under way is then dropped unseen.
+    /// Stops renewing; an answer to a renew still under way is then dropped unseen. The thread
+    /// is not woken: it finds the lease gone when it next wakes.
     pub fn end(&self) {
         let mut state = self.shared.lock();
         state.generation += 1;
         state.lease = None;
-        drop(state);
-        self.shared.changed.notify_all();
     }
 }
 
@@ -149,6 +155,16 @@ fn stalled(settings: &Settings, lease: &Lease, now: f64) -> Option<String> {
     }
 }
 
+fn wait_idle<'a>(shared: &'a Shared, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    state.idle = true;
+    let mut state = shared
+        .changed
+        .wait(state)
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    state.idle = false;
+    state
+}
+
 fn beat(store: &dyn Leases, settings: &Settings, shared: &Shared) {
     let mut state = shared.lock();
     loop {
@@ -157,18 +173,12 @@ fn beat(store: &dyn Leases, settings: &Settings, shared: &Shared) {
         }
         let now = (settings.clock)();
         let Some(lease) = state.lease.as_mut() else {
-            state = shared
-                .changed
-                .wait(state)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            state = wait_idle(shared, state);
             continue;
         };
         if lease.given_up || lease.token.is_cancelled() {
             // Nothing left to do for this lease: the token reports its end by itself.
-            state = shared
-                .changed
-                .wait(state)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            state = wait_idle(shared, state);
             continue;
         }
         if now < lease.next_at {

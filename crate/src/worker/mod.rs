@@ -574,7 +574,9 @@ impl Worker {
     /// A worker on `target` (an SQLite file or a `postgres://` URL, as [`open_with`](crate::open_with)),
     /// its heartbeat on a second connection to the same target. The heartbeat's busy timeout is
     /// cut to half the renew interval, so that a locked database makes it try again within the
-    /// lease rather than wait past its end.
+    /// lease rather than wait past its end (on PostgreSQL that is its `lock_timeout` and connect
+    /// timeout; a short ttl on a distant server may want [`Worker::new`] with an opener of its
+    /// own).
     ///
     /// ```
     /// let dir = tempfile::tempdir().unwrap();
