@@ -41,12 +41,14 @@ fn fill(db: &Path, jobs: usize) -> Box<dyn Leases> {
     store
 }
 
-/// The plain loop: what a user writes without the runtime.
-fn plain(db: &Path, jobs: usize, work: Duration) -> f64 {
+/// The plain loop: what a user writes without the runtime; with `second`, a second connection
+/// stays open beside it, idle (what the heartbeat's connection is between renews).
+fn plain(db: &Path, jobs: usize, work: Duration, second: bool) -> f64 {
     // Reopened, as the runtime does: the filling connection's close checkpoints its WAL, so both
     // sides start from the same file state.
     drop(fill(db, jobs));
     let store = leasefence::open(db).expect("reopen the bench file");
+    let _idle = second.then(|| leasefence::open(db).expect("a second connection"));
     let start = Instant::now();
     while let Some(job) = store
         .claim_next("plain", wall_clock(), 30.0)
@@ -108,26 +110,31 @@ fn main() {
         ),
     ] {
         let (mut plain_rates, mut runtime_rates, mut renewals) = (Vec::new(), Vec::new(), 0);
+        let mut second_rates = Vec::new();
         for _ in 0..repeats {
-            plain_rates.push(plain(&db, case_jobs, work));
+            plain_rates.push(plain(&db, case_jobs, work, false));
+            second_rates.push(plain(&db, case_jobs, work, true));
             let (rate, renewed) = runtime(&db, case_jobs, work, ttl);
             runtime_rates.push(rate);
             renewals += renewed;
         }
         let (plain_rate, runtime_rate) = (median(plain_rates), median(runtime_rates));
+        let second_rate = median(second_rates);
         let per_job_us = (1.0 / runtime_rate - 1.0 / plain_rate) * 1e6;
         let renewals_per_job = renewals as f64 / (repeats * case_jobs) as f64;
         eprintln!(
-            "{case}: plain loop {plain_rate:.0} jobs/s, runtime with heartbeat {runtime_rate:.0} \
-             jobs/s ({:.2}x), {per_job_us:+.0} us per job, {renewals_per_job:.2} renewals per job \
-             ({case_jobs} jobs, median of {repeats})",
+            "{case}: plain loop {plain_rate:.0} jobs/s (with an idle second connection open: \
+             {second_rate:.0}), runtime with heartbeat {runtime_rate:.0} jobs/s ({:.2}x), \
+             {per_job_us:+.0} us per job, {renewals_per_job:.2} renewals per job ({case_jobs} \
+             jobs, median of {repeats})",
             runtime_rate / plain_rate
         );
         println!(
             "{}",
             json!({
                 "suite": "worker_cost", "case": case, "jobs": case_jobs, "repeats": repeats,
-                "plain_jobs_per_s": plain_rate, "runtime_jobs_per_s": runtime_rate,
+                "plain_jobs_per_s": plain_rate, "plain_second_connection_jobs_per_s": second_rate,
+                "runtime_jobs_per_s": runtime_rate,
                 "ratio": runtime_rate / plain_rate, "extra_us_per_job": per_job_us,
                 "renewals_per_job": renewals_per_job,
             })
