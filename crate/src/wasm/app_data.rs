@@ -39,7 +39,8 @@ pub(crate) fn erase(store: &LeaseStore) -> Result<()> {
         .map_err(Error::storage("erase"))?;
     // Everything the store keeps: a job's payload or failures must not outlive the job. The names
     // are the crate's own constants (identifiers cannot be bound).
-    let tables = ["leasefence_app_data", "jobs"]
+    // lease_only_jobs: the playground's counterfactual store (wasm/lease_only.rs, browser).
+    let tables = ["leasefence_app_data", "lease_only_jobs", "jobs"]
         .into_iter()
         .chain(crate::sqlite::SIDE_TABLES);
     for table in tables {

@@ -21,7 +21,13 @@ mod node_vfs;
 #[cfg(feature = "browser")]
 mod browser_host;
 #[cfg(feature = "browser")]
+mod lease_only;
+#[cfg(feature = "browser")]
 mod opfs;
+#[cfg(feature = "browser")]
+mod playground;
+#[cfg(feature = "browser")]
+mod trace;
 
 mod app_data;
 
@@ -137,6 +143,10 @@ impl WasmStore {
 
     /// Closes the connection; later calls answer with a `storage` error.
     pub fn close(&mut self) {
+        #[cfg(feature = "browser")]
+        if let Some(store) = &self.store {
+            trace::set(store.connection(), false);
+        }
         self.store = None;
     }
 }
