@@ -5,14 +5,19 @@
 #
 # Environment:
 #   BENCH_REPEATS=5        repeats of every measurement
-#   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size postgres);
-#                          the report then goes to target/bench/report, not docs/bench
+#   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size postgres
+#                          peers); the report then goes to target/bench/report, not docs/bench
+#   BENCH_PEERS_JOBS=N     jobs per peers run (default 300; 50 in the quick mode, BENCH_ONLY=peers,
+#                          about 7 minutes here with its installs checked and its profile)
+#   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; its own, as it is the
+#                          slowest section: 64 worker processes per system take a while to start)
+#   BENCH_PEERS_WORKERS=1,8,64  worker-process counts of the peers section (1,8 in the quick mode)
 #   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 repeats=${BENCH_REPEATS:-5}
-only=${BENCH_ONLY:-native,contention,scale,node,browser,size,postgres}
+only=${BENCH_ONLY:-native,contention,scale,node,browser,size,postgres,peers}
 # Databases live on the repository's disk (a real fsync), never on a tmpfs.
 tmp=target/bench-tmp
 out=target/bench
@@ -37,8 +42,10 @@ fi
 cargo build -q --release -p leasefence-bench
 if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
   if wants browser || wants size; then bash scripts/build-web.sh >&2; fi
-  if wants node || wants size; then bash scripts/package.sh >/dev/null; fi
+  if wants node || wants size || wants peers; then bash scripts/package.sh >/dev/null; fi
 fi
+# The peer queues (Redis, npm and PyPI packages at pinned versions) and the native peers worker.
+if wants peers; then bash bench/peers/setup.sh; fi
 if wants browser; then bash scripts/setup-browser.sh >&2; fi
 
 env_record() {
@@ -85,6 +92,19 @@ if wants postgres; then
   if [ -n "${BENCH_ONLY:-}" ]; then mkdir -p "$out/report"; pg_out="$out/report/postgres.md"; fi
   bash scripts/postgres.sh cargo run -q --release -p leasefence-pg-bench -- --out "$pg_out" >&2
 fi
+if wants peers; then
+  step "8. peers: leasefence next to BullMQ, pg-boss, graphile-worker, plainjob, liteque, litequeue, huey, persist-queue"
+  # The quick mode (BENCH_ONLY=peers alone) drains fewer jobs with fewer workers; the full run
+  # adds W=64.
+  peer_jobs=${BENCH_PEERS_JOBS:-300} peer_repeats=${BENCH_PEERS_REPEATS:-3} peer_workers=${BENCH_PEERS_WORKERS:-1,8,64}
+  if [ "${BENCH_ONLY:-}" = peers ]; then
+    peer_jobs=${BENCH_PEERS_JOBS:-50} peer_repeats=${BENCH_PEERS_REPEATS:-2} peer_workers=${BENCH_PEERS_WORKERS:-1,8}
+  fi
+  BENCH_PEERS_ARGS="--dir $tmp/peers --repeats $peer_repeats --jobs $peer_jobs --workers $peer_workers" \
+    bash scripts/postgres.sh bash -c 'node bench/peers/bench.mjs $BENCH_PEERS_ARGS --pg-url "$LEASEFENCE_PG_URL"' >>"$results"
+  # Where the SQLite-file systems' time goes (syncs and system calls per job, under strace).
+  bash bench/peers/profile.sh 100 >>"$results"
+fi
 env_record end >>"$results"
 
 step "report"
@@ -92,5 +112,6 @@ cp "$results" "$out/latest.jsonl"
 # Only a full run replaces the published docs/bench.
 docs=docs/bench
 if [ -n "${BENCH_ONLY:-}" ]; then docs="$out/report"; fi
-node bench/report.mjs "$results" "$docs"
+if [ "$only" != peers ]; then node bench/report.mjs "$results" "$docs"; fi
+if wants peers; then node bench/peers/report.mjs "$results" "$docs"; fi
 echo "  $((SECONDS - started)) s in all; raw results in $results" >&2

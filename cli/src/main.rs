@@ -9,6 +9,9 @@ fn main() {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
+mod work;
+
+#[cfg(not(target_arch = "wasm32"))]
 mod cli {
     use std::io::{BufRead, Read, Write};
     use std::path::PathBuf;
@@ -22,13 +25,13 @@ mod cli {
     use serde_json::json;
 
     /// Exit status: the operation was granted (or returned a value).
-    const EXIT_OK: i32 = 0;
+    pub(crate) const EXIT_OK: i32 = 0;
     /// Exit status: the store said no (`false` or `null`, with a reason).
-    const EXIT_REJECTED: i32 = 1;
+    pub(crate) const EXIT_REJECTED: i32 = 1;
     /// Exit status: bad usage or an invalid argument; nothing changed.
-    const EXIT_INVALID: i32 = 2;
+    pub(crate) const EXIT_INVALID: i32 = 2;
     /// Exit status: storage failed; nothing changed.
-    const EXIT_STORAGE: i32 = 3;
+    pub(crate) const EXIT_STORAGE: i32 = 3;
 
     /// The longest request line `batch` reads; longer lines get `bad_request`.
     const MAX_LINE_BYTES: u64 = 64 << 20;
@@ -199,6 +202,10 @@ mod cli {
             job: String,
         },
         /// Print how many jobs are queued, scheduled, leased, done and dead.
+        ///
+        /// Counts the stored jobs at --now. What one `work` process did (claimed, completed,
+        /// failed, dead, leases lost, stale writes refused, renewals) is the JSON line it prints
+        /// at exit.
         Stats {
             #[command(flatten)]
             clock: Clock,
@@ -213,6 +220,69 @@ mod cli {
         },
         /// Serve the JSON-lines protocol: one request per stdin line, one response per line.
         Batch,
+        /// Run a command once for each claimed job, renewing the lease while it runs.
+        ///
+        /// Claims jobs one at a time (claim-next) and runs CMD for each with LEASEFENCE_DB,
+        /// LEASEFENCE_JOB, LEASEFENCE_FENCE, LEASEFENCE_ATTEMPT (the fence: 1 on the first
+        /// claim) and LEASEFENCE_OWNER in its environment. The job's payload is written to its
+        /// standard input (empty when none) and, up to 64 KiB, also set as LEASEFENCE_PAYLOAD.
+        /// Exit status 0 completes the job with CMD's standard output as the result; any other
+        /// status fails it with CMD's standard error as the error (or the status, when stderr
+        /// is empty), to be retried after the backoff, or dead once --max-attempts is reached.
+        /// A job claimed past --max-attempts whose previous attempt recorded no failure (its
+        /// worker lost the lease or crashed) is made dead without running CMD.
+        ///
+        /// While CMD runs, a heartbeat thread renews the lease every ttl/3. If the lease is
+        /// lost (a renew refused, or no renew possible before it ends), CMD's process group
+        /// gets SIGTERM, then SIGKILL after --grace seconds, and its exit never completes the
+        /// job. SIGINT or SIGTERM to `work` stops it the same way and releases the lease.
+        ///
+        /// At exit, prints its counters as one JSON line: {"claimed", "completed", "failed"
+        /// (failures with a retry), "dead", "leases_lost", "stale_writes_refused",
+        /// "renewals"}. `leasefence stats` counts the jobs by state. Exit status: 0 when
+        /// stopped (a signal, or --until-empty), 2 bad usage, 3 storage error.
+        #[command(
+            after_help = "Example:\n  leasefence --db queue.db enqueue resize-7 --payload photo-7.jpg\n  leasefence --db queue.db work --ttl 30 --until-empty -- sh -c 'resize \"$LEASEFENCE_PAYLOAD\"'\n  leasefence --db queue.db stats"
+        )]
+        Work {
+            /// Lease length in seconds (> 0).
+            #[arg(long, default_value_t = 30.0)]
+            ttl: f64,
+            /// Attempts per job; the failure of the last makes the job dead.
+            #[arg(long, default_value_t = 5)]
+            max_attempts: i64,
+            /// Stop when nothing is claimable (instead of polling).
+            #[arg(long)]
+            until_empty: bool,
+            /// Seconds between SIGTERM and SIGKILL for a command whose lease is lost.
+            #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+            grace: f64,
+            /// The lease owner (default: work-HOSTNAME-PID).
+            #[arg(long)]
+            owner: Option<String>,
+            /// Seconds between renews (default: ttl/3).
+            #[arg(long, value_name = "SECONDS")]
+            renew_every: Option<f64>,
+            /// Wait after a job's first failure, in seconds; it doubles with each attempt.
+            #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+            backoff: f64,
+            /// The longest wait between attempts, in seconds.
+            #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+            backoff_max: f64,
+            /// Up to this fraction of each wait is cut at random (0 to 1), so failed jobs spread.
+            #[arg(long, default_value_t = 0.5, value_name = "FRACTION")]
+            backoff_jitter: f64,
+            /// Stop renewing after this many seconds: the lease then ends and CMD is terminated
+            /// (default: renew as long as CMD runs).
+            #[arg(long, value_name = "SECONDS")]
+            max_run_time: Option<f64>,
+            /// Seconds between looks when nothing is claimable.
+            #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+            idle: f64,
+            /// The command and its arguments, after `--`.
+            #[arg(last = true, required = true, value_name = "CMD")]
+            command: Vec<std::ffi::OsString>,
+        },
         /// Remove a dot-file lock (<db>.lock) left by a killed process, if no process on this
         /// machine has the database open; otherwise list who has it open and remove nothing.
         ///
@@ -262,10 +332,40 @@ mod cli {
             .locking(locking);
         // The backend opens lazily: building it touches nothing, so `unlock` can sit beside
         // the other commands.
-        let mut backend = TargetBackend::new(db.clone(), options);
+        let mut backend = TargetBackend::new(db.clone(), options.clone());
         let (op, args) = match cli.command {
             Command::Unlock => return unlock(&db),
             Command::Batch => return batch(&mut backend),
+            Command::Work {
+                ttl,
+                max_attempts,
+                until_empty,
+                grace,
+                owner,
+                renew_every,
+                backoff,
+                backoff_max,
+                backoff_jitter,
+                max_run_time,
+                idle,
+                command,
+            } => {
+                let args = crate::work::WorkArgs {
+                    ttl,
+                    max_attempts,
+                    until_empty,
+                    grace,
+                    owner,
+                    renew_every,
+                    backoff,
+                    backoff_max,
+                    backoff_jitter,
+                    max_run_time,
+                    idle,
+                    command,
+                };
+                return crate::work::run(&db, &options, args);
+            }
             Command::Jobs { json, clock } => return jobs(&mut backend, json, clock.now()),
             Command::Init => (Op::Init, vec![]),
             Command::Enqueue {
@@ -565,6 +665,8 @@ mod cli {
     fn lease_state(row: &JobState, now: f64) -> String {
         if row.done {
             "done".into()
+        } else if row.until > now && row.owner.is_none() {
+            format!("scheduled, in {:.1}s", row.until - now)
         } else if row.until > now {
             format!("live, {:.1}s left", row.until - now)
         } else if row.owner.is_some() {

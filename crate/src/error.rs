@@ -65,7 +65,13 @@ pub enum Error {
         /// What broke.
         message: String,
     },
-    /// SQLite failed while running an operation (I/O error, lock wait timed out, corruption).
+    /// SQLite failed while running an operation (I/O error, full disk, lock wait timed out,
+    /// corruption). The message says what to do. One case is not "nothing changed" for certain:
+    /// when the disk failed to *sync* (`SQLITE_IOERR_FSYNC`, `SQLITE_IOERR_DIR_FSYNC`), the
+    /// operation took effect wholly or not at all, and which one is read back with `state` (in
+    /// WAL mode a crash can bring back a commit whose sync failed; on the rollback journal a
+    /// failed directory sync after the commit leaves it in effect). Fences stay safe either way:
+    /// a claim that may have happened only uses up its fence.
     Storage {
         /// The operation that was running (`claim`, `open`, ...).
         operation: &'static str,
@@ -200,6 +206,8 @@ impl fmt::Display for Error {
                          is locked by <db>.lock: if the process holding it was killed, run \
                          `leasefence --db FILE unlock` once no other process uses the file)"
                     )?;
+                } else if let Some(advice) = io_advice(source) {
+                    write!(f, " ({advice})")?;
                 }
                 Ok(())
             }
@@ -275,4 +283,67 @@ pub(crate) fn is_busy(err: &rusqlite::Error) -> bool {
         err.sqlite_error_code(),
         Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
     )
+}
+
+/// What to do about a full disk or an I/O error, for the message. A failed sync is its own case:
+/// the commit's bytes may be on the disk already (in WAL mode the next opener after a crash can
+/// find the call applied; on the rollback journal a failed directory sync after the journal's
+/// deletion leaves it applied at once), so its fate is read back, not assumed.
+fn io_advice(err: &rusqlite::Error) -> Option<&'static str> {
+    let rusqlite::Error::SqliteFailure(failure, _) = err else {
+        return None;
+    };
+    let sync_failed = [
+        rusqlite::ffi::SQLITE_IOERR_FSYNC,
+        rusqlite::ffi::SQLITE_IOERR_DIR_FSYNC,
+    ]
+    .contains(&failure.extended_code);
+    Some(match failure.code {
+        rusqlite::ErrorCode::DiskFull => {
+            "the disk holding the database is full; nothing changed: free space on it (or move \
+             the database to a disk with room), then retry"
+        }
+        rusqlite::ErrorCode::SystemIoFailure if sync_failed => {
+            "the disk did not confirm the write, so whether this call took effect is unknown \
+             (wholly or not at all, never in part): read the job's state before retrying, after \
+             a restart too; check the disk"
+        }
+        rusqlite::ErrorCode::SystemIoFailure => {
+            "the disk or file system failed; nothing changed: check the disk and the system log, \
+             then retry"
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn storage(code: std::ffi::c_int) -> String {
+        Error::Storage {
+            operation: "claim",
+            source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_full_disk_and_io_errors_say_what_to_do() {
+        let full = storage(rusqlite::ffi::SQLITE_FULL);
+        assert!(full.contains("disk holding the database is full"), "{full}");
+        assert!(full.contains("free space"), "{full}");
+        let sync = storage(rusqlite::ffi::SQLITE_IOERR_FSYNC);
+        assert!(
+            sync.contains("unknown") && sync.contains("read the job's state"),
+            "{sync}"
+        );
+        let read = storage(rusqlite::ffi::SQLITE_IOERR_READ);
+        assert!(
+            read.contains("nothing changed") && read.contains("system log"),
+            "{read}"
+        );
+        let constraint = storage(rusqlite::ffi::SQLITE_CONSTRAINT);
+        assert!(!constraint.contains("disk"), "{constraint}");
+    }
 }

@@ -49,6 +49,8 @@ mod postgres;
 mod race;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod seed;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod worker;
 // The dot-file lock's owner record, shared by the Node lock and native stale-lock clearing.
 #[cfg(any(target_os = "linux", feature = "node"))]
 mod lock_record;

@@ -8,6 +8,12 @@
 // bytes (an entry whose file never synced is an empty file), and the process is SIGKILLed.
 // Nothing else in the process can run in between, so whatever it acknowledged before that sync is
 // all it acknowledged.
+//
+// It also injects I/O faults, like SQLite's own I/O-error tests: `globalThis.leasefenceFaultFs`
+// (set when LEASEFENCE_PLFS_ROOT is) arms a failure of the Nth read, write, sync or truncate of a
+// file under the root (counted from arming), with Node's EIO or ENOSPC error, once or (persistent)
+// from then on until cleared. A failed call does nothing: a failed write writes nothing, a failed
+// sync makes nothing durable.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -24,6 +30,9 @@ if (root) {
     renameSync: fs.renameSync,
     fsyncSync: fs.fsyncSync,
     fdatasyncSync: fs.fdatasyncSync,
+    readSync: fs.readSync,
+    writeSync: fs.writeSync,
+    ftruncateSync: fs.ftruncateSync,
   };
   let nextId = 1;
   const DIR = 'dir';
@@ -83,6 +92,7 @@ if (root) {
   };
 
   function powerCut() {
+    paused = true; // the rewrite below must not hit an armed fault
     for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
     for (const [name, id] of durableEntries) {
       fs.writeFileSync(path.join(root, name), durableData.get(id) ?? Buffer.alloc(0));
@@ -90,10 +100,73 @@ if (root) {
     process.kill(process.pid, 'SIGKILL');
   }
 
+  // Faults: one armed at a time.
+  const KINDS = ['read', 'write', 'sync', 'truncate'];
+  let armed = null; // {kind, nth, code, persistent}
+  let sinceArmed = 0;
+  const calls = Object.fromEntries(KINDS.map((k) => [k, 0]));
+  let fired = [];
+  let paused = false;
+  const SYSCALL = { read: 'read', write: 'write', sync: 'fsync', truncate: 'ftruncate' };
+  const MESSAGE = { EIO: 'i/o error', ENOSPC: 'no space left on device' };
+  const ERRNO = { EIO: -5, ENOSPC: -28 };
+  function maybeFail(kind, fd) {
+    if (paused || !fds.has(fd)) return;
+    calls[kind] += 1;
+    if (!armed || armed.kind !== kind) return;
+    sinceArmed += 1;
+    if (sinceArmed === armed.nth || (armed.persistent && sinceArmed > armed.nth)) {
+      fired.push({ kind, code: armed.code });
+      const error = new Error(`${armed.code}: ${MESSAGE[armed.code] ?? 'injected fault'}, ${SYSCALL[kind]}`);
+      Object.assign(error, { code: armed.code, errno: ERRNO[armed.code], syscall: SYSCALL[kind] });
+      throw error;
+    }
+  }
+  globalThis.leasefenceFaultFs = {
+    /** Fails the `nth` call of `kind` from now ('read' | 'write' | 'sync' | 'truncate') with `code` ('EIO' | 'ENOSPC'). */
+    arm({ kind, nth, code, persistent = false }) {
+      if (!KINDS.includes(kind)) throw new Error(`unknown fault kind ${kind}`);
+      armed = { kind, nth, code, persistent };
+      sinceArmed = 0;
+    },
+    clear() {
+      armed = null;
+    },
+    /** The failures thrown since the last call. */
+    takeFired() {
+      const out = fired;
+      fired = [];
+      return out;
+    },
+    calls: () => ({ ...calls }),
+    /** Runs `fn` with faults and counting off (a check that reads the same files). */
+    paused(fn) {
+      paused = true;
+      try {
+        return fn();
+      } finally {
+        paused = false;
+      }
+    },
+  };
+  fs.readSync = function readSync(fd, ...rest) {
+    maybeFail('read', fd);
+    return real.readSync.call(fs, fd, ...rest);
+  };
+  fs.writeSync = function writeSync(fd, ...rest) {
+    maybeFail('write', fd);
+    return real.writeSync.call(fs, fd, ...rest);
+  };
+  fs.ftruncateSync = function ftruncateSync(fd, ...rest) {
+    maybeFail('truncate', fd);
+    return real.ftruncateSync.call(fs, fd, ...rest);
+  };
+
   const sync = (realSync) =>
     function (fd) {
       syncs += 1;
       if (syncs === cutAt) powerCut();
+      maybeFail('sync', fd);
       const result = realSync.call(fs, fd);
       const id = fds.get(fd);
       if (id === DIR) {

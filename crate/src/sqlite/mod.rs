@@ -23,4 +23,6 @@ mod store;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use claim_many::claim_many_on;
+#[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
+pub(crate) use schema::SIDE_TABLES;
 pub use store::LeaseStore;

@@ -21,7 +21,13 @@ mod node_vfs;
 #[cfg(feature = "browser")]
 mod browser_host;
 #[cfg(feature = "browser")]
+mod lease_only;
+#[cfg(feature = "browser")]
 mod opfs;
+#[cfg(feature = "browser")]
+mod playground;
+#[cfg(feature = "browser")]
+mod trace;
 
 mod app_data;
 
@@ -137,6 +143,10 @@ impl WasmStore {
 
     /// Closes the connection; later calls answer with a `storage` error.
     pub fn close(&mut self) {
+        #[cfg(feature = "browser")]
+        if let Some(store) = &self.store {
+            trace::set(store.connection(), false);
+        }
         self.store = None;
     }
 }
@@ -196,26 +206,10 @@ impl Source for Args<'_> {
         Args::fence(self, index)
     }
     fn maybe_string(&mut self, name: &'static str) -> std::result::Result<Option<String>, JsValue> {
-        let index = self.advance();
-        let value = self.args.get(index);
-        if value.is_undefined() || value.is_null() {
-            return Ok(None);
-        }
-        value
-            .as_string()
-            .map(Some)
-            .ok_or_else(|| self.bad(name, "a string, null or undefined", &value))
+        self.maybe(name, "a string, null or undefined", JsValue::as_string)
     }
     fn maybe_number(&mut self, name: &'static str) -> std::result::Result<Option<f64>, JsValue> {
-        let index = self.advance();
-        let value = self.args.get(index);
-        if value.is_undefined() || value.is_null() {
-            return Ok(None);
-        }
-        value
-            .as_f64()
-            .map(Some)
-            .ok_or_else(|| self.bad(name, "a number, null or undefined", &value))
+        self.maybe(name, "a number, null or undefined", JsValue::as_f64)
     }
     fn strings(&mut self, name: &'static str) -> std::result::Result<Vec<String>, JsValue> {
         let index = self.advance();
@@ -227,6 +221,22 @@ impl Args<'_> {
     fn advance(&mut self) -> u32 {
         self.next += 1;
         self.next - 1
+    }
+
+    /// An optional argument: undefined (left out) and null are both none.
+    fn maybe<T>(
+        &mut self,
+        name: &str,
+        want: &str,
+        convert: impl Fn(&JsValue) -> Option<T>,
+    ) -> std::result::Result<Option<T>, JsValue> {
+        let value = self.args.get(self.advance());
+        if value.is_undefined() || value.is_null() {
+            return Ok(None);
+        }
+        convert(&value)
+            .map(Some)
+            .ok_or_else(|| self.bad(name, want, &value))
     }
 
     fn bad(&self, name: &str, want: &str, got: &JsValue) -> JsValue {

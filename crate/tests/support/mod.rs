@@ -6,6 +6,11 @@ pub mod batch;
 #[allow(dead_code)]
 pub mod cli_bin;
 #[allow(dead_code)]
+pub mod fault_vfs;
+#[allow(dead_code)]
+#[cfg(feature = "postgres")]
+pub mod pg_schema;
+#[allow(dead_code)]
 pub mod vectors;
 #[allow(dead_code)]
 pub mod workload;

@@ -64,8 +64,17 @@ impl VfsFile for NodeFile {
                 if f.read_only {
                     return Err(VfsError::new(VfsErrorCode::ReadOnly, "read-only".into()));
                 }
-                node::write_at(f.fd, buf, Some(offset))
-                    .map_err(|e| err(VfsErrorCode::IoWrite, "write", e))
+                // As os_unix.c does: no space left is SQLITE_FULL ("database or disk is
+                // full"), which the store's message explains, not a bare I/O error.
+                node::write_at(f.fd, buf, Some(offset)).map_err(|e| {
+                    let full = e.is("ENOSPC") || e.is("EDQUOT");
+                    let code = if full {
+                        VfsErrorCode::Full
+                    } else {
+                        VfsErrorCode::IoWrite
+                    };
+                    err(code, "write", e)
+                })
             }
         }
     }

@@ -1,0 +1,541 @@
+// One process of bench/peers for the Node systems: leasefence (the npm package), BullMQ, pg-boss,
+// graphile-worker, plainjob, liteque. bench/peers/bench.mjs starts it in one of three modes:
+//
+//   node node_worker.mjs SYSTEM enqueue --target T --jobs N    add N jobs (untimed set-up)
+//   node node_worker.mjs SYSTEM work --target T --owner NAME   connect, print `ready`, wait for a
+//       line on stdin, then claim + complete one job at a time until nothing is left; print one
+//       JSON line {jobs, errors, start_ms, end_ms, latencies_ms, ids, durability}
+//   node node_worker.mjs SYSTEM stale --target T               the stale-worker story, both
+//       orders ("after": B completes before A's late completion; "during": A's late completion
+//       while B still holds the job), one JSON line per order
+//
+// Every call on a peer is its own public API; where a peer's lock cannot be made short, the
+// stall is fast-forwarded in its table and the record says so. T is a file path, a postgres://
+// URL or a Redis port, depending on SYSTEM.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const peers = path.join(repo, 'target/bench/peers');
+const requirePeer = createRequire(path.join(peers, 'package.json'));
+const importPeer = (entry) => import(pathToFileURL(path.join(peers, 'node_modules', entry)).href);
+
+const [system, mode, ...rest] = process.argv.slice(2);
+const { values: opt } = parseArgs({
+  args: rest,
+  options: { target: { type: 'string' }, jobs: { type: 'string', default: '0' }, owner: { type: 'string', default: 'w' } },
+});
+const jobs = Number(opt.jobs);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const wallMs = () => performance.timeOrigin + performance.now();
+const nowS = () => Date.now() / 1000;
+const emit = (record) => process.stdout.write(JSON.stringify(record) + '\n');
+const QUEUE = 'peers';
+
+/** Waits for the orchestrator's go line, so that every worker starts together. */
+async function waitForGo() {
+  emit('ready');
+  const lines = createInterface({ input: process.stdin });
+  for await (const _ of lines) break;
+}
+
+/**
+ * The measured loop: `next()` claims one job (its handle, or null when the queue is drained),
+ * `done(handle)` completes it. A thrown storage error (SQLite busy) is counted and retried.
+ */
+async function drain(next, done, idOf) {
+  await waitForGo();
+  const latencies = [];
+  const ids = [];
+  let errors = 0;
+  const start = wallMs();
+  for (;;) {
+    const began = performance.now();
+    let handle;
+    try {
+      handle = await next();
+    } catch (error) {
+      if (!isBusy(error)) throw error;
+      errors++;
+      await sleep(1);
+      continue;
+    }
+    if (handle == null) break;
+    for (;;) {
+      try {
+        await done(handle);
+        break;
+      } catch (error) {
+        if (!isBusy(error)) throw error;
+        errors++;
+        await sleep(1);
+      }
+    }
+    latencies.push(performance.now() - began);
+    ids.push(String(idOf(handle)));
+  }
+  return { jobs: latencies.length, errors, start_ms: start, end_ms: wallMs(), latencies_ms: latencies, ids };
+}
+
+const isBusy = (error) => /SQLITE_BUSY|database is locked|busy/i.test(`${error?.code} ${error?.message}`);
+
+/** The two orders of the story, written once; each system supplies its own steps. */
+async function story(steps) {
+  for (const order of ['after', 'during']) {
+    const s = await steps.setup(order);
+    const a = await s.claimA();
+    await s.stall();
+    const b = await s.claimB();
+    let bOutcome;
+    if (order === 'after') bOutcome = await settle(() => s.complete(b, 'B'));
+    const aOutcome = await settle(() => s.complete(a, 'A'));
+    if (order === 'during') bOutcome = await settle(() => s.complete(b, 'B'));
+    const final = await s.inspect();
+    await s.close?.();
+    emit({ order, same_job: s.sameJob(a, b), a_call: aOutcome, b_call: bOutcome, final, how: s.how });
+  }
+}
+
+async function settle(fn) {
+  try {
+    const value = await fn();
+    return { ok: true, value: value === undefined ? null : value };
+  } catch (error) {
+    return { ok: false, error: String(error?.message ?? error).slice(0, 200) };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// leasefence, the npm package (wasm) on a file: rollback journal, synchronous=EXTRA, dot-file lock.
+const leasefence = {
+  async load() {
+    return requirePeer(path.join(repo, 'target/npm/leasefence'));
+  },
+  async enqueue() {
+    const { LeaseStore } = await this.load();
+    const store = await LeaseStore.open(opt.target);
+    for (let i = 0; i < jobs; i++) store.enqueue(`job-${String(i).padStart(7, '0')}`);
+    store.close();
+  },
+  async work() {
+    const { LeaseStore } = await this.load();
+    // Many processes opening one file at once: the package can answer a busy file with "not a
+    // leasefence database (... database is locked)" instead of waiting (reported; the crate is
+    // not changed here), so the worker retries the open and reports how often it had to.
+    let store;
+    let openRetries = 0;
+    for (;;) {
+      try {
+        store = await LeaseStore.open(opt.target);
+        break;
+      } catch (error) {
+        if (!/database is locked/.test(error.message) || openRetries >= 100) throw error;
+        openRetries++;
+        await sleep(20 + Math.random() * 80);
+      }
+    }
+    const me = opt.owner;
+    const result = await drain(
+      () => store.claimNext(me, nowS(), 30),
+      ({ job, fence }) => {
+        if (!store.complete(job, me, fence, nowS(), 'ok')) throw new Error(`complete of ${job} refused`);
+      },
+      (h) => h.job,
+    );
+    store.close();
+    return { ...result, open_retries: openRetries, durability: 'journal_mode=DELETE, synchronous=EXTRA (set by the package)' };
+  },
+  async stale() {
+    const { LeaseStore } = await this.load();
+    await story({
+      async setup(order) {
+        const job = `stale-${order}`;
+        const a = await LeaseStore.open(opt.target);
+        const b = await LeaseStore.open(opt.target); // B: its own connection
+        a.enqueue(job);
+        return {
+          how: 'claim(ttl 0.5 s), real sleep 0.7 s, B claim, then complete(job, owner, fence) for each',
+          claimA: () => ({ store: a, owner: 'worker-a', fence: a.claim(job, 'worker-a', nowS(), 0.5) }),
+          stall: () => sleep(700),
+          claimB: () => ({ store: b, owner: 'worker-b', fence: b.claim(job, 'worker-b', nowS(), 30) }),
+          sameJob: (x, y) => x.fence != null && y.fence != null,
+          complete: (h, value) => h.store.withReason.complete(job, h.owner, h.fence, nowS(), value),
+          inspect: () => a.state(job),
+          close: () => { a.close(); b.close(); },
+        };
+      },
+    });
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// BullMQ on Redis (the orchestrator sets appendonly yes and appendfsync always or everysec).
+const bullmq = {
+  connection: () => ({ host: '127.0.0.1', port: Number(opt.target), maxRetriesPerRequest: null }),
+  async enqueue() {
+    const { Queue } = requirePeer('bullmq');
+    const queue = new Queue(QUEUE, { connection: this.connection() });
+    for (let i = 0; i < jobs; i += 500) {
+      const batch = [];
+      for (let k = i; k < Math.min(jobs, i + 500); k++) batch.push({ name: 'job', data: { k } });
+      await queue.addBulk(batch);
+    }
+    await queue.close();
+  },
+  async work() {
+    const { Worker } = requirePeer('bullmq');
+    const IORedis = requirePeer('ioredis');
+    // Manual processing (no processor function): getNextJob + moveToCompleted with our token.
+    const worker = new Worker(QUEUE, null, { connection: this.connection(), autorun: false });
+    await worker.waitUntilReady();
+    const token = opt.owner;
+    const result = await drain(
+      () => worker.getNextJob(token, { block: false }).then((job) => job ?? null),
+      (job) => job.moveToCompleted('ok', token, false),
+      (job) => job.id,
+    );
+    const redis = new IORedis(this.connection());
+    const [, fsync] = await redis.config('GET', 'appendfsync');
+    const [, aof] = await redis.config('GET', 'appendonly');
+    redis.disconnect();
+    await worker.close();
+    return { ...result, durability: `appendonly ${aof}, appendfsync ${fsync}` };
+  },
+  async stale() {
+    const { Queue, Worker, Job } = requirePeer('bullmq');
+    const connection = this.connection();
+    await story({
+      async setup(order) {
+        const name = `stale-${order}-${process.pid}`;
+        const queue = new Queue(name, { connection });
+        const settings = { connection, autorun: false, lockDuration: 500, stalledInterval: 200, maxStalledCount: 5 };
+        const workerA = new Worker(name, null, settings);
+        const workerB = new Worker(name, null, settings);
+        await queue.add('job', { order });
+        return {
+          how: 'Worker(null processor, lockDuration 500 ms, stalledInterval 200 ms); getNextJob(token) and ' +
+            'job.moveToCompleted(value, token); the stall is a real sleep; B runs the stalled-job checker',
+          claimA: async () => ({ job: await workerA.getNextJob('token-a'), token: 'token-a' }),
+          async stall() {
+            await sleep(700); // A's lock (500 ms) lapses
+            await workerB.startStalledCheckTimer(); // BullMQ's own stalled-job check moves it back to wait
+            const id = (await queue.getJobs(['wait'])).map((j) => j.id);
+            for (let i = 0; i < 50 && id.length === 0; i++) {
+              await sleep(100);
+              id.push(...(await queue.getJobs(['wait'])).map((j) => j.id));
+            }
+          },
+          claimB: async () => ({ job: await workerB.getNextJob('token-b'), token: 'token-b' }),
+          sameJob: (x, y) => Boolean(x.job && y.job && x.job.id === y.job.id),
+          complete: (h, value) => h.job.moveToCompleted(value, h.token, false).then(() => 'completed'),
+          async inspect() {
+            const jobs = await queue.getJobs(['completed', 'active', 'wait', 'failed']);
+            const job = jobs[0] && (await Job.fromId(queue, jobs[0].id));
+            return job ? { state: await job.getState(), returnvalue: job.returnvalue } : null;
+          },
+          async close() {
+            await workerA.close(true);
+            await workerB.close(true);
+            await queue.obliterate({ force: true });
+            await queue.close();
+          },
+        };
+      },
+    });
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// pg-boss on PostgreSQL (synchronous_commit=on, the server's default).
+const pgBoss = {
+  async boss(config = {}) {
+    const { default: PgBoss } = await import(pathToFileURL(requirePeer.resolve('pg-boss')).href).then((m) => ({ default: m.default ?? m }));
+    const boss = new PgBoss({ connectionString: opt.target, supervise: false, schedule: false, max: 2, ...config });
+    boss.on('error', () => {});
+    await boss.start();
+    return boss;
+  },
+  async enqueue() {
+    const boss = await this.boss();
+    await boss.createQueue(QUEUE);
+    for (let i = 0; i < jobs; i += 500) {
+      const batch = [];
+      for (let k = i; k < Math.min(jobs, i + 500); k++) batch.push({ name: QUEUE, data: { k } });
+      await boss.insert(batch);
+    }
+    await boss.stop({ graceful: false, wait: true });
+  },
+  async work() {
+    const boss = await this.boss({ migrate: false });
+    const result = await drain(
+      async () => (await boss.fetch(QUEUE))[0] ?? null,
+      (job) => boss.complete(QUEUE, job.id, { r: 'ok' }),
+      (job) => job.id,
+    );
+    await boss.stop({ graceful: false, wait: true });
+    return { ...result, durability: 'PostgreSQL synchronous_commit=on' };
+  },
+  async stale() {
+    // Its lease is the job's expiration: expireInSeconds (at least 1), enforced by its own
+    // maintenance (supervise, every second), which fails the job into retry.
+    const boss = await this.boss({ supervise: true, maintenanceIntervalSeconds: 1, monitorStateIntervalSeconds: 1 });
+    await story({
+      async setup(order) {
+        const name = `stale_${order}_${process.pid}`;
+        await boss.createQueue(name);
+        const id = await boss.send(name, { order }, { expireInSeconds: 1, retryLimit: 3, retryDelay: 0 });
+        return {
+          how: 'send(expireInSeconds 1, retryLimit 3); fetch(); real sleep until its maintenance expires the job ' +
+            'into retry; fetch() by B; complete(name, id, data) for each',
+          claimA: async () => (await boss.fetch(name))[0],
+          async stall() {
+            for (let i = 0; i < 100; i++) {
+              await sleep(250);
+              const job = await boss.getJobById(name, id);
+              if (job && job.state === 'retry') return;
+            }
+          },
+          claimB: async () => (await boss.fetch(name))[0],
+          sameJob: (x, y) => Boolean(x && y && x.id === y.id),
+          complete: (job, value) => boss.complete(name, job.id, { by: value }),
+          async inspect() {
+            const job = await boss.getJobById(name, id);
+            return job && { state: job.state, output: job.output };
+          },
+        };
+      },
+    });
+    await boss.stop({ graceful: false, wait: true });
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// graphile-worker on PostgreSQL. Its own concurrency model: runOnce() in each process runs jobs
+// until none is left; a job is claimed, run, and deleted on success.
+const graphile = {
+  async enqueue() {
+    const { makeWorkerUtils } = requirePeer('graphile-worker');
+    const utils = await makeWorkerUtils({ connectionString: opt.target });
+    await utils.migrate();
+    for (let i = 0; i < jobs; i += 500) {
+      const batch = [];
+      for (let k = i; k < Math.min(jobs, i + 500); k++) batch.push({ identifier: 'job', payload: { k } });
+      await utils.addJobs(batch);
+    }
+    await utils.release();
+  },
+  async work() {
+    const { runOnce, Logger } = requirePeer('graphile-worker');
+    const pg = requirePeer('pg');
+    const pgPool = new pg.Pool({ connectionString: opt.target, max: 2 });
+    await pgPool.query('select 1');
+    const quiet = new Logger(() => () => {});
+    await waitForGo();
+    // The task runs between graphile's claim and its completion: the latency of a job is the
+    // time from one task start to the next (claim, run, complete), and the last one to the end.
+    const starts = [];
+    const ids = [];
+    const start = wallMs();
+    await runOnce({
+      pgPool, concurrency: 1, logger: quiet, noHandleSignals: true,
+      taskList: { job: async (_payload, helpers) => { starts.push(performance.now()); ids.push(String(helpers.job.id)); } },
+    });
+    const end = performance.now();
+    const latencies = starts.map((t, i) => (starts[i + 1] ?? end) - t);
+    await pgPool.end();
+    return { jobs: ids.length, errors: 0, start_ms: start, end_ms: wallMs(), latencies_ms: latencies, ids,
+      durability: 'PostgreSQL synchronous_commit=on' };
+  },
+  async stale() {
+    const { run, makeWorkerUtils, Logger } = requirePeer('graphile-worker');
+    const quiet = new Logger(() => () => {});
+    const utils = await makeWorkerUtils({ connectionString: opt.target });
+    await utils.migrate();
+    await story({
+      async setup(order) {
+        const identifier = `stale_${order}`;
+        const gates = { a: deferred(), b: deferred(), aStarted: deferred(), bStarted: deferred() };
+        const events = [];
+        const task = (who) => async (_payload, helpers) => {
+          gates[`${who}Started`].resolve(helpers.job.id);
+          await gates[who].promise;
+          return who;
+        };
+        const runner = (who) => run({
+          connectionString: opt.target, concurrency: 1, logger: quiet, noHandleSignals: true, pollInterval: 100,
+          taskList: { [identifier]: task(who) },
+        }).then((r) => {
+          for (const e of ['job:success', 'job:error', 'job:failed', 'job:complete']) {
+            r.events.on(e, ({ job }) => events.push(`${who} ${e} ${job.id}`));
+          }
+          return r;
+        });
+        const job = await utils.addJob(identifier, { order });
+        let runnerA;
+        let runnerB;
+        return {
+          how: 'run({concurrency 1}) for A and for B, one task each that waits for the story; graphile\'s lock ' +
+            'is a fixed 4 hours, so A\'s stall is fast-forwarded: locked_at is set 4 h 1 min back in its jobs table',
+          claimA: async () => { runnerA = await runner('a'); return { who: 'a', id: await gates.aStarted.promise }; },
+          stall: () => utils.withPgClient((client) => client.query(
+            "update graphile_worker._private_jobs set locked_at = now() - interval '4 hours 1 minute' where id = $1", [job.id])),
+          claimB: async () => { runnerB = await runner('b'); return { who: 'b', id: await gates.bStarted.promise }; },
+          sameJob: (x, y) => String(x.id) === String(y.id),
+          async complete(h) {
+            // The task returns: graphile's worker completes the job with its own call.
+            const exists = () => utils.withPgClient(async (client) =>
+              (await client.query('select 1 from graphile_worker._private_jobs where id = $1', [job.id])).rowCount === 1);
+            const before = await exists();
+            gates[h.who].resolve();
+            await sleep(600);
+            return { events: events.filter((e) => e.startsWith(h.who)), changed: before && !(await exists()) ? 1 : 0 };
+          },
+          inspect: () => utils.withPgClient(async (client) =>
+            (await client.query('select id, locked_by, attempts from graphile_worker._private_jobs where id = $1', [job.id])).rows[0] ??
+              'deleted (completed)'),
+          async close() {
+            await runnerA?.stop();
+            await runnerB?.stop();
+          },
+        };
+      },
+    });
+    await utils.release();
+  },
+};
+
+function deferred() {
+  let resolve;
+  const promise = new Promise((r) => { resolve = r; });
+  return { promise, resolve };
+}
+
+// ---------------------------------------------------------------------------------------------
+// plainjob on better-sqlite3 (WAL; it sets synchronous=NORMAL, the bench raises it to FULL).
+const plainjob = {
+  async queue(timeout) {
+    const { defineQueue, better } = await importPeer('plainjob/dist/plainjob.js');
+    const Database = requirePeer('better-sqlite3');
+    const db = new Database(opt.target);
+    const queue = defineQueue({ connection: better(db), timeout, logger: quietLogger });
+    db.pragma('synchronous = FULL');
+    return { queue, db };
+  },
+  async enqueue() {
+    const { queue } = await this.queue();
+    const data = [];
+    for (let k = 0; k < jobs; k++) data.push({ k });
+    queue.addMany('job', data);
+    queue.close();
+  },
+  async work() {
+    const { queue, db } = await this.queue();
+    const result = await drain(
+      () => queue.getAndMarkJobAsProcessing('job') ?? null,
+      (job) => queue.markJobAsDone(job.id),
+      (job) => job.id,
+    );
+    const sync = db.pragma('synchronous', { simple: true });
+    queue.close();
+    return { ...result, durability: `journal_mode=WAL, synchronous=${sync} (FULL set by the bench; plainjob sets NORMAL)` };
+  },
+  async stale() {
+    await story({
+      async setup(order) {
+        const a = await plainjob.queue(500);
+        const b = await plainjob.queue(500);
+        const type = `stale-${order}`;
+        const { id } = a.queue.add(type, { order });
+        return {
+          how: 'defineQueue({timeout: 500 ms}); getAndMarkJobAsProcessing; real sleep 0.7 s; requeueTimedOutJobs(500) ' +
+            '(what its maintenance timer runs); markJobAsDone(id) for each',
+          claimA: () => ({ queue: a.queue, job: a.queue.getAndMarkJobAsProcessing(type) }),
+          async stall() { await sleep(700); b.queue.requeueTimedOutJobs(500); },
+          claimB: () => ({ queue: b.queue, job: b.queue.getAndMarkJobAsProcessing(type) }),
+          sameJob: (x, y) => Boolean(x.job && y.job && x.job.id === y.job.id),
+          complete: (h) => h.queue.markJobAsDone(h.job.id),
+          inspect: () => a.queue.getJobById(id),
+          close: () => { a.queue.close(); b.queue.close(); },
+        };
+      },
+    });
+  },
+};
+
+const quietLogger = { error() {}, warn() {}, info() {}, debug() {} };
+
+// ---------------------------------------------------------------------------------------------
+// liteque on better-sqlite3 through drizzle (WAL; it sets synchronous=NORMAL, the bench FULL).
+const liteque = {
+  async queue() {
+    const { buildDBClient, SqliteQueue } = await importPeer('liteque/dist/index.js');
+    const db = buildDBClient(opt.target, { runMigrations: true });
+    const raw = db.session.client; // the better-sqlite3 Database under drizzle
+    raw.pragma('synchronous = FULL');
+    raw.pragma('busy_timeout = 10000');
+    const queue = new SqliteQueue(QUEUE, db, { defaultJobArgs: { numRetries: 3 }, keepFailedJobs: false });
+    return { queue, raw };
+  },
+  async enqueue() {
+    const { queue, raw } = await this.queue();
+    raw.exec('BEGIN');
+    for (let k = 0; k < jobs; k++) await queue.enqueue({ k });
+    raw.exec('COMMIT');
+    raw.close();
+  },
+  async work() {
+    const { queue, raw } = await this.queue();
+    const result = await drain(
+      async () => (await queue.attemptDequeue({ timeoutSecs: 30 })) ?? null,
+      (job) => queue.finalize(job.id, job.allocationId, 'completed'),
+      (job) => job.id,
+    );
+    const sync = raw.pragma('synchronous', { simple: true });
+    raw.close();
+    return { ...result, durability: `journal_mode=WAL, synchronous=${sync} (FULL set by the bench; liteque sets NORMAL)` };
+  },
+  async stale() {
+    await story({
+      async setup() {
+        const a = await liteque.queue();
+        const b = await liteque.queue();
+        const job = await a.queue.enqueue({ stale: true });
+        return {
+          how: 'attemptDequeue({timeoutSecs: 1}) (its lease; whole seconds); real sleep 2.1 s; attemptDequeue by B; ' +
+            'finalize(id, allocationId, "completed") for each',
+          claimA: async () => ({ queue: a.queue, raw: a.raw, job: await a.queue.attemptDequeue({ timeoutSecs: 1 }) }),
+          stall: () => sleep(2100),
+          claimB: async () => ({ queue: b.queue, raw: b.raw, job: await b.queue.attemptDequeue({ timeoutSecs: 30 }) }),
+          sameJob: (x, y) => Boolean(x.job && y.job && x.job.id === y.job.id),
+          async complete(h) {
+            const total = () => h.raw.prepare('select total_changes() as n').get().n;
+            const before = total();
+            await h.queue.finalize(h.job.id, h.job.allocationId, 'completed');
+            return { changed: total() - before };
+          },
+          inspect: () => a.raw.prepare('select id, status, allocationId from tasks where id = ?').get(job.id) ?? 'deleted (completed)',
+          close: () => { a.raw.close(); b.raw.close(); },
+        };
+      },
+    });
+  },
+};
+
+const systems = { leasefence, bullmq, 'pg-boss': pgBoss, 'graphile-worker': graphile, plainjob, liteque };
+
+async function main() {
+  const impl = systems[system];
+  if (!impl || !['enqueue', 'work', 'stale'].includes(mode)) {
+    throw new Error(`usage: node_worker.mjs {${Object.keys(systems).join('|')}} {enqueue|work|stale} --target T`);
+  }
+  const result = await impl[mode]();
+  if (mode === 'work') emit(result);
+}
+
+main().then(() => process.exit(0), (error) => {
+  console.error(`node_worker ${system} ${mode}: ${error.stack ?? error}`);
+  process.exit(1);
+});
