@@ -208,7 +208,7 @@ export interface JobContext {
   payload: string | null;
   /** This lease's fencing token; pass it to any other store that checks fences. */
   fence: Fence;
-  /** 1 for the first attempt; counted since the job last died (a revived job starts again). */
+  /** 1 for the first attempt: the fence (every claim is one attempt). */
   attempt: number;
 }
 

@@ -280,32 +280,29 @@ class JobWorker {
   }
 
   /**
-   * The attempt of this claim: its fence, counted since the job last died (a revived job gets
-   * `maxAttempts` fresh attempts). Only a fence past maxAttempts needs the recorded failures: a
-   * failure at attempt >= maxAttempts was a death (this runtime never retries one).
+   * Whether a claim past maxAttempts may still run (the rule of the Rust runtime too, so workers
+   * of both on one file agree): only when its previous attempt recorded a failure, i.e. the job
+   * was revived after that failure made it dead. Otherwise its holders lost their leases or
+   * crashed (a poison job kills its worker) and it is made dead at once. null: the store kept
+   * failing until the lease ended.
    */
-  async #attemptOf(lease) {
-    const { job, fence } = lease;
-    if (fence <= this.#maxAttempts) return fence;
-    const answer = await this.#withinLease(lease, 'inspect', () => [job]);
-    if (answer === null) return null; // the store kept failing until the lease ended
-    let base = 0;
-    for (const failure of answer.value?.failures ?? []) {
-      if (failure.fence < fence && failure.fence - base >= this.#maxAttempts) base = failure.fence;
-    }
-    return fence - base;
+  async #mayRunPastMax(lease) {
+    const answer = await this.#withinLease(lease, 'inspect', () => [lease.job]);
+    if (answer === null) return null;
+    return (answer.value?.failures ?? []).some((failure) => failure.fence === lease.fence - 1);
   }
 
   async #handle({ job, fence, payload }, claimedAt, handler) {
     const lease = this.#newLease(job, fence, claimedAt + this.#ttl);
     this.#lease = lease;
     try {
-      const attempt = await this.#attemptOf(lease);
-      if (attempt === null) {
+      const attempt = fence; // every claim is one attempt (contract section 7)
+      const mayRun = attempt <= this.#maxAttempts || (await this.#mayRunPastMax(lease));
+      if (mayRun === null) {
         this.#lose(lease, { code: 'expired', until: lease.end }, 'could not read its failures before the lease ended: the store kept failing');
         return;
       }
-      if (attempt > this.#maxAttempts) {
+      if (!mayRun) {
         const why = `attempt ${attempt} of at most ${this.#maxAttempts}: earlier holders lost their leases without completing or failing the job (killed, paused, or blocked past the lease)`;
         await this.#finish(lease, 'fail', (now) => [job, this.#owner, fence, now, null, why], 'dead');
         return;
