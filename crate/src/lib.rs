@@ -65,7 +65,8 @@ pub use leases::Leases;
 pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
-pub use sqlite::LeaseStore;
+pub use rules::fenced::{is_library_table, Finish, SqlValue, Statement};
+pub use sqlite::{FencedTx, LeaseStore};
 #[cfg(not(target_arch = "wasm32"))]
 pub use {
     open::{open, open_with},
@@ -73,7 +74,7 @@ pub use {
 };
 
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
-pub use postgres::{PgStore, CLAIM_MANY_CONNECTIONS};
+pub use postgres::{PgFencedTx, PgStore, CLAIM_MANY_CONNECTIONS};
 #[cfg(target_os = "linux")]
 pub use stale_lock::{clear_stale_lock, LockCheck};
 

@@ -7,10 +7,12 @@
 //! - `schema.rs`: the read-only check of a file and the creation of the table (`sql/schema.sql`);
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
 //! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
+//! - `fenced.rs`: fenced writes, the caller's statements under SQLite's authorizer;
 //! - `file.rs`, `claim_many.rs`: native only.
 
 #[cfg(not(target_arch = "wasm32"))]
 mod claim_many;
+mod fenced;
 #[cfg(not(target_arch = "wasm32"))]
 mod file;
 mod leases;
@@ -21,4 +23,5 @@ mod store;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use claim_many::claim_many_on;
+pub use fenced::FencedTx;
 pub use store::LeaseStore;

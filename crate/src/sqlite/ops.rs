@@ -66,7 +66,11 @@ pub(crate) fn all_jobs(conn: &Connection) -> Result<Vec<JobState>> {
         .map_err(Error::storage("jobs"))
 }
 
-fn read_lease(tx: &Transaction<'_>, job: &str, operation: &'static str) -> Result<Option<Lease>> {
+pub(crate) fn read_lease(
+    tx: &Transaction<'_>,
+    job: &str,
+    operation: &'static str,
+) -> Result<Option<Lease>> {
     tx.prepare_cached(include_str!("sql/read_lease.sql"))
         .and_then(|mut stmt| {
             stmt.query_row([job], |row| {
