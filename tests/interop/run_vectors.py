@@ -12,7 +12,8 @@ claim_next, so:
   (``until`` ascending, then insertion order); an expected ``null`` is checked against the stored
   rows (nothing claimable); an expected error is checked against the seed's argument validation.
 
-Prints one line per vector and a final line ``N passed, M failed``; exits non-zero on any failure.
+Prints one line per vector and a final line ``N passed, M failed, K skipped`` (vectors of
+fenced writes, which the seed does not have, are skipped); exits non-zero on any failure.
 Options: ``--wal`` puts each fresh database in WAL mode first (as the Rust side may do),
 ``--reasons`` as above, and vector file names or paths to run only those.
 """
@@ -318,6 +319,17 @@ def run_vector(file, wal, check_reasons):
     return True, ", ".join(notes)
 
 
+# Ops the seed module has no counterpart for: a vector using them is skipped whole, since the
+# steps after one depend on what it wrote.
+BEYOND_THE_SEED = {"fenced"}
+
+
+def uses_ops_beyond_the_seed(file):
+    with open(file, encoding="utf-8") as f:
+        vector = json.load(f)
+    return any(isinstance(s, dict) and s.get("op") in BEYOND_THE_SEED for s in vector.get("steps", []))
+
+
 def main(argv):
     wal = "--wal" in argv
     check_reasons = "--reasons" in argv
@@ -330,15 +342,19 @@ def main(argv):
         files = [Path(n) if os.sep in n or Path(n).exists() else VECTORS / n for n in names]
     else:
         files = sorted(VECTORS.glob("*.json"))
-    passed = failed = 0
+    passed = failed = skipped = 0
     for file in files:
+        if uses_ops_beyond_the_seed(file):
+            print("SKIP %s: fenced writes are beyond the seed" % file.name, flush=True)
+            skipped += 1
+            continue
         ok, message = run_vector(file, wal, check_reasons)
         print("%s %s: %s" % ("PASS" if ok else "FAIL", file.name, message), flush=True)
         if ok:
             passed += 1
         else:
             failed += 1
-    print("%d passed, %d failed" % (passed, failed))
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 0 if failed == 0 and passed > 0 else 1
 
 
