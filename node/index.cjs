@@ -84,6 +84,7 @@ class LeaseStore extends LeaseStoreCore {
       {
         call: (op, args) => {
           if (op === 'claimMany') return self.#claimMany(...args);
+          if (op === 'fenced' && typeof args[4] === 'function') return self.#fencedWith(...args);
           if (!self.#inner) throw storageError(`${op}(): the store is closed; open it again`);
           return self.#inner.call(op, args);
         },
@@ -163,6 +164,45 @@ class LeaseStore extends LeaseStoreCore {
       value: settled.map((s) => s.value.value),
       reasons: settled.map((s) => s.value.reason),
     };
+  }
+
+  /**
+   * The callback form of `fenced`: `work(tx)` runs synchronously inside the transaction that
+   * then checks the lease; `tx.run(sql, params)` answers `{changes}`, `tx.all(sql, params)` the
+   * rows as objects, `tx.get(sql, params)` the first row or undefined. A throw rolls back and
+   * is rethrown; a returned Promise is refused (the transaction cannot wait for it).
+   */
+  #fencedWith(job, owner, fence, now, work, options) {
+    if (!this.#inner) throw storageError('fenced(): the store is closed; open it again');
+    const inner = this.#inner;
+    let open = true;
+    const need = (method) => {
+      if (!open) throw invalidArgument(`tx.${method}(): the fenced callback has returned; the transaction is over`);
+    };
+    const tx = Object.freeze({
+      run(sql, params = []) {
+        need('run');
+        return { changes: inner.fencedRun(sql, params) };
+      },
+      all(sql, params = []) {
+        need('all');
+        return inner.fencedAll(sql, params);
+      },
+      get(sql, params = []) {
+        need('get');
+        return inner.fencedAll(sql, params)[0];
+      },
+    });
+    try {
+      return inner.fencedWith(job, owner, fence, now, options, () => {
+        const returned = work(tx);
+        if (returned !== null && typeof returned === 'object' && typeof returned.then === 'function') {
+          throw invalidArgument('fenced(): the callback returned a Promise; it must be synchronous (the transaction cannot wait)');
+        }
+      });
+    } finally {
+      open = false;
+    }
   }
 
   /** Closes the connection. Later calls throw an error with code `storage`. */

@@ -32,6 +32,34 @@ export interface LeaseError extends Error {
   code: 'invalid_argument' | 'storage';
 }
 
+/** A parameter of a fenced statement: what it binds to in SQL (a safe integer binds as an integer). */
+export type SqlParam = null | boolean | number | bigint | string;
+
+/** One of your statements: `$1`, `$2`, ... take `params` in order. */
+export interface FencedStatement {
+  sql: string;
+  params?: SqlParam[];
+}
+
+/** What `fenced` does besides your statements: `complete: true` completes the job (with `result`) in the same commit. */
+export interface FencedOptions {
+  complete?: boolean;
+  result?: string | null;
+}
+
+/** The handle a fenced callback gets: statements on your own tables, inside the fenced transaction. */
+export interface FencedTx {
+  /** Runs one statement; how many rows it changed. */
+  run(sql: string, params?: SqlParam[]): { changes: number };
+  /** The rows of one query, as objects keyed by column name. */
+  all(sql: string, params?: SqlParam[]): Record<string, SqlParam>[];
+  /** The first row of one query, or undefined. */
+  get(sql: string, params?: SqlParam[]): Record<string, SqlParam> | undefined;
+}
+
+/** A synchronous callback running your statements (Node only); a throw rolls everything back. */
+export type FencedWork = (tx: FencedTx) => void;
+
 export interface OpenOptions {
   /** How long to wait for another process's lock before failing with `storage` (default 10000). */
   busyTimeoutMs?: number;
@@ -69,6 +97,14 @@ export declare class LeaseStore {
   claimNext(owner: string, now: number, ttl: number): { job: string; fence: Fence } | null;
   /** Claims one job for every owner at once, each on its own worker thread and connection. */
   claimMany(job: string, owners: string[], now: number, ttl: number): Promise<(Fence | null)[]>;
+  /**
+   * Fenced write: runs your statements (a list, or a synchronous callback) inside the transaction
+   * that checks your lease with renew's checks, and commits them only if the lease is current;
+   * with `{complete: true, result}` the job completes in the same commit. All or nothing: false
+   * (with the reason) when the lease is not current. Writes to `jobs` or `leasefence_*` tables,
+   * transaction control and PRAGMA throw `invalid_argument`; a failing statement throws `storage`.
+   */
+  fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): boolean;
   /** The same operations, answering `{value, reason}`. */
   readonly withReason: {
     enqueue(job: string): Answer<boolean>;
@@ -84,6 +120,7 @@ export declare class LeaseStore {
       now: number,
       ttl: number,
     ): Promise<{ value: (Fence | null)[]; reasons: (Reason | null)[] }>;
+    fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): Answer<boolean>;
   };
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;

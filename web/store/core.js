@@ -17,6 +17,8 @@ const PARAM_TYPES = Object.freeze({
   now: 'number',
   ttl: 'number',
   result: 'string | null',
+  statements: 'FencedStatement[] | FencedWork',
+  'options?': 'FencedOptions',
 });
 
 /** The operations, in the contract's order: name, positional parameters and what they return. */
@@ -29,6 +31,8 @@ const OPERATIONS = Object.freeze([
   { name: 'release', params: ['job', 'owner', 'fence'], returns: 'boolean' },
   { name: 'claimNext', params: ['owner', 'now', 'ttl'], returns: '{ job: string; fence: Fence } | null' },
   { name: 'claimMany', params: ['job', 'owners', 'now', 'ttl'], returns: '(Fence | null)[]' },
+  // Fenced writes: `statements` is a list of {sql, params}, or in Node a synchronous callback.
+  { name: 'fenced', params: ['job', 'owner', 'fence', 'now', 'statements', 'options?'], returns: 'boolean' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params) })));
 
 const isThenable = (value) => value !== null && typeof value === 'object' && typeof value.then === 'function';

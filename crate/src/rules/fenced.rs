@@ -168,7 +168,12 @@ pub(crate) fn refused_table(table: &str) -> Error {
 }
 
 /// Statements that would end the fenced transaction early or change the connection beyond it,
-/// by their first keyword: transaction control, and session settings.
+/// by their first keyword: transaction control, and session settings. PostgreSQL's check (SQLite's
+/// authorizer refuses them by their action codes).
+#[cfg_attr(
+    not(all(feature = "postgres", not(target_arch = "wasm32"))),
+    allow(dead_code)
+)]
 const FORBIDDEN_FIRST_WORDS: [&str; 13] = [
     "BEGIN",
     "START",
@@ -187,6 +192,10 @@ const FORBIDDEN_FIRST_WORDS: [&str; 13] = [
 
 /// The first keyword of `sql`, after white space and comments (`-- ...`, `/* ... */`, nested as
 /// PostgreSQL nests them), upper-cased; empty when the text starts with something else.
+#[cfg_attr(
+    not(all(feature = "postgres", not(target_arch = "wasm32"))),
+    allow(dead_code)
+)]
 pub(crate) fn first_word(sql: &str) -> String {
     let bytes = sql.as_bytes();
     let mut i = 0;
@@ -227,6 +236,10 @@ pub(crate) fn first_word(sql: &str) -> String {
 
 /// Refuses a statement that controls the transaction or the session (PostgreSQL's check; SQLite's
 /// authorizer refuses these by their action code).
+#[cfg_attr(
+    not(all(feature = "postgres", not(target_arch = "wasm32"))),
+    allow(dead_code)
+)]
 pub(crate) fn check_statement_kind(sql: &str) -> Result<()> {
     let word = first_word(sql);
     if FORBIDDEN_FIRST_WORDS.contains(&word.as_str()) {

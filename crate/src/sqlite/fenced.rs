@@ -26,8 +26,15 @@ use crate::outcome::{Fence, Outcome};
 use crate::rules::fenced::{is_library_table, refused_table, Finish, SqlValue, Statement};
 use crate::rules::{unexplained, why_write_refused};
 
-/// What the authorizer refused last, for the error message.
-type Refusal = Arc<Mutex<Option<String>>>;
+/// What the caller phase learned: what the authorizer refused last (for the error message), and
+/// whether any statement failed (a failure the caller's code swallowed still rolls back).
+#[derive(Debug, Default)]
+pub(crate) struct PhaseState {
+    refused: Option<String>,
+    failed: bool,
+}
+
+pub(crate) type Refusal = Arc<Mutex<PhaseState>>;
 
 /// The authorizer's decision for one action: `Some(why)` refuses it. Pure, so it is tested alone.
 fn refuse(action: c_int, first: Option<&str>, second: Option<&str>) -> Option<String> {
@@ -101,9 +108,9 @@ unsafe extern "C" fn authorize(
         None => ffi::SQLITE_OK,
         Some(why) => {
             // SAFETY: `refusal` is the Mutex that `CallerPhase` keeps alive while installed.
-            let slot = unsafe { &*(refusal as *const Mutex<Option<String>>) };
+            let slot = unsafe { &*(refusal as *const Mutex<PhaseState>) };
             if let Ok(mut slot) = slot.lock() {
-                slot.get_or_insert(why);
+                slot.refused.get_or_insert(why);
             }
             ffi::SQLITE_DENY
         }
@@ -168,7 +175,10 @@ impl<'c> FencedTx<'c> {
     /// A refusal by the authorizer becomes `invalid_argument` naming what was refused; any other
     /// failure is `storage`.
     fn failed(&self, err: rusqlite::Error) -> Error {
-        let refused = self.refusal.lock().ok().and_then(|mut slot| slot.take());
+        let refused = self.refusal.lock().ok().and_then(|mut slot| {
+            slot.failed = true;
+            slot.refused.take()
+        });
         match (&err, refused) {
             (rusqlite::Error::SqliteFailure(e, _), Some(why))
                 if e.code == rusqlite::ErrorCode::AuthorizationForStatementDenied =>
@@ -191,6 +201,14 @@ impl<'c> FencedTx<'c> {
                 source: err,
             },
         }
+    }
+
+    /// Marks the phase failed: its transaction will not commit.
+    fn poison(&self, err: Error) -> Error {
+        if let Ok(mut state) = self.refusal.lock() {
+            state.failed = true;
+        }
+        err
     }
 
     fn prepare(&self, sql: &str) -> Result<rusqlite::Statement<'c>> {
@@ -259,7 +277,7 @@ impl<'c> FencedTx<'c> {
     /// ```
     pub fn execute_values(&self, sql: &str, params: &[SqlValue]) -> Result<usize> {
         let mut stmt = self.prepare(sql)?;
-        bind_values(&mut stmt, params)?;
+        bind_values(&mut stmt, params).map_err(|e| self.poison(e))?;
         stmt.raw_execute().map_err(|e| self.failed(e))
     }
 
@@ -283,7 +301,7 @@ impl<'c> FencedTx<'c> {
         params: &[SqlValue],
     ) -> Result<(Vec<String>, Vec<Vec<SqlValue>>)> {
         let mut stmt = self.prepare(sql)?;
-        bind_values(&mut stmt, params)?;
+        bind_values(&mut stmt, params).map_err(|e| self.poison(e))?;
         let columns: Vec<String> = stmt.column_names().into_iter().map(String::from).collect();
         let width = columns.len();
         let mut rows = stmt.raw_query();
@@ -297,14 +315,14 @@ impl<'c> FencedTx<'c> {
                     ValueRef::Real(f) => SqlValue::Real(f),
                     ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
                     ValueRef::Blob(_) => {
-                        return Err(Error::invalid(
+                        return Err(self.poison(Error::invalid(
                             "statements",
                             format!(
                                 "column {:?} holds a blob, which has no JSON form; \
                                  select hex({0}) instead",
                                 columns[i]
                             ),
-                        ))
+                        )))
                     }
                 });
             }
@@ -385,7 +403,15 @@ pub(crate) fn fenced_with<T>(
     let value = {
         let refusal: Refusal = Arc::default();
         let _phase = CallerPhase::install(conn, refusal.clone());
-        work(&FencedTx::new(conn, refusal))?
+        let value = work(&FencedTx::new(conn, refusal.clone()))?;
+        if refusal.lock().map_or(true, |state| state.failed) {
+            return Err(Error::invalid(
+                "statements",
+                "a statement failed and the callback went on; nothing was committed (as on \
+                 PostgreSQL, which refuses the rest of such a transaction): return the error",
+            ));
+        }
+        value
     };
     let current = match finish {
         Finish::KeepLease => {

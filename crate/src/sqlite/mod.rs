@@ -24,4 +24,6 @@ mod store;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use claim_many::claim_many_on;
 pub use fenced::FencedTx;
+#[cfg(target_arch = "wasm32")]
+pub(crate) use fenced::Refusal;
 pub use store::LeaseStore;
