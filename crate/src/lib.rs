@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod guard;
 mod leases;
 mod options;
 mod outcome;

@@ -35,6 +35,7 @@ async function runVectorInPage(vector) {
     release: ['release', ['job', 'owner', 'fence']],
     claim_next: ['claimNext', ['owner', 'now', 'ttl']],
     claim_many: ['claimMany', ['owners', 'now', 'ttl']],
+    fenced: ['fenced', ['job', 'owner', 'fence', 'now', 'statements', 'options']],
   };
   const tokens = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b) ||
@@ -58,7 +59,11 @@ async function runVectorInPage(vector) {
   try {
     for (const [index, step] of vector.steps.entries()) {
       const [method, names] = methods[step.op];
-      const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]] : step[name]));
+      const options = {};
+      if ('complete' in step) options.complete = step.complete;
+      if ('result' in step) options.result = step.result;
+      const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]]
+        : name === 'options' ? options : step[name]));
       if (step.op === 'claim_many') args.unshift(step.job);
       if (typeof step.job === 'string') jobs.add(step.job);
       const where = `${vector.file} step ${index} (${step.op})`;

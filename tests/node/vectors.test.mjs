@@ -15,6 +15,14 @@ const dir = tempDir();
 
 const NONFINITE = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
 
+/** `complete` and `result` of a fenced step as the options object (absent members stay absent). */
+function fencedOptions(step) {
+  const options = {};
+  if ('complete' in step) options.complete = step.complete;
+  if ('result' in step) options.result = step.result;
+  return options;
+}
+
 /** The positional arguments of SPEC section 5 for one protocol step. */
 function argsOf(step) {
   const v = { ...step };
@@ -38,6 +46,8 @@ function argsOf(step) {
       return ['claimNext', [v.owner, v.now, v.ttl]];
     case 'claim_many':
       return ['claimMany', [v.job, v.owners, v.now, v.ttl]];
+    case 'fenced':
+      return ['fenced', [v.job, v.owner, v.fence, v.now, v.statements, fencedOptions(v)]];
     default:
       throw new Error(`vector uses an op this runner does not know: ${step.op}`);
   }
@@ -95,6 +105,7 @@ for (const file of files) {
     const ids = jobIdsOf(vector);
     try {
       for (const [index, step] of vector.steps.entries()) {
+        if (step.op === 'fenced') fencedSteps += 1;
         const where = `${file} step ${index + 1}: ${JSON.stringify(step)}`;
         const [method, args] = argsOf(step);
         const expect = step.expect;
@@ -138,7 +149,7 @@ for (const file of files) {
             assertSame(store.lastReason, expect.reason, `${where}: lastReason`);
           } else if (answer.value !== null && answer.value !== false) {
             assert.equal(answer.reason, null, `${where}: a yes carries no reason`);
-          } else if (['claim', 'renew', 'complete', 'release'].includes(method)) {
+          } else if (['claim', 'renew', 'complete', 'release', 'fenced'].includes(method)) {
             assert.ok(
               answer.reason && typeof answer.reason.code === 'string',
               `${where}: a no always carries a reason, got ${JSON.stringify(answer.reason)}`,
@@ -151,3 +162,8 @@ for (const file of files) {
     }
   });
 }
+
+let fencedSteps = 0;
+test('the fenced vectors ran', () => {
+  assert.ok(fencedSteps >= 40, `only ${fencedSteps} fenced steps ran`);
+});
