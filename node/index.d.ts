@@ -126,5 +126,25 @@ export declare class LeaseStore {
   close(): void;
 }
 
-declare const _default: { LeaseStore: typeof LeaseStore };
+/** What a fence guard decided: the write ran (rows of its last statement), or a higher fence was accepted already. */
+export type GuardAnswer =
+  | { accepted: true; rows: Record<string, SqlParam>[] }
+  | { accepted: false; current: Fence; rows: [] };
+
+/**
+ * A fence guard on an SQLite file another store keeps: a write for `key` runs only with a fence at
+ * least the highest accepted for it, checked and recorded in the write's own transaction. For a
+ * read-modify-write, read through the guard too (`write(key, fence, [{sql: 'SELECT ...'}])`).
+ */
+export declare class FenceGuard {
+  private constructor();
+  /** Opens (creating if missing) the SQLite file at `path`; the guard's table is `leasefence_guard`. */
+  static open(path: string, options?: OpenOptions): Promise<FenceGuard>;
+  /** Runs `statements` in one transaction if the guard accepts `fence` for `key`. */
+  write(key: string, fence: Fence, statements: FencedStatement[]): GuardAnswer;
+  /** Closes the connection. */
+  close(): void;
+}
+
+declare const _default: { LeaseStore: typeof LeaseStore; FenceGuard: typeof FenceGuard };
 export default _default;

@@ -26,4 +26,6 @@ pub(crate) use claim_many::claim_many_on;
 pub use fenced::FencedTx;
 #[cfg(target_arch = "wasm32")]
 pub(crate) use fenced::Refusal;
+#[cfg(target_arch = "wasm32")]
+pub(crate) use ops::immediate as immediate_tx;
 pub use store::LeaseStore;

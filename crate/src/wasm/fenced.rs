@@ -86,7 +86,24 @@ pub(crate) fn fenced_args(
             "argument `statements` must be an array of {sql, params} (or, in Node, a callback)",
         ));
     }
-    let statements = Array::from(statements)
+    let statements = statements_of(op, statements)?;
+    let (complete, result) = options_of(op, options)?;
+    Ok(FencedArgs {
+        statements,
+        complete,
+        result,
+    })
+}
+
+/// An array of `{sql, params}` as statements.
+pub(crate) fn statements_of(op: &str, statements: &JsValue) -> Result<Vec<Statement>, JsValue> {
+    if !Array::is_array(statements) {
+        return Err(bad(
+            op,
+            "argument `statements` must be an array of {sql, params}",
+        ));
+    }
+    Array::from(statements)
         .iter()
         .map(|item| {
             if !item.is_object() {
@@ -98,13 +115,16 @@ pub(crate) fn fenced_args(
             let params = sql_values(op, &string_field(&item, "params"))?;
             Ok(Statement { sql, params })
         })
-        .collect::<Result<_, _>>()?;
-    let (complete, result) = options_of(op, options)?;
-    Ok(FencedArgs {
-        statements,
-        complete,
-        result,
-    })
+        .collect()
+}
+
+/// Rows as an array of plain objects.
+pub(crate) fn rows_to_js(columns: &[String], rows: Vec<Vec<SqlValue>>) -> Result<JsValue, JsValue> {
+    let out = Array::new();
+    for row in rows {
+        out.push(&row_object(columns, row)?);
+    }
+    Ok(out.into())
 }
 
 fn options_of(op: &str, options: &JsValue) -> Result<(bool, Option<String>), JsValue> {

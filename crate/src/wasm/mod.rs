@@ -25,6 +25,7 @@ mod opfs;
 
 mod app_data;
 mod fenced;
+mod guard;
 
 /// An open lease store for JavaScript. The npm package and `web/store/` wrap it; used directly:
 ///
