@@ -36,55 +36,62 @@ use crate::outcome::{Fence, Outcome};
 use crate::rules::fenced::{check_statement_kind, Finish, SqlValue, Statement};
 use crate::rules::{check_now, unexplained, why_write_refused, Lease};
 
-/// The library's relations, with what a write to each would change.
+/// The library's relations (`jobs` and `leasefence_*` in the schema of the `jobs` the session
+/// resolves, and in the session's temporary schema), with what a write to each would change. Sent
+/// as a simple query: one round trip, no statement to prepare. `{sync}` is replaced by a column
+/// that switches `synchronous_commit` back on for the commit (the second reading only).
 const FINGERPRINT: &str = "\
-SELECT c.relname::text, pg_relation_filenode(c.oid)::int8, c.xmin::text, \
-       pg_stat_get_xact_tuples_inserted(c.oid), pg_stat_get_xact_tuples_updated(c.oid), \
-       pg_stat_get_xact_tuples_deleted(c.oid), current_setting('track_counts') = 'on', \
-       c.relnamespace::int8 \
+SELECT c.relname::text, pg_relation_filenode(c.oid)::text, c.xmin::text, \
+       pg_stat_get_xact_tuples_inserted(c.oid)::text, pg_stat_get_xact_tuples_updated(c.oid)::text, \
+       pg_stat_get_xact_tuples_deleted(c.oid)::text, current_setting('track_counts'){sync} \
 FROM pg_class c \
-WHERE (c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = $1::int8::oid) \
+WHERE (c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = 'jobs'::regclass) \
        OR c.relnamespace = pg_my_temp_schema()) \
   AND (c.relname = 'jobs' OR c.relname LIKE 'leasefence\\_%') \
 ORDER BY c.oid";
 
-type Fingerprint = Vec<(String, Option<i64>, String, i64, i64, i64, bool)>;
+const RESTORE_SYNC: &str = ", (SELECT set_config('synchronous_commit', 'on', true) \
+    WHERE current_setting('synchronous_commit') = 'off')";
 
-fn fingerprint(tx: &mut Transaction<'_>, jobs_oid: i64) -> Result<Fingerprint> {
-    let rows = tx.query(FINGERPRINT, &[&jobs_oid]).map_err(pg("fenced"))?;
-    rows.iter()
-        .map(|r| {
-            Ok((
-                r.try_get(0)?,
-                r.try_get(1)?,
-                r.try_get(2)?,
-                r.try_get(3)?,
-                r.try_get(4)?,
-                r.try_get(5)?,
-                r.try_get(6)?,
-            ))
+/// Per relation: name, file node, catalog row version, inserted, updated, deleted, track_counts.
+type Fingerprint = Vec<[Option<String>; 7]>;
+
+fn fingerprint(tx: &mut Transaction<'_>, restore_sync: bool) -> Result<Fingerprint> {
+    let sql = FINGERPRINT.replace("{sync}", if restore_sync { RESTORE_SYNC } else { "" });
+    let messages = tx.simple_query(&sql).map_err(pg("fenced"))?;
+    Ok(messages
+        .iter()
+        .filter_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(row) => {
+                Some(std::array::from_fn(|i| row.get(i).map(String::from)))
+            }
+            _ => None,
         })
-        .collect::<std::result::Result<_, postgres::Error>>()
-        .map_err(pg("fenced"))
+        .collect())
 }
 
 /// What differs between the readings before and after the caller's statements, as the refusal.
 fn compare(before: &Fingerprint, after: &Fingerprint) -> Result<()> {
-    if before.iter().chain(after).any(|row| !row.6) {
+    if before
+        .iter()
+        .chain(after)
+        .any(|row| row[6].as_deref() != Some("on"))
+    {
         return Err(Error::invalid(
             "statements",
             "fenced writes need the server's track_counts setting on (its default): it counts \
              the writes that tell whether your statements touched the library's tables",
         ));
     }
+    let name = |row: &[Option<String>; 7]| row[0].clone().unwrap_or_default();
     for row in after {
-        match before.iter().find(|b| b.0 == row.0) {
-            Some(b) if b == row => {}
-            _ => return Err(crate::rules::fenced::refused_table(&row.0)),
+        match before.iter().find(|b| b[0] == row[0]) {
+            Some(b) if b[..6] == row[..6] => {}
+            _ => return Err(crate::rules::fenced::refused_table(&name(row))),
         }
     }
-    if let Some(gone) = before.iter().find(|b| !after.iter().any(|a| a.0 == b.0)) {
-        return Err(crate::rules::fenced::refused_table(&gone.0));
+    if let Some(gone) = before.iter().find(|b| !after.iter().any(|a| a[0] == b[0])) {
+        return Err(crate::rules::fenced::refused_table(&name(gone)));
     }
     Ok(())
 }
@@ -320,11 +327,7 @@ impl PgStore {
         }
         self.link.with_session("fenced", |session| {
             let mut tx = session.client.transaction().map_err(pg("fenced"))?;
-            let jobs_oid: i64 = tx
-                .query_one("SELECT 'jobs'::regclass::oid::int8", &[])
-                .and_then(|row| row.try_get(0))
-                .map_err(pg("fenced"))?;
-            let before = fingerprint(&mut tx, jobs_oid)?;
+            let before = fingerprint(&mut tx, false)?;
             let mut handle = PgFencedTx {
                 tx: &mut tx,
                 failed: false,
@@ -337,7 +340,8 @@ impl PgStore {
                      such a transaction, so nothing was committed: return the error instead",
                 ));
             }
-            let after = fingerprint(&mut tx, jobs_oid)?;
+            // Also switches synchronous_commit back on, should the statements have turned it off.
+            let after = fingerprint(&mut tx, true)?;
             compare(&before, &after)?;
             let refused = match &finish {
                 Finish::KeepLease => {
@@ -372,11 +376,6 @@ impl PgStore {
                 tx.rollback().map_err(pg("fenced"))?;
                 return Ok(Outcome::Rejected(reason));
             }
-            tx.batch_execute(
-                "SELECT set_config('synchronous_commit', 'on', true) \
-                 WHERE current_setting('synchronous_commit') = 'off'",
-            )
-            .map_err(pg("fenced"))?;
             tx.commit().map_err(pg("fenced"))?;
             Ok(Outcome::Granted(value))
         })
