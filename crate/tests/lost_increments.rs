@@ -12,7 +12,7 @@
 //!   on the read too (a read-modify-write needs it: see docs/fencing.md): zero lost.
 //! - the same three on PostgreSQL (`--ignored`, run by scripts/postgres.sh).
 //!
-//! Sizes: `LEASEFENCE_LOST_INCREMENTS` increments per fenced variant (default 2000 on SQLite, 600
+//! Sizes: `LEASEFENCE_LOST_INCREMENTS` increments per fenced variant (default 1500 on SQLite, 300
 //! on PostgreSQL, about 40 s in all; the long form
 //! is `LEASEFENCE_LOST_INCREMENTS=20000 cargo test --release -p leasefence --test lost_increments
 //! -- --include-ignored --nocapture`). Each worker is this test binary run again with
@@ -412,7 +412,7 @@ fn the_lease_alone_loses_increments_when_workers_stall() {
 fn fenced_writes_lose_no_increment_on_sqlite() {
     let dir = scratch();
     let stores = sqlite_stores(dir.path());
-    let n = increments(2000);
+    let n = increments(1500);
     let run = run(Variant::Fenced, &stores, n, 300.0, || {
         sqlite_counter(&stores, Variant::Fenced)
     });
@@ -432,7 +432,7 @@ fn fenced_writes_lose_no_increment_on_sqlite() {
 fn the_guard_loses_no_increment_on_sqlite() {
     let dir = scratch();
     let stores = sqlite_stores(dir.path());
-    let n = increments(2000);
+    let n = increments(1500);
     let run = run(Variant::Guard, &stores, n, 300.0, || {
         sqlite_counter(&stores, Variant::Guard)
     });
@@ -482,7 +482,7 @@ fn postgres_lease_alone_loses_increments_fenced_writes_and_the_guard_none() {
         eprintln!("LEASEFENCE_PG_URL is not set: skipped (bash scripts/postgres.sh sets it)");
         return;
     };
-    let n = increments(600);
+    let n = increments(300);
     for (variant, count) in [
         (Variant::Unfenced, 400),
         (Variant::Fenced, n),

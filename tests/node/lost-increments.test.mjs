@@ -4,7 +4,7 @@
 // at any moment), write counter + 1 and release. Acknowledged writes minus the final counter are
 // the lost increments: more than zero with the lease alone (the counter in a plain file), zero
 // through a fenced write (the counter in the lease's database) and through FenceGuard (the
-// counter in another SQLite file). Size: LEASEFENCE_LOST_INCREMENTS (default 500).
+// counter in another SQLite file). Size: LEASEFENCE_LOST_INCREMENTS (default 400).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,7 +17,7 @@ import { HERE, PKG, loadPackage } from './helpers.mjs';
 const { LeaseStore, FenceGuard } = loadPackage();
 const WORKERS = 4;
 const TTL = 0.05;
-const INCREMENTS = Number(process.env.LEASEFENCE_LOST_INCREMENTS ?? 500);
+const INCREMENTS = Number(process.env.LEASEFENCE_LOST_INCREMENTS ?? 400);
 
 function scratch() {
   const base = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();

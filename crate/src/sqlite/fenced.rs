@@ -302,13 +302,13 @@ impl<'c> FencedTx<'c> {
     ) -> Result<(Vec<String>, Vec<Vec<SqlValue>>)> {
         let mut stmt = self.prepare(sql)?;
         bind_values(&mut stmt, params).map_err(|e| self.poison(e))?;
-        let columns: Vec<String> = stmt.column_names().into_iter().map(String::from).collect();
+        let columns: Vec<String> = stmt.column_names().map(String::from).collect();
         let width = columns.len();
         let mut rows = stmt.raw_query();
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(|e| self.failed(e))? {
             let mut values = Vec::with_capacity(width);
-            for i in 0..width {
+            for (i, column) in columns.iter().enumerate() {
                 values.push(match row.get_ref(i).map_err(|e| self.failed(e))? {
                     ValueRef::Null => SqlValue::Null,
                     ValueRef::Integer(n) => SqlValue::Integer(n),
@@ -320,7 +320,7 @@ impl<'c> FencedTx<'c> {
                             format!(
                                 "column {:?} holds a blob, which has no JSON form; \
                                  select hex({0}) instead",
-                                columns[i]
+                                column
                             ),
                         )))
                     }
