@@ -206,7 +206,8 @@ if (sc.length) {
   const setup = pick({ section: 'scale_setup' });
   const by = (op, n) => sc.filter((r) => r.case === op && r.jobs === n);
   const rows = [];
-  for (const op of ['claim_next', 'claim']) {
+  for (const op of ['claim_next', 'claim_next_delayed', 'claim']) {
+    if (!by(op, sizes[0]).length) continue;
     for (const n of sizes) {
       rows.push([`\`${op}\``, n.toLocaleString('en-US'), spread(stat(by(op, n).map((r) => r.p50_ms)), 3),
         spread(stat(by(op, n).map((r) => r.ms_per_op)), 3), xr(ratios(by(op, n), by(op, sizes[0]), 'p50_ms'))]);
@@ -216,14 +217,14 @@ if (sc.length) {
   const r = ratios(by('claim_next', top), by('claim_next', sizes[0]), 'p50_ms');
   summary.push({ what: `\`claim_next\` per-op cost at ${top.toLocaleString('en-US')} jobs`, base: `the same at ${sizes[0].toLocaleString('en-US')} jobs`, s: r, info: true, lowerBetter: true });
   md.push('## 3. Scale: per-operation cost vs number of jobs', '',
-    `Each table is filled in one transaction by one \`INSERT ... SELECT\` through \`store.connection()\`, then checkpointed. Per repeat, ${sc[0].ops} \`claim_next\` and ${sc[0].ops} \`claim\` (distinct unclaimed jobs) run one operation per size in turn, so the sizes share the same disk moments. Each operation is one fsynced transaction; the ratio is to the same operation at ${sizes[0].toLocaleString('en-US')} jobs in the same repeat.`, '',
+    `Each table is filled in one transaction by one \`INSERT ... SELECT\` through \`store.connection()\`, then checkpointed. Per repeat, ${sc[0].ops} \`claim_next\` and ${sc[0].ops} \`claim\` (distinct unclaimed jobs) run one operation per size in turn, so the sizes share the same disk moments. \`claim_next_delayed\` is \`claim_next\` on a table of the same size where nine jobs in ten are enqueued for later (\`until\` far ahead, as \`enqueue_with(job, run_at, ...)\` stores them): the delayed jobs sit past the claimable ones in the partial index, so they cost nothing. Each operation is one fsynced transaction; the ratio is to the same operation at ${sizes[0].toLocaleString('en-US')} jobs in the same repeat.`, '',
     table(['operation', 'jobs', 'p50 ms/op', 'mean ms/op', 'p50 vs 1,000 jobs'], rows, 'lrrrr'), '',
     setup.length ? table(['jobs', 'fill (one transaction)', 'file size', '`claim_next` query plan'], setup.map((s) => [s.jobs.toLocaleString('en-US'), `${s.fill_seconds.toFixed(2)} s`, `${(s.bytes / 1e6).toFixed(1)} MB`, `\`${s.claim_next_plan}\``]), 'rrrl') : '', '',
     '![scale](scale.svg)', '');
   charts['scale.svg'] = lines({
     title: 'Scale: median cost of one operation vs jobs in the table', subtitle: `file, WAL, synchronous=FULL; every op one fsynced transaction; ${repeats} repeats`,
     xs: sizes.map((n) => n.toLocaleString('en-US')), xLabel: 'jobs (log-spaced)', yLabel: 'ms per operation (p50)',
-    series: ['claim_next', 'claim'].map((op) => ({ name: op, points: sizes.map((n) => stat(by(op, n).map((r) => r.p50_ms))) })),
+    series: ['claim_next', 'claim_next_delayed', 'claim'].filter((op) => by(op, sizes[0]).length).map((op) => ({ name: op, points: sizes.map((n) => stat(by(op, n).map((r) => r.p50_ms))) })),
   });
 }
 

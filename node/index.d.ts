@@ -17,9 +17,52 @@ export type Reason =
   | { code: 'not_found' }
   | { code: 'done' }
   | { code: 'held'; owner: string | null; until: number }
+  /** Nobody holds the job, but it may not be claimed before `until` (run_at, or a retry time). */
+  | { code: 'scheduled'; until: number }
   | { code: 'stale_fence'; fence: Fence }
   | { code: 'not_owner' }
-  | { code: 'expired'; until: number };
+  | { code: 'expired'; until: number }
+  /** `revive` only: the job is not dead. */
+  | { code: 'not_dead' };
+
+/** The job `claimNext` claimed, with the payload given at enqueue (or null). */
+export interface ClaimedJob {
+  job: string;
+  /** The new lease's fence; also the attempt number (every claim is one attempt). */
+  fence: Fence;
+  payload: string | null;
+}
+
+/** One recorded `fail`: the attempt (fence), the caller's `now`, the error text. */
+export interface Failure {
+  fence: Fence;
+  at: number;
+  error: string | null;
+}
+
+/** Everything stored about one job. */
+export interface Inspection {
+  state: JobState;
+  /** How often the job was claimed: its fence. */
+  attempts: number;
+  /** Failed for good (`fail` with retryAt null); `revive` brings it back. */
+  dead: boolean;
+  payload: string | null;
+  /** Every failure, oldest first. */
+  failures: Failure[];
+}
+
+/** How many jobs are in each state at a time. */
+export interface JobCounts {
+  /** Claimable now. */
+  queued: number;
+  /** Held by nobody but not claimable yet (run_at, or backing off after a failure). */
+  scheduled: number;
+  /** Held by a live lease. */
+  leased: number;
+  done: number;
+  dead: number;
+}
 
 /** A value with the reason the store refused, or reason null when it agreed. */
 export interface Answer<T> {
@@ -81,8 +124,11 @@ export declare class LeaseStore {
    * @deprecated Use `withReason.<op>(...)`, which answers the reason with the call that caused it.
    */
   lastReason: Reason | null;
-  /** Adds a job; false when the id exists (nothing changes). */
-  enqueue(job: string): boolean;
+  /**
+   * Adds a job; false when the id exists (nothing changes, its payload included). Nobody can claim
+   * it before `runAt` (default: at once); `payload` is handed to whoever claims it.
+   */
+  enqueue(job: string, runAt?: number | null, payload?: string | null): boolean;
   /** The stored row, or null. */
   state(job: string): JobState | null;
   /** The new fence, or null when missing, done or held. */
@@ -94,10 +140,20 @@ export declare class LeaseStore {
   /** Gives your lease up early; the fence is kept. */
   release(job: string, owner: string, fence: Fence): boolean;
   /** Claims the claimable job with the earliest lease end, then the oldest. */
-  claimNext(owner: string, now: number, ttl: number): { job: string; fence: Fence } | null;
+  claimNext(owner: string, now: number, ttl: number): ClaimedJob | null;
   /** Claims one job for every owner at once, each on its own worker thread and connection. */
   claimMany(job: string, owners: string[], now: number, ttl: number): Promise<(Fence | null)[]>;
   /**
+   * Records a failure of your live lease (the checks of complete). With a `retryAt` the job waits,
+   * unowned, until then (fence kept); with null it is dead: done with no result, until `revive`.
+   */
+  fail(job: string, owner: string, fence: Fence, now: number, retryAt: number | null, error?: string | null): boolean;
+  /** Brings a dead job back, claimable from `now`, its fence kept; reason `not_found` or `not_dead`. */
+  revive(job: string, now: number): boolean;
+  /** Row, attempts, dead mark, payload and failures of a job, or null. */
+  inspect(job: string): Inspection | null;
+  /** How many jobs are queued, scheduled, leased, done and dead at `now`. */
+  stats(now: number): JobCounts;
    * Fenced write: runs your statements (a list, or a synchronous callback) inside the transaction
    * that checks your lease with renew's checks, and commits them only if the lease is current;
    * with `{complete: true, result}` the job completes in the same commit. All or nothing: false
@@ -107,19 +163,23 @@ export declare class LeaseStore {
   fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): boolean;
   /** The same operations, answering `{value, reason}`. */
   readonly withReason: {
-    enqueue(job: string): Answer<boolean>;
+    enqueue(job: string, runAt?: number | null, payload?: string | null): Answer<boolean>;
     state(job: string): Answer<JobState | null>;
     claim(job: string, owner: string, now: number, ttl: number): Answer<Fence | null>;
     renew(job: string, owner: string, fence: Fence, now: number, ttl: number): Answer<boolean>;
     complete(job: string, owner: string, fence: Fence, now: number, result: string | null): Answer<boolean>;
     release(job: string, owner: string, fence: Fence): Answer<boolean>;
-    claimNext(owner: string, now: number, ttl: number): Answer<{ job: string; fence: Fence } | null>;
+    claimNext(owner: string, now: number, ttl: number): Answer<ClaimedJob | null>;
     claimMany(
       job: string,
       owners: string[],
       now: number,
       ttl: number,
     ): Promise<{ value: (Fence | null)[]; reasons: (Reason | null)[] }>;
+    fail(job: string, owner: string, fence: Fence, now: number, retryAt: number | null, error?: string | null): Answer<boolean>;
+    revive(job: string, now: number): Answer<boolean>;
+    inspect(job: string): Answer<Inspection | null>;
+    stats(now: number): Answer<JobCounts>;
     fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): Answer<boolean>;
   };
   /** Closes the connection; later calls throw with code `storage`. */

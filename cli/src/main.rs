@@ -91,10 +91,16 @@ mod cli {
     enum Command {
         /// Create the jobs table if it is missing.
         Init,
-        /// Add a job; false when the id exists (nothing changes).
+        /// Add a job; false when the id exists (nothing changes, its payload included).
         Enqueue {
             /// The job id.
             job: String,
+            /// Nobody can claim the job before this time (seconds, as --now); default: at once.
+            #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
+            run_at: Option<f64>,
+            /// Text handed to whoever claims the job (claim-next prints it).
+            #[arg(long)]
+            payload: Option<String>,
         },
         /// Print a job's stored row, or null.
         State {
@@ -160,6 +166,40 @@ mod cli {
             /// Lease length in seconds (> 0).
             #[arg(long, allow_hyphen_values = true)]
             ttl: f64,
+            #[command(flatten)]
+            clock: Clock,
+        },
+        /// Record a failure of your live lease: retry at a time, or make the job dead.
+        #[command(group(clap::ArgGroup::new("then").required(true).args(["retry_at", "dead"])))]
+        Fail {
+            #[command(flatten)]
+            lease: Lease,
+            /// Nobody can claim the job again before this time (seconds, as --now).
+            #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
+            retry_at: Option<f64>,
+            /// Make the job dead instead: done with no result, until `revive`.
+            #[arg(long)]
+            dead: bool,
+            /// What went wrong (kept with the attempt; `inspect` shows it).
+            #[arg(long)]
+            error: Option<String>,
+            #[command(flatten)]
+            clock: Clock,
+        },
+        /// Bring a dead job back: claimable from now, its fence kept.
+        Revive {
+            /// The job id.
+            job: String,
+            #[command(flatten)]
+            clock: Clock,
+        },
+        /// Print everything stored about a job: row, attempts, dead, payload, failures.
+        Inspect {
+            /// The job id.
+            job: String,
+        },
+        /// Print how many jobs are queued, scheduled, leased, done and dead.
+        Stats {
             #[command(flatten)]
             clock: Clock,
         },
@@ -262,7 +302,41 @@ mod cli {
                 )
             }
             Command::Init => (Op::Init, vec![]),
-            Command::Enqueue { job } => (Op::Enqueue, vec![Arg::Str(job)]),
+            Command::Enqueue {
+                job,
+                run_at,
+                payload,
+            } => (
+                Op::Enqueue,
+                vec![
+                    Arg::Str(job),
+                    Arg::OptionalNum(run_at),
+                    Arg::OptionalStr(payload),
+                ],
+            ),
+            Command::Fail {
+                lease,
+                retry_at,
+                dead: _,
+                error,
+                clock,
+            } => (
+                Op::Fail,
+                vec![
+                    Arg::Str(lease.job),
+                    Arg::Str(lease.owner),
+                    Arg::Fence(lease.fence),
+                    Arg::Num(clock.now()),
+                    // The group makes this exactly one of --retry-at and --dead.
+                    Arg::OptionalNum(retry_at),
+                    Arg::OptionalStr(error),
+                ],
+            ),
+            Command::Revive { job, clock } => {
+                (Op::Revive, vec![Arg::Str(job), Arg::Num(clock.now())])
+            }
+            Command::Inspect { job } => (Op::Inspect, vec![Arg::Str(job)]),
+            Command::Stats { clock } => (Op::Stats, vec![Arg::Num(clock.now())]),
             Command::State { job } => (Op::State, vec![Arg::Str(job)]),
             Command::Claim {
                 job,
@@ -447,7 +521,7 @@ mod cli {
             Response::Failed { .. } => EXIT_INVALID,
             Response::Answered { value, .. } => {
                 let refused = match request {
-                    Request::Init => false,
+                    Request::Init | Request::Stats { .. } => false,
                     Request::ClaimMany { .. } => value
                         .as_array()
                         .is_some_and(|fences| fences.iter().all(|f| f.is_null())),
@@ -564,6 +638,8 @@ mod cli {
     fn lease_state(row: &JobState, now: f64) -> String {
         if row.done {
             "done".into()
+        } else if row.until > now && row.owner.is_none() {
+            format!("scheduled, in {:.1}s", row.until - now)
         } else if row.until > now {
             format!("live, {:.1}s left", row.until - now)
         } else if row.owner.is_some() {

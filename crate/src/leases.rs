@@ -9,7 +9,7 @@
 //! to its own methods; `PgStore` (feature `postgres`) implements it on a server.
 
 use crate::error::Result;
-use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
+use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{Finish, Statement};
 use crate::rules::LeaseWindow;
 
@@ -38,7 +38,13 @@ pub trait Leases: std::fmt::Debug + Send {
     fn init(&self) -> Result<()>;
 
     /// Adds a job with no lease; `false`, changing nothing, when the id exists.
-    fn enqueue(&self, job: &str) -> Result<bool>;
+    fn enqueue(&self, job: &str) -> Result<bool> {
+        self.enqueue_with(job, None, None)
+    }
+
+    /// Contract `enqueue` with its options (section 7): not claimable before `run_at`, carrying
+    /// `payload`; `false`, changing nothing, when the id exists.
+    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool>;
 
     /// The stored row of `job`, read afresh; `None` when there is no such job.
     fn state(&self, job: &str) -> Result<Option<JobState>>;
@@ -73,8 +79,29 @@ pub trait Leases: std::fmt::Debug + Send {
     fn release(&self, job: &str, owner: &str, fence: Fence) -> Result<Outcome<()>>;
 
     /// Contract `claim_next` (docs/contract.md section 3): claims the claimable job with the
-    /// smallest `until`, then the earliest enqueued.
+    /// smallest `until`, then the earliest enqueued, and hands over its payload.
     fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>>;
+
+    /// Contract `fail` (section 7): for the current live lease, retry at `retry_at` or (`None`)
+    /// make the job dead; the error is recorded.
+    fn fail(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<&str>,
+    ) -> Result<Outcome<()>>;
+
+    /// Contract `revive` (section 7): a dead job becomes claimable at `now`, its fence kept.
+    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>>;
+
+    /// Contract `inspect` (section 7): row, attempts, dead mark, payload and failures.
+    fn inspect(&self, job: &str) -> Result<Option<Inspection>>;
+
+    /// How many jobs are in each state at `now`.
+    fn stats(&self, now: f64) -> Result<JobCounts>;
 
     /// Contract `claim_many`: `claim` for every owner at once, answers in input order.
     ///

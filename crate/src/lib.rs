@@ -65,7 +65,7 @@ pub use error::{Error, Result};
 pub use leases::Leases;
 pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
-pub use outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
+pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
 pub use rules::fenced::{is_library_table, Finish, SqlValue, Statement};
 pub use sqlite::{FencedTx, LeaseStore};
 #[cfg(not(target_arch = "wasm32"))]

@@ -42,6 +42,12 @@ pub enum Reason {
         /// When the current lease ends.
         until: f64,
     },
+    /// `claim` only: nobody holds the job, but it may not run before `until` (enqueued with a
+    /// `run_at`, or backing off after a `fail`).
+    Scheduled {
+        /// When the job becomes claimable.
+        until: f64,
+    },
     /// The caller's fence is not the job's current one: someone claimed the job after the caller.
     StaleFence {
         /// The job's current fence.
@@ -55,11 +61,13 @@ pub enum Reason {
         /// When the lease ended.
         until: f64,
     },
+    /// `revive` only: the job exists but is not dead (it is queued, leased or completed).
+    NotDead,
 }
 
 impl Reason {
-    /// The stable code of this reason: `not_found`, `done`, `held`, `stale_fence`, `not_owner`,
-    /// `expired`.
+    /// The stable code of this reason: `not_found`, `done`, `held`, `scheduled`, `stale_fence`,
+    /// `not_owner`, `expired`, `not_dead`.
     ///
     /// ```
     /// assert_eq!(leasefence::Reason::StaleFence { current: 2 }.code(), "stale_fence");
@@ -69,9 +77,11 @@ impl Reason {
             Reason::NotFound => "not_found",
             Reason::Done => "done",
             Reason::Held { .. } => "held",
+            Reason::Scheduled { .. } => "scheduled",
             Reason::StaleFence { .. } => "stale_fence",
             Reason::NotOwner => "not_owner",
             Reason::Expired { .. } => "expired",
+            Reason::NotDead => "not_dead",
         }
     }
 }
@@ -88,6 +98,8 @@ impl fmt::Display for Reason {
             Reason::StaleFence { current } => write!(f, "stale fence, current is {current}"),
             Reason::NotOwner => write!(f, "not the lease owner"),
             Reason::Expired { until } => write!(f, "lease expired at t={until}"),
+            Reason::Scheduled { until } => write!(f, "not claimable before t={until}"),
+            Reason::NotDead => write!(f, "job is not dead"),
         }
     }
 }
@@ -206,15 +218,93 @@ pub struct JobState {
 /// let store = leasefence::LeaseStore::open_in_memory()?;
 /// store.enqueue("job")?;
 /// let next = store.claim_next("worker", 0.0, 30.0)?.unwrap();
-/// assert_eq!((next.job.as_str(), next.fence), ("job", 1));
+/// assert_eq!((next.job.as_str(), next.fence, next.payload), ("job", 1, None));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 ///
-/// Serialized (serde) as `{job, fence}`.
+/// Serialized (serde) as `{job, fence, payload}`, `payload` null when the job has none.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClaimedJob {
     /// The claimed job's id.
     pub job: String,
-    /// The fence of the new lease.
+    /// The fence of the new lease: also the attempt number (every claim is one attempt).
     pub fence: Fence,
+    /// The text given to `enqueue_with`, handed to whoever claims the job.
+    pub payload: Option<String>,
+}
+
+/// One recorded failure of a job (docs/contract.md section 7): the attempt (fence) that failed,
+/// when, and the error the worker gave.
+///
+/// ```
+/// let store = leasefence::LeaseStore::open_in_memory()?;
+/// store.enqueue("job")?;
+/// let fence = store.claim("job", "w", 0.0, 30.0)?.granted().unwrap();
+/// assert!(store.fail("job", "w", fence, 1.0, Some(10.0), Some("timeout"))?.is_granted());
+/// let failure = &store.inspect("job")?.unwrap().failures[0];
+/// assert_eq!((failure.fence, failure.at, failure.error.as_deref()), (1, 1.0, Some("timeout")));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    /// The fence (attempt) that failed.
+    pub fence: Fence,
+    /// The caller's `now` of the `fail`.
+    pub at: f64,
+    /// The error text, if the worker gave one.
+    pub error: Option<String>,
+}
+
+/// Everything the store knows about one job ([`LeaseStore::inspect`](crate::LeaseStore::inspect)):
+/// its row, its attempts, whether it is dead, its payload and its failures, oldest first.
+///
+/// ```
+/// let store = leasefence::LeaseStore::open_in_memory()?;
+/// store.enqueue_with("job", Some(5.0), Some("{\"n\":1}"))?;
+/// let report = store.inspect("job")?.unwrap();
+/// assert_eq!((report.attempts, report.dead, report.payload.as_deref()), (0, false, Some("{\"n\":1}")));
+/// assert_eq!(report.state.until, 5.0);
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+///
+/// Serialized (serde) as `{state, attempts, dead, payload, failures}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Inspection {
+    /// The stored row, as [`state`](crate::LeaseStore::state) reads it.
+    pub state: JobState,
+    /// How often the job was claimed: its fence.
+    pub attempts: Fence,
+    /// Whether a `fail` without a retry time (or the worker runtime at its maximum attempts)
+    /// made it dead; `revive` clears this.
+    pub dead: bool,
+    /// The payload given at `enqueue_with`.
+    pub payload: Option<String>,
+    /// Every `fail`, oldest first (kept across `revive`).
+    pub failures: Vec<Failure>,
+}
+
+/// How many jobs are in each state at a time `now` ([`LeaseStore::stats`](crate::LeaseStore::stats)).
+/// Every job is in exactly one: `leased` (an owner and `until > now`), `scheduled` (no owner,
+/// `until > now`), `queued` (claimable now), `done` (completed) or `dead`.
+///
+/// ```
+/// let store = leasefence::LeaseStore::open_in_memory()?;
+/// store.enqueue("a")?;
+/// store.enqueue_with("b", Some(100.0), None)?;
+/// let counts = store.stats(0.0)?;
+/// assert_eq!((counts.queued, counts.scheduled, counts.leased), (1, 1, 0));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct JobCounts {
+    /// Claimable now: not done, `until <= now` (never claimed, released, or an expired lease).
+    pub queued: u64,
+    /// Not claimable yet and held by nobody: delayed, or backing off after a failure.
+    pub scheduled: u64,
+    /// Held by a live lease.
+    pub leased: u64,
+    /// Completed with a result (or null).
+    pub done: u64,
+    /// Failed for good; `revive` brings one back.
+    pub dead: u64,
 }

@@ -151,6 +151,8 @@ enum Cell {
 struct Snapshot {
     rows: Vec<Vec<Cell>>,
     schema: Vec<Vec<Cell>>,
+    /// Section 7's side tables: payloads, failures, dead marks.
+    side: Vec<Vec<Cell>>,
 }
 
 fn query(conn: &Connection, sql: &str) -> Vec<Vec<Cell>> {
@@ -188,6 +190,13 @@ fn snapshot(db: &Path) -> Snapshot {
         schema: query(
             &conn,
             "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name",
+        ),
+        side: query(
+            &conn,
+            "SELECT 'payload', job, payload, NULL FROM leasefence_payloads \
+             UNION ALL SELECT 'failure', job, fence, at || ' ' || coalesce(error, '-') \
+             FROM leasefence_failures \
+             UNION ALL SELECT 'dead', job, fence, at FROM leasefence_dead ORDER BY 1, 2, 3",
         ),
     }
 }
@@ -227,6 +236,10 @@ fn fixture(batch: &mut Batch) {
     assert_eq!(batch.send(&claim("done", "w2")), json!({"value": 1}));
     let complete = json!({"op": "complete", "job": "done", "owner": "w2", "fence": 1, "now": 1, "result": DONE_RESULT});
     assert_eq!(batch.send(&complete), json!({"value": true}));
+    // `spare` is dead (section 7), so that `revive` has something to bring back.
+    assert_eq!(batch.send(&claim("spare", "w3")), json!({"value": 1}));
+    let fail = json!({"op": "fail", "job": "spare", "owner": "w3", "fence": 1, "now": 1, "retry_at": null, "error": "poison"});
+    assert_eq!(batch.send(&fail), json!({"value": true}));
 }
 
 fn probe() -> Value {
@@ -248,8 +261,19 @@ fn bases() -> Vec<Value> {
         json!({"op": "release", "job": "held", "owner": "w1", "fence": 1}),
         json!({"op": "claim_many", "job": "free", "owners": ["x", "y"], "now": 10, "ttl": 5}),
         json!({"op": "claim_next", "owner": "x", "now": 10, "ttl": 5}),
+        json!({"op": "enqueue", "job": "later-job", "run_at": 50, "payload": "p"}),
+        json!({"op": "fail", "job": "held", "owner": "w1", "fence": 1, "now": 10, "retry_at": 20, "error": "e"}),
+        json!({"op": "revive", "job": "spare", "now": 10}),
+        json!({"op": "inspect", "job": "held"}),
+        json!({"op": "stats", "now": 10}),
     ]
 }
+
+/// Section 7's members that may be left out (a missing one means null).
+const OPTIONAL: [&str; 4] = ["run_at", "payload", "retry_at", "error"];
+
+/// The ops that only read.
+const READS: [&str; 3] = ["state", "inspect", "stats"];
 
 /// Wrong-typed JSON texts for a field, by what the field must be.
 fn mistyped(field: &str) -> &'static [&'static str] {
@@ -285,6 +309,8 @@ fn mistyped(field: &str) -> &'static [&'static str] {
             "[\"x\",{}]",
         ],
         "result" => &["1", "0", "-1.5", "true", "false", "[]", "{}", "[\"r\"]"],
+        "run_at" | "retry_at" => &["\"1\"", "\"\"", "false", "[]", "{}", "[1]"],
+        "payload" | "error" => &["1", "-1.5", "true", "[]", "{}", "[\"p\"]"],
         other => panic!("no mistyped values for {other}"),
     }
 }
@@ -454,11 +480,13 @@ fn bad_lines() -> Vec<(String, Vec<u8>, &'static str)> {
             .cloned()
             .collect();
         for field in &fields {
-            add(
-                format!("{op}: missing {field}"),
-                line_with(&base, field, None).into_bytes(),
-                "bad_request",
-            );
+            if !OPTIONAL.contains(&field.as_str()) {
+                add(
+                    format!("{op}: missing {field}"),
+                    line_with(&base, field, None).into_bytes(),
+                    "bad_request",
+                );
+            }
             for raw in mistyped(field) {
                 add(
                     format!("{op}: {field} = {raw}"),
@@ -475,6 +503,17 @@ fn bad_lines() -> Vec<(String, Vec<u8>, &'static str)> {
                     line_with(&base, "now", Some(raw)).into_bytes(),
                     "invalid_argument",
                 );
+            }
+        }
+        for time in ["run_at", "retry_at"] {
+            if fields.iter().any(|f| f == time) {
+                for raw in nonfinite {
+                    add(
+                        format!("{op}: {time} = {raw}"),
+                        line_with(&base, time, Some(raw)).into_bytes(),
+                        "invalid_argument",
+                    );
+                }
             }
         }
         if fields.iter().any(|f| f == "ttl") {
@@ -574,6 +613,8 @@ fn the_base_requests_do_change_the_database() {
         if base["op"] == "state" {
             assert_eq!(response, probe_answer());
             assert_eq!(snapshot(&db), before);
+        } else if READS.contains(&base["op"].as_str().unwrap()) {
+            assert_eq!(snapshot(&db), before, "{base} is a read");
         } else {
             assert_ne!(snapshot(&db), before, "{base} changed nothing");
         }
@@ -772,7 +813,7 @@ fn every_op_returns_the_spec_value_shape() {
             break;
         }
         let obj = v.as_object().unwrap();
-        assert_eq!(obj.keys().collect::<Vec<_>>().len(), 2, "{v}");
+        assert_eq!(obj.keys().collect::<Vec<_>>().len(), 3, "{v}");
         got.push((
             obj["job"].as_str().unwrap().to_string(),
             obj["fence"].as_i64().unwrap(),

@@ -196,7 +196,8 @@ fn claim_next_returns_odd_ids_intact() {
             next,
             Some(ClaimedJob {
                 job: s.clone(),
-                fence: 1
+                fence: 1,
+                payload: None
             }),
             "{name}"
         );
@@ -465,8 +466,8 @@ fn now_at_f64_max_and_overflowing_lease_ends() {
 }
 
 /// Negative times down to `-f64::MAX` are accepted, but a fresh job has `until = 0`, and SPEC 2
-/// says `until > now` is a live lease: before time 0, no job can ever be claimed, and the reason
-/// is a lease held by nobody.
+/// says a job with `until > now` cannot be claimed: before time 0, no job can ever be claimed, and
+/// as nobody holds it, the reason is `scheduled` (section 7), until 0.
 #[test]
 fn negative_now_down_to_minus_f64_max() {
     let store = LeaseStore::open_in_memory().unwrap();
@@ -477,10 +478,7 @@ fn negative_now_down_to_minus_f64_max() {
         let ttl = (-now / 2.0).max(1.0);
         assert_eq!(
             store.claim("j", "a", now, ttl).unwrap(),
-            Outcome::Rejected(Reason::Held {
-                owner: None,
-                until: 0.0
-            }),
+            Outcome::Rejected(Reason::Scheduled { until: 0.0 }),
             "now = {now}"
         );
         assert_eq!(

@@ -654,3 +654,146 @@ fn python_and_crate_racing_on_one_job_hand_out_one_fence() {
     drop(store);
     assert_eq!(integrity(&db), "ok");
 }
+
+/// Section 7 beside the seed: a job enqueued for later, one waiting to retry after `fail`, and a
+/// dead one are refused by the seed's own `claim` until their time (the dead one for ever), and
+/// once due the seed claims them with the next fence; a revived job is claimable by the seed.
+#[test]
+fn the_seed_never_claims_a_delayed_waiting_or_dead_job_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lifecycle.db");
+    {
+        let store = LeaseStore::open(&db).unwrap();
+        assert!(store.enqueue_with("later", Some(100.0), Some("p")).unwrap());
+        store.enqueue("retry").unwrap();
+        store.enqueue("poison").unwrap();
+        assert!(store.claim("retry", "w", 0.0, 10.0).unwrap().is_granted());
+        assert!(store
+            .fail("retry", "w", 1, 1.0, Some(50.0), Some("flaky"))
+            .unwrap()
+            .is_granted());
+        assert!(store.claim("poison", "w", 0.0, 10.0).unwrap().is_granted());
+        assert!(store
+            .fail("poison", "w", 1, 1.0, None, Some("bad"))
+            .unwrap()
+            .is_granted());
+    }
+    let early = [
+        ("claim", json!(["later", "seed", 99.0, 5.0])),
+        ("claim", json!(["retry", "seed", 49.0, 5.0])),
+        ("claim", json!(["poison", "seed", 1e9, 5.0])),
+        ("claim_many", json!(["later", ["s1", "s2"], 99.5, 5.0])),
+    ];
+    let run = python(&db, &early, &["later", "retry", "poison"]);
+    for (step, result) in early.iter().zip(&run.results) {
+        let refused = match step.0 {
+            "claim_many" => json!([null, null]),
+            _ => json!(null),
+        };
+        assert_eq!(result["value"], refused, "the seed claimed early: {step:?}");
+    }
+    let due = [
+        ("claim", json!(["later", "seed", 100.0, 5.0])),
+        ("claim", json!(["retry", "seed", 50.0, 5.0])),
+    ];
+    let run = python(&db, &due, &[]);
+    assert_eq!(run.results[0]["value"], json!(1), "later, at its run_at");
+    assert_eq!(run.results[1]["value"], json!(2), "retry, at its retry_at");
+    assert_eq!(run.integrity, "ok");
+    let store = LeaseStore::open(&db).unwrap();
+    assert!(store.inspect("poison").unwrap().unwrap().dead);
+    assert!(store.revive("poison", 10.0).unwrap().is_granted());
+    let run = python(&db, &[("claim", json!(["poison", "seed", 10.0, 5.0]))], &[]);
+    assert_eq!(
+        run.results[0]["value"],
+        json!(2),
+        "a revived job, fence kept"
+    );
+    // The payload stayed with its job through the seed's writes.
+    assert_eq!(
+        store.inspect("later").unwrap().unwrap().payload.as_deref(),
+        Some("p")
+    );
+}
+
+/// Section 7 from the command line: each subcommand prints the protocol's response line and
+/// exits 0 when granted, 1 when refused, 2 for bad usage.
+#[test]
+fn the_cli_delays_fails_revives_inspects_and_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let run = |args: &[&str]| cli(&db, args);
+    assert_eq!(
+        run(&["enqueue", "r", "--run-at", "100", "--payload", "{\"n\":1}"]),
+        (0, json!({"value": true}))
+    );
+    assert_eq!(
+        run(&["claim", "r", "--owner", "w", "--ttl", "5", "--now", "99"]),
+        (
+            1,
+            json!({"value": null, "reason": {"code": "scheduled", "until": 100.0}})
+        )
+    );
+    let table = Command::new(cli_bin::bin())
+        .args([
+            "--db".as_ref(),
+            db.as_os_str(),
+            "jobs".as_ref(),
+            "--now".as_ref(),
+            "90".as_ref(),
+        ])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("scheduled, in 10.0s"), "{table}");
+    assert_eq!(
+        run(&["claim-next", "--owner", "w", "--ttl", "5", "--now", "100"]),
+        (
+            0,
+            json!({"value": {"job": "r", "fence": 1, "payload": "{\"n\":1}"}})
+        )
+    );
+    // Neither --retry-at nor --dead: a usage error, nothing changes.
+    let (code, _) = {
+        let output = Command::new(cli_bin::bin())
+            .args(["--db".as_ref(), db.as_os_str()])
+            .args(["fail", "r", "--owner", "w", "--fence", "1", "--now", "101"])
+            .output()
+            .unwrap();
+        (output.status.code().unwrap(), output.stderr)
+    };
+    assert_eq!(code, 2);
+    assert_eq!(
+        run(&[
+            "fail", "r", "--owner", "w", "--fence", "1", "--now", "101", "--dead", "--error", "bad"
+        ]),
+        (0, json!({"value": true}))
+    );
+    assert_eq!(
+        run(&["stats", "--now", "101"]),
+        (
+            0,
+            json!({"value": {"queued": 0, "scheduled": 0, "leased": 0, "done": 0, "dead": 1}})
+        )
+    );
+    let (code, report) = run(&["inspect", "r"]);
+    assert_eq!(code, 0);
+    assert_eq!(report["value"]["dead"], json!(true));
+    assert_eq!(report["value"]["failures"][0]["error"], json!("bad"));
+    assert_eq!(run(&["inspect", "ghost"]), (1, json!({"value": null})));
+    assert_eq!(
+        run(&["revive", "r", "--now", "102"]),
+        (0, json!({"value": true}))
+    );
+    assert_eq!(
+        run(&["revive", "r", "--now", "102"]),
+        (1, json!({"value": false, "reason": {"code": "not_dead"}}))
+    );
+    assert_eq!(
+        run(&["enqueue", "x", "--run-at", "NaN"]),
+        (
+            2,
+            json!({"error": {"code": "invalid_argument", "message": "invalid argument `run_at`: must be a finite number of seconds (or null), got NaN"}})
+        )
+    );
+}

@@ -555,7 +555,8 @@ fn a_foreign_sqlite_database_without_jobs_gets_the_table_and_keeps_the_rest() {
             rows(
                 conn,
                 "SELECT type, name, tbl_name, sql FROM sqlite_schema \
-                        WHERE name NOT IN ('jobs', 'leasefence_claimable') \
+                        WHERE name NOT IN ('jobs', 'leasefence_claimable') AND name NOT LIKE 'leasefence!_%' ESCAPE '!' \
+                        AND name NOT LIKE 'sqlite!_autoindex!_leasefence%' ESCAPE '!' \
                         AND name NOT LIKE 'sqlite_autoindex_jobs%' ORDER BY name",
             ),
             rows(conn, "SELECT rowid, * FROM notes ORDER BY rowid"),

@@ -273,7 +273,8 @@ fn draining_processes_hand_out_each_job_once() {
                     let owner = format!("p{p}");
                     let (mut grants, mut completed) = (Vec::new(), Vec::new());
                     barrier.wait();
-                    while let Some(ClaimedJob { job, fence }) = batch.claim_next(&owner, 0.0, 600.0)
+                    while let Some(ClaimedJob { job, fence, .. }) =
+                        batch.claim_next(&owner, 0.0, 600.0)
                     {
                         let result = format!("{owner}/{job}/{fence}");
                         let done = batch.complete(&job, &owner, fence, 1.0, Some(&result));
@@ -1229,6 +1230,127 @@ fn a_password_login_over_verified_tls_binds_the_channel() {
         "the password leaked: {message}"
     );
     assert!(!err.is_retryable(), "{message}");
+}
+
+/// docs/contract.md section 10: `claim_next` skips a row another session holds locked, so it may
+/// take a later job, but it never answers none while a claimable job exists: it waits for the
+/// locked row instead, and claims it when the lock goes.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn claim_next_skips_locked_rows_but_never_answers_none_because_of_a_lock() {
+    let Some(base) =
+        server("claim_next_skips_locked_rows_but_never_answers_none_because_of_a_lock")
+    else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "skiplock");
+    let store = leasefence::open(&schema.url).unwrap();
+    store.enqueue("first").unwrap();
+    store.enqueue("second").unwrap();
+    // Another session holds `first` locked: a write in progress (here, one that changes nothing).
+    let mut holder = schema.admin();
+    let mut tx = holder.transaction().unwrap();
+    tx.execute("UPDATE jobs SET until = until WHERE id = 'first'", &[])
+        .unwrap();
+    // The later job is taken: the locked first one is passed over.
+    let claimed = store.claim_next("w1", 0.0, 10.0).unwrap().unwrap();
+    assert_eq!(claimed.job, "second");
+    // Now the only claimable job is locked: claim_next waits for it, never answers none.
+    let (sender, answer) = std::sync::mpsc::channel();
+    let url = schema.url.clone();
+    let waiter = std::thread::spawn(move || {
+        let store = leasefence::open(&url).unwrap();
+        sender.send(store.claim_next("w2", 0.0, 10.0)).unwrap();
+    });
+    assert!(
+        answer
+            .recv_timeout(std::time::Duration::from_millis(700))
+            .is_err(),
+        "claim_next answered while the only claimable job was locked"
+    );
+    tx.rollback().unwrap();
+    let got = answer
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("claim_next answers once the lock is gone")
+        .unwrap();
+    waiter.join().unwrap();
+    assert_eq!(
+        got.map(|c| (c.job, c.fence)),
+        Some(("first".to_string(), 1))
+    );
+    // Nothing claimable at all: none, at once.
+    assert_eq!(store.claim_next("w3", 0.0, 10.0).unwrap(), None);
+}
+
+/// Section 7 on PostgreSQL: the side tables are written in the statement that changes the row,
+/// and a stale worker's fail records nothing.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn failures_and_dead_marks_are_written_with_their_row() {
+    let Some(base) = server("failures_and_dead_marks_are_written_with_their_row") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "lifecycle");
+    let store = leasefence::open(&schema.url).unwrap();
+    assert!(store.enqueue_with("j", Some(5.0), Some("input")).unwrap());
+    assert_eq!(
+        store.claim("j", "a", 0.0, 10.0).unwrap().reason(),
+        Some(&leasefence::Reason::Scheduled { until: 5.0 })
+    );
+    let claimed = store.claim_next("a", 5.0, 10.0).unwrap().unwrap();
+    assert_eq!(claimed.payload.as_deref(), Some("input"));
+    // A stale fail: refused, nothing recorded.
+    assert!(!store
+        .fail("j", "a", 7, 6.0, Some(9.0), Some("x"))
+        .unwrap()
+        .is_granted());
+    let mut admin = schema.admin();
+    let failures: i64 = admin
+        .query_one("SELECT count(*) FROM leasefence_failures", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(failures, 0);
+    assert!(store
+        .fail("j", "a", 1, 6.0, None, Some("poison"))
+        .unwrap()
+        .is_granted());
+    let row = admin
+        .query_one(
+            "SELECT j.done, d.fence, f.error FROM jobs j JOIN leasefence_dead d ON d.job = j.id \
+             JOIN leasefence_failures f ON f.job = j.id WHERE j.id = 'j'",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        (
+            row.get::<_, i32>(0),
+            row.get::<_, i64>(1),
+            row.get::<_, Option<String>>(2)
+        ),
+        (1, 1, Some("poison".to_string()))
+    );
+    // Two revivers at once: exactly one wins.
+    let url = schema.url.clone();
+    let results: Vec<bool> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                leasefence::open(&url)
+                    .unwrap()
+                    .revive("j", 7.0)
+                    .unwrap()
+                    .is_granted()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    assert_eq!(results.iter().filter(|&&won| won).count(), 1, "{results:?}");
+    assert_eq!(store.claim("j", "b", 7.0, 10.0).unwrap().granted(), Some(2));
+    assert_order_table_consistent(&schema);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 //! Property tests: random operation sequences run against the real store (through the Rust API
 //! and through the JSON-lines protocol, each on its own in-memory database) and against a small,
-//! obviously-correct model of SPEC sections 2 and 3 written here. Every return value, every
+//! obviously-correct model of the contract's sections 2, 3 and 7 written here. Every return value, every
 //! reason, every error and the whole table after every operation must agree.
 //!
 //! `PROPTEST_CASES=N` changes the number of cases (default 512, each up to 60 operations).
@@ -29,6 +29,11 @@ struct Row {
     fence: Fence,
     result: Option<String>,
     done: bool,
+    /// Section 7: failed for good (and `done`).
+    dead: bool,
+    payload: Option<String>,
+    /// Every `fail`: fence, at, error.
+    failures: Vec<(Fence, f64, Option<String>)>,
 }
 
 #[derive(Debug, Default)]
@@ -53,6 +58,23 @@ enum Ans {
 #[derive(Debug, Clone)]
 enum Req {
     Enqueue {
+        job: String,
+        run_at: Option<f64>,
+        payload: Option<String>,
+    },
+    Fail {
+        job: String,
+        owner: String,
+        fence: Fence,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<String>,
+    },
+    Revive {
+        job: String,
+        now: f64,
+    },
+    Inspect {
         job: String,
     },
     State {
@@ -112,7 +134,7 @@ fn row_json(id: &str, row: &Row) -> Value {
 }
 
 impl Model {
-    fn enqueue(&mut self, job: &str) -> bool {
+    fn enqueue(&mut self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> bool {
         if self.rows.contains_key(job) {
             return false;
         }
@@ -120,14 +142,31 @@ impl Model {
             job.to_string(),
             Row {
                 owner: None,
-                until: 0.0,
+                until: run_at.unwrap_or(0.0),
                 fence: 0,
                 result: None,
                 done: false,
+                dead: false,
+                payload: payload.map(String::from),
+                failures: Vec::new(),
             },
         );
         self.order.push(job.to_string());
         true
+    }
+
+    fn inspect_json(&self, job: &str) -> Value {
+        self.rows.get(job).map_or(Value::Null, |row| {
+            json!({
+                "state": row_json(job, row),
+                "attempts": row.fence,
+                "dead": row.dead,
+                "payload": row.payload,
+                "failures": row.failures.iter()
+                    .map(|(fence, at, error)| json!({"fence": fence, "at": at, "error": error}))
+                    .collect::<Vec<_>>(),
+            })
+        })
     }
 
     /// The reason a fenced write (renew, complete, release) is refused, in SPEC order; `None` when
@@ -160,7 +199,64 @@ impl Model {
     fn apply(&mut self, req: &Req) -> Ans {
         let refused = |value: Value, reason| Ans::Value(value, Some(reason));
         match req {
-            Req::Enqueue { job } => Ans::Value(json!(self.enqueue(job)), None),
+            Req::Enqueue {
+                job,
+                run_at,
+                payload,
+            } => {
+                if run_at.is_some_and(|t| !t.is_finite()) {
+                    return Ans::Invalid("run_at");
+                }
+                Ans::Value(json!(self.enqueue(job, *run_at, payload.as_deref())), None)
+            }
+            Req::Fail {
+                job,
+                owner,
+                fence,
+                now,
+                retry_at,
+                error,
+            } => {
+                if !now.is_finite() {
+                    return Ans::Invalid("now");
+                }
+                if retry_at.is_some_and(|t| !t.is_finite()) {
+                    return Ans::Invalid("retry_at");
+                }
+                if let Some(reason) = self.fenced_reason(job, owner, *fence, Some(*now)) {
+                    return refused(json!(false), reason);
+                }
+                let row = self.rows.get_mut(job).unwrap();
+                match retry_at {
+                    Some(retry_at) => {
+                        row.owner = None;
+                        row.until = *retry_at;
+                    }
+                    None => {
+                        row.done = true;
+                        row.dead = true;
+                    }
+                }
+                row.failures.push((*fence, *now, error.clone()));
+                Ans::Value(json!(true), None)
+            }
+            Req::Revive { job, now } => {
+                if !now.is_finite() {
+                    return Ans::Invalid("now");
+                }
+                let Some(row) = self.rows.get_mut(job) else {
+                    return refused(json!(false), Reason::NotFound);
+                };
+                if !row.dead {
+                    return refused(json!(false), Reason::NotDead);
+                }
+                row.done = false;
+                row.dead = false;
+                row.owner = None;
+                row.until = *now;
+                Ans::Value(json!(true), None)
+            }
+            Req::Inspect { job } => Ans::Value(self.inspect_json(job), None),
             Req::State { job } => Ans::Value(
                 self.rows
                     .get(job)
@@ -184,13 +280,15 @@ impl Model {
                     return refused(Value::Null, Reason::Done);
                 }
                 if row.until > *now {
-                    return refused(
-                        Value::Null,
-                        Reason::Held {
-                            owner: row.owner.clone(),
+                    // Nobody holds it but it may not run yet: scheduled (section 7).
+                    let reason = match &row.owner {
+                        Some(owner) => Reason::Held {
+                            owner: Some(owner.clone()),
                             until: row.until,
                         },
-                    );
+                        None => Reason::Scheduled { until: row.until },
+                    };
+                    return refused(Value::Null, reason);
                 }
                 if row.fence == Fence::MAX {
                     return Ans::Failed("storage");
@@ -266,7 +364,10 @@ impl Model {
                 row.owner = Some(owner.clone());
                 row.until = until;
                 row.fence += 1;
-                Ans::Value(json!({"job": id, "fence": row.fence}), None)
+                Ans::Value(
+                    json!({"job": id, "fence": row.fence, "payload": row.payload}),
+                    None,
+                )
             }
         }
     }
@@ -310,7 +411,42 @@ fn outcome_ans<T>(outcome: Outcome<T>, granted: impl FnOnce(T) -> Value, refused
 
 fn run_api(store: &LeaseStore, req: &Req) -> Ans {
     match req {
-        Req::Enqueue { job } => api_ans(store.enqueue(job), |b| Ans::Value(json!(b), None)),
+        Req::Enqueue {
+            job,
+            run_at,
+            payload,
+        } => api_ans(store.enqueue_with(job, *run_at, payload.as_deref()), |b| {
+            Ans::Value(json!(b), None)
+        }),
+        Req::Fail {
+            job,
+            owner,
+            fence,
+            now,
+            retry_at,
+            error,
+        } => api_ans(
+            store.fail(job, owner, *fence, *now, *retry_at, error.as_deref()),
+            |o| outcome_ans(o, |()| json!(true), json!(false)),
+        ),
+        Req::Revive { job, now } => api_ans(store.revive(job, *now), |o| {
+            outcome_ans(o, |()| json!(true), json!(false))
+        }),
+        Req::Inspect { job } => api_ans(store.inspect(job), |report| {
+            Ans::Value(
+                report.map_or(Value::Null, |r| {
+                    json!({
+                        "state": {"id": r.state.id, "owner": r.state.owner, "until": r.state.until,
+                                  "fence": r.state.fence, "result": r.state.result, "done": r.state.done},
+                        "attempts": r.attempts, "dead": r.dead, "payload": r.payload,
+                        "failures": r.failures.iter()
+                            .map(|f| json!({"fence": f.fence, "at": f.at, "error": f.error}))
+                            .collect::<Vec<_>>(),
+                    })
+                }),
+                None,
+            )
+        }),
         Req::State { job } => api_ans(store.state(job), |row| {
             Ans::Value(
                 row.map_or(Value::Null, |r| {
@@ -355,7 +491,11 @@ fn run_api(store: &LeaseStore, req: &Req) -> Ans {
                 Ans::Value(
                     next.map_or(
                         Value::Null,
-                        |ClaimedJob { job, fence }| json!({"job": job, "fence": fence}),
+                        |ClaimedJob {
+                             job,
+                             fence,
+                             payload,
+                         }| json!({"job": job, "fence": fence, "payload": payload}),
                     ),
                     None,
                 )
@@ -384,7 +524,44 @@ fn text(s: &str) -> String {
 
 fn request_line(req: &Req) -> String {
     match req {
-        Req::Enqueue { job } => format!(r#"{{"op":"enqueue","job":{}}}"#, text(job)),
+        Req::Enqueue {
+            job,
+            run_at,
+            payload,
+        } => {
+            // A missing member and null are the same; both spellings are exercised.
+            let mut line = format!(r#"{{"op":"enqueue","job":{}"#, text(job));
+            if let Some(t) = run_at {
+                line += &format!(r#","run_at":{}"#, num(*t));
+            } else if job.ends_with('1') {
+                line += r#","run_at":null"#;
+            }
+            if let Some(p) = payload {
+                line += &format!(r#","payload":{}"#, text(p));
+            }
+            line + "}"
+        }
+        Req::Fail {
+            job,
+            owner,
+            fence,
+            now,
+            retry_at,
+            error,
+        } => format!(
+            r#"{{"op":"fail","job":{},"owner":{},"fence":{fence},"now":{},"retry_at":{},"error":{}}}"#,
+            text(job),
+            text(owner),
+            num(*now),
+            retry_at.map_or("null".into(), num),
+            error.as_deref().map_or("null".into(), text)
+        ),
+        Req::Revive { job, now } => format!(
+            r#"{{"op":"revive","job":{},"now":{}}}"#,
+            text(job),
+            num(*now)
+        ),
+        Req::Inspect { job } => format!(r#"{{"op":"inspect","job":{}}}"#, text(job)),
         Req::State { job } => format!(r#"{{"op":"state","job":{}}}"#, text(job)),
         Req::Claim {
             job,
@@ -447,6 +624,8 @@ fn reason_json(reason: &Reason) -> Value {
         Reason::StaleFence { current } => json!({"code": "stale_fence", "fence": current}),
         Reason::NotOwner => json!({"code": "not_owner"}),
         Reason::Expired { until } => json!({"code": "expired", "until": until}),
+        Reason::Scheduled { until } => json!({"code": "scheduled", "until": until}),
+        Reason::NotDead => json!({"code": "not_dead"}),
     }
 }
 
@@ -523,6 +702,24 @@ enum Clock {
     NonFinite(f64),
 }
 
+/// A time relative to the caller's clock (`run_at`, `retry_at`): none, seconds from now
+/// (negative: in the past), or a non-finite value.
+#[derive(Debug, Clone)]
+enum RunAt {
+    None,
+    In(f64),
+    NonFinite(f64),
+}
+
+fn run_at() -> impl Strategy<Value = RunAt> {
+    prop_oneof![
+        6 => Just(RunAt::None),
+        6 => prop::sample::select(vec![-1.0, 0.0, 0.5, 2.5, 10.0]).prop_map(RunAt::In),
+        1 => prop::sample::select(vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY])
+            .prop_map(RunAt::NonFinite),
+    ]
+}
+
 #[derive(Debug, Clone)]
 enum FenceSel {
     Zero,
@@ -542,7 +739,17 @@ enum OwnerSel {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Enqueue(usize),
+    Enqueue(usize, RunAt, Option<&'static str>),
+    Fail(
+        usize,
+        OwnerSel,
+        FenceSel,
+        Clock,
+        RunAt,
+        Option<&'static str>,
+    ),
+    Revive(usize, Clock),
+    Inspect(usize),
     State(usize),
     Claim(usize, usize, Clock, f64),
     Renew(usize, OwnerSel, FenceSel, Clock, f64),
@@ -600,7 +807,13 @@ fn fence_sel() -> impl Strategy<Value = FenceSel> {
 fn op() -> impl Strategy<Value = Op> {
     let result = prop::sample::select(vec![None, Some("r"), Some(""), Some("x\"y")]);
     prop_oneof![
-        6 => job().prop_map(Op::Enqueue),
+        6 => (job(), run_at(), prop::sample::select(vec![None, None, Some("p"), Some("")]))
+            .prop_map(|(j, t, p)| Op::Enqueue(j, t, p)),
+        3 => (job(), owner_sel(), fence_sel(), clock(), run_at(),
+              prop::sample::select(vec![None, Some("boom")]))
+            .prop_map(|(j, o, f, c, t, e)| Op::Fail(j, o, f, c, t, e)),
+        2 => (job(), clock()).prop_map(|(j, c)| Op::Revive(j, c)),
+        1 => job().prop_map(Op::Inspect),
         1 => job().prop_map(Op::State),
         6 => (job(), owner(), clock(), ttl()).prop_map(|(j, o, c, t)| Op::Claim(j, o, c, t)),
         4 => (job(), owner_sel(), fence_sel(), clock(), ttl())
@@ -653,8 +866,38 @@ fn resolve(op: &Op, model: &Model, clock_now: &mut f64) -> Req {
             .and_then(|r| r.owner.clone())
             .unwrap_or_else(|| OWNERS[0].to_string()),
     };
+    let later = |now: f64, t: &RunAt| match t {
+        RunAt::None => None,
+        RunAt::In(dt) => Some(now + dt),
+        RunAt::NonFinite(x) => Some(*x),
+    };
     match op {
-        Op::Enqueue(j) => Req::Enqueue {
+        Op::Enqueue(j, t, payload) => Req::Enqueue {
+            job: JOBS[*j].into(),
+            run_at: later(*clock_now, t),
+            payload: payload.map(str::to_string),
+        },
+        Op::Fail(j, o, f, c, t, error) => {
+            let (owner, fence) = (owner(*j, o), fence(*j, f));
+            let now = tick(c);
+            Req::Fail {
+                job: JOBS[*j].into(),
+                owner,
+                fence,
+                now,
+                // At least one finite moment from now, or dead.
+                retry_at: match t {
+                    RunAt::None => None,
+                    t => later(if now.is_finite() { now } else { 0.0 }, t),
+                },
+                error: error.map(str::to_string),
+            }
+        }
+        Op::Revive(j, c) => Req::Revive {
+            job: JOBS[*j].into(),
+            now: tick(c),
+        },
+        Op::Inspect(j) => Req::Inspect {
             job: JOBS[*j].into(),
         },
         Op::State(j) => Req::State {
@@ -739,6 +982,20 @@ fn run_sequence(start: f64, ops: &[Op]) -> Result<(), TestCaseError> {
             job
         );
         prop_assert_eq!(proto.0.state(job).unwrap(), want, "final state of {}", job);
+        let inspect = Req::Inspect { job: job.into() };
+        let want = Ans::Value(model.inspect_json(job), None);
+        prop_assert_eq!(
+            run_api(&api, &inspect),
+            want.clone(),
+            "final inspect of {}",
+            job
+        );
+        prop_assert_eq!(
+            run_api(&proto.0, &inspect),
+            want,
+            "final inspect of {}",
+            job
+        );
     }
     Ok(())
 }
@@ -776,6 +1033,9 @@ fn tags(req: &Req, before: &Model, ans: &Ans) -> Vec<String> {
         Req::Complete { .. } => "complete",
         Req::Release { .. } => "release",
         Req::ClaimNext { .. } => "claim_next",
+        Req::Fail { .. } => "fail",
+        Req::Revive { .. } => "revive",
+        Req::Inspect { .. } => "inspect",
     };
     let mut out = vec![match ans {
         Ans::Value(_, Some(reason)) => format!("{op}:{}", reason.code()),
@@ -866,6 +1126,22 @@ fn generated_sequences_reach_every_outcome() {
         "claim_next:none",
         "claim_next:invalid_now",
         "claim_next:invalid_ttl",
+        "claim:scheduled",
+        "enqueue:invalid_run_at",
+        "fail:ok",
+        "fail:not_found",
+        "fail:done",
+        "fail:stale_fence",
+        "fail:not_owner",
+        "fail:expired",
+        "fail:invalid_now",
+        "fail:invalid_retry_at",
+        "revive:ok",
+        "revive:not_found",
+        "revive:not_dead",
+        "revive:invalid_now",
+        "inspect:ok",
+        "inspect:none",
     ];
     let missing: Vec<&str> = expected
         .iter()
@@ -890,7 +1166,11 @@ fn model_matches_the_spec_examples() {
         ttl,
     };
     assert_eq!(
-        m.apply(&Req::Enqueue { job: "j".into() }),
+        m.apply(&Req::Enqueue {
+            job: "j".into(),
+            run_at: None,
+            payload: None
+        }),
         Ans::Value(json!(true), None)
     );
     assert_eq!(
@@ -942,7 +1222,7 @@ fn model_matches_the_spec_examples() {
             now: 20.0,
             ttl: 1.0
         }),
-        Ans::Value(json!({"job": "j", "fence": 3}), None)
+        Ans::Value(json!({"job": "j", "fence": 3, "payload": null}), None)
     );
     assert_eq!(
         m.apply(&Req::Release {
@@ -963,7 +1243,7 @@ fn claim_next_orders_by_until_then_insertion() {
     let mut m = Model::default();
     for job in ["c", "a", "b", "d"] {
         store.enqueue(job).unwrap();
-        m.enqueue(job);
+        m.enqueue(job, None, None);
     }
     // a: until 5, b: until 3, d: until 5 (after a), c: done.
     let script = [

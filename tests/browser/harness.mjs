@@ -26,10 +26,13 @@ async function freePort() {
   });
 }
 
-/** Starts `web/server.mjs`; resolves to `{url, stop}` once it prints its URL. */
-export async function startServer() {
+/**
+ * Starts `web/server.mjs` (or another copy of it, serving its own folder); resolves to
+ * `{url, stop}` once it prints its URL.
+ */
+export async function startServer(script = path.join(repo, 'web/server.mjs')) {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(repo, 'web/server.mjs')], {
+  const child = spawn(process.execPath, [script], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -45,13 +48,17 @@ export async function startServer() {
   return { url, stop: () => child.kill() };
 }
 
-/** A Chromium with its own profile directory (OPFS lives there); `close()` removes it. */
-export async function launchBrowser({ profile } = {}) {
+/**
+ * A Chromium with its own profile directory (OPFS lives there); `close()` removes it. `locale`
+ * sets navigator.language (and Accept-Language).
+ */
+export async function launchBrowser({ profile, locale } = {}) {
   const dir = profile ?? mkdtempSync(path.join(os.tmpdir(), 'leasefence-chromium-'));
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     headless: true,
     args: CHROMIUM_FLAGS,
+    ...(locale ? { locale } : {}),
   });
   return {
     context,

@@ -1,11 +1,12 @@
-// Saves screenshots of the playground mid-story for the docs:
-//   docs/playground-desktop.png (1280x800) and docs/playground-360.png (360x780).
+// Saves screenshots of the playground mid-story for the docs: docs/playground-desktop.png
+// (1280x800), docs/playground-360.png (360x780), and the page in Japanese and Chinese
+// (docs/playground-ja.png, docs/playground-zh.png, 1280x800; docs/playground-ja-360.png).
 // Run: node tests/browser/screenshots.mjs   (after bash scripts/build-web.sh)
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { repo, startServer, launchBrowser } from './harness.mjs';
 
-const STEP = 7; // A's late completion is refused: stale fence 1, current 2
+const STEP = 8; // A's late completion: refused by leasefence, overwriting B's result without fencing
 const out = path.join(repo, 'docs');
 mkdirSync(out, { recursive: true });
 
@@ -13,7 +14,7 @@ async function storyAt(page, step) {
   await page.waitForSelector('html[data-ready="true"]');
   for (let s = 2; s <= step; s++) {
     await page.click('#story-next');
-    await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
+    await page.waitForFunction((want) => document.getElementById('story-progress').dataset.step === want, String(s));
   }
   await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
   await page.waitForTimeout(1800); // let the "changed" highlight fade
@@ -21,15 +22,19 @@ async function storyAt(page, step) {
 
 const server = await startServer();
 try {
-  for (const [name, viewport, scrollTo] of [
-    ['playground-desktop.png', { width: 1280, height: 800 }, null],
-    ['playground-360.png', { width: 360, height: 780 }, '#story'],
+  for (const [name, viewport, scrollTo, lang] of [
+    ['playground-desktop.png', { width: 1280, height: 800 }, null, 'en'],
+    ['playground-360.png', { width: 360, height: 780 }, '#story', 'en'],
+    ['playground-ja.png', { width: 1280, height: 800 }, null, 'ja'],
+    ['playground-zh.png', { width: 1280, height: 800 }, null, 'zh'],
+    ['playground-ja-360.png', { width: 360, height: 780 }, '#story', 'ja'],
+    ['playground-tables.png', { width: 1280, height: 800 }, '#tables-title', 'en'],
   ]) {
     const browser = await launchBrowser();
     try {
       const page = browser.context.pages()[0] ?? (await browser.context.newPage());
       await page.setViewportSize(viewport);
-      await page.goto(server.url);
+      await page.goto(`${server.url}?lang=${lang}`);
       await storyAt(page, STEP);
       if (scrollTo) await page.locator(scrollTo).evaluate((node) => window.scrollTo(0, node.getBoundingClientRect().top + window.scrollY - 6));
       await page.screenshot({ path: path.join(out, name) });

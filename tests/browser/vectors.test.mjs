@@ -26,17 +26,10 @@ after(async () => {
 // Runs inside the page: one vector against a freshly erased OPFS database.
 async function runVectorInPage(vector) {
   const { LeaseStore } = await import('/store/lease-store.js');
-  const methods = {
-    enqueue: ['enqueue', ['job']],
-    state: ['state', ['job']],
-    claim: ['claim', ['job', 'owner', 'now', 'ttl']],
-    renew: ['renew', ['job', 'owner', 'fence', 'now', 'ttl']],
-    complete: ['complete', ['job', 'owner', 'fence', 'now', 'result']],
-    release: ['release', ['job', 'owner', 'fence']],
-    claim_next: ['claimNext', ['owner', 'now', 'ttl']],
-    claim_many: ['claimMany', ['owners', 'now', 'ttl']],
-    fenced: ['fenced', ['job', 'owner', 'fence', 'now', 'statements', 'options']],
-  };
+  const { OPERATIONS } = await import('/store/core.js');
+  // Each protocol op's method and field names, from the one operation table.
+  const snake = (name) => name.replace(/\?$/, '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  const methods = Object.fromEntries(OPERATIONS.map((op) => [snake(op.name), [op.name, op.params.map(snake)]]));
   const tokens = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b) ||
     (typeof a === 'number' && typeof b === 'number' && a === b);
@@ -59,12 +52,12 @@ async function runVectorInPage(vector) {
   try {
     for (const [index, step] of vector.steps.entries()) {
       const [method, names] = methods[step.op];
+      // A fenced step's complete and result travel as its options object.
       const options = {};
       if ('complete' in step) options.complete = step.complete;
       if ('result' in step) options.result = step.result;
       const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]]
-        : name === 'options' ? options : step[name]));
-      if (step.op === 'claim_many') args.unshift(step.job);
+        : step.op === 'fenced' && name === 'options' ? options : step[name]));
       if (typeof step.job === 'string') jobs.add(step.job);
       const where = `${vector.file} step ${index} (${step.op})`;
       if (step.expect.error) {

@@ -15,7 +15,7 @@ const dir = tempDir();
 // Valid calls that would each change the database if they ran (so a bad argument that slipped
 // through would show up as a changed file).
 const VALID = {
-  enqueue: ['new-job'],
+  enqueue: ['new-job', 5, 'p'],
   state: ['held'],
   claim: ['free', 'B', 0, 10],
   renew: ['held', 'A', 1, 1, 10],
@@ -23,9 +23,14 @@ const VALID = {
   release: ['held', 'A', 1],
   claimNext: ['B', 0, 10],
   claimMany: ['free', ['B', 'C'], 0, 10],
+  fail: ['held', 'A', 1, 1, 20, 'e'],
+  revive: ['dead', 1],
+  inspect: ['held'],
+  stats: [1],
 };
+// [name as error messages spell it, kind, optional]: an optional argument may be left out.
 const PARAMS = {
-  enqueue: [['job', 'string']],
+  enqueue: [['job', 'string'], ['run_at', 'maybeTime', true], ['payload', 'maybeText', true]],
   state: [['job', 'string']],
   claim: [['job', 'string'], ['owner', 'string'], ['now', 'time'], ['ttl', 'ttl']],
   renew: [['job', 'string'], ['owner', 'string'], ['fence', 'fence'], ['now', 'time'], ['ttl', 'ttl']],
@@ -33,6 +38,10 @@ const PARAMS = {
   release: [['job', 'string'], ['owner', 'string'], ['fence', 'fence']],
   claimNext: [['owner', 'string'], ['now', 'time'], ['ttl', 'ttl']],
   claimMany: [['job', 'string'], ['owners', 'owners'], ['now', 'time'], ['ttl', 'ttl']],
+  fail: [['job', 'string'], ['owner', 'string'], ['fence', 'fence'], ['now', 'time'], ['retry_at', 'maybeTime', true], ['error', 'maybeText', true]],
+  revive: [['job', 'string'], ['now', 'time']],
+  inspect: [['job', 'string']],
+  stats: [['now', 'time']],
 };
 
 const label = (v) => {
@@ -59,6 +68,9 @@ const BAD = {
   ttl: [...notANumber, ...nonFinite, 0, -0, -1, -0.001, -Number.MAX_VALUE],
   fence: [...notANumber, ...nonFinite, 1.5, 0.999, -0.5, 2 ** 53, -(2 ** 53), Number.MAX_VALUE, Number.EPSILON],
   result: [1, 0, true, false, {}, [], ['r'], 1n, Symbol('r'), new String('r'), () => 'r'],
+  // Optional arguments: null and undefined mean "none"; anything else of the wrong type is refused.
+  maybeTime: [...notANumber.filter((v) => v !== null && v !== undefined), ...nonFinite],
+  maybeText: [1, 0, true, false, {}, [], ['p'], 1n, Symbol('p'), new String('p'), () => 'p'],
   owners: ['B', '', null, undefined, 1, {}, { length: 1, 0: 'B' }, new Set(['B']), [1], ['B', null], ['B', undefined], [['B']], ['B', 2], [new String('B')]],
 };
 
@@ -71,10 +83,13 @@ async function freshStore(name) {
   assert.equal(store.enqueue('done'), true);
   assert.equal(store.claim('done', 'A', 0, 1000), 1);
   assert.equal(store.complete('done', 'A', 1, 1, 'kept'), true);
+  assert.equal(store.enqueue('dead'), true);
+  assert.equal(store.claim('dead', 'A', 0, 1000), 1);
+  assert.equal(store.fail('dead', 'A', 1, 1, null, 'poison'), true);
   return { db, store };
 }
 
-const JOBS = ['free', 'held', 'done', 'new-job'];
+const JOBS = ['free', 'held', 'done', 'dead', 'new-job'];
 const states = (store) => JOBS.map((job) => store.state(job));
 
 /** Runs store[method](...args), expects invalid_argument and no change at all. */
@@ -104,8 +119,10 @@ test('the valid calls used as templates do work (so every rejection below is the
     const { store } = await freshStore(`template-${method}`);
     const answer = await store[method](...VALID[method]);
     if (method === 'state') assert.equal(answer.owner, 'A');
+    else if (method === 'inspect') assert.equal(answer.attempts, 1);
+    else if (method === 'stats') assert.deepEqual(answer, { queued: 1, scheduled: 0, leased: 1, done: 1, dead: 1 });
     else if (method === 'claimMany') assert.deepEqual(answer.filter((f) => f !== null), [1]);
-    else if (method === 'claimNext') assert.deepEqual(answer, { job: 'free', fence: 1 });
+    else if (method === 'claimNext') assert.deepEqual(answer, { job: 'free', fence: 1, payload: null });
     else if (method === 'claim') assert.equal(answer, 1);
     else assert.equal(answer, true, method);
     store.close();
@@ -141,14 +158,16 @@ for (const [method, params] of Object.entries(PARAMS)) {
     const { db, store } = await freshStore(`missing-${method}`);
     try {
       const all = VALID[method];
+      const required = params.filter(([, , optional]) => !optional).length;
       // complete's last argument, result, is covered on its own below.
-      const shortest = method === 'complete' ? all.length - 2 : all.length - 1;
+      const shortest = method === 'complete' ? required - 2 : required - 1;
       for (let n = 0; n <= shortest; n++) {
         await expectInvalid(store, db, method, all.slice(0, n), params[n][0]);
       }
       // A missing argument in the middle (undefined in place).
       for (let i = 0; i < all.length; i++) {
         if (method === 'complete' && i === all.length - 1) continue;
+        if (params[i][2]) continue; // optional: undefined is allowed
         const args = [...all];
         args[i] = undefined;
         await expectInvalid(store, db, method, args, params[i][0]);
@@ -158,6 +177,20 @@ for (const [method, params] of Object.entries(PARAMS)) {
     }
   });
 }
+
+test('optional arguments may be left out, or null, and then mean none', async () => {
+  const { store } = await freshStore('optional');
+  assert.equal(store.enqueue('a'), true);
+  assert.equal(store.enqueue('b', undefined, null), true);
+  assert.equal(store.enqueue('c', null, 'p'), true);
+  assert.deepEqual(store.inspect('c').payload, 'p');
+  assert.equal(store.state('b').until, 0);
+  // fail with no retryAt at all: the job is dead, as with null.
+  assert.equal(store.fail('held', 'A', 1, 1), true);
+  assert.equal(store.inspect('held').dead, true);
+  assert.deepEqual(store.inspect('held').failures, [{ fence: 1, at: 1, error: null }]);
+  store.close();
+});
 
 test('complete: result may be a string or null, and is otherwise refused', async () => {
   const { store } = await freshStore('complete-null');

@@ -17,7 +17,7 @@ function declarations() {
 }
 
 function signature({ params }, types) {
-  return params.map((p) => `${p}: ${types[p]}`).join(', ');
+  return params.map((p) => `${p}: ${types[p.replace(/\?$/, '')]}`).join(', ');
 }
 
 test('the shipped core.cjs is web/store/core.js', async () => {

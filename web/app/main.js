@@ -5,15 +5,17 @@ import { LeaseStore } from '../store/lease-store.js';
 import * as TL from './model/timeline.js';
 import { docToHash, hashToDoc } from './model/encoding.js';
 import { fenceFor, fenceMemory, knownJobs, leases } from './model/derive.js';
-import { LANGUAGES, fmt, isLanguage, statusLine } from './model/describe.js';
+import { fmt, statusLine } from './model/describe.js';
+import { LANGUAGES, isLanguage, pickLanguage, t } from './model/i18n.js';
 import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
 import { parseSaved, serializeSaved } from './model/saved.js';
 import { storageLine } from './model/storage.js';
 import initHost, { storagePersist } from '../pkg/leasefence.js';
-import { applyEntry, readRows } from './replay.js';
-import { byId, h, replace } from './view/dom.js';
+import { applyEntry, readLeaseOnlyRows, readRows } from './replay.js';
+import { byId, h, replace, translatePage } from './view/dom.js';
 import { renderTimeline } from './view/timeline-view.js';
-import { renderJobs } from './view/table-view.js';
+import { LEASE_ONLY_COLUMNS, renderJobs } from './view/table-view.js';
+import { renderCheck } from './view/check-view.js';
 import { renderWorkers } from './view/workers-view.js';
 import { renderStory } from './view/story-view.js';
 import { clearBanner, showBanner } from './view/banner-view.js';
@@ -28,9 +30,12 @@ const state = {
   store: null,
   doc: TL.emptyDoc(),
   outcomes: [], // the store's answer for entries[i], kept for the future too once known
+  traces: [], // what SQLite ran for entries[i], on both tables (this session only)
   storeAt: -1, // the store holds exactly entries[0..storeAt); -1: unknown, erase first
   rows: [],
   prevRows: [],
+  leaseRows: [], // the lease-only table (the counterfactual without fencing)
+  prevLeaseRows: [],
   story: null, // {id, step} while a scenario is being told
   lang: 'en',
   playing: null,
@@ -77,12 +82,12 @@ function failed(error) {
   if (error && error.code === 'storage') {
     state.ready = false;
     showBanner(ui.banners, {
-      kind: 'error', key: 'storage', title: 'The store failed.',
+      kind: 'error', key: 'storage', title: t(state.lang, 'banner.storeFailed'),
       message: String(error.message),
-      actions: [{ label: 'Reload the page', run: () => location.reload() }],
+      actions: [{ label: t(state.lang, 'banner.reload'), run: () => location.reload() }],
     });
   } else {
-    showBanner(ui.banners, { kind: 'error', key: 'bug', title: 'Something went wrong.', message: String(error?.message ?? error) });
+    showBanner(ui.banners, { kind: 'error', key: 'bug', title: t(state.lang, 'banner.bug'), message: String(error?.message ?? error) });
   }
   console.error(error);
 }
@@ -115,11 +120,16 @@ async function sync() {
     }
     if (state.storeAt >= k) break;
     await markDirty();
-    state.outcomes[state.storeAt] = await applyEntry(store, entries[state.storeAt]);
+    const ran = await applyEntry(store, entries[state.storeAt]);
+    state.outcomes[state.storeAt] = ran.outcome;
+    state.traces[state.storeAt] = ran.trace;
     state.storeAt += 1;
   }
   state.prevRows = state.rows;
-  state.rows = await readRows(store, knownJobs(state.doc.entries, state.doc.k));
+  const ids = knownJobs(state.doc.entries, state.doc.k);
+  state.rows = await readRows(store, ids);
+  state.prevLeaseRows = state.leaseRows;
+  state.leaseRows = await readLeaseOnlyRows(store, ids);
   await save(true);
 }
 
@@ -138,10 +148,13 @@ async function replaceTimeline(doc, story = null) {
   stopPlaying();
   state.doc = doc;
   state.outcomes = [];
+  state.traces = [];
   state.storeAt = -1;
   state.story = story;
   state.prevRows = [];
   state.rows = [];
+  state.prevLeaseRows = [];
+  state.leaseRows = [];
   await sync();
 }
 
@@ -214,16 +227,17 @@ function act(worker, op) {
     const k = state.doc.k;
     if (state.storeAt > k) state.storeAt = -1;
     state.outcomes.length = Math.min(state.outcomes.length, k);
+    state.traces.length = Math.min(state.traces.length, k);
     if (state.story) {
       showBanner(ui.banners, {
         kind: 'notice', key: 'fork',
-        message: 'You left the story and took over: this is your own timeline now. Pick a scenario and press Start to watch a story again.',
+        message: t(state.lang, 'banner.leftStory'),
       });
       state.story = null;
     } else if (answer.forked) {
       showBanner(ui.banners, {
         kind: 'notice', key: 'fork',
-        message: `The timeline forked at t=${fmt(state.doc.now)}: what came after was replaced by your action.`,
+        message: t(state.lang, 'banner.forked', fmt(state.doc.now)),
       });
     }
     state.doc = answer.doc;
@@ -232,7 +246,7 @@ function act(worker, op) {
 }
 
 function inputError(message, field) {
-  showBanner(ui.banners, { kind: 'error', key: 'input', title: 'Not done:', message });
+  showBanner(ui.banners, { kind: 'error', key: 'input', title: t(state.lang, 'banner.notDone'), message });
   field?.focus();
 }
 
@@ -249,10 +263,10 @@ function loadShared(doc, from) {
     await replaceTimeline(doc, null);
     showBanner(ui.banners, {
       kind: 'notice', key: 'loaded',
-      message: `Loaded the timeline from ${from}: ${doc.entries.length} operation${doc.entries.length === 1 ? '' : 's'}, replayed on the store.` +
-        (previous.doc.entries.length ? ' Your previous timeline was replaced.' : ''),
+      message: t(state.lang, 'banner.loaded', t(state.lang, from), doc.entries.length) +
+        (previous.doc.entries.length ? t(state.lang, 'banner.replaced') : ''),
       actions: previous.doc.entries.length
-        ? [{ label: 'Undo', run: () => schedule('load', () => replaceTimeline(previous.doc, previous.story)) }]
+        ? [{ label: t(state.lang, 'banner.undo'), run: () => schedule('load', () => replaceTimeline(previous.doc, previous.story)) }]
         : [],
     });
   });
@@ -262,12 +276,13 @@ function reset() {
   schedule('load', async () => {
     await replaceTimeline(TL.emptyDoc(), null);
     clearBanner(ui.banners, 'fork');
-    showBanner(ui.banners, { kind: 'notice', key: 'loaded', message: 'Reset: the database was erased and the timeline is empty.' });
+    showBanner(ui.banners, { kind: 'notice', key: 'loaded', message: t(state.lang, 'banner.reset') });
   });
 }
 
 function share() {
   const url = new URL(location.href);
+  url.searchParams.delete('lang'); // whoever opens the link reads it in their own language
   url.hash = docToHash(state.doc);
   ui.shareUrl.value = url.href;
   ui.shareBox.hidden = false;
@@ -276,11 +291,11 @@ function share() {
   const note = (text) => replace(ui.shareNote, text);
   if (navigator.clipboard?.writeText) {
     navigator.clipboard.writeText(url.href).then(
-      () => note('Link copied. Anyone who opens it gets this timeline replayed on their own store.'),
-      () => note('Copy the selected link (Ctrl+C or ⌘C). It replays this timeline on any browser.'),
+      () => note(t(state.lang, 'share.copied')),
+      () => note(t(state.lang, 'share.copyByHand')),
     );
   } else {
-    note('Copy the selected link (Ctrl+C or ⌘C). It replays this timeline on any browser.');
+    note(t(state.lang, 'share.copyByHand'));
   }
 }
 
@@ -292,13 +307,13 @@ function exportJson() {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
-  replace(ui.shareNote, `Exported ${state.doc.entries.length} operations as leasefence-timeline.json.`);
+  replace(ui.shareNote, t(state.lang, 'share.exported', state.doc.entries.length));
 }
 
 async function importFile(file) {
   ui.importInput.value = '';
   if (!file) return;
-  const refuse = (message) => showBanner(ui.banners, { kind: 'error', key: 'import', title: 'Import refused.', message });
+  const refuse = (message) => showBanner(ui.banners, { kind: 'error', key: 'import', title: t(state.lang, 'banner.importRefused'), message });
   // UTF-8 needs at most 3 bytes per UTF-16 unit: anything larger cannot pass the size check.
   if (file.size > TL.LIMITS.text * 3) {
     return refuse(`Invalid timeline: the file is larger than ${TL.LIMITS.text} characters.`);
@@ -307,12 +322,12 @@ async function importFile(file) {
   try {
     text = await file.text();
   } catch {
-    return refuse('The file could not be read.');
+    return refuse(t(state.lang, 'banner.unreadable'));
   }
   const parsed = TL.parseDocText(text);
   if (!parsed.ok) return refuse(parsed.error);
   clearBanner(ui.banners, 'import');
-  loadShared(parsed.doc, 'the file');
+  loadShared(parsed.doc, 'banner.fromFile');
 }
 
 function readHash() {
@@ -321,7 +336,7 @@ function readHash() {
   // The link has been read: take it out of the address bar, so a reload shows the saved state.
   history.replaceState(null, '', location.pathname + location.search);
   if (!parsed.ok) {
-    showBanner(ui.banners, { kind: 'error', key: 'import', title: 'Shared link refused.', message: parsed.error });
+    showBanner(ui.banners, { kind: 'error', key: 'import', title: t(state.lang, 'banner.linkRefused'), message: parsed.error });
     return null;
   }
   return parsed.doc;
@@ -374,7 +389,7 @@ function render() {
 function draw() {
   const { doc, outcomes, lang } = state;
   const sc = scenario();
-  renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration },
+  renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration, source: ui.storySource },
     sc, state.story?.step ?? 0, lang);
 
   ui.clock.textContent = `t = ${fmt(doc.now)}`;
@@ -389,16 +404,21 @@ function draw() {
     entries: doc.entries, outcomes, k: doc.k, now: doc.now,
     leases: leases(doc.entries, outcomes, doc.now), lang, compact: compact.matches,
   });
-  renderJobs(ui.jobsBody, ui.jobsEmpty, state.rows, state.prevRows, doc.now);
+  renderJobs(ui.jobsBody, ui.jobsEmpty, state.rows, state.prevRows, doc.now, lang);
+  renderJobs(ui.leaseOnlyBody, ui.leaseOnlyEmpty, state.leaseRows, state.prevLeaseRows, doc.now, lang,
+    { columns: LEASE_ONLY_COLUMNS, against: state.rows });
   state.prevRows = state.rows; // mark changes once
+  state.prevLeaseRows = state.leaseRows;
+  const at = doc.k - 1;
+  renderCheck(ui.checkBody, { entry: doc.entries[at], outcome: outcomes[at], trace: state.traces[at], lang });
 
   const job = ui.job.value;
-  renderWorkers(ui.memory, fenceMemory(doc.entries, outcomes, doc.k), job, state.rows.find((r) => r.id === job));
+  renderWorkers(ui.memory, fenceMemory(doc.entries, outcomes, doc.k), job, state.rows.find((r) => r.id === job), lang);
   replace(ui.jobList, knownJobs(doc.entries, doc.entries.length).slice(0, 50).map((id) => h('option', { attrs: { value: id } })));
 
   const last = doc.k > 0 ? doc.entries[doc.k - 1] : null;
-  replace(ui.status, last ? `Last: ${statusLine(last, outcomes[doc.k - 1], lang)}` : 'Nothing has happened yet.');
-  replace(ui.count, `${doc.k} of ${doc.entries.length} operations played`);
+  replace(ui.status, last ? t(lang, 'status.last', statusLine(last, outcomes[doc.k - 1], lang)) : t(lang, 'status.nothing'));
+  replace(ui.count, t(lang, 'timeline.count', doc.k, doc.entries.length));
 
   // Controls: disabled until the store is open; ends of the timeline disable their steps.
   const ready = state.ready;
@@ -408,7 +428,7 @@ function draw() {
   ui.back.disabled = ui.storyBack.disabled = ui.toStart.disabled = !ready || atStart;
   ui.next.disabled = ui.storyNext.disabled = ui.toEnd.disabled = !ready || !ahead;
   ui.play.disabled = !ready || (!ahead && !playing());
-  replace(ui.play, playing() ? '❚❚ Pause' : '▶ Play');
+  replace(ui.play, t(lang, playing() ? 'timeline.pause' : 'timeline.play'));
   ui.play.setAttribute('aria-pressed', String(playing()));
   ui.storyNext.classList.toggle('pulse', ready && !!sc && state.story.step === 0);
 }
@@ -455,12 +475,13 @@ async function showStorage(store) {
     estimate = { error: String(error?.message ?? error) };
   }
   ui.storage.dataset.persist = String(asked === true || asked === false ? asked : 'error');
-  replace(ui.storage, storageLine({ asked, estimate }));
+  state.storageFacts = { asked, estimate };
+  replace(ui.storage, storageLine(state.storageFacts, state.lang));
 }
 
 async function openStore() {
   if (state.store) return;
-  replace(ui.status, 'Opening the database in this browser’s private storage (OPFS)…');
+  replace(ui.status, t(state.lang, 'status.opening'));
   let store;
   try {
     store = await LeaseStore.open(DB_NAME);
@@ -468,17 +489,16 @@ async function openStore() {
     const another = /another tab/i.test(String(error?.message));
     showBanner(ui.banners, {
       kind: 'error', key: 'storage',
-      title: another ? 'Another tab already has the playground open.' : 'The store cannot start here.',
+      title: t(state.lang, another ? 'banner.anotherTab' : 'banner.cannotStart'),
       message: String(error?.message ?? error),
-      actions: [{ label: 'Try again', run: () => schedule('load', openStore) }],
+      actions: [{ label: t(state.lang, 'banner.tryAgain'), run: () => schedule('load', openStore) }],
     });
-    replace(ui.status, another
-      ? 'Waiting: close the other tab of this playground (this tab retries by itself when it closes).'
-      : 'The playground needs OPFS; see the message above.');
+    replace(ui.status, t(state.lang, another ? 'status.waiting' : 'status.needsOpfs'));
     if (another) setTimeout(waitForHolder, 1000);
     return;
   }
   clearBanner(ui.banners, 'storage');
+  await store.setTracing(true); // "The check" shows the statements of every operation
   state.store = store;
   holdLock();
   showStorage(store);
@@ -500,7 +520,7 @@ async function openStore() {
   document.documentElement.dataset.restored = saved ? (state.storeAt >= 0 ? 'from-store' : 'replayed') : 'new';
   await sync();
   state.ready = true;
-  if (shared) loadShared(shared, 'the shared link');
+  if (shared) loadShared(shared, 'banner.fromLink');
   document.documentElement.dataset.ready = 'true';
   document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
 }
@@ -508,14 +528,21 @@ async function openStore() {
 // ------------------------------------------------------------------------------------------
 // Wiring.
 
-function setLanguage(code) {
+function setLanguage(code, { remember = true } = {}) {
   state.lang = isLanguage(code) ? code : 'en';
   ui.lang.value = state.lang;
-  try {
-    localStorage.setItem(LANG_KEY, state.lang);
-  } catch {
-    // private mode: the choice lasts for this page only
+  if (remember) {
+    try {
+      localStorage.setItem(LANG_KEY, state.lang);
+    } catch {
+      // private mode: the choice lasts for this page only
+    }
   }
+  document.documentElement.lang = state.lang;
+  translatePage(document, state.lang, t);
+  document.title = t(state.lang, 'page.title');
+  ui.banners.dataset.dismiss = t(state.lang, 'banner.dismiss');
+  if (state.storageFacts) replace(ui.storage, storageLine(state.storageFacts, state.lang));
   replace(ui.scenario, SCENARIOS.map((sc) => h('option', { attrs: { value: sc.id }, text: scenarioTitle(sc, state.lang) })));
   if (state.story) ui.scenario.value = state.story.id;
   render();
@@ -547,11 +574,12 @@ function wire() {
   const $ = byId;
   Object.assign(ui, {
     banners: $('banners'), storyPanel: $('story'), storyTitle: $('story-title'), storyProgress: $('story-progress'),
-    narration: $('narration'), storyBack: $('story-back'), storyNext: $('story-next'), scenario: $('scenario'),
+    narration: $('narration'), storySource: $('story-source'), storyBack: $('story-back'), storyNext: $('story-next'), scenario: $('scenario'),
     scenarioStart: $('scenario-start'), lang: $('lang'), clock: $('clock'), toStart: $('to-start'), back: $('back'),
     play: $('play'), next: $('next'), toEnd: $('to-end'), scrub: $('scrub'), scrubMarks: $('scrub-marks'),
     scrubMax: $('scrub-max'), timeline: $('timeline'), status: $('status'), storage: $('storage'), count: $('count'), job: $('job'),
     jobList: $('job-list'), ttl: $('ttl'), enqueue: $('enqueue'), jobsBody: $('jobs-body'), jobsEmpty: $('jobs-empty'),
+    leaseOnlyBody: $('lease-only-body'), leaseOnlyEmpty: $('lease-only-empty'), checkBody: $('check-body'),
     share: $('share'), shareBox: $('share-box'), shareUrl: $('share-url'), shareNote: $('share-note'),
     exportButton: $('export'), importInput: $('import'), reset: $('reset'), help: $('help'),
     memory: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`mem-${w}`)])),
@@ -596,7 +624,7 @@ function wire() {
   window.addEventListener('hashchange', () => {
     if (!state.ready) return;
     const shared = readHash();
-    if (shared) loadShared(shared, 'the shared link');
+    if (shared) loadShared(shared, 'banner.fromLink');
   });
   compact.addEventListener('change', render);
 
@@ -613,13 +641,16 @@ function wire() {
   });
 }
 
+// The language: ?lang= first (and remembered), then the remembered choice, then the browser's.
 let savedLang = null;
 try {
   savedLang = localStorage.getItem(LANG_KEY);
 } catch {
-  // no storage: English
+  // no storage: the browser's language
 }
+const queryLang = new URLSearchParams(location.search).get('lang');
 wire();
 replace(ui.lang, LANGUAGES.map((l) => h('option', { attrs: { value: l.code, lang: l.code }, text: l.name })));
-setLanguage(savedLang);
+setLanguage(pickLanguage({ query: queryLang, saved: savedLang, browser: navigator.languages ?? [navigator.language] }),
+  { remember: isLanguage(queryLang) || isLanguage(savedLang) });
 schedule('load', openStore);

@@ -17,20 +17,31 @@ const PARAM_TYPES = Object.freeze({
   now: 'number',
   ttl: 'number',
   result: 'string | null',
+  runAt: 'number | null',
+  payload: 'string | null',
+  retryAt: 'number | null',
+  error: 'string | null',
   statements: 'FencedStatement[] | FencedWork',
-  'options?': 'FencedOptions',
+  options: 'FencedOptions',
 });
 
-/** The operations, in the contract's order: name, positional parameters and what they return. */
+/**
+ * The operations, in the contract's order: name, positional parameters and what they return. A
+ * parameter whose name ends in `?` may be left out (undefined means the same as null).
+ */
 const OPERATIONS = Object.freeze([
-  { name: 'enqueue', params: ['job'], returns: 'boolean' },
+  { name: 'enqueue', params: ['job', 'runAt?', 'payload?'], returns: 'boolean' },
   { name: 'state', params: ['job'], returns: 'JobState | null' },
   { name: 'claim', params: ['job', 'owner', 'now', 'ttl'], returns: 'Fence | null' },
   { name: 'renew', params: ['job', 'owner', 'fence', 'now', 'ttl'], returns: 'boolean' },
   { name: 'complete', params: ['job', 'owner', 'fence', 'now', 'result'], returns: 'boolean' },
   { name: 'release', params: ['job', 'owner', 'fence'], returns: 'boolean' },
-  { name: 'claimNext', params: ['owner', 'now', 'ttl'], returns: '{ job: string; fence: Fence } | null' },
+  { name: 'claimNext', params: ['owner', 'now', 'ttl'], returns: 'ClaimedJob | null' },
   { name: 'claimMany', params: ['job', 'owners', 'now', 'ttl'], returns: '(Fence | null)[]' },
+  { name: 'fail', params: ['job', 'owner', 'fence', 'now', 'retryAt', 'error?'], returns: 'boolean' },
+  { name: 'revive', params: ['job', 'now'], returns: 'boolean' },
+  { name: 'inspect', params: ['job'], returns: 'Inspection | null' },
+  { name: 'stats', params: ['now'], returns: 'JobCounts' },
   // Fenced writes: `statements` is a list of {sql, params}, or in Node a synchronous callback.
   { name: 'fenced', params: ['job', 'owner', 'fence', 'now', 'statements', 'options?'], returns: 'boolean' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params) })));

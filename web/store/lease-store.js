@@ -106,6 +106,19 @@ export class LeaseStore extends LeaseStoreCore {
   // One tab holds one connection (OPFS access handles are exclusive), so claimMany's owners claim
   // one after another on it: the same answers as Node's threads, without the parallelism.
 
+  /**
+   * Records the statements the store's connection runs (off by default: no hook, no cost), for
+   * `callTraced` and `leaseOnly`.
+   */
+  setTracing(on) { return this.#send('tracing', [on]); }
+  /** `withReason[op](...args)` plus `statements`: what SQLite ran for it (with tracing on). */
+  callTraced(op, args) { return this.#send('callTraced', [op, args]); }
+  /**
+   * The same operation and arguments on the playground's store without fencing (a second table
+   * in the same database, checked by job id alone): `{value, row, statements}`.
+   */
+  leaseOnly(op, args) { return this.#send('leaseOnly', [op, args]); }
+
   /** Reads a string the application stored next to the jobs, or null. */
   appGet(key) { return this.#send('appGet', [key]); }
   /** Stores a string next to the jobs. */

@@ -24,6 +24,14 @@ async function handle(method, args) {
     }
     case 'call':
       return need().call(args[0], args[1]);
+    // The playground's extras (crate/src/wasm/playground.rs): the statements an operation ran,
+    // and the same operation on the store without fencing.
+    case 'tracing':
+      return need().setTracing(Boolean(args[0]));
+    case 'callTraced':
+      return need().callTraced(args[0], args[1]);
+    case 'leaseOnly':
+      return need().leaseOnly(args[0], args[1]);
     case 'appGet':
       return need().appGet(args[0]) ?? null;
     case 'appSet':

@@ -780,19 +780,42 @@ fn scale(opts: &Opts) -> Result<()> {
             .map(|i| job_id(size / 2 + i))
             .take(ops * repeats)
             .collect();
-        stores.push((size, path, store, targets));
+        // The same number of jobs, nine in ten enqueued for later (`run_at` far ahead, as
+        // `enqueue_with` stores it): claim_next must find the claimable tenth as fast.
+        let delayed_path = fresh(&dir, &format!("scale-delayed-{size}.db"));
+        let delayed = LeaseStore::open(&delayed_path)?;
+        delayed.connection().execute(
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?1) \
+             INSERT INTO jobs(id, until) SELECT 'job-' || i, \
+             CASE WHEN i % 10 = 0 THEN 0 ELSE ?2 + 1e6 + i END FROM n",
+            leasefence::rusqlite::params![size as i64, NOW],
+        )?;
+        delayed
+            .connection()
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        stores.push((size, path, store, targets, delayed));
     }
     for r in 0..repeats {
-        for op in ["claim_next", "claim"] {
+        for op in ["claim_next", "claim_next_delayed", "claim"] {
             // One op on each size in turn, so every size samples the same moments of the disk.
             let mut lat = vec![Vec::with_capacity(ops); stores.len()];
             for i in 0..ops {
                 for k in 0..stores.len() {
                     let k = (k + i + r) % stores.len();
-                    let (size, _, store, targets) = &stores[k];
+                    let (size, _, store, targets, delayed) = &stores[k];
                     let t = Instant::now();
                     let granted = match op {
                         "claim_next" => store.claim_next("scaler", NOW, TTL)?.is_some(),
+                        "claim_next_delayed" => match delayed.claim_next("scaler", NOW, TTL)? {
+                            // Given back untimed, so a small table never runs out of the tenth
+                            // that is claimable.
+                            Some(claimed) => {
+                                lat[k].push(ms(t.elapsed()));
+                                let _ = delayed.release(&claimed.job, "scaler", claimed.fence)?;
+                                continue;
+                            }
+                            None => false,
+                        },
                         _ => store
                             .claim(&targets[r * ops + i], "scaler", NOW, TTL)?
                             .is_granted(),
@@ -821,9 +844,10 @@ fn scale(opts: &Opts) -> Result<()> {
             }
         }
     }
-    for (_, path, store, _) in stores {
-        drop(store);
+    for (size, path, store, _, delayed) in stores {
+        drop((store, delayed));
         remove(&path);
+        remove(&dir.join(format!("scale-delayed-{size}.db")));
     }
     Ok(())
 }

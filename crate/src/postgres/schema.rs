@@ -54,6 +54,11 @@ pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
     let order: Option<String> = row.get(2);
     let index: Option<String> = row.get(3);
     let trigger: bool = row.get(4);
+    let side_tables: [(&str, Option<String>); 3] = [
+        ("leasefence_payloads", row.get(5)),
+        ("leasefence_failures", row.get(6)),
+        ("leasefence_dead", row.get(7)),
+    ];
     if schema.is_none() {
         return Err(Error::Open {
             path: label.to_string(),
@@ -91,12 +96,24 @@ pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
             kind(other)
         )));
     }
+    for (name, found) in &side_tables {
+        if let Some(other) = found.as_deref().filter(|k| *k != "r") {
+            return Err(foreign(format!(
+                "`{name}` is {}; leasefence needs that name for a table of its own",
+                kind(other)
+            )));
+        }
+    }
     if jobs.is_some() {
         check_columns(client)
             .map_err(pg("connect"))?
             .map_err(foreign)?;
     }
-    Ok(jobs.is_some() && order.is_some() && index.is_some() && trigger)
+    Ok(jobs.is_some()
+        && order.is_some()
+        && index.is_some()
+        && trigger
+        && side_tables.iter().all(|(_, found)| found.is_some()))
 }
 
 /// Compares the columns of `jobs` with the contract; the inner error describes a mismatch.

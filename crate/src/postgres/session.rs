@@ -26,6 +26,13 @@ pub(super) struct Statements {
     pub(super) renew: Statement,
     pub(super) complete: Statement,
     pub(super) release: Statement,
+    pub(super) payload: Statement,
+    pub(super) fail_retry: Statement,
+    pub(super) fail_dead: Statement,
+    pub(super) revive: Statement,
+    pub(super) job_report: Statement,
+    pub(super) failures: Statement,
+    pub(super) stats: Statement,
 }
 
 impl Statements {
@@ -34,8 +41,8 @@ impl Statements {
         let mut p = |sql: &str, types: &[Type]| client.prepare_typed(sql, types);
         Ok(Statements {
             enqueue: p(
-                "INSERT INTO jobs(id) VALUES ($1) ON CONFLICT (id) DO NOTHING",
-                &[T::TEXT],
+                include_str!("sql/enqueue.sql"),
+                &[T::TEXT, T::FLOAT8, T::TEXT],
             )?,
             state: p(
                 "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = $1",
@@ -80,6 +87,22 @@ impl Statements {
                  WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0",
                 &[T::TEXT, T::TEXT, T::INT8],
             )?,
+            payload: p(
+                "SELECT payload FROM leasefence_payloads WHERE job = $1",
+                &[T::TEXT],
+            )?,
+            fail_retry: p(
+                include_str!("sql/fail_retry.sql"),
+                &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::FLOAT8, T::TEXT],
+            )?,
+            fail_dead: p(
+                include_str!("sql/fail_dead.sql"),
+                &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::TEXT],
+            )?,
+            revive: p(include_str!("sql/revive.sql"), &[T::TEXT, T::FLOAT8])?,
+            job_report: p(include_str!("sql/job_report.sql"), &[T::TEXT])?,
+            failures: p(include_str!("sql/failures.sql"), &[T::TEXT])?,
+            stats: p(include_str!("sql/stats.sql"), &[T::FLOAT8])?,
         })
     }
 }

@@ -15,11 +15,11 @@ use super::tls;
 use crate::error::{Error, Result};
 use crate::leases::Leases;
 use crate::options::OpenOptions;
-use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
+use crate::outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{Finish, Statement as FencedStatement};
 use crate::rules::{
-    check_now, check_owner_count, target::redact_url, unexplained, why_claim_refused,
-    why_write_refused, ClaimRefusal, Lease, LeaseWindow,
+    check_now, check_owner_count, check_time, target::redact_url, unexplained, why_claim_refused,
+    why_revive_refused, why_write_refused, ClaimRefusal, Lease, LeaseWindow,
 };
 
 /// How often an operation re-runs its `UPDATE` when the row changed between the refused
@@ -259,12 +259,18 @@ impl Leases for PgStore {
         })
     }
 
-    fn enqueue(&self, job: &str) -> Result<bool> {
+    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
+        check_time("run_at", run_at)?;
         check_text("job", job)?;
+        if let Some(payload) = payload {
+            check_text("payload", payload)?;
+        }
+        let until = run_at.unwrap_or(0.0);
         self.link.with_session("enqueue", |session| {
-            let inserted = session
+            let inserted: i64 = session
                 .client
-                .execute(&session.stmts.enqueue, &[&job])
+                .query_one(&session.stmts.enqueue, &[&job, &until, &payload])
+                .and_then(|row| row.try_get(0))
                 .map_err(pg("enqueue"))?;
             Ok(inserted == 1)
         })
@@ -370,6 +376,7 @@ impl Leases for PgStore {
                     return Ok(Some(ClaimedJob {
                         job: row.try_get(0).map_err(pg("claim_next"))?,
                         fence: row.try_get(1).map_err(pg("claim_next"))?,
+                        payload: row.try_get(2).map_err(pg("claim_next"))?,
                     }));
                 }
                 // None free. Is any job claimable at all (every one locked right now)?
@@ -390,11 +397,139 @@ impl Leases for PgStore {
                     .and_then(|row| row.map(|row| row.try_get(0)).transpose())
                     .map_err(pg("claim_next"))?;
                 if let Some(fence) = fence {
-                    return Ok(Some(ClaimedJob { job: head, fence }));
+                    // A payload never changes once its job exists, so reading it apart from
+                    // the claim reads the very one.
+                    let payload: Option<String> = session
+                        .client
+                        .query_opt(&session.stmts.payload, &[&head])
+                        .and_then(|row| row.map(|row| row.try_get(0)).transpose())
+                        .map_err(pg("claim_next"))?;
+                    return Ok(Some(ClaimedJob {
+                        job: head,
+                        fence,
+                        payload,
+                    }));
                 }
             }
             Err(Error::Contended {
                 operation: "claim_next",
+            })
+        })
+    }
+
+    fn fail(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<&str>,
+    ) -> Result<Outcome<()>> {
+        check_now(now)?;
+        check_time("retry_at", retry_at)?;
+        check_text("job", job)?;
+        check_text("owner", owner)?;
+        if let Some(error) = error {
+            check_text("error", error)?;
+        }
+        match retry_at {
+            Some(retry_at) => self.fenced(
+                "fail",
+                |s| &s.fail_retry,
+                &[&job, &owner, &fence, &now, &retry_at, &error],
+                (job, owner, fence),
+                Some(now),
+            ),
+            None => self.fenced(
+                "fail",
+                |s| &s.fail_dead,
+                &[&job, &owner, &fence, &now, &error],
+                (job, owner, fence),
+                Some(now),
+            ),
+        }
+    }
+
+    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
+        check_now(now)?;
+        check_text("job", job)?;
+        self.link.with_session("revive", |session| {
+            let revived = session
+                .client
+                .execute(&session.stmts.revive, &[&job, &now])
+                .map_err(pg("revive"))?;
+            if revived == 1 {
+                return Ok(Outcome::Granted(()));
+            }
+            let exists = Self::read_lease(session, "revive", job)?.is_some();
+            Ok(Outcome::Rejected(why_revive_refused(exists)))
+        })
+    }
+
+    fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
+        check_text("job", job)?;
+        self.link.with_session("inspect", |session| {
+            let Session { client, stmts } = session;
+            // One snapshot for the row, the mark, the payload and the failures.
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .map_err(pg("inspect"))?;
+            let Some(row) = tx.query_opt(&stmts.state, &[&job]).map_err(pg("inspect"))? else {
+                return Ok(None);
+            };
+            let state = job_state(&row).map_err(pg("inspect"))?;
+            let report = tx
+                .query_one(&stmts.job_report, &[&job])
+                .map_err(pg("inspect"))?;
+            let failures = tx
+                .query(&stmts.failures, &[&job])
+                .map_err(pg("inspect"))?
+                .iter()
+                .map(|row| {
+                    Ok(Failure {
+                        fence: row.try_get(0)?,
+                        at: row.try_get(1)?,
+                        error: row.try_get(2)?,
+                    })
+                })
+                .collect::<std::result::Result<Vec<_>, postgres::Error>>()
+                .map_err(pg("inspect"))?;
+            let (dead, payload) = (
+                report.try_get(0).map_err(pg("inspect"))?,
+                report.try_get(1).map_err(pg("inspect"))?,
+            );
+            tx.commit().map_err(pg("inspect"))?;
+            Ok(Some(Inspection {
+                attempts: state.fence,
+                state,
+                dead,
+                payload,
+                failures,
+            }))
+        })
+    }
+
+    fn stats(&self, now: f64) -> Result<JobCounts> {
+        check_now(now)?;
+        self.link.with_session("stats", |session| {
+            let row = session
+                .client
+                .query_one(&session.stmts.stats, &[&now])
+                .map_err(pg("stats"))?;
+            let count = |i: usize| -> Result<u64> {
+                let n: i64 = row.try_get(i).map_err(pg("stats"))?;
+                Ok(n.max(0) as u64)
+            };
+            Ok(JobCounts {
+                queued: count(0)?,
+                scheduled: count(1)?,
+                leased: count(2)?,
+                done: count(3)?,
+                dead: count(4)?,
             })
         })
     }

@@ -32,7 +32,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::leases::Leases;
-use crate::outcome::{ClaimedJob, Fence, JobState, Outcome, Reason};
+use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
 use crate::rules;
 use crate::rules::fenced::{Finish, SqlValue, Statement};
 use crate::sqlite::LeaseStore;
@@ -51,6 +51,8 @@ pub enum Request {
     Init,
     Enqueue {
         job: String,
+        run_at: Option<f64>,
+        payload: Option<String>,
     },
     State {
         job: String,
@@ -90,6 +92,24 @@ pub enum Request {
         owner: String,
         now: f64,
         ttl: f64,
+    },
+    Fail {
+        job: String,
+        owner: String,
+        fence: Fence,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<String>,
+    },
+    Revive {
+        job: String,
+        now: f64,
+    },
+    Inspect {
+        job: String,
+    },
+    Stats {
+        now: f64,
     },
     /// docs/contract.md section 8: `statements`, then optional `complete` and `result`.
     Fenced {
@@ -232,6 +252,10 @@ pub enum Returned {
     Claimed(ClaimedJob),
     /// claim_many: a fence or null per owner.
     Fences(Vec<Option<Fence>>),
+    /// inspect: `{state, attempts, dead, payload, failures}`.
+    Inspection(Inspection),
+    /// stats: `{queued, scheduled, leased, done, dead}`.
+    Counts(JobCounts),
 }
 
 /// An operation's answer: the value, and the reason when the store refused.
@@ -320,7 +344,7 @@ pub fn respond(backend: &mut dyn Backend, line: &str) -> Response {
 /// # struct Memory(LeaseStore);
 /// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
 /// let mut backend = Memory(LeaseStore::open_in_memory()?);
-/// let r = execute(&mut backend, &Request::Enqueue { job: "j".into() });
+/// let r = execute(&mut backend, &Request::Enqueue { job: "j".into(), run_at: None, payload: None });
 /// assert_eq!(r.to_json(), r#"{"value":true}"#);
 /// # Ok::<(), leasefence::Error>(())
 /// ```
@@ -339,7 +363,7 @@ pub fn execute(backend: &mut dyn Backend, request: &Request) -> Response {
 /// # struct Memory(LeaseStore);
 /// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
 /// let mut backend = Memory(LeaseStore::open_in_memory()?);
-/// let a = answer(&mut backend, &Request::Enqueue { job: "j".into() })?;
+/// let a = answer(&mut backend, &Request::Enqueue { job: "j".into(), run_at: None, payload: None })?;
 /// assert_eq!(a.value, Returned::Bool(true));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
@@ -378,7 +402,15 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             backend.leases()?.init()?;
             plain(Returned::Null)
         }
-        Request::Enqueue { job } => plain(Returned::Bool(backend.leases()?.enqueue(job)?)),
+        Request::Enqueue {
+            job,
+            run_at,
+            payload,
+        } => plain(Returned::Bool(backend.leases()?.enqueue_with(
+            job,
+            *run_at,
+            payload.as_deref(),
+        )?)),
         Request::State { job } => plain(match backend.leases()?.state(job)? {
             Some(row) => Returned::State(row),
             None => Returned::Null,
@@ -440,6 +472,30 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
                 None => Returned::Null,
             })
         }
+        Request::Fail {
+            job,
+            owner,
+            fence,
+            now,
+            retry_at,
+            error,
+        } => answered(
+            backend
+                .leases()?
+                .fail(job, owner, *fence, *now, *retry_at, error.as_deref())?,
+            |()| Returned::Bool(true),
+            Returned::Bool(false),
+        ),
+        Request::Revive { job, now } => answered(
+            backend.leases()?.revive(job, *now)?,
+            |()| Returned::Bool(true),
+            Returned::Bool(false),
+        ),
+        Request::Inspect { job } => plain(match backend.leases()?.inspect(job)? {
+            Some(report) => Returned::Inspection(report),
+            None => Returned::Null,
+        }),
+        Request::Stats { now } => plain(Returned::Counts(backend.leases()?.stats(*now)?)),
         Request::Fenced {
             job,
             owner,
@@ -485,6 +541,19 @@ impl Source for Fields<'_> {
     }
     fn number(&mut self, name: &'static str) -> Result<f64, Response> {
         Fields::number(self, name)
+    }
+    fn maybe_string(&mut self, name: &'static str) -> Result<Option<String>, Response> {
+        match self.object.get(name) {
+            None => Ok(None),
+            Some(_) => Fields::optional_string(self, name),
+        }
+    }
+    fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, Response> {
+        match self.object.get(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Number(n)) => Ok(Some(n.float)),
+            Some(other) => Err(self.mistyped(name, "a number or null", other)),
+        }
     }
     fn fence(&mut self, name: &'static str) -> Result<Fence, Response> {
         Fields::fence(self, name)
@@ -713,9 +782,16 @@ impl Request {
     /// ```
     pub fn validate(&self) -> Result<()> {
         match self {
-            Request::Init | Request::Enqueue { .. } | Request::State { .. } => Ok(()),
+            Request::Init | Request::State { .. } | Request::Inspect { .. } => Ok(()),
+            Request::Enqueue { run_at, .. } => rules::check_time("run_at", *run_at),
             Request::Release { .. } => Ok(()),
-            Request::Complete { now, .. } => rules::check_now(*now),
+            Request::Complete { now, .. }
+            | Request::Revive { now, .. }
+            | Request::Stats { now } => rules::check_now(*now),
+            Request::Fail { now, retry_at, .. } => {
+                rules::check_now(*now)?;
+                rules::check_time("retry_at", *retry_at)
+            }
             Request::Fenced {
                 now,
                 statements,

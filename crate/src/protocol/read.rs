@@ -33,12 +33,20 @@ pub enum Op {
     ClaimMany,
     /// `claim_next` / `claimNext`
     ClaimNext,
+    /// `fail` (section 7)
+    Fail,
+    /// `revive` (section 7)
+    Revive,
+    /// `inspect` (section 7)
+    Inspect,
+    /// `stats`: how many jobs are in each state
+    Stats,
     /// `fenced`: the caller's statements in the transaction that checks the lease
     Fenced,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub const OP_NAMES: [(Op, &str, &str); 10] = [
+pub const OP_NAMES: [(Op, &str, &str); 14] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -48,6 +56,10 @@ pub const OP_NAMES: [(Op, &str, &str); 10] = [
     (Op::Release, "release", "release"),
     (Op::ClaimMany, "claim_many", "claimMany"),
     (Op::ClaimNext, "claim_next", "claimNext"),
+    (Op::Fail, "fail", "fail"),
+    (Op::Revive, "revive", "revive"),
+    (Op::Inspect, "inspect", "inspect"),
+    (Op::Stats, "stats", "stats"),
     (Op::Fenced, "fenced", "fenced"),
 ];
 
@@ -90,6 +102,10 @@ pub trait Source {
     fn optional_string(&mut self, name: &'static str) -> Result<Option<String>, Self::Error>;
     /// A number (`now`, `ttl`).
     fn number(&mut self, name: &'static str) -> Result<f64, Self::Error>;
+    /// An optional string: absent or null is `None` (`payload`, `error`).
+    fn maybe_string(&mut self, name: &'static str) -> Result<Option<String>, Self::Error>;
+    /// An optional number: absent or null is `None` (`run_at`, `retry_at`).
+    fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, Self::Error>;
     /// A fence: an integer.
     fn fence(&mut self, name: &'static str) -> Result<Fence, Self::Error>;
     /// An array of strings.
@@ -113,12 +129,16 @@ impl Request {
     /// use leasefence::protocol::{Arg, TypedArgs, Op, Request};
     /// let args = TypedArgs::new(vec![Arg::Str("j".into())]);
     /// assert_eq!(Request::read(Op::State, args), Ok(Request::State { job: "j".into() }));
+    /// let args = TypedArgs::new(vec![Arg::Str("j".into()), Arg::Num(0.0)]);
+    /// assert_eq!(Request::read(Op::Revive, args), Ok(Request::Revive { job: "j".into(), now: 0.0 }));
     /// ```
     pub fn read<S: Source>(op: Op, mut s: S) -> Result<Request, S::Error> {
         let request = match op {
             Op::Init => Request::Init,
             Op::Enqueue => Request::Enqueue {
                 job: s.string("job")?,
+                run_at: s.maybe_number("run_at")?,
+                payload: s.maybe_string("payload")?,
             },
             Op::State => Request::State {
                 job: s.string("job")?,
@@ -158,6 +178,24 @@ impl Request {
                 owner: s.string("owner")?,
                 now: s.number("now")?,
                 ttl: s.number("ttl")?,
+            },
+            Op::Fail => Request::Fail {
+                job: s.string("job")?,
+                owner: s.string("owner")?,
+                fence: s.fence("fence")?,
+                now: s.number("now")?,
+                retry_at: s.maybe_number("retry_at")?,
+                error: s.maybe_string("error")?,
+            },
+            Op::Revive => Request::Revive {
+                job: s.string("job")?,
+                now: s.number("now")?,
+            },
+            Op::Inspect => Request::Inspect {
+                job: s.string("job")?,
+            },
+            Op::Stats => Request::Stats {
+                now: s.number("now")?,
             },
             Op::Fenced => {
                 let (job, owner) = (s.string("job")?, s.string("owner")?);
@@ -203,6 +241,7 @@ pub enum Arg {
     Str(String),
     OptionalStr(Option<String>),
     Num(f64),
+    OptionalNum(Option<f64>),
     Fence(Fence),
     Strs(Vec<String>),
     Fenced(FencedArgs),
@@ -243,6 +282,16 @@ impl Source for TypedArgs {
         match self.0.next() {
             Some(Arg::Num(n)) => Ok(n),
             other => Err(Self::wrong(name, "a number", other)),
+        }
+    }
+    fn maybe_string(&mut self, name: &'static str) -> Result<Option<String>, String> {
+        self.optional_string(name)
+    }
+    fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, String> {
+        match self.0.next() {
+            Some(Arg::OptionalNum(n)) => Ok(n),
+            Some(Arg::Num(n)) => Ok(Some(n)),
+            other => Err(Self::wrong(name, "a number or none", other)),
         }
     }
     fn fence(&mut self, name: &'static str) -> Result<Fence, String> {

@@ -23,5 +23,7 @@ pub(crate) mod window;
 pub(crate) use owners::check_owner_count;
 #[cfg(not(target_arch = "wasm32"))]
 pub use owners::MAX_CLAIM_MANY_OWNERS;
-pub(crate) use reasons::{unexplained, why_claim_refused, why_write_refused, ClaimRefusal, Lease};
-pub(crate) use window::{check_now, lease_end, LeaseWindow};
+pub(crate) use reasons::{
+    unexplained, why_claim_refused, why_revive_refused, why_write_refused, ClaimRefusal, Lease,
+};
+pub(crate) use window::{check_now, check_time, lease_end, LeaseWindow};

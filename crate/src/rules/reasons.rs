@@ -22,14 +22,19 @@ pub(crate) enum ClaimRefusal {
     Claimable,
 }
 
-/// The order of docs/contract.md section 3 for a refused claim: not_found, done, held.
+/// The order of docs/contract.md section 3 for a refused claim: not_found, done, then held (a
+/// live lease) or scheduled (nobody holds it, but it may not run before `until`: delayed, or
+/// backing off after a failure, section 7).
 pub(crate) fn why_claim_refused(lease: Option<Lease>, now: f64) -> ClaimRefusal {
     match lease {
         None => ClaimRefusal::Rejected(Reason::NotFound),
         Some(lease) if lease.done => ClaimRefusal::Rejected(Reason::Done),
-        Some(lease) if lease.until > now => ClaimRefusal::Rejected(Reason::Held {
-            owner: lease.owner,
-            until: lease.until,
+        Some(lease) if lease.until > now => ClaimRefusal::Rejected(match lease.owner {
+            Some(owner) => Reason::Held {
+                owner: Some(owner),
+                until: lease.until,
+            },
+            None => Reason::Scheduled { until: lease.until },
         }),
         Some(lease) if lease.fence == Fence::MAX => ClaimRefusal::Exhausted,
         Some(_) => ClaimRefusal::Claimable,
@@ -60,6 +65,16 @@ pub(crate) fn why_write_refused(
     }
 }
 
+/// Why `revive` refused (docs/contract.md section 7): the job is missing, or it is not dead.
+/// `exists` is whether the row was found in the refusing transaction.
+pub(crate) fn why_revive_refused(exists: bool) -> Reason {
+    if exists {
+        Reason::NotDead
+    } else {
+        Reason::NotFound
+    }
+}
+
 /// An invariant broke: the row a refused operation read explains no refusal. `tries` is how
 /// often a backend that re-runs its `UPDATE` when the row changed in between (PostgreSQL) tried;
 /// `None` for a backend whose refusal and read share one transaction (SQLite), where a row that
@@ -74,4 +89,41 @@ pub(crate) fn unexplained(operation: &str, job: &str, tries: Option<usize>) -> E
         ),
     };
     Error::Internal { message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lease(owner: Option<&str>, until: f64) -> Option<Lease> {
+        Some(Lease {
+            owner: owner.map(String::from),
+            until,
+            fence: 1,
+            done: false,
+        })
+    }
+
+    fn refused(lease: Option<Lease>, now: f64) -> Option<Reason> {
+        match why_claim_refused(lease, now) {
+            ClaimRefusal::Rejected(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_claim_waits_for_a_holder_or_for_a_time() {
+        assert_eq!(
+            refused(lease(Some("a"), 10.0), 5.0),
+            Some(Reason::Held {
+                owner: Some("a".into()),
+                until: 10.0
+            })
+        );
+        assert_eq!(
+            refused(lease(None, 10.0), 5.0),
+            Some(Reason::Scheduled { until: 10.0 })
+        );
+        assert_eq!(refused(lease(None, 10.0), 10.0), None);
+    }
 }

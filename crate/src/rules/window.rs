@@ -68,6 +68,18 @@ pub(crate) fn check_now(now: f64) -> Result<()> {
     }
 }
 
+/// Rejects a time argument other than `now` (`run_at`, `retry_at`) that is NaN or infinite;
+/// `None` (no time given) passes.
+pub(crate) fn check_time(argument: &'static str, time: Option<f64>) -> Result<()> {
+    match time {
+        Some(time) if !time.is_finite() => Err(Error::invalid(
+            argument,
+            format!("must be a finite number of seconds (or null), got {time}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// [`LeaseWindow::new`]'s checks alone, answering the lease end (the protocol's validation).
 pub(crate) fn lease_end(now: f64, ttl: f64) -> Result<f64> {
     LeaseWindow::new(now, ttl).map(|window| window.until)
@@ -88,5 +100,17 @@ mod tests {
         assert_eq!(argument(0.0, 0.0), "ttl");
         assert_eq!(argument(f64::MAX, f64::MAX), "ttl");
         assert_eq!(argument(1.7e9, 1e-9), "ttl");
+    }
+
+    #[test]
+    fn other_times_must_be_finite_when_given() {
+        assert!(check_time("run_at", None).is_ok());
+        assert!(check_time("run_at", Some(-5.0)).is_ok());
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            match check_time("retry_at", Some(bad)) {
+                Err(Error::InvalidArgument { argument, .. }) => assert_eq!(argument, "retry_at"),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::error::Result;
 use crate::leases::Leases;
-use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
+use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{Finish, Statement};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::rules::LeaseWindow;
@@ -16,6 +16,10 @@ impl Leases for LeaseStore {
 
     fn enqueue(&self, job: &str) -> Result<bool> {
         LeaseStore::enqueue(self, job)
+    }
+
+    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
+        LeaseStore::enqueue_with(self, job, run_at, payload)
     }
 
     fn state(&self, job: &str) -> Result<Option<JobState>> {
@@ -58,6 +62,30 @@ impl Leases for LeaseStore {
 
     fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
         LeaseStore::claim_next(self, owner, now, ttl)
+    }
+
+    fn fail(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<&str>,
+    ) -> Result<Outcome<()>> {
+        LeaseStore::fail(self, job, owner, fence, now, retry_at, error)
+    }
+
+    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
+        LeaseStore::revive(self, job, now)
+    }
+
+    fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
+        LeaseStore::inspect(self, job)
+    }
+
+    fn stats(&self, now: f64) -> Result<JobCounts> {
+        LeaseStore::stats(self, now)
     }
 
     /// Natively on a file: one OS thread and connection per owner ([`LeaseStore::claim_many`]).

@@ -6,6 +6,7 @@
 //! - `setup.rs`: what every connection gets before use (busy handler, journal, `synchronous`);
 //! - `schema.rs`: the read-only check of a file and the creation of the table (`sql/schema.sql`);
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
+//! - `lifecycle.rs`: delays, failures and dead jobs (`fail`, `revive`, `inspect`, `stats`);
 //! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
 //! - `fenced.rs`: fenced writes, the caller's statements under SQLite's authorizer;
 //! - `file.rs`, `claim_many.rs`: native only.
@@ -16,6 +17,7 @@ mod fenced;
 #[cfg(not(target_arch = "wasm32"))]
 mod file;
 mod leases;
+mod lifecycle;
 mod ops;
 mod schema;
 mod setup;
@@ -28,4 +30,6 @@ pub use fenced::FencedTx;
 pub(crate) use fenced::Refusal;
 #[cfg(target_arch = "wasm32")]
 pub(crate) use ops::immediate as immediate_tx;
+#[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
+pub(crate) use schema::SIDE_TABLES;
 pub use store::LeaseStore;

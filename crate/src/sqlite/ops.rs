@@ -27,16 +27,46 @@ pub(crate) fn immediate<'c>(
         .map_err(Error::storage(operation))
 }
 
-/// Contract `enqueue`: INSERT OR IGNORE, so re-enqueueing never resets a live lease.
-pub(crate) fn enqueue(conn: &Connection, job: &str) -> Result<bool> {
-    let changed = conn
-        .prepare_cached(include_str!("sql/enqueue.sql"))
-        .and_then(|mut stmt| stmt.execute([job]))
+/// Contract `enqueue` (sections 2 and 7): INSERT OR IGNORE, so re-enqueueing never resets a live
+/// lease (nor a payload); `run_at` becomes `until`. A payload is stored in the same transaction,
+/// only when this call inserted the job; without one the insert is a single statement.
+pub(crate) fn enqueue(
+    conn: &Connection,
+    job: &str,
+    run_at: Option<f64>,
+    payload: Option<&str>,
+) -> Result<bool> {
+    let insert = |conn: &Connection| {
+        conn.prepare_cached(include_str!("sql/enqueue.sql"))
+            .and_then(|mut stmt| stmt.execute(params![job, run_at.unwrap_or(0.0)]))
+            .map_err(Error::storage("enqueue"))
+    };
+    let Some(payload) = payload else {
+        return Ok(insert(conn)? == 1);
+    };
+    let tx = immediate(conn, "enqueue")?;
+    if insert(&tx)? != 1 {
+        return Ok(false);
+    }
+    tx.prepare_cached(include_str!("sql/put_payload.sql"))
+        .and_then(|mut stmt| stmt.execute(params![job, payload]))
         .map_err(Error::storage("enqueue"))?;
-    Ok(changed == 1)
+    tx.commit().map_err(Error::storage("enqueue"))?;
+    Ok(true)
 }
 
-fn job_state(row: &rusqlite::Row<'_>) -> rusqlite::Result<JobState> {
+/// The payload stored beside `job`, if any.
+pub(crate) fn payload(
+    conn: &Connection,
+    job: &str,
+    operation: &'static str,
+) -> Result<Option<String>> {
+    conn.prepare_cached(include_str!("sql/payload.sql"))
+        .and_then(|mut stmt| stmt.query_row([job], |row| row.get(0)).optional())
+        .map_err(Error::storage(operation))
+}
+
+pub(crate) fn job_state(row: &rusqlite::Row<'_>) -> rusqlite::Result<JobState> {
     Ok(JobState {
         id: row.get(0)?,
         owner: row.get(1)?,
@@ -116,8 +146,8 @@ pub(crate) fn claim(
     Ok(Outcome::Rejected(reason))
 }
 
-/// Contract `claim_next` (docs/contract.md section 3): the claimable job with the smallest `until`,
-/// then the earliest enqueued, claimed in the same transaction.
+/// Contract `claim_next` (docs/contract.md sections 3 and 7): the claimable job with the smallest
+/// `until`, then the earliest enqueued, claimed in the same transaction, with its payload.
 pub(crate) fn claim_next(
     conn: &Connection,
     owner: &str,
@@ -132,15 +162,18 @@ pub(crate) fn claim_next(
                 Ok(ClaimedJob {
                     job: row.get(0)?,
                     fence: row.get(1)?,
+                    payload: None,
                 })
             })
             .optional()
         })
         .map_err(Error::storage("claim_next"))?;
-    if claimed.is_some() {
-        tx.commit().map_err(Error::storage("claim_next"))?;
-    }
-    Ok(claimed)
+    let Some(mut claimed) = claimed else {
+        return Ok(None);
+    };
+    claimed.payload = payload(&tx, &claimed.job, "claim_next")?;
+    tx.commit().map_err(Error::storage("claim_next"))?;
+    Ok(Some(claimed))
 }
 
 /// Runs a fenced `UPDATE` (renew, complete, release) whose `WHERE` already states the whole
@@ -150,8 +183,22 @@ fn fenced_update(
     operation: &'static str,
     sql: &str,
     params: &[&dyn rusqlite::ToSql],
+    lease: (&str, &str, Fence),
+    live_at: Option<f64>,
+) -> Result<Outcome<()>> {
+    fenced_update_then(conn, operation, sql, params, lease, live_at, |_| Ok(()))
+}
+
+/// [`fenced_update`], and when it matched, `then` in the same transaction before the commit (the
+/// failure records of `fail`): all of it commits, or none.
+pub(crate) fn fenced_update_then(
+    conn: &Connection,
+    operation: &'static str,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
     (job, owner, fence): (&str, &str, Fence),
     live_at: Option<f64>,
+    then: impl FnOnce(&Transaction<'_>) -> Result<()>,
 ) -> Result<Outcome<()>> {
     let tx = immediate(conn, operation)?;
     let changed = tx
@@ -159,6 +206,7 @@ fn fenced_update(
         .and_then(|mut stmt| stmt.execute(params))
         .map_err(Error::storage(operation))?;
     if changed == 1 {
+        then(&tx)?;
         tx.commit().map_err(Error::storage(operation))?;
         return Ok(Outcome::Granted(()));
     }

@@ -34,6 +34,14 @@ impl Dialect for Sqlite {
 /// Checks, by reading only, that the database is SQLite and that `jobs`, if present, has exactly
 /// the contract's shape, so that a foreign file is refused before anything is written to it.
 /// Returns whether the table and index already exist. `path` is only used in error messages.
+/// The tables beside `jobs` (docs/contract.md section 7): what `jobs` cannot hold. Erasing a
+/// database (the playground's reset) drops these with `jobs`.
+pub(crate) const SIDE_TABLES: [&str; 3] = [
+    "leasefence_payloads",
+    "leasefence_failures",
+    "leasefence_dead",
+];
+
 pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     let foreign = |problem: String| Error::NotLeasefenceDatabase {
         path: path.to_string(),
@@ -43,7 +51,8 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     conn.prepare(
         // SQLite names are case-insensitive: a foreign `JOBS` table is our `jobs`.
         "SELECT lower(name), type FROM sqlite_schema \
-         WHERE lower(name) IN ('jobs', 'leasefence_claimable')",
+         WHERE lower(name) IN ('jobs', 'leasefence_claimable', 'leasefence_payloads', \
+         'leasefence_failures', 'leasefence_dead')",
     )
     .and_then(|mut stmt| {
         stmt.query_map([], |row| {
@@ -72,7 +81,7 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     };
     match kind_of("jobs") {
         None => {}
-        Some("table") => check_columns(conn).map_err(foreign)?,
+        Some("table") => check_columns(conn, &foreign)?,
         Some(other) => {
             let article = if other.starts_with(['a', 'e', 'i', 'o', 'u']) {
                 "an"
@@ -87,7 +96,16 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
             "`leasefence_claimable` is a {kind}; leasefence needs that name for its index"
         )));
     }
-    Ok(kind_of("jobs").is_some() && kind_of("leasefence_claimable").is_some())
+    for table in SIDE_TABLES {
+        if let Some(kind) = kind_of(table).filter(|k| *k != "table") {
+            return Err(foreign(format!(
+                "`{table}` is a {kind}; leasefence needs that name for a table of its own"
+            )));
+        }
+    }
+    Ok(kind_of("jobs").is_some()
+        && kind_of("leasefence_claimable").is_some()
+        && SIDE_TABLES.iter().all(|table| kind_of(table).is_some()))
 }
 
 /// Creates the table and index if missing; never touches existing rows.
@@ -98,13 +116,31 @@ pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
     tx.commit().map_err(Error::storage("open"))
 }
 
-fn check_columns(conn: &Connection) -> std::result::Result<(), String> {
+/// Compares the columns of `jobs` with the contract. A file another process holds locked at this
+/// moment (many workers opening at once) is a `storage` error, which a retry gets past, never a
+/// "not a leasefence database" verdict.
+fn check_columns(conn: &Connection, foreign: &dyn Fn(String) -> Error) -> Result<()> {
+    let busy = |err: rusqlite::Error| Error::Storage {
+        operation: "open",
+        source: err,
+    };
     // claim_next orders by rowid (insertion order); a WITHOUT ROWID table has none.
-    conn.prepare("SELECT rowid FROM jobs LIMIT 0")
-        .map_err(|_| {
-            "its `jobs` table is WITHOUT ROWID; the contract needs a rowid table".to_string()
-        })?;
-    let describe = |err: rusqlite::Error| format!("cannot read the `jobs` table: {err}");
+    match conn.prepare("SELECT rowid FROM jobs LIMIT 0") {
+        Err(err) if crate::error::is_busy(&err) => return Err(busy(err)),
+        Err(_) => {
+            return Err(foreign(
+                "its `jobs` table is WITHOUT ROWID; the contract needs a rowid table".into(),
+            ))
+        }
+        Ok(_) => {}
+    }
+    let describe = |err: rusqlite::Error| {
+        if crate::error::is_busy(&err) {
+            busy(err)
+        } else {
+            foreign(format!("cannot read the `jobs` table: {err}"))
+        }
+    };
     let mut stmt = conn
         .prepare("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('jobs')")
         .map_err(describe)?;
@@ -129,26 +165,62 @@ fn check_columns(conn: &Connection) -> std::result::Result<(), String> {
                 .iter()
                 .map(|c| format!("{} {}", c.name, c.ty))
                 .collect();
-            Err(format!(
+            Err(foreign(format!(
                 "its `jobs` table has {} columns ({}), the contract needs exactly 6 ({})",
                 found.len(),
                 got.join(", "),
                 want_list.join(", ")
-            ))
+            )))
         }
         Err(Mismatch::Column(i)) => {
             let got: Vec<String> = found
                 .iter()
                 .map(columns::describe_found::<Sqlite>)
                 .collect();
-            Err(format!(
+            Err(foreign(format!(
                 "its `jobs` table has column `{}` where the contract needs `{}` \
                  (found: {}; needed: {})",
                 got[i],
                 want_list[i],
                 got.join(", "),
                 want_list.join(", ")
-            ))
+            )))
         }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    /// Another process holding the file locked while the columns are read (many workers opening
+    /// at once) is a retryable storage error, not a verdict on the file.
+    #[test]
+    fn a_locked_file_is_busy_not_foreign() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("locked.db");
+        let holder = Connection::open(&path).unwrap();
+        holder
+            .execute_batch(
+                "PRAGMA journal_mode = DELETE; \
+                 CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, \
+                 fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0);",
+            )
+            .unwrap();
+        let reader = Connection::open(&path).unwrap();
+        reader.busy_timeout(std::time::Duration::ZERO).unwrap();
+        // The reader has the schema cached; then the holder takes the file exclusively.
+        reader.prepare("SELECT id FROM jobs").unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let foreign = |problem: String| Error::NotLeasefenceDatabase {
+            path: "locked.db".into(),
+            problem,
+        };
+        match check_columns(&reader, &foreign) {
+            Err(err @ Error::Storage { .. }) => assert!(err.to_string().contains("locked")),
+            other => panic!("expected a storage error, got {other:?}"),
+        }
+        holder.execute_batch("COMMIT").unwrap();
+        assert!(check_columns(&reader, &foreign).is_ok());
     }
 }

@@ -3,11 +3,11 @@
 
 use rusqlite::Connection;
 
-use super::{ops, schema};
+use super::{lifecycle, ops, schema};
 use crate::error::{Error, Result};
 use crate::options::OpenOptions;
-use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
-use crate::rules::{check_now, LeaseWindow};
+use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::rules::{check_now, check_time, LeaseWindow};
 
 /// A lease store on one SQLite connection.
 ///
@@ -98,7 +98,33 @@ impl LeaseStore {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn enqueue(&self, job: &str) -> Result<bool> {
-        ops::enqueue(&self.conn, job)
+        ops::enqueue(&self.conn, job, None, None)
+    }
+
+    /// Adds a job that nobody can claim before `run_at` (`None`: at once), carrying `payload`
+    /// (handed to whoever claims it through [`claim_next`](Self::claim_next), and shown by
+    /// [`inspect`](Self::inspect)). Like [`enqueue`](Self::enqueue), `false` when the id exists,
+    /// and then nothing changes, its payload included. A claim before `run_at` is refused with
+    /// [`Reason::Scheduled`](crate::Reason::Scheduled).
+    ///
+    /// ```
+    /// use leasefence::Reason;
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// assert!(store.enqueue_with("report", Some(60.0), Some("{\"day\":\"mon\"}"))?);
+    /// assert_eq!(store.claim("report", "w", 0.0, 30.0)?.reason(), Some(&Reason::Scheduled { until: 60.0 }));
+    /// assert_eq!(store.claim_next("w", 0.0, 30.0)?, None);
+    /// let next = store.claim_next("w", 60.0, 30.0)?.unwrap();
+    /// assert_eq!(next.payload.as_deref(), Some("{\"day\":\"mon\"}"));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn enqueue_with(
+        &self,
+        job: &str,
+        run_at: Option<f64>,
+        payload: Option<&str>,
+    ) -> Result<bool> {
+        check_time("run_at", run_at)?;
+        ops::enqueue(&self.conn, job, run_at, payload)
     }
 
     /// The stored row of `job`, or `None` when there is no such job.
@@ -224,6 +250,90 @@ impl LeaseStore {
     /// ```
     pub fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
         ops::claim_next(&self.conn, owner, LeaseWindow::new(now, ttl)?)
+    }
+
+    /// Records a failure of the current live lease (the checks and reasons of
+    /// [`complete`](Self::complete)). With `retry_at`, the job is released to wait until then
+    /// (no owner, `until = retry_at`, the fence kept); with `None`, the job is dead: done with no
+    /// result, until [`revive`](Self::revive). Either way `error` is kept with the fence and
+    /// `now`, in the list [`inspect`](Self::inspect) shows.
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("job")?;
+    /// let fence = store.claim("job", "w", 0.0, 30.0)?.granted().unwrap();
+    /// assert!(store.fail("job", "w", fence, 1.0, Some(11.0), Some("502 from upstream"))?.is_granted());
+    /// assert_eq!(store.claim_next("w", 5.0, 30.0)?, None);
+    /// let retry = store.claim_next("w", 11.0, 30.0)?.unwrap();
+    /// assert_eq!(retry.fence, 2);
+    /// assert!(store.fail("job", "w", 2, 12.0, None, Some("still 502"))?.is_granted());
+    /// assert!(store.inspect("job")?.unwrap().dead);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn fail(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<&str>,
+    ) -> Result<Outcome<()>> {
+        check_now(now)?;
+        check_time("retry_at", retry_at)?;
+        lifecycle::fail(&self.conn, (job, owner, fence), now, retry_at, error)
+    }
+
+    /// Brings a dead job back: claimable from `now`, its fence kept (every token handed out
+    /// before stays stale), its failures kept. Refused with
+    /// [`Reason::NotFound`](crate::Reason::NotFound) or [`Reason::NotDead`](crate::Reason::NotDead).
+    ///
+    /// ```
+    /// use leasefence::Reason;
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("job")?;
+    /// assert_eq!(store.revive("job", 0.0)?.reason(), Some(&Reason::NotDead));
+    /// store.claim("job", "w", 0.0, 30.0)?;
+    /// store.fail("job", "w", 1, 1.0, None, Some("bad input"))?;
+    /// assert!(store.revive("job", 2.0)?.is_granted());
+    /// assert_eq!(store.claim("job", "w", 2.0, 30.0)?.granted(), Some(2));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
+        check_now(now)?;
+        lifecycle::revive(&self.conn, job, now)
+    }
+
+    /// Everything stored about `job` ([`Inspection`]): its row, attempts (its fence), whether it
+    /// is dead, its payload and its failures oldest first; `None` when there is no such job.
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue_with("job", None, Some("input"))?;
+    /// store.claim("job", "w", 0.0, 30.0)?;
+    /// store.fail("job", "w", 1, 1.0, Some(2.0), None)?;
+    /// let report = store.inspect("job")?.unwrap();
+    /// assert_eq!((report.attempts, report.failures.len()), (1, 1));
+    /// assert_eq!(store.inspect("ghost")?, None);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
+        lifecycle::inspect(&self.conn, job)
+    }
+
+    /// How many jobs are queued, scheduled, leased, done and dead at `now` ([`JobCounts`]).
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("a")?;
+    /// store.claim("a", "w", 0.0, 10.0)?;
+    /// assert_eq!(store.stats(5.0)?.leased, 1);
+    /// assert_eq!(store.stats(10.0)?.queued, 1);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn stats(&self, now: f64) -> Result<JobCounts> {
+        check_now(now)?;
+        lifecycle::stats(&self.conn, now)
     }
 
     /// The underlying connection, for reading with your own SQL. Writing to `jobs` behind the

@@ -37,8 +37,16 @@ pub(crate) fn erase(store: &LeaseStore) -> Result<()> {
     let conn = store.connection();
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
         .map_err(Error::storage("erase"))?;
-    tx.execute_batch("DROP TABLE IF EXISTS leasefence_app_data; DROP TABLE IF EXISTS jobs;")
-        .map_err(Error::storage("erase"))?;
+    // Everything the store keeps: a job's payload or failures must not outlive the job. The names
+    // are the crate's own constants (identifiers cannot be bound).
+    // lease_only_jobs: the playground's counterfactual store (wasm/lease_only.rs, browser).
+    let tables = ["leasefence_app_data", "lease_only_jobs", "jobs"]
+        .into_iter()
+        .chain(crate::sqlite::SIDE_TABLES);
+    for table in tables {
+        tx.execute_batch(&format!("DROP TABLE IF EXISTS {table};"))
+            .map_err(Error::storage("erase"))?;
+    }
     tx.commit().map_err(Error::storage("erase"))?;
     store.init()
 }

@@ -21,7 +21,13 @@ mod node_vfs;
 #[cfg(feature = "browser")]
 mod browser_host;
 #[cfg(feature = "browser")]
+mod lease_only;
+#[cfg(feature = "browser")]
 mod opfs;
+#[cfg(feature = "browser")]
+mod playground;
+#[cfg(feature = "browser")]
+mod trace;
 
 mod app_data;
 mod fenced;
@@ -103,8 +109,9 @@ impl WasmStore {
         }
     }
 
-    /// Runs the operation `op` of docs/contract.md section 5 (`enqueue`, `state`, `claim`, `renew`,
-    /// `complete`, `release`, `claimNext`, `claimMany`) with its positional arguments. Returns
+    /// Runs the operation `op` of docs/contract.md sections 5 and 7 (`enqueue`, `state`, `claim`,
+    /// `renew`, `complete`, `release`, `claimNext`, `claimMany`, `fail`, `revive`, `inspect`,
+    /// `stats`) with its positional arguments. Returns
     /// `{value, reason}`; throws an `Error` with `code` (`invalid_argument`, `storage`) otherwise.
     pub fn call(&self, op: &str, args: Array) -> std::result::Result<JsValue, JsValue> {
         let request = request_from_js(op, &args)?;
@@ -146,6 +153,10 @@ impl WasmStore {
 
     /// Closes the connection; later calls answer with a `storage` error.
     pub fn close(&mut self) {
+        #[cfg(feature = "browser")]
+        if let Some(store) = &self.store {
+            trace::set(store.connection(), false);
+        }
         self.store = None;
     }
 }
@@ -204,6 +215,12 @@ impl Source for Args<'_> {
         let index = self.advance();
         Args::fence(self, index)
     }
+    fn maybe_string(&mut self, name: &'static str) -> std::result::Result<Option<String>, JsValue> {
+        self.maybe(name, "a string, null or undefined", JsValue::as_string)
+    }
+    fn maybe_number(&mut self, name: &'static str) -> std::result::Result<Option<f64>, JsValue> {
+        self.maybe(name, "a number, null or undefined", JsValue::as_f64)
+    }
     fn strings(&mut self, name: &'static str) -> std::result::Result<Vec<String>, JsValue> {
         let index = self.advance();
         Args::strings(self, index, name)
@@ -218,6 +235,22 @@ impl Args<'_> {
     fn advance(&mut self) -> u32 {
         self.next += 1;
         self.next - 1
+    }
+
+    /// An optional argument: undefined (left out) and null are both none.
+    fn maybe<T>(
+        &mut self,
+        name: &str,
+        want: &str,
+        convert: impl Fn(&JsValue) -> Option<T>,
+    ) -> std::result::Result<Option<T>, JsValue> {
+        let value = self.args.get(self.advance());
+        if value.is_undefined() || value.is_null() {
+            return Ok(None);
+        }
+        convert(&value)
+            .map(Some)
+            .ok_or_else(|| self.bad(name, want, &value))
     }
 
     fn bad(&self, name: &str, want: &str, got: &JsValue) -> JsValue {

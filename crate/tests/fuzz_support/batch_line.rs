@@ -233,7 +233,8 @@ fn check_table_invariants<'a>(
         if old == new {
             continue;
         }
-        if old.done {
+        // Only revive changes a done row (checked in check_effects), and only to claimable.
+        if old.done && (new.done || new.owner.is_some() || new.fence != old.fence) {
             ctx.fail("a done row changed");
         }
         let new_lease = new.fence == old.fence.wrapping_add(1) && old.fence != i64::MAX;
@@ -243,16 +244,17 @@ fn check_table_invariants<'a>(
         if new_lease && new.owner.is_none() {
             ctx.fail("a new fence without an owner");
         }
-        if new.result != old.result && !new.done {
+        if new.result != old.result && !new.done && !old.done {
             ctx.fail("the result changed without completing the job");
         }
         changes.push((Some(old), new));
     }
     if let Some(new) = after.get(before.len()) {
+        // `until` is the enqueue's run_at (checked in check_effects).
         let fresh = JobState {
             id: new.id.clone(),
             owner: None,
-            until: 0.0,
+            until: new.until,
             fence: 0,
             result: None,
             done: false,
@@ -283,7 +285,8 @@ fn check_reason(reason: &Value, ctx: &Ctx<'_>) {
                 && number("until")
         }
         Some("stale_fence") => keys == ["code", "fence"] && r["fence"].is_i64(),
-        Some("expired") => keys == ["code", "until"] && number("until"),
+        Some("expired" | "scheduled") => keys == ["code", "until"] && number("until"),
+        Some("not_dead") => keys == ["code"],
         _ => false,
     };
     if !ok {
@@ -437,6 +440,9 @@ fn check_effects(
             ctx.fail(what)
         }
     };
+    if op != "revive" && changed.is_some_and(|(old, _)| old.is_some_and(|old| old.done)) {
+        ctx.fail("a done row changed, and not by revive");
+    }
     match op {
         "init" => must(
             value.is_null() && changes.is_empty(),
@@ -449,6 +455,57 @@ fn check_effects(
             must(
                 exists || matches!(changed, Some((None, new)) if new.id == job),
                 "enqueue inserted another id than the job decoded by serde_json",
+            );
+            if let Some((None, new)) = changed {
+                must(
+                    new.until == f("run_at").unwrap_or(0.0),
+                    "enqueue's until is not its run_at",
+                );
+            }
+        }
+        "inspect" | "stats" => must(changes.is_empty(), "a read changed the table"),
+        "fail" => {
+            if *value != Value::Bool(true) {
+                return must(changes.is_empty(), "a refused fail changed the table");
+            }
+            let Some((Some(old), new)) = changed else {
+                ctx.fail("fail granted but no row changed")
+            };
+            must(
+                Some(new.id.as_str()) == s("job")
+                    && old.owner.as_deref() == s("owner")
+                    && req.get("fence").and_then(as_fence) == Some(old.fence)
+                    && new.fence == old.fence
+                    && f("now").is_none_or(|now| old.until > now),
+                "fail granted to someone who does not hold a live lease",
+            );
+            match f("retry_at") {
+                Some(retry_at) => must(
+                    new.owner.is_none() && new.until == retry_at && !new.done,
+                    "fail with retry_at did something else than wait until retry_at",
+                ),
+                None => must(
+                    new.done && new.result.is_none() && new.owner == old.owner,
+                    "fail without retry_at did something else than make the job dead",
+                ),
+            }
+        }
+        "revive" => {
+            if *value != Value::Bool(true) {
+                return must(changes.is_empty(), "a refused revive changed the table");
+            }
+            let Some((Some(old), new)) = changed else {
+                ctx.fail("revive granted but no row changed")
+            };
+            must(
+                Some(new.id.as_str()) == s("job")
+                    && old.done
+                    && old.result.is_none()
+                    && !new.done
+                    && new.owner.is_none()
+                    && new.fence == old.fence
+                    && f("now").is_none_or(|now| new.until == now),
+                "revive did something else than make a dead job claimable at now",
             );
         }
         "state" => {

@@ -92,13 +92,14 @@ impl Client for Batch {
         match self.call(request) {
             (Value::Null, None) => None,
             (Value::Object(claimed), None) => {
-                assert_eq!(claimed.len(), 2, "{claimed:?}");
+                assert_eq!(claimed.len(), 3, "{claimed:?}");
                 Some(ClaimedJob {
                     job: claimed["job"].as_str().unwrap().to_string(),
                     fence: claimed["fence"].as_i64().unwrap(),
+                    payload: claimed["payload"].as_str().map(String::from),
                 })
             }
-            other => panic!("claim_next: expected {{job, fence}} or null; got {other:?}"),
+            other => panic!("claim_next: expected {{job, fence, payload}} or null; got {other:?}"),
         }
     }
 

@@ -2,15 +2,9 @@
 // the views put them on the page as text, never as markup.
 import { granted } from './derive.js';
 
-export const LANGUAGES = Object.freeze([
-  { code: 'en', name: 'English' },
-  { code: 'ja', name: '日本語' },
-  { code: 'zh', name: '中文' },
-]);
+import { t } from './i18n.js';
 
-export function isLanguage(code) {
-  return LANGUAGES.some((l) => l.code === code);
-}
+export { LANGUAGES, isLanguage } from './i18n.js';
 
 /** Numbers as people write them: 10, 12.5, never 12.499999999. */
 export function fmt(n) {
@@ -64,17 +58,17 @@ const PHRASES = {
     ttl: (t) => `ttl ${t}`,
   },
   zh: {
-    claimGranted: (f, u) => `fence ${f}，租约至 t=${u}`,
+    claimGranted: (f, u) => `令牌 ${f}，租约至 t=${u}`,
     renewGranted: (u) => `续租至 t=${u}`,
     completeGranted: () => '完成，结果已保存',
-    releaseGranted: (f) => `已释放，fence ${f} 不变`,
+    releaseGranted: (f) => `已释放，令牌 ${f} 不变`,
     enqueueTrue: () => '已入队',
     enqueueFalse: () => '已在队列中',
     not_found: () => '没有这个任务',
     done: () => '任务已完成',
     held: (owner, u) => `${owner} 持有租约至 t=${u}`,
-    stale_fence: (mine, current) => `过期的 fence ${mine}，当前为 ${current}`,
-    not_owner: (f) => `不是 fence ${f} 的持有者`,
+    stale_fence: (mine, current) => `过期的令牌 ${mine}，当前为 ${current}`,
+    not_owner: (f) => `不是令牌 ${f} 的持有者`,
     expired: (u) => `租约已于 t=${u} 过期`,
     refused: () => '被拒绝',
     error: (code, message) => `错误（${code}）：${message}`,
@@ -82,7 +76,7 @@ const PHRASES = {
     granted: '成功',
     refusedWord: '被拒绝',
     noResult: '无结果',
-    fence: (f) => `fence ${f}`,
+    fence: (f) => `令牌 ${f}`,
     ttl: (t) => `ttl ${t}`,
   },
 };
@@ -149,7 +143,7 @@ export function argsText(entry, lang = 'en') {
 /** One line for the status bar and screen readers. */
 export function statusLine(entry, outcome, lang = 'en') {
   const o = outcomeText(entry, outcome, lang);
-  const who = entry.worker === 'store' ? 'store' : entry.worker;
+  const who = entry.worker === 'store' ? t(lang, 'lane.store') : entry.worker;
   const args = argsText(entry, lang);
   return `t=${fmt(entry.t)} · ${who}: ${entry.op} ${entry.args.job}${args ? ` (${args})` : ''} → ${o.icon} ${o.text}`;
 }
@@ -157,7 +151,7 @@ export function statusLine(entry, outcome, lang = 'en') {
 const CHIPS = {
   en: { claim: (f, w) => `fence ${f} → ${w}`, complete: (w) => `done, result of ${w}`, release: (w) => `released by ${w}` },
   ja: { claim: (f, w) => `フェンス ${f} → ${w}`, complete: (w) => `完了、${w} の結果`, release: (w) => `${w} が解放` },
-  zh: { claim: (f, w) => `fence ${f} → ${w}`, complete: (w) => `完成，${w} 的结果`, release: (w) => `${w} 已释放` },
+  zh: { claim: (f, w) => `令牌 ${f} → ${w}`, complete: (w) => `完成，${w} 的结果`, release: (w) => `${w} 已释放` },
 };
 
 /** What the store recorded for a granted claim, complete or release: "job-42: fence 2 → B". */

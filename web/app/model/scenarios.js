@@ -1,46 +1,54 @@
 // The guided story and the preset scenarios: data, narrated in English, Japanese and Chinese.
 // A scenario is a list of steps; a step says something and may perform one entry (or only move
 // the clock, with `at`). Pure data and pure functions.
+//
+// Narration may mark code with `backticks` (operation names, columns); the story view draws those
+// as <code>. Presets from real incidents carry a one-line `source`; their last step says what the
+// fence did. Every entry also runs on the lease-only store (a completion checked by job id alone),
+// whose table is drawn next to leasefence's, so each step's `expect` is leasefence's answer and
+// `leaseOnly` (when given) whether the lease-only store accepted the write.
 
 const e = (t, worker, op, args) => ({ t, worker, op, args });
+const A_RESULT = "A's result";
+const B_RESULT = "B's result";
 
 export const SCENARIOS = Object.freeze([
   {
     id: 'stale-worker',
-    title: { en: 'The stale worker (guided story)', ja: '止まったワーカー（ガイド付きストーリー）', zh: '过期的 worker（引导故事）' },
+    title: { en: 'The stale worker (guided story)', ja: '止まったワーカー（ガイド付きストーリー）', zh: '卡住的工作者（引导故事）' },
     steps: [
       {
         say: {
-          en: 'Welcome! Three workers, A, B and C, share one job queue: a real SQLite database inside your browser. To work on a job, a worker claims it and gets a lease for ttl seconds, plus a fence: a number that goes up by one with every claim. Let’s watch what happens when a worker stalls. Press Next (or the → key).',
-          ja: 'ようこそ。3 つのワーカー A・B・C が 1 つのジョブキューを共有しています。このブラウザの中で動く本物の SQLite データベースです。ジョブに取りかかるとき、ワーカーはそれを claim して、ttl 秒のリースとフェンスを受け取ります。フェンスは claim のたびに 1 ずつ増える番号です。ワーカーが止まると何が起きるか見てみましょう。「Next」（または → キー）を押してください。',
-          zh: '欢迎！A、B、C 三个 worker 共用一个任务队列：一个运行在你浏览器里的真实 SQLite 数据库。worker 要处理任务时先 claim 它，得到一个持续 ttl 秒的租约，以及一个 fence：每次 claim 都加一的编号。来看看当一个 worker 卡住时会发生什么。请按 Next（或 → 键）。',
+          en: 'Welcome! Three workers, A, B and C, share one job queue: a real SQLite database inside your browser. To work on a job, a worker claims it and gets a lease for `ttl` seconds, plus a fence: a number that goes up by one with every claim. The right-hand table is the same queue in a store without fencing, as many queues are. Let’s watch what happens when a worker stalls. Press Next (or the → key).',
+          ja: 'ようこそ。3 つのワーカー A・B・C が 1 つのジョブキューを共有しています。このブラウザの中で動く本物の SQLite データベースです。ジョブに取りかかるとき、ワーカーはそれを `claim` して、`ttl` 秒のリースとフェンスを受け取ります。フェンスは `claim` のたびに 1 ずつ増える番号です。右の表は、多くのキューと同じくフェンスのないストアで動かした同じキューです。ワーカーが止まると何が起きるか見てみましょう。「次へ」（または → キー）を押してください。',
+          zh: '欢迎！A、B、C 三个工作者共用一个任务队列：一个运行在你浏览器里的真实 SQLite 数据库。工作者要处理任务时先 `claim` 它，得到一个持续 `ttl` 秒的租约和一个防护令牌：每次 `claim` 都加一的数字。右边的表是同一个队列在没有防护令牌的存储里的样子，很多队列都是这样。来看看工作者卡住时会发生什么。请按“下一步”（或 → 键）。',
         },
       },
       {
         do: e(0, 'store', 'enqueue', { job: 'job-42' }),
         expect: 'queued', // the store's answer, in English (checked by the browser tests)
         say: {
-          en: 'A job arrives: job-42 is enqueued. Nobody holds it yet, and its fence is 0.',
-          ja: 'ジョブが届きました。job-42 がキューに入ります。まだ誰も持っておらず、フェンスは 0 です。',
-          zh: '来了一个任务：job-42 入队。现在还没人持有它，它的 fence 是 0。',
+          en: 'A job, job-42, is enqueued, in both tables.',
+          ja: 'ジョブ job-42 が両方の表のキューに入ります。',
+          zh: '任务 job-42 进入两个表的队列。',
         },
       },
       {
         do: e(0, 'A', 'claim', { job: 'job-42', ttl: 10 }),
-        expect: 'fence 1, until t=10', // the store's answer, in English (checked by the browser tests)
+        expect: 'fence 1, until t=10',
         say: {
-          en: 'At t=0 worker A claims job-42 for 10 seconds. The store grants it with fence 1: A’s lease runs until t=10, and A remembers fence 1 for its writes.',
-          ja: 't=0 にワーカー A が job-42 を 10 秒間 claim します。ストアはフェンス 1 で許可しました。A のリースは t=10 までで、A は書き込みに使うフェンス 1 を覚えておきます。',
-          zh: 't=0 时 worker A claim 了 job-42，租期 10 秒。store 批准并给出 fence 1：A 的租约到 t=10 为止，A 记下 fence 1，之后写入时要出示它。',
+          en: 'At t=0 worker A claims job-42 for 10 seconds. The store grants it with fence 1: A’s lease lasts until t=10, and A keeps fence 1 to show with its writes.',
+          ja: 't=0 にワーカー A が job-42 を 10 秒間 `claim` します。ストアはフェンス 1 で許可しました。A のリースは t=10 までで、A は書き込みに使うフェンス 1 を覚えておきます。',
+          zh: 't=0 时工作者 A `claim` 了 job-42，租期 10 秒。存储批准并给出防护令牌 1：A 的租约到 t=10 为止，A 记下令牌 1，之后写入时要出示它。',
         },
       },
       {
         do: e(5, 'B', 'claim', { job: 'job-42', ttl: 10 }),
-        expect: 'held by A until t=10', // the store's answer, in English (checked by the browser tests)
+        expect: 'held by A until t=10',
         say: {
-          en: 'Then A stalls: a long garbage-collection pause, and A does not know it. At t=5 worker B tries to claim job-42: refused, held by A until t=10. While a lease is live, it protects its holder.',
-          ja: 'ところが A は止まってしまいます。長い GC の一時停止で、A 自身は気づいていません。t=5 にワーカー B が job-42 を claim しようとしますが、拒否されます：A が t=10 まで保持中。リースが有効な間は、持ち主が守られます。',
-          zh: '接着 A 卡住了：一次很长的垃圾回收停顿，而 A 自己并不知道。t=5 时 worker B 尝试 claim job-42：被拒绝，A 持有租约至 t=10。租约有效期间，它保护着持有者。',
+          en: 'Then A stalls: a long garbage-collection pause, and A does not know it. At t=5 worker B tries to claim job-42: refused, held by A until t=10. While a lease is live, it protects its holder, in both stores.',
+          ja: 'ところが A は止まってしまいます。長い GC の一時停止で、A 自身は気づいていません。t=5 にワーカー B が job-42 を `claim` しようとしますが、拒否されます：A が t=10 まで保持中。リースが有効な間は、どちらのストアでも持ち主が守られます。',
+          zh: '接着 A 卡住了：一次很长的垃圾回收停顿，而 A 自己并不知道。t=5 时工作者 B 尝试 `claim` job-42：被拒绝，A 持有租约至 t=10。租约有效期间，两个存储都保护着持有者。',
         },
       },
       {
@@ -53,36 +61,325 @@ export const SCENARIOS = Object.freeze([
       },
       {
         do: e(12, 'B', 'claim', { job: 'job-42', ttl: 10 }),
-        expect: 'fence 2, until t=22', // the store's answer, in English (checked by the browser tests)
+        expect: 'fence 2, until t=22',
         say: {
-          en: 'At t=12 B claims job-42 again. The lease has expired, so B gets it, with fence 2. Fences only go up: from now on, A’s fence 1 is stale.',
-          ja: 't=12 に B がもう一度 job-42 を claim します。リースは切れているので B が獲得し、フェンスは 2 です。フェンスは増える一方なので、この時点で A のフェンス 1 は古くなりました。',
-          zh: 't=12 时 B 再次 claim job-42。租约已过期，所以 B 拿到了，fence 为 2。fence 只增不减：从现在起，A 的 fence 1 就过期了。',
+          en: 'At t=12 B claims job-42 again. The lease has expired, so B gets it, with fence 2. Fences only go up: from now on, A’s fence 1 is stale. The lease-only table has no fence: it only knows that B holds the lease.',
+          ja: 't=12 に B がもう一度 job-42 を `claim` します。リースは切れているので B が獲得し、フェンスは 2 です。フェンスは増える一方なので、この時点で A のフェンス 1 は古くなりました。リースだけの表にはフェンスがなく、B がリースを持っていることしか分かりません。',
+          zh: 't=12 时 B 再次 `claim` job-42。租约已过期，所以 B 拿到了，令牌为 2。令牌只增不减：从现在起，A 的令牌 1 就过期了。只有租约的表没有令牌，它只知道 B 持有租约。',
         },
       },
       {
-        do: e(14, 'A', 'complete', { job: 'job-42', fence: 1, result: "A's result" }),
-        expect: 'stale fence 1, current 2', // the store's answer, in English (checked by the browser tests)
+        do: e(14, 'B', 'complete', { job: 'job-42', fence: 2, result: B_RESULT }),
+        expect: 'done, result stored',
+        leaseOnly: true,
         say: {
-          en: 'At t=14 A wakes up and, as if nothing happened, completes job-42 with its result and fence 1. The store checks the fence inside the write: stale fence 1, current 2. A’s write is refused, and its result is not stored.',
-          ja: 't=14、A が目を覚まし、何事もなかったかのように自分の結果とフェンス 1 で job-42 を complete します。ストアは書き込みの中でフェンスを確かめます：古いフェンス 1（現在は 2）。A の書き込みは拒否され、その結果は保存されません。',
-          zh: 't=14 时 A 醒了过来，若无其事地用自己的结果和 fence 1 去 complete job-42。store 在写入时检查 fence：过期的 fence 1，当前为 2。A 的写入被拒绝，它的结果没有被保存。',
+          en: 'At t=14 B completes job-42 with its result and fence 2: granted in both stores. The job is done, and the stored result is B’s.',
+          ja: 't=14 に B が自分の結果とフェンス 2 で job-42 を `complete` します。どちらのストアでも許可。ジョブは完了し、保存された結果は B のものです。',
+          zh: 't=14 时 B 用自己的结果和令牌 2 `complete` job-42：两个存储都成功。任务完成，保存的结果是 B 的。',
         },
       },
       {
-        do: e(16, 'B', 'complete', { job: 'job-42', fence: 2, result: "B's result" }),
-        expect: 'done, result stored', // the store's answer, in English (checked by the browser tests)
+        do: e(16, 'A', 'complete', { job: 'job-42', fence: 1, result: A_RESULT }),
+        expect: 'job already done',
+        leaseOnly: true,
         say: {
-          en: 'At t=16 B completes job-42 with fence 2: granted. The job is done, and the stored result is B’s, as the jobs table shows.',
-          ja: 't=16 に B がフェンス 2 で job-42 を complete します：許可。ジョブは完了し、ジョブ表のとおり保存された結果は B のものです。',
-          zh: 't=16 时 B 用 fence 2 complete job-42：成功。任务完成，任务表里保存的结果是 B 的。',
+          en: 'At t=16 A wakes up and, as if nothing happened, completes job-42 with its own result and fence 1. leasefence checks owner, fence, done and the lease in the one `UPDATE` that writes: it matches no row, so A is refused, and B’s result stays. The store without fencing checks the job id only: A’s late result overwrites B’s. Open “The check” to see both statements.',
+          ja: 't=16、A が目を覚まし、何事もなかったかのように自分の結果とフェンス 1 で job-42 を `complete` します。leasefence は書き込む 1 つの `UPDATE` の中で持ち主・フェンス・完了・リースを確かめます。一致する行はないので A は拒否され、B の結果が残ります。フェンスのないストアはジョブ `id` しか見ないので、A の遅れた結果が B の結果を上書きします。「チェック」で両方の文を見てください。',
+          zh: 't=16 时 A 醒了过来，若无其事地用自己的结果和令牌 1 去 `complete` job-42。leasefence 在执行写入的那一条 `UPDATE` 里同时检查持有者、令牌、是否完成和租约：没有匹配的行，所以 A 被拒绝，B 的结果保留。没有防护令牌的存储只检查任务 `id`：A 迟到的结果覆盖了 B 的结果。打开“检查”看看这两条语句。',
         },
       },
       {
         say: {
-          en: 'No lease length could have saved A’s late write: A cannot see its own pause. The fence, checked by the store on every write, is what keeps the stale worker out. Now try it yourself: drag the time slider back to t=12 and act differently (the timeline forks), or pick another scenario.',
-          ja: 'どんなリース時間でも A の遅れた書き込みは防げません。A は自分の停止を見られないからです。古いワーカーを締め出すのは、ストアが書き込みのたびに確かめるフェンスです。今度は自分で試してみましょう。時間スライダーを t=12 に戻して別の操作をする（タイムラインが分岐します）か、別のシナリオを選んでください。',
-          zh: '无论租约设多长，都救不了 A 这次迟到的写入：A 看不见自己的停顿。把过期 worker 挡在门外的，是 store 在每次写入时检查的 fence。现在自己试试吧：把时间滑块拖回 t=12 换一种操作（时间线会分叉），或者选择另一个场景。',
+          en: 'No lease length could have saved A’s late write: A cannot see its own pause. The store’s check of the fence on every write is what kept the stale worker out: compare the two tables. Now try it yourself: drag the time slider back to t=12 and act differently (the timeline forks), or pick an incident from the list.',
+          ja: 'どんなリース時間でも A の遅れた書き込みは防げません。A は自分の停止を見られないからです。古いワーカーを締め出したのは、ストアが書き込みのたびに行うフェンスの確認です。2 つの表を比べてください。今度は自分で試してみましょう。時間スライダーを t=12 に戻して別の操作をする（タイムラインが分岐します）か、一覧から実際の事例を選んでください。',
+          zh: '无论租约设多长，都救不了 A 这次迟到的写入：A 看不见自己的停顿。把卡住的工作者挡在门外的，是存储在每次写入时对令牌的检查：比较一下两个表。现在自己试试吧：把时间滑块拖回 t=12 换一种操作（时间线会分叉），或者从列表里选一个真实事故。',
+        },
+      },
+    ],
+  },
+  {
+    id: 'gc-pause',
+    title: { en: 'Incident: a GC pause longer than the lease', ja: '事例：リースより長い GC 停止', zh: '事故：比租约更长的 GC 停顿' },
+    source: {
+      en: 'Source: Martin Kleppmann, *How to do distributed locking* (2016), the token 33/34 example.',
+      ja: '出典：Martin Kleppmann の *How to do distributed locking*（2016）、トークン 33/34 の例。',
+      zh: '出处：Martin Kleppmann 的 *How to do distributed locking*（2016），令牌 33/34 的例子。',
+    },
+    steps: [
+      {
+        say: {
+          en: 'A GC pause longer than the lease. In Kleppmann’s example client 1 holds token 33, pauses for garbage collection, its lease expires, client 2 gets token 34 and writes; then client 1 wakes and writes with 33. Here the tokens are fences 1 and 2. Press Next.',
+          ja: 'リースより長い GC 停止。Kleppmann の例では、クライアント 1 がトークン 33 を持ったまま GC で止まり、リースが切れ、クライアント 2 がトークン 34 を得て書き込みます。その後クライアント 1 が目を覚まし、33 で書き込みます。ここではトークンはフェンス 1 と 2 です。「次へ」を押してください。',
+          zh: '比租约更长的 GC 停顿。在 Kleppmann 的例子里，客户端 1 持有令牌 33 时因垃圾回收停顿，租约到期，客户端 2 拿到令牌 34 并写入；然后客户端 1 醒来，用 33 写入。这里的令牌是 1 和 2。请按“下一步”。',
+        },
+      },
+      { do: e(0, 'store', 'enqueue', { job: 'job-33' }), expect: 'queued', say: { en: 'job-33 is enqueued.', ja: 'job-33 がキューに入ります。', zh: 'job-33 入队。' } },
+      {
+        do: e(0, 'A', 'claim', { job: 'job-33', ttl: 10 }),
+        expect: 'fence 1, until t=10',
+        say: {
+          en: 'At t=0 A claims job-33 for 10 seconds: fence 1. Right after, A’s garbage collector stops the world for 15 seconds.',
+          ja: 't=0 に A が job-33 を 10 秒間 `claim` します：フェンス 1。その直後、A の GC が 15 秒間すべてを止めます。',
+          zh: 't=0 时 A `claim` 了 job-33，租期 10 秒：令牌 1。紧接着，A 的垃圾回收让一切停了 15 秒。',
+        },
+      },
+      {
+        do: e(11, 'B', 'claim', { job: 'job-33', ttl: 10 }),
+        expect: 'fence 2, until t=21',
+        say: {
+          en: 'At t=11, after A’s lease ended, B claims job-33: fence 2.',
+          ja: 't=11、A のリースが切れた後に B が job-33 を `claim` します：フェンス 2。',
+          zh: 't=11，A 的租约结束后，B `claim` 了 job-33：令牌 2。',
+        },
+      },
+      {
+        do: e(13, 'B', 'complete', { job: 'job-33', fence: 2, result: B_RESULT }),
+        expect: 'done, result stored',
+        leaseOnly: true,
+        say: {
+          en: 'At t=13 B writes its result with fence 2: granted in both stores.',
+          ja: 't=13 に B がフェンス 2 で結果を書き込みます：どちらのストアでも許可。',
+          zh: 't=13 时 B 用令牌 2 写入结果：两个存储都成功。',
+        },
+      },
+      {
+        do: e(15, 'A', 'complete', { job: 'job-33', fence: 1, result: A_RESULT }),
+        expect: 'job already done',
+        leaseOnly: true,
+        say: {
+          en: 'At t=15 A’s pause ends and it writes its result with fence 1. leasefence refuses it; the store without fencing lets it overwrite B’s result.',
+          ja: 't=15 に A の停止が終わり、フェンス 1 で結果を書き込みます。leasefence は拒否し、フェンスのないストアでは B の結果が上書きされます。',
+          zh: 't=15 时 A 的停顿结束，它用令牌 1 写入结果。leasefence 拒绝了；没有防护令牌的存储让它覆盖了 B 的结果。',
+        },
+      },
+      {
+        say: {
+          en: 'What the fence did: A’s write carried fence 1 after fence 2 had been handed out, so the store refused it and B’s result stands; without the check, the paused client’s result replaced the live one’s.',
+          ja: 'フェンスの働き：A の書き込みはフェンス 2 が配られた後のフェンス 1 だったので、ストアは拒否し、B の結果が残りました。確認がなければ、止まっていたクライアントの結果が生きているクライアントの結果を置き換えます。',
+          zh: '防护令牌的作用：令牌 2 发出之后，A 的写入还带着令牌 1，所以存储拒绝了它，B 的结果得以保留；没有这个检查，停顿过的客户端的结果就替换了正常客户端的结果。',
+        },
+      },
+    ],
+  },
+  {
+    id: 'late-renewals',
+    title: { en: 'Incident: a blocked event loop, renewals fire late', ja: '事例：イベントループが詰まり延長が遅れる', zh: '事故：事件循环阻塞，续租迟到' },
+    source: {
+      en: 'Source: `bull#1416`, lock-renewal timers firing minutes late while the event loop was blocked.',
+      ja: '出典：`bull#1416`、イベントループが詰まっている間、ロック延長のタイマーが数分遅れて動いた。',
+      zh: '出处：`bull#1416`，事件循环被阻塞时，锁续期的定时器晚了好几分钟才触发。',
+    },
+    steps: [
+      {
+        say: {
+          en: 'A blocked event loop. A’s handler runs CPU-bound code on the one thread that also fires its renewal timer, so the renewal that was due at t=20 fires only at t=45. Press Next.',
+          ja: 'イベントループの詰まり。A の処理は重い計算を続けるコードを、延長タイマーと同じ 1 本のスレッドで動かしています。そのため t=20 に予定されていた延長は t=45 にやっと動きます。「次へ」を押してください。',
+          zh: '事件循环阻塞。A 的处理程序在同一个线程上运行计算量很大的代码，而续租定时器也在这个线程上，所以原定 t=20 的续租直到 t=45 才触发。请按“下一步”。',
+        },
+      },
+      { do: e(0, 'store', 'enqueue', { job: 'job-1416' }), expect: 'queued', say: { en: 'job-1416 is enqueued.', ja: 'job-1416 がキューに入ります。', zh: 'job-1416 入队。' } },
+      {
+        do: e(0, 'A', 'claim', { job: 'job-1416', ttl: 30 }),
+        expect: 'fence 1, until t=30',
+        say: {
+          en: 'At t=0 A claims job-1416 for 30 seconds: fence 1.',
+          ja: 't=0 に A が job-1416 を 30 秒間 `claim` します：フェンス 1。',
+          zh: 't=0 时 A `claim` 了 job-1416，租期 30 秒：令牌 1。',
+        },
+      },
+      {
+        do: e(35, 'B', 'claim', { job: 'job-1416', ttl: 30 }),
+        expect: 'fence 2, until t=65',
+        say: {
+          en: 'A’s lease ended at t=30 without a renewal. At t=35 B claims the job: fence 2, until t=65.',
+          ja: 'A のリースは延長されないまま t=30 に切れました。t=35 に B がジョブを `claim` します：フェンス 2、t=65 まで。',
+          zh: 'A 的租约在 t=30 到期，没有续租。t=35 时 B `claim` 了这个任务：令牌 2，租约至 t=65。',
+        },
+      },
+      {
+        do: e(45, 'A', 'renew', { job: 'job-1416', fence: 1, ttl: 30 }),
+        expect: 'stale fence 1, current 2',
+        leaseOnly: true,
+        say: {
+          en: 'At t=45 A’s late timer fires: A renews with fence 1. leasefence says stale fence 1, current 2, which tells A it lost the job. The store without fencing extends the lease by job id: A has just stretched B’s lease to t=75, and believes the job is still its own.',
+          ja: 't=45 に A の遅れたタイマーが動き、フェンス 1 で延長します。leasefence は「古いフェンス 1（現在は 2）」と答え、A はジョブを失ったと分かります。フェンスのないストアはジョブ `id` でリースを延ばすので、A は B のリースを t=75 まで延ばしたうえ、ジョブはまだ自分のものだと思い込みます。',
+          zh: 't=45 时 A 迟到的定时器触发：A 用令牌 1 续租。leasefence 回答“过期的令牌 1，当前为 2”，A 由此知道自己失去了任务。没有防护令牌的存储按任务 `id` 延长租约：A 把 B 的租约延到了 t=75，还以为任务仍归自己。',
+        },
+      },
+      {
+        do: e(50, 'A', 'complete', { job: 'job-1416', fence: 1, result: A_RESULT }),
+        expect: 'stale fence 1, current 2',
+        leaseOnly: true,
+        say: {
+          en: 'At t=50 A finishes and completes with fence 1: refused by leasefence; the store without fencing marks the job done with A’s result while B is still working on it.',
+          ja: 't=50 に A が処理を終え、フェンス 1 で `complete` します。leasefence は拒否。フェンスのないストアは、B がまだ処理中なのに A の結果でジョブを完了にします。',
+          zh: 't=50 时 A 处理完，用令牌 1 `complete`：被 leasefence 拒绝；没有防护令牌的存储却在 B 还在处理时，用 A 的结果把任务标记为完成。',
+        },
+      },
+      {
+        say: {
+          en: 'What the fence did: A’s late renewal and late completion were both refused with the current fence, so B kept a lease that ends when it should and the job is not done behind B’s back.',
+          ja: 'フェンスの働き：A の遅れた延長も遅れた完了も、現在のフェンスとともに拒否されました。B のリースは本来どおりに終わり、B の知らないところでジョブが完了になることもありません。',
+          zh: '防护令牌的作用：A 迟到的续租和迟到的完成都因当前令牌而被拒绝，所以 B 的租约按时结束，任务也不会背着 B 被标记完成。',
+        },
+      },
+    ],
+  },
+  {
+    id: 'long-job',
+    title: { en: 'Incident: a 6-hour job under a 4-hour lock', ja: '事例：4 時間のロックで 6 時間のジョブ', zh: '事故：4 小时的锁，6 小时的任务' },
+    source: {
+      en: 'Source: `graphile-worker#169`, a job longer than the fixed 4-hour lock ran twice.',
+      ja: '出典：`graphile-worker#169`、固定 4 時間のロックより長いジョブが 2 回実行された。',
+      zh: '出处：`graphile-worker#169`，比固定 4 小时锁更长的任务被执行了两次。',
+    },
+    steps: [
+      {
+        say: {
+          en: 'A 6-hour job under a 4-hour lock. The lock cannot be renewed, and the job takes 6 hours. Times here are in seconds: 4 hours is t=14400. Press Next.',
+          ja: '4 時間のロックで 6 時間のジョブ。ロックは延長できず、ジョブには 6 時間かかります。ここでの時間は秒で、4 時間は t=14400 です。「次へ」を押してください。',
+          zh: '4 小时的锁，6 小时的任务。锁不能续期，而任务要跑 6 小时。这里的时间以秒计：4 小时是 t=14400。请按“下一步”。',
+        },
+      },
+      { do: e(0, 'store', 'enqueue', { job: 'job-169' }), expect: 'queued', say: { en: 'job-169 is enqueued.', ja: 'job-169 がキューに入ります。', zh: 'job-169 入队。' } },
+      {
+        do: e(0, 'A', 'claim', { job: 'job-169', ttl: 14400 }),
+        expect: 'fence 1, until t=14400',
+        say: {
+          en: 'At t=0 A claims job-169 for 4 hours: fence 1.',
+          ja: 't=0 に A が job-169 を 4 時間 `claim` します：フェンス 1。',
+          zh: 't=0 时 A `claim` 了 job-169，租期 4 小时：令牌 1。',
+        },
+      },
+      {
+        do: e(14460, 'B', 'claim', { job: 'job-169', ttl: 14400 }),
+        expect: 'fence 2, until t=28860',
+        say: {
+          en: 'After 4 hours the lock has run out while A still works. A minute later B claims the job and starts it again: fence 2.',
+          ja: '4 時間が過ぎ、A がまだ処理中なのにロックが切れました。1 分後に B がジョブを `claim` し、最初からやり直します：フェンス 2。',
+          zh: '4 小时后，A 还在处理，锁却已到期。一分钟后 B `claim` 了这个任务，从头再做：令牌 2。',
+        },
+      },
+      {
+        do: e(21600, 'A', 'complete', { job: 'job-169', fence: 1, result: A_RESULT }),
+        expect: 'stale fence 1, current 2',
+        leaseOnly: true,
+        say: {
+          en: 'At 6 hours A finishes and completes with fence 1. leasefence refuses it: stale fence 1, current 2. The store without fencing accepts it, and the job is done while B is running it a second time.',
+          ja: '6 時間後に A が処理を終え、フェンス 1 で `complete` します。leasefence は拒否します：古いフェンス 1（現在は 2）。フェンスのないストアは受け入れ、B が 2 回目を実行している最中にジョブが完了になります。',
+          zh: '6 小时后 A 处理完，用令牌 1 `complete`。leasefence 拒绝：过期的令牌 1，当前为 2。没有防护令牌的存储接受了，B 正在第二次执行时，任务就已经完成了。',
+        },
+      },
+      {
+        say: {
+          en: 'What the fence did: it could not make the job shorter, but A’s completion after its lock ran out was refused, so only the run that holds the current fence can record a result.',
+          ja: 'フェンスの働き：ジョブを短くすることはできませんが、ロックが切れた後の A の完了は拒否されました。結果を記録できるのは、現在のフェンスを持つ実行だけです。',
+          zh: '防护令牌的作用：它不能让任务变短，但 A 在锁到期之后的完成被拒绝了，所以只有持有当前令牌的那次执行才能记录结果。',
+        },
+      },
+    ],
+  },
+  {
+    id: 'late-completion',
+    title: { en: 'Incident: a late completion the queue accepted', ja: '事例：キューが受け入れた遅れた完了', zh: '事故：队列接受了迟到的完成' },
+    source: {
+      en: 'Source: `hatchet#2432`, a completion that arrived after the task’s timeout was accepted.',
+      ja: '出典：`hatchet#2432`、タスクのタイムアウト後に届いた完了が受け入れられた。',
+      zh: '出处：`hatchet#2432`，任务超时之后才到达的完成被接受了。',
+    },
+    steps: [
+      {
+        say: {
+          en: 'A late completion. A’s lease runs out; nobody has claimed the job yet when A’s completion arrives. Should the store accept it? Press Next.',
+          ja: '遅れた完了。A のリースが切れ、まだ誰もジョブを `claim` していないときに A の完了が届きます。ストアは受け入れるべきでしょうか。「次へ」を押してください。',
+          zh: '迟到的完成。A 的租约到期了，还没有人 `claim` 这个任务时，A 的完成到了。存储该接受吗？请按“下一步”。',
+        },
+      },
+      { do: e(0, 'store', 'enqueue', { job: 'job-2432' }), expect: 'queued', say: { en: 'job-2432 is enqueued.', ja: 'job-2432 がキューに入ります。', zh: 'job-2432 入队。' } },
+      {
+        do: e(0, 'A', 'claim', { job: 'job-2432', ttl: 10 }),
+        expect: 'fence 1, until t=10',
+        say: {
+          en: 'At t=0 A claims job-2432 for 10 seconds: fence 1.',
+          ja: 't=0 に A が job-2432 を 10 秒間 `claim` します：フェンス 1。',
+          zh: 't=0 时 A `claim` 了 job-2432，租期 10 秒：令牌 1。',
+        },
+      },
+      {
+        do: e(14, 'A', 'complete', { job: 'job-2432', fence: 1, result: A_RESULT }),
+        expect: 'lease expired at t=10',
+        leaseOnly: true,
+        say: {
+          en: 'At t=14 A’s completion arrives, 4 seconds after its lease ended. leasefence refuses it: lease expired at t=10. The store without fencing accepts it.',
+          ja: 't=14、リースが切れて 4 秒後に A の完了が届きます。leasefence は拒否します：リースは t=10 で期限切れ。フェンスのないストアは受け入れます。',
+          zh: 't=14 时 A 的完成到了，比租约结束晚了 4 秒。leasefence 拒绝：租约已于 t=10 过期。没有防护令牌的存储接受了。',
+        },
+      },
+      {
+        do: e(15, 'B', 'claim', { job: 'job-2432', ttl: 10 }),
+        expect: 'fence 2, until t=25',
+        leaseOnly: false,
+        say: {
+          en: 'At t=15 B claims the job, as any worker may once a lease has ended: leasefence grants fence 2; the store without fencing refuses, since it already called the job done.',
+          ja: 't=15 に B がジョブを `claim` します。リースが切れた後なら誰でもできることです。leasefence はフェンス 2 を出し、フェンスのないストアはすでに完了扱いなので拒否します。',
+          zh: 't=15 时 B `claim` 了这个任务，租约结束后任何工作者都可以这样做：leasefence 给出令牌 2；没有防护令牌的存储已把任务当作完成，于是拒绝。',
+        },
+      },
+      {
+        say: {
+          en: 'What the fence did: between t=10 and t=14 anyone could have claimed the job, so the store refused A’s expired lease and handed the job out again with a new fence, instead of trusting a result from a worker it had stopped waiting for.',
+          ja: 'フェンスの働き：t=10 から t=14 の間は誰でもジョブを `claim` できたので、ストアは期限切れの A のリースを拒否し、新しいフェンスでジョブを渡し直しました。待つのをやめたワーカーの結果を信用はしません。',
+          zh: '防护令牌的作用：在 t=10 到 t=14 之间任何人都可能 `claim` 这个任务，所以存储拒绝了 A 已过期的租约，并用新令牌重新派发任务，而不是相信一个它已不再等待的工作者的结果。',
+        },
+      },
+    ],
+  },
+  {
+    id: 'poison-job',
+    title: { en: 'Incident: a poison job that kills every worker', ja: '事例：すべてのワーカーを落とす毒ジョブ', zh: '事故：让每个工作者崩溃的毒任务' },
+    source: {
+      en: 'Source: a common queue failure: a job that crashes each worker that claims it is claimed again and again.',
+      ja: '出典：よくあるキューの障害。`claim` したワーカーを毎回落とすジョブが、何度も `claim` され続ける。',
+      zh: '出处：常见的队列故障：一个让每个 `claim` 它的工作者都崩溃的任务，被一次又一次地 `claim`。',
+    },
+    steps: [
+      {
+        say: {
+          en: 'A poison job: whoever claims it crashes without a word, so its lease simply runs out, again and again. (Marking it failed or dead needs the store’s coming `fail` operation; here it is shown with claims and expiries.) Press Next.',
+          ja: '毒ジョブ：`claim` した者は何も言わずに落ちるので、リースはただ切れていくことを繰り返します。（失敗や行き止まり（デッド）として印を付けるには、これから入るストアの `fail` 操作が必要です。ここでは `claim` と期限切れだけで見せます。）「次へ」を押してください。',
+          zh: '毒任务：谁 `claim` 了它谁就悄无声息地崩溃，于是租约一次又一次地自然到期。（把它标记为失败或死信需要存储即将加入的 `fail` 操作；这里只用 `claim` 和到期来展示。）请按“下一步”。',
+        },
+      },
+      { do: e(0, 'store', 'enqueue', { job: 'job-poison' }), expect: 'queued', say: { en: 'job-poison is enqueued.', ja: 'job-poison がキューに入ります。', zh: 'job-poison 入队。' } },
+      {
+        do: e(0, 'A', 'claim', { job: 'job-poison', ttl: 5 }),
+        expect: 'fence 1, until t=5',
+        say: { en: 'At t=0 A claims it: fence 1. A crashes.', ja: 't=0 に A が `claim`：フェンス 1。A は落ちます。', zh: 't=0 时 A `claim` 了它：令牌 1。A 崩溃了。' },
+      },
+      {
+        do: e(6, 'B', 'claim', { job: 'job-poison', ttl: 5 }),
+        expect: 'fence 2, until t=11',
+        say: { en: 'At t=6 B claims it: fence 2. B crashes.', ja: 't=6 に B が `claim`：フェンス 2。B は落ちます。', zh: 't=6 时 B `claim` 了它：令牌 2。B 崩溃了。' },
+      },
+      {
+        do: e(12, 'C', 'claim', { job: 'job-poison', ttl: 5 }),
+        expect: 'fence 3, until t=17',
+        say: { en: 'At t=12 C claims it: fence 3. C crashes.', ja: 't=12 に C が `claim`：フェンス 3。C は落ちます。', zh: 't=12 时 C `claim` 了它：令牌 3。C 崩溃了。' },
+      },
+      {
+        do: e(18, 'A', 'claim', { job: 'job-poison', ttl: 5 }),
+        expect: 'fence 4, until t=23',
+        say: {
+          en: 'At t=18 A, restarted, claims it again: fence 4. Every worker has been killed once, and it starts over.',
+          ja: 't=18、再起動した A がもう一度 `claim`：フェンス 4。すべてのワーカーが一度ずつ落とされ、また最初からです。',
+          zh: 't=18 时重启后的 A 再次 `claim`：令牌 4。每个工作者都被搞垮了一次，一切又重新开始。',
+        },
+      },
+      {
+        say: {
+          en: 'What the fence did: it counted every claim, so the table shows 4 attempts and a worker can stop a job that keeps coming back; the store without fencing shows a job like any other.',
+          ja: 'フェンスの働き：`claim` をすべて数えたので、表には 4 回の試行が見え、戻ってき続けるジョブをワーカーが止められます。フェンスのないストアでは、ほかと変わらないジョブにしか見えません。',
+          zh: '防护令牌的作用：它记下了每一次 `claim`，所以表里能看到 4 次尝试，工作者可以拦下反复回来的任务；没有防护令牌的存储里，它看起来和别的任务没什么两样。',
         },
       },
     ],
@@ -94,126 +391,107 @@ export const SCENARIOS = Object.freeze([
       {
         say: {
           en: 'A renews in time. A lease is not a one-off: a worker that is alive renews it before it ends, like a heartbeat. Press Next.',
-          ja: 'A が間に合うように延長する。リースは一度きりではありません。生きているワーカーは、切れる前に心拍のように延長します。「Next」を押してください。',
-          zh: 'A 及时续租。租约不是一次性的：活着的 worker 会在租约结束前续租，就像心跳一样。请按 Next。',
+          ja: 'A が間に合うように延長する。リースは一度きりではありません。生きているワーカーは、切れる前に心拍のように延長します。「次へ」を押してください。',
+          zh: 'A 及时续租。租约不是一次性的：活着的工作者会在租约结束前续租，就像心跳一样。请按“下一步”。',
         },
       },
-      {
-        do: e(0, 'store', 'enqueue', { job: 'job-7' }),
-        expect: 'queued', // the store's answer, in English (checked by the browser tests)
-        say: { en: 'job-7 is enqueued.', ja: 'job-7 がキューに入ります。', zh: 'job-7 入队。' },
-      },
+      { do: e(0, 'store', 'enqueue', { job: 'job-7' }), expect: 'queued', say: { en: 'job-7 is enqueued.', ja: 'job-7 がキューに入ります。', zh: 'job-7 入队。' } },
       {
         do: e(0, 'A', 'claim', { job: 'job-7', ttl: 10 }),
-        expect: 'fence 1, until t=10', // the store's answer, in English (checked by the browser tests)
-        say: {
-          en: 'At t=0 A claims job-7: fence 1, until t=10.',
-          ja: 't=0 に A が job-7 を claim します：フェンス 1、t=10 まで。',
-          zh: 't=0 时 A claim 了 job-7：fence 1，租约至 t=10。',
-        },
+        expect: 'fence 1, until t=10',
+        say: { en: 'At t=0 A claims job-7: fence 1, until t=10.', ja: 't=0 に A が job-7 を `claim` します：フェンス 1、t=10 まで。', zh: 't=0 时 A `claim` 了 job-7：令牌 1，租约至 t=10。' },
       },
       {
         do: e(8, 'A', 'renew', { job: 'job-7', fence: 1, ttl: 10 }),
-        expect: 'renewed until t=18', // the store's answer, in English (checked by the browser tests)
+        expect: 'renewed until t=18',
         say: {
           en: 'At t=8, before its lease ends, A renews it with its fence 1: the lease now lasts until t=18.',
           ja: 't=8、リースが切れる前に A がフェンス 1 で延長します。リースは t=18 までになりました。',
-          zh: 't=8 时，在租约结束前，A 用 fence 1 续租：租约延长到 t=18。',
+          zh: 't=8 时，在租约结束前，A 用令牌 1 续租：租约延长到 t=18。',
         },
       },
       {
         do: e(12, 'B', 'claim', { job: 'job-7', ttl: 10 }),
-        expect: 'held by A until t=18', // the store's answer, in English (checked by the browser tests)
+        expect: 'held by A until t=18',
         say: {
           en: 'At t=12 B tries to claim job-7: held by A until t=18. Without the renewal, B would have got it.',
-          ja: 't=12 に B が job-7 を claim しようとします：A が t=18 まで保持中。延長していなければ B が獲得していました。',
-          zh: 't=12 时 B 尝试 claim job-7：A 持有租约至 t=18。如果没有续租，B 就拿到了。',
+          ja: 't=12 に B が job-7 を `claim` しようとします：A が t=18 まで保持中。延長していなければ B が獲得していました。',
+          zh: 't=12 时 B 尝试 `claim` job-7：A 持有租约至 t=18。如果没有续租，B 就拿到了。',
         },
       },
       {
-        do: e(15, 'A', 'complete', { job: 'job-7', fence: 1, result: "A's result" }),
-        expect: 'done, result stored', // the store's answer, in English (checked by the browser tests)
+        do: e(15, 'A', 'complete', { job: 'job-7', fence: 1, result: A_RESULT }),
+        expect: 'done, result stored',
         say: {
           en: 'At t=15 A completes with fence 1, which is still current: granted, and the result is A’s.',
-          ja: 't=15 に A がまだ有効なフェンス 1 で complete します：許可され、結果は A のものです。',
-          zh: 't=15 时 A 用仍然有效的 fence 1 complete：成功，结果是 A 的。',
+          ja: 't=15 に A がまだ有効なフェンス 1 で `complete` します：許可され、結果は A のものです。',
+          zh: 't=15 时 A 用仍然有效的令牌 1 `complete`：成功，结果是 A 的。',
         },
       },
       {
         say: {
           en: 'A live worker keeps its lease by renewing in time. But a renewal never revives a lease that has already expired: see “Too late to renew”.',
           ja: '生きているワーカーは、間に合うように延長してリースを保ちます。ただし、すでに切れたリースは延長しても生き返りません。「延長が間に合わない」を見てください。',
-          zh: '活着的 worker 靠及时续租保住租约。但已经过期的租约，续租也救不回来：请看“续租太晚”。',
+          zh: '活着的工作者靠及时续租保住租约。但已经过期的租约，续租也救不回来：请看“续租太晚”。',
         },
       },
     ],
   },
   {
     id: 'release-reclaim',
-    title: { en: 'Release, then reclaim', ja: '解放してから再 claim', zh: '释放后重新 claim' },
+    title: { en: 'Release, then reclaim', ja: '解放してから再取得', zh: '释放后重新获取' },
     steps: [
       {
         say: {
           en: 'Release, then reclaim. A worker that gives a job up releases it, so others need not wait for the lease to run out. The fence is kept, so the old token stays invalid. Press Next.',
-          ja: '解放してから再 claim。ジョブをあきらめたワーカーはそれを release するので、他のワーカーはリースが切れるのを待たずに済みます。フェンスはそのまま残るので、古いトークンは無効のままです。「Next」を押してください。',
-          zh: '释放后重新 claim。放弃任务的 worker 会 release 它，这样别人不必等租约耗尽。fence 保持不变，所以旧令牌依然无效。请按 Next。',
+          ja: '解放してから再取得。ジョブをあきらめたワーカーはそれを `release` するので、他のワーカーはリースが切れるのを待たずに済みます。フェンスはそのまま残るので、古いトークンは無効のままです。「次へ」を押してください。',
+          zh: '释放后重新获取。放弃任务的工作者会 `release` 它，这样别人不必等租约耗尽。令牌保持不变，所以旧令牌依然无效。请按“下一步”。',
         },
       },
-      {
-        do: e(0, 'store', 'enqueue', { job: 'job-9' }),
-        expect: 'queued', // the store's answer, in English (checked by the browser tests)
-        say: { en: 'job-9 is enqueued.', ja: 'job-9 がキューに入ります。', zh: 'job-9 入队。' },
-      },
+      { do: e(0, 'store', 'enqueue', { job: 'job-9' }), expect: 'queued', say: { en: 'job-9 is enqueued.', ja: 'job-9 がキューに入ります。', zh: 'job-9 入队。' } },
       {
         do: e(0, 'A', 'claim', { job: 'job-9', ttl: 10 }),
-        expect: 'fence 1, until t=10', // the store's answer, in English (checked by the browser tests)
-        say: {
-          en: 'At t=0 A claims job-9: fence 1, until t=10.',
-          ja: 't=0 に A が job-9 を claim します：フェンス 1、t=10 まで。',
-          zh: 't=0 时 A claim 了 job-9：fence 1，租约至 t=10。',
-        },
+        expect: 'fence 1, until t=10',
+        say: { en: 'At t=0 A claims job-9: fence 1, until t=10.', ja: 't=0 に A が job-9 を `claim` します：フェンス 1、t=10 まで。', zh: 't=0 时 A `claim` 了 job-9：令牌 1，租约至 t=10。' },
       },
       {
         do: e(3, 'A', 'release', { job: 'job-9', fence: 1 }),
-        expect: 'released, fence 1 stays', // the store's answer, in English (checked by the browser tests)
+        expect: 'released, fence 1 stays',
         say: {
           en: 'At t=3 A releases job-9: the owner is cleared and the lease ends at once, but the fence stays at 1.',
-          ja: 't=3 に A が job-9 を release します。持ち主は消え、リースはすぐに終わりますが、フェンスは 1 のままです。',
-          zh: 't=3 时 A release 了 job-9：持有者被清空，租约立即结束，但 fence 仍然是 1。',
+          ja: 't=3 に A が job-9 を `release` します。持ち主は消え、リースはすぐに終わりますが、フェンスは 1 のままです。',
+          zh: 't=3 时 A `release` 了 job-9：持有者被清空，租约立即结束，但令牌仍然是 1。',
         },
       },
       {
         do: e(4, 'B', 'claim', { job: 'job-9', ttl: 10 }),
-        expect: 'fence 2, until t=14', // the store's answer, in English (checked by the browser tests)
+        expect: 'fence 2, until t=14',
         say: {
           en: 'At t=4 B claims job-9 at once, without waiting for t=10, and gets fence 2, never 1 again.',
-          ja: 't=4 に B が t=10 を待たずにすぐ job-9 を claim し、フェンス 2 を受け取ります。1 が再び配られることはありません。',
-          zh: 't=4 时 B 不必等到 t=10 就立即 claim 了 job-9，得到 fence 2，绝不会再发出 1。',
+          ja: 't=4 に B が t=10 を待たずにすぐ job-9 を `claim` し、フェンス 2 を受け取ります。1 が再び配られることはありません。',
+          zh: 't=4 时 B 不必等到 t=10 就立即 `claim` 了 job-9，得到令牌 2，绝不会再发出 1。',
         },
       },
       {
-        do: e(5, 'A', 'complete', { job: 'job-9', fence: 1, result: "A's result" }),
-        expect: 'stale fence 1, current 2', // the store's answer, in English (checked by the browser tests)
+        do: e(5, 'A', 'complete', { job: 'job-9', fence: 1, result: A_RESULT }),
+        expect: 'stale fence 1, current 2',
+        leaseOnly: true,
         say: {
-          en: 'At t=5 A, confused, tries to complete with fence 1: stale fence 1, current 2. A released token never comes back to life.',
-          ja: 't=5、混乱した A がフェンス 1 で complete しようとします：古いフェンス 1（現在は 2）。解放したトークンが生き返ることはありません。',
-          zh: 't=5 时糊涂的 A 试图用 fence 1 complete：过期的 fence 1，当前为 2。释放过的令牌永远不会复活。',
+          en: 'At t=5 A, confused, tries to complete with fence 1: stale fence 1, current 2. A released token never comes back to life. The store without fencing takes A’s result.',
+          ja: 't=5、混乱した A がフェンス 1 で `complete` しようとします：古いフェンス 1（現在は 2）。解放したトークンが生き返ることはありません。フェンスのないストアは A の結果を受け取ってしまいます。',
+          zh: 't=5 时糊涂的 A 试图用令牌 1 `complete`：过期的令牌 1，当前为 2。释放过的令牌永远不会复活。没有防护令牌的存储却收下了 A 的结果。',
         },
       },
       {
-        do: e(7, 'B', 'complete', { job: 'job-9', fence: 2, result: "B's result" }),
-        expect: 'done, result stored', // the store's answer, in English (checked by the browser tests)
-        say: {
-          en: 'At t=7 B completes with fence 2: granted.',
-          ja: 't=7 に B がフェンス 2 で complete します：許可。',
-          zh: 't=7 时 B 用 fence 2 complete：成功。',
-        },
+        do: e(7, 'B', 'complete', { job: 'job-9', fence: 2, result: B_RESULT }),
+        expect: 'done, result stored',
+        say: { en: 'At t=7 B completes with fence 2: granted.', ja: 't=7 に B がフェンス 2 で `complete` します：許可。', zh: 't=7 时 B 用令牌 2 `complete`：成功。' },
       },
       {
         say: {
           en: 'Releasing hands a job over quickly, and because the fence is never reset, the old holder cannot write any more.',
-          ja: 'release するとジョブをすぐに引き渡せます。フェンスは決してリセットされないので、前の持ち主はもう書き込めません。',
-          zh: 'release 能让任务迅速交接；由于 fence 从不重置，之前的持有者再也无法写入。',
+          ja: '`release` するとジョブをすぐに引き渡せます。フェンスは決してリセットされないので、前の持ち主はもう書き込めません。',
+          zh: '`release` 能让任务迅速交接；由于令牌从不重置，之前的持有者再也无法写入。',
         },
       },
     ],
@@ -225,65 +503,49 @@ export const SCENARIOS = Object.freeze([
       {
         say: {
           en: 'Too late to renew. Even when nobody else has claimed the job, an expired lease is never revived. Press Next.',
-          ja: '延長が間に合わない。他の誰も claim していなくても、切れたリースが生き返ることはありません。「Next」を押してください。',
-          zh: '续租太晚。即使没有别人 claim 这个任务，过期的租约也不会复活。请按 Next。',
+          ja: '延長が間に合わない。他の誰も `claim` していなくても、切れたリースが生き返ることはありません。「次へ」を押してください。',
+          zh: '续租太晚。即使没有别人 `claim` 这个任务，过期的租约也不会复活。请按“下一步”。',
         },
       },
-      {
-        do: e(0, 'store', 'enqueue', { job: 'job-5' }),
-        expect: 'queued', // the store's answer, in English (checked by the browser tests)
-        say: { en: 'job-5 is enqueued.', ja: 'job-5 がキューに入ります。', zh: 'job-5 入队。' },
-      },
+      { do: e(0, 'store', 'enqueue', { job: 'job-5' }), expect: 'queued', say: { en: 'job-5 is enqueued.', ja: 'job-5 がキューに入ります。', zh: 'job-5 入队。' } },
       {
         do: e(0, 'C', 'claim', { job: 'job-5', ttl: 5 }),
-        expect: 'fence 1, until t=5', // the store's answer, in English (checked by the browser tests)
-        say: {
-          en: 'At t=0 C claims job-5 for 5 seconds: fence 1, until t=5.',
-          ja: 't=0 に C が job-5 を 5 秒間 claim します：フェンス 1、t=5 まで。',
-          zh: 't=0 时 C claim 了 job-5，租期 5 秒：fence 1，租约至 t=5。',
-        },
+        expect: 'fence 1, until t=5',
+        say: { en: 'At t=0 C claims job-5 for 5 seconds: fence 1, until t=5.', ja: 't=0 に C が job-5 を 5 秒間 `claim` します：フェンス 1、t=5 まで。', zh: 't=0 时 C `claim` 了 job-5，租期 5 秒：令牌 1，租约至 t=5。' },
       },
       {
         do: e(7, 'C', 'renew', { job: 'job-5', fence: 1, ttl: 5 }),
-        expect: 'lease expired at t=5', // the store's answer, in English (checked by the browser tests)
+        expect: 'lease expired at t=5',
         say: {
           en: 'At t=7 C tries to renew with fence 1: lease expired at t=5. Nobody else holds the job, yet the store says no: between t=5 and t=7 someone else could have claimed it.',
-          ja: 't=7 に C がフェンス 1 で延長しようとします：リースは t=5 で期限切れ。他に誰も持っていなくても、ストアは拒否します。t=5 から t=7 の間に、別の誰かが claim できたからです。',
-          zh: 't=7 时 C 试图用 fence 1 续租：租约已于 t=5 过期。虽然没人持有这个任务，store 仍然拒绝：在 t=5 到 t=7 之间，别人本可以 claim 它。',
+          ja: 't=7 に C がフェンス 1 で延長しようとします：リースは t=5 で期限切れ。他に誰も持っていなくても、ストアは拒否します。t=5 から t=7 の間に、別の誰かが `claim` できたからです。',
+          zh: 't=7 时 C 试图用令牌 1 续租：租约已于 t=5 过期。虽然没人持有这个任务，存储仍然拒绝：在 t=5 到 t=7 之间，别人本可以 `claim` 它。',
         },
       },
       {
         do: e(8, 'C', 'complete', { job: 'job-5', fence: 1, result: "C's late result" }),
-        expect: 'lease expired at t=5', // the store's answer, in English (checked by the browser tests)
-        say: {
-          en: 'At t=8 C tries to complete with fence 1: refused for the same reason.',
-          ja: 't=8 に C がフェンス 1 で complete しようとします：同じ理由で拒否されます。',
-          zh: 't=8 时 C 试图用 fence 1 complete：因同样的原因被拒绝。',
-        },
+        expect: 'lease expired at t=5',
+        say: { en: 'At t=8 C tries to complete with fence 1: refused for the same reason.', ja: 't=8 に C がフェンス 1 で `complete` しようとします：同じ理由で拒否されます。', zh: 't=8 时 C 试图用令牌 1 `complete`：因同样的原因被拒绝。' },
       },
       {
         do: e(9, 'C', 'claim', { job: 'job-5', ttl: 5 }),
-        expect: 'fence 2, until t=14', // the store's answer, in English (checked by the browser tests)
+        expect: 'fence 2, until t=14',
         say: {
           en: 'At t=9 C claims job-5 again and gets a new lease, with fence 2. Only a fresh claim gives a fresh lease.',
-          ja: 't=9 に C がもう一度 job-5 を claim し、フェンス 2 の新しいリースを得ます。新しいリースは新しい claim でしか得られません。',
-          zh: 't=9 时 C 重新 claim job-5，得到 fence 2 的新租约。只有重新 claim 才能得到新租约。',
+          ja: 't=9 に C がもう一度 job-5 を `claim` し、フェンス 2 の新しいリースを得ます。新しいリースは新しい `claim` でしか得られません。',
+          zh: 't=9 时 C 重新 `claim` job-5，得到令牌 2 的新租约。只有重新 `claim` 才能得到新租约。',
         },
       },
       {
         do: e(10, 'C', 'complete', { job: 'job-5', fence: 2, result: "C's result" }),
-        expect: 'done, result stored', // the store's answer, in English (checked by the browser tests)
-        say: {
-          en: 'At t=10 C completes with fence 2: granted.',
-          ja: 't=10 に C がフェンス 2 で complete します：許可。',
-          zh: 't=10 时 C 用 fence 2 complete：成功。',
-        },
+        expect: 'done, result stored',
+        say: { en: 'At t=10 C completes with fence 2: granted.', ja: 't=10 に C がフェンス 2 で `complete` します：許可。', zh: 't=10 时 C 用令牌 2 `complete`：成功。' },
       },
       {
         say: {
           en: 'An expired lease stays expired. A worker that lost its lease must claim again, and then it holds a new fence.',
-          ja: '切れたリースは切れたままです。リースを失ったワーカーは claim し直す必要があり、そのとき新しいフェンスを持ちます。',
-          zh: '过期的租约就是过期了。失去租约的 worker 必须重新 claim，然后持有新的 fence。',
+          ja: '切れたリースは切れたままです。リースを失ったワーカーは `claim` し直す必要があり、そのとき新しいフェンスを持ちます。',
+          zh: '过期的租约就是过期了。失去租约的工作者必须重新 `claim`，然后持有新的令牌。',
         },
       },
     ],
@@ -336,4 +598,9 @@ export function narration(scenario, s, lang) {
 
 export function scenarioTitle(scenario, lang) {
   return scenario.title[lang] ?? scenario.title.en;
+}
+
+/** The one-line source of a preset from a real incident, or null. */
+export function scenarioSource(scenario, lang) {
+  return scenario.source ? scenario.source[lang] ?? scenario.source.en : null;
 }

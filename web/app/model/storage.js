@@ -1,5 +1,6 @@
 // The storage line under the timeline: what the browser answered to persist() and how much of the
 // origin's quota is used (both come from Rust over web-sys: crate/src/wasm/browser_host.rs).
+import { t } from './i18n.js';
 
 const UNITS = ['B', 'kB', 'MB', 'GB', 'TB'];
 
@@ -20,13 +21,11 @@ export function formatBytes(bytes) {
  * `asked`: persist()'s answer (true/false) or `{error}` when it could not be asked; `estimate`:
  * `{usage, quota, persisted}` from the store's worker, or `{error}`.
  */
-export function storageLine({ asked, estimate }) {
+export function storageLine({ asked, estimate }, lang = 'en') {
   let persistence;
-  if (estimate?.persisted === true || asked === true) persistence = 'persisted';
-  else if (asked === false) persistence = 'not persisted (the browser answered no to persist())';
-  else persistence = `not persisted (persist() failed: ${asked?.error ?? 'not asked'})`;
-  if (!estimate || estimate.error) {
-    return `storage: ${persistence}; usage unknown (${estimate?.error ?? 'no estimate'})`;
-  }
-  return `storage: ${persistence}, ${formatBytes(estimate.usage)} used of ${formatBytes(estimate.quota)}`;
+  if (estimate?.persisted === true || asked === true) persistence = t(lang, 'storage.persisted');
+  else if (asked === false) persistence = t(lang, 'storage.notPersisted');
+  else persistence = t(lang, 'storage.persistFailed', asked?.error ?? '?');
+  if (!estimate || estimate.error) return t(lang, 'storage.unknown', persistence, estimate?.error ?? '?');
+  return t(lang, 'storage.line', persistence, formatBytes(estimate.usage), formatBytes(estimate.quota));
 }

@@ -5,7 +5,7 @@ import { h } from './dom.js';
 /** Shows a banner; returns it. kind: 'error' | 'notice'. actions: [{label, run}]. */
 export function showBanner(region, { kind, title, message, actions = [], key }) {
   if (key) region.querySelector(`[data-key="${CSS.escape(key)}"]`)?.remove();
-  const close = h('button', { class: 'banner-close', text: '×', attrs: { type: 'button', 'aria-label': 'Dismiss' } });
+  const close = h('button', { class: 'banner-close', text: '×', attrs: { type: 'button', 'aria-label': region.dataset.dismiss || 'Dismiss' } });
   const banner = h('div', {
     class: `banner banner-${kind}`,
     attrs: { role: kind === 'error' ? 'alert' : 'status', 'data-key': key ?? null },

@@ -41,3 +41,52 @@ export function byId(id) {
   if (!node) throw new Error(`missing element #${id}`);
   return node;
 }
+
+const MARKS = [
+  { open: '`', close: '`', tag: 'code' },
+  { open: '**', close: '**', tag: 'strong' },
+  { open: '[[', close: ']]', tag: 'kbd' },
+  { open: '*', close: '*', tag: 'cite' },
+];
+
+/**
+ * Text with light marks as nodes: `code`, **strong**, [[kbd]], *cite*. Every piece becomes a text
+ * node inside an element named here, so no text can ever become markup.
+ */
+export function rich(text) {
+  const nodes = [];
+  let rest = String(text);
+  while (rest.length) {
+    let best = null;
+    for (const mark of MARKS) {
+      const at = rest.indexOf(mark.open);
+      if (at === -1) continue;
+      const end = rest.indexOf(mark.close, at + mark.open.length);
+      if (end === -1) continue;
+      if (!best || at < best.at) best = { mark, at, end };
+    }
+    if (!best) {
+      nodes.push(rest);
+      break;
+    }
+    if (best.at > 0) nodes.push(rest.slice(0, best.at));
+    nodes.push(h(best.mark.tag, { text: rest.slice(best.at + best.mark.open.length, best.end) }));
+    rest = rest.slice(best.end + best.mark.close.length);
+  }
+  return nodes;
+}
+
+/**
+ * Puts the words of `lang` into the page: every `data-i18n="key"` element's content (with rich
+ * marks) and every `data-i18n-attr="attribute:key;..."` attribute.
+ */
+export function translatePage(root, lang, t) {
+  for (const node of root.querySelectorAll('[data-i18n]')) replace(node, rich(t(lang, node.dataset.i18n)));
+  for (const node of root.querySelectorAll('[data-i18n-attr]')) {
+    for (const pair of node.dataset.i18nAttr.split(';')) {
+      const [name, key] = pair.split(':');
+      if (!SAFE_ATTRIBUTE.test(name)) throw new Error(`refusing attribute ${name}`);
+      node.setAttribute(name, String(t(lang, key)).replace(/`/g, ''));
+    }
+  }
+}

@@ -5,6 +5,7 @@ import { h, replace } from './dom.js';
 import { LANES } from '../model/timeline.js';
 import { granted } from '../model/derive.js';
 import { argsText, fmt, outcomeText, statusLine, storeChipText } from '../model/describe.js';
+import { t } from '../model/i18n.js';
 
 const SIZES = {
   wide: { label: 60, card: 146, gap: 8, pxPerSec: 14, cardH: 72, shortH: 58, chipH: 24, bar: 16, pad: 12 },
@@ -78,14 +79,14 @@ export function renderTimeline(container, vm) {
 
   // Axis: a tick per time with cards, and the clock.
   const axisRow = h('div', { class: 'tl-row tl-axis', attrs: { 'aria-hidden': 'true' }, style: { height: `${AXIS_H}px` } },
-    h('div', { class: 'lane-label', style: { width: `${size.label}px` } }, 'time'));
+    h('div', { class: 'lane-label', style: { width: `${size.label}px` } }, t(vm.lang, 'timeline.axis')));
   for (const t of axis.knots) {
     axisRow.append(h('span', { class: 'tick', style: { left: `${axis.x(t)}px` }, text: `t=${fmt(t)}` }));
   }
-  axisRow.append(h('span', { class: 'now-tag', style: { left: `${axis.x(vm.now)}px` }, text: `now t=${fmt(vm.now)}` }));
+  axisRow.append(h('span', { class: 'now-tag', style: { left: `${axis.x(vm.now)}px` }, text: t(vm.lang, 'timeline.now', fmt(vm.now)) }));
   canvas.append(axisRow);
 
-  const list = h('ol', { class: 'tl-lanes', attrs: { 'aria-label': 'Operations by lane' } });
+  const list = h('ol', { class: 'tl-lanes', attrs: { 'aria-label': t(vm.lang, 'timeline.lanes') } });
   for (const lane of LANES) {
     const laneEntries = items.get(lane);
     // Stack the items that share a time, top to bottom.
@@ -103,10 +104,10 @@ export function renderTimeline(container, vm) {
     const barRows = assignRows(bars);
     const laneH = itemsH + (barRows ? barRows * (size.bar + 4) + 2 : 0);
 
-    const laneName = lane === 'store' ? 'Store' : `Worker ${lane}`;
+    const laneName = lane === 'store' ? t(vm.lang, 'lane.store') : t(vm.lang, 'lane.worker', lane);
     const row = h('li', { class: `tl-row tl-lane lane-${lane}`, style: { height: `${laneH}px` }, attrs: { 'aria-label': laneName } },
       h('div', { class: 'lane-label', style: { width: `${size.label}px` } },
-        h('span', { class: `badge w-${lane}`, text: lane === 'store' ? (vm.compact ? 'S' : 'Store') : lane, attrs: { title: laneName } })));
+        h('span', { class: `badge w-${lane}`, text: lane === 'store' ? (vm.compact ? t(vm.lang, 'lane.storeShort') : t(vm.lang, 'lane.store')) : lane, attrs: { title: laneName } })));
 
     const cards = h('ol', { class: 'tl-items' });
     for (const item of placed) cards.append(item.kind === 'card' ? card(item, vm, axis, size) : chip(item, vm, axis, size));
@@ -143,17 +144,17 @@ function card(item, vm, axis, size) {
   return h('li', {
     class: classes.join(' '),
     style: { left: `${axis.x(entry.t) + 4}px`, top: `${item.top}px`, width: `${size.card - 8}px`, height: `${item.height}px` },
-    attrs: { title: statusLine(entry, outcome, vm.lang) + (future ? ' (future)' : ''), 'data-index': index },
+    attrs: { title: statusLine(entry, outcome, vm.lang) + (future ? t(vm.lang, 'timeline.future') : ''), 'data-index': index },
   },
   h('div', { class: 'c-head' },
-    h('strong', { class: 'c-op', text: entry.op }), ' ',
+    h('code', { class: 'c-op', text: entry.op }), ' ',
     h('span', { class: 'c-job', text: entry.args.job })),
   h('div', { class: 'c-args' },
     h('span', { class: 'c-t', text: `t=${fmt(entry.t)}` }), args ? ` · ${args}` : ''),
   h('div', { class: 'c-out' },
     h('span', { class: 'c-icon', attrs: { 'aria-hidden': 'true' }, text: out.icon }), ' ',
     h('span', { class: 'c-text', text: out.text }),
-    future ? h('span', { class: 'sr-only', text: ' (future)' }) : null));
+    future ? h('span', { class: 'sr-only', text: t(vm.lang, 'timeline.future') }) : null));
 }
 
 function chip(item, vm, axis, size) {
@@ -170,13 +171,8 @@ function chip(item, vm, axis, size) {
 
 function leaseBar(bar, itemsH, size, vm) {
   const l = bar.lease;
-  const endText = {
-    live: `until t=${fmt(l.until)}`,
-    expired: `expired t=${fmt(l.until)}`,
-    completed: `completed t=${fmt(l.end)}`,
-    released: `released t=${fmt(l.end)}`,
-  }[l.endKind];
-  const label = `fence ${l.fence} · ${endText} · ${l.job}`;
+  const endText = t(vm.lang, `lease.${l.endKind}`, fmt(l.endKind === 'live' || l.endKind === 'expired' ? l.until : l.end));
+  const label = `${t(vm.lang, 'check.fenceWord', l.fence)} · ${endText} · ${l.job}`;
   const classes = ['lease', `w-${l.worker}`, `end-${l.endKind}`];
   if (l.index >= vm.k) classes.push('future');
   return h('div', {
@@ -185,6 +181,6 @@ function leaseBar(bar, itemsH, size, vm) {
       left: `${bar.x0}px`, width: `${bar.x1 - bar.x0}px`,
       top: `${itemsH + bar.row * (size.bar + 4)}px`, height: `${size.bar}px`,
     },
-    attrs: { title: `${l.worker}’s lease on ${l.job}: fence ${l.fence}, from t=${fmt(l.from)}, ${endText}` },
+    attrs: { title: t(vm.lang, 'lease.title', l.worker, l.job, l.fence, fmt(l.from), endText) },
   }, h('span', { class: 'lease-text', text: label }));
 }

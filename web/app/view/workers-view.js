@@ -4,22 +4,29 @@ import { replace, h } from './dom.js';
 import { WORKERS } from '../model/timeline.js';
 import { fenceFor } from '../model/derive.js';
 import { fmt } from '../model/describe.js';
+import { t } from '../model/i18n.js';
+
+// The message parts: strings, {job} (drawn as data) and {strong}.
+function parts(list) {
+  return list.map((part) => (typeof part === 'string' ? part
+    : part.job !== undefined ? h('span', { class: 'mem-job', text: part.job })
+      : h('strong', { text: part.strong })));
+}
 
 /** memory: from fenceMemory(); job: the job the buttons act on; row: that job's table row. */
-export function renderWorkers(nodes, memory, job, row) {
+export function renderWorkers(nodes, memory, job, row, lang) {
   for (const worker of WORKERS) {
     const node = nodes[worker];
     const has = memory.get(worker)?.has(job) ?? false;
     const fence = fenceFor(memory, worker, job);
     if (!job) {
-      replace(node, 'type a job id above');
+      replace(node, t(lang, 'mem.typeJob'));
     } else if (!has) {
-      replace(node, 'no fence for ', h('span', { class: 'mem-job', text: job }), ' yet (would send 0)');
+      replace(node, parts(t(lang, 'mem.noFence', job)));
     } else {
       const stale = row && row.fence !== fence;
-      replace(node, 'remembers ', h('strong', { text: `fence ${fmt(fence)}` }), ' for ',
-        h('span', { class: 'mem-job', text: job }),
-        stale ? h('span', { class: 'pill stale', text: `stale: store has ${fmt(row.fence)}` }) : null);
+      replace(node, parts(t(lang, 'mem.remembers', fmt(fence), job)),
+        stale ? h('span', { class: 'pill stale', text: t(lang, 'mem.stale', fmt(row.fence)) }) : null);
     }
   }
 }

@@ -1,0 +1,8 @@
+-- $1 job, $2 now. Dead jobs only (done and marked): claimable from now, the fence kept, the mark
+-- removed in the same statement; one row when revived. A second reviser waits for the first's
+-- row lock, then finds done = 0 and changes nothing.
+WITH revived AS (
+    UPDATE jobs SET done = 0, owner = NULL, until = $2
+    WHERE id = $1 AND done = 1 AND EXISTS (SELECT 1 FROM leasefence_dead WHERE job = $1)
+    RETURNING id)
+DELETE FROM leasefence_dead WHERE job IN (SELECT id FROM revived)

@@ -1,0 +1,141 @@
+//! Delays, failures and dead jobs on SQLite (docs/contract.md section 7): `fail`, `revive`,
+//! `inspect` and the job counts of `stats`. `enqueue` with a run time and a payload, and the
+//! payload `claim_next` hands over, are in `ops.rs` beside the seed's operations.
+//!
+//! What `jobs` cannot hold lives in side tables (`leasefence_payloads`, `leasefence_failures`,
+//! `leasefence_dead`), written in the same `BEGIN IMMEDIATE` transaction as the row they belong
+//! to. A dead job is `done = 1` in `jobs`, so a program that knows only `jobs` (the seed) never
+//! claims it; a job backing off has no owner and `until = retry_at`, so it never claims it early.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::ops::{fenced_update_then, immediate, payload, read_lease};
+use crate::error::{Error, Result};
+use crate::outcome::{Failure, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::rules::why_revive_refused;
+
+/// Contract `fail`: for the current live lease only (the checks and reasons of `complete`). With
+/// a `retry_at` the job waits, unowned, until then; without one it is dead. The failure is
+/// recorded either way, in the same transaction.
+pub(crate) fn fail(
+    conn: &Connection,
+    (job, owner, fence): (&str, &str, Fence),
+    now: f64,
+    retry_at: Option<f64>,
+    error: Option<&str>,
+) -> Result<Outcome<()>> {
+    let record = |tx: &rusqlite::Transaction<'_>| {
+        tx.prepare_cached(include_str!("sql/record_failure.sql"))
+            .and_then(|mut stmt| stmt.execute(params![job, fence, now, error]))
+            .map_err(Error::storage("fail"))?;
+        if retry_at.is_none() {
+            tx.prepare_cached(include_str!("sql/mark_dead.sql"))
+                .and_then(|mut stmt| stmt.execute(params![job, fence, now]))
+                .map_err(Error::storage("fail"))?;
+        }
+        Ok(())
+    };
+    match retry_at {
+        Some(retry_at) => fenced_update_then(
+            conn,
+            "fail",
+            include_str!("sql/fail_retry.sql"),
+            params![job, owner, fence, now, retry_at],
+            (job, owner, fence),
+            Some(now),
+            record,
+        ),
+        None => fenced_update_then(
+            conn,
+            "fail",
+            include_str!("sql/fail_dead.sql"),
+            params![job, owner, fence, now],
+            (job, owner, fence),
+            Some(now),
+            record,
+        ),
+    }
+}
+
+/// Contract `revive`: a dead job becomes claimable at `now`, its fence kept and its dead mark
+/// cleared; anything else is refused with `not_found` or `not_dead`.
+pub(crate) fn revive(conn: &Connection, job: &str, now: f64) -> Result<Outcome<()>> {
+    let tx = immediate(conn, "revive")?;
+    let changed = tx
+        .prepare_cached(include_str!("sql/revive.sql"))
+        .and_then(|mut stmt| stmt.execute(params![job, now]))
+        .map_err(Error::storage("revive"))?;
+    if changed != 1 {
+        // Inside this IMMEDIATE transaction the row cannot have changed since the UPDATE.
+        let exists = read_lease(&tx, job, "revive")?.is_some();
+        return Ok(Outcome::Rejected(why_revive_refused(exists)));
+    }
+    tx.prepare_cached(include_str!("sql/unmark_dead.sql"))
+        .and_then(|mut stmt| stmt.execute([job]))
+        .map_err(Error::storage("revive"))?;
+    tx.commit().map_err(Error::storage("revive"))?;
+    Ok(Outcome::Granted(()))
+}
+
+/// Contract `inspect`: the row, attempts, dead mark, payload and failures, read in one
+/// transaction so they describe one moment.
+pub(crate) fn inspect(conn: &Connection, job: &str) -> Result<Option<Inspection>> {
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)
+        .map_err(Error::storage("inspect"))?;
+    let state: Option<JobState> = tx
+        .prepare_cached(include_str!("sql/state.sql"))
+        .and_then(|mut stmt| stmt.query_row([job], super::ops::job_state).optional())
+        .map_err(Error::storage("inspect"))?;
+    let Some(state) = state else {
+        return Ok(None);
+    };
+    let dead: bool = tx
+        .prepare_cached(include_str!("sql/is_dead.sql"))
+        .and_then(|mut stmt| stmt.query_row([job], |row| row.get(0)))
+        .map_err(Error::storage("inspect"))?;
+    let payload = payload(&tx, job, "inspect")?;
+    let failures = tx
+        .prepare_cached(include_str!("sql/failures.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_map([job], |row| {
+                Ok(Failure {
+                    fence: row.get(0)?,
+                    at: row.get(1)?,
+                    error: row.get(2)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(Error::storage("inspect"))?;
+    // Read-only: ending it either way changes nothing.
+    tx.commit().map_err(Error::storage("inspect"))?;
+    Ok(Some(Inspection {
+        attempts: state.fence,
+        state,
+        dead,
+        payload,
+        failures,
+    }))
+}
+
+fn count(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<u64> {
+    // A count is never negative.
+    Ok(row.get::<_, i64>(column)?.max(0) as u64)
+}
+
+/// How many jobs are in each state at `now` (`leasefence stats`): one read of the table.
+pub(crate) fn stats(conn: &Connection, now: f64) -> Result<JobCounts> {
+    conn.prepare_cached(include_str!("sql/stats.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_row([now], |row| {
+                Ok(JobCounts {
+                    queued: count(row, 0)?,
+                    scheduled: count(row, 1)?,
+                    leased: count(row, 2)?,
+                    done: count(row, 3)?,
+                    dead: count(row, 4)?,
+                })
+            })
+        })
+        .map_err(Error::storage("stats"))
+}

@@ -1,0 +1,1 @@
+SELECT fence, at, error FROM leasefence_failures WHERE job = ?1 ORDER BY rowid

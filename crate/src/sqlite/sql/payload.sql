@@ -1,0 +1,1 @@
+SELECT payload FROM leasefence_payloads WHERE job = ?1

@@ -1,0 +1,1 @@
+DELETE FROM leasefence_dead WHERE job = ?1

@@ -1,0 +1,244 @@
+// The counterfactual and the check, in headless Chromium: the guided story and every preset from a
+// real incident played by clicking, with both tables at the end (leasefence's `jobs` and the
+// lease-only `lease_only_jobs`), the statements "The check" shows compared with the SQL files the
+// store is built from, and each preset's share link replayed in a fresh browser profile.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { repo, startServer, launchBrowser } from './harness.mjs';
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(() => server?.stop());
+
+const sql = (file) => readFileSync(path.join(repo, file), 'utf8').trim();
+const FENCED_SQL = Object.fromEntries(['claim', 'renew', 'complete', 'release', 'enqueue', 'read_lease']
+  .map((op) => [op, sql(`crate/src/sqlite/sql/${op}.sql`)]));
+const LEASE_ONLY_SQL = Object.fromEntries(['claim', 'renew', 'complete', 'release', 'enqueue']
+  .map((op) => [op, sql(`crate/src/wasm/sql/lease_only_${op}.sql`)]));
+
+const row = (id, owner, until, fence, result, done) => ({ id, owner, until, fence, result, done });
+const lo = (id, owner, until, result, done) => ({ id, owner, until, result, done });
+
+// What each scenario leaves in the two tables, and the last write's statements.
+const PRESETS = [
+  {
+    id: 'stale-worker',
+    jobs: [row('job-42', 'B', 't=22', '2', "B's result", '✓ yes')],
+    leaseOnly: [lo('job-42', 'B', 't=22', "A's result", '✓ yes')], // A's late result overwrote B's
+    differs: ['result'],
+    last: { op: 'complete', values: ["'job-42'", "'A'", 'fence = 1', "'A''s result'"], fencedChanged: 0, leaseOnlyChanged: 1 },
+  },
+  {
+    id: 'gc-pause',
+    jobs: [row('job-33', 'B', 't=21', '2', "B's result", '✓ yes')],
+    leaseOnly: [lo('job-33', 'B', 't=21', "A's result", '✓ yes')],
+    differs: ['result'],
+    last: { op: 'complete', values: ["'job-33'", "'A'", 'fence = 1'], fencedChanged: 0, leaseOnlyChanged: 1 },
+  },
+  {
+    id: 'late-renewals',
+    jobs: [row('job-1416', 'B', 't=65live', '2', '—', 'no')],
+    leaseOnly: [lo('job-1416', 'B', 't=75', "A's result", '✓ yes')], // A stretched B's lease, then completed under B
+    differs: ['until', 'result', 'done'],
+    last: { op: 'complete', values: ["'job-1416'", "'A'", 'fence = 1'], fencedChanged: 0, leaseOnlyChanged: 1 },
+  },
+  {
+    id: 'long-job',
+    jobs: [row('job-169', 'B', 't=28860live', '2', '—', 'no')],
+    leaseOnly: [lo('job-169', 'B', 't=28860', "A's result", '✓ yes')], // done while B runs it again
+    differs: ['result', 'done'],
+    last: { op: 'complete', values: ["'job-169'", "'A'", 'fence = 1', 'until > 21600.0'], fencedChanged: 0, leaseOnlyChanged: 1 },
+  },
+  {
+    id: 'late-completion',
+    jobs: [row('job-2432', 'B', 't=25live', '2', '—', 'no')],
+    leaseOnly: [lo('job-2432', 'A', 't=10', "A's result", '✓ yes')], // done by a lease that had ended; B turned away
+    differs: ['owner', 'until', 'result', 'done'],
+    last: { op: 'claim', values: ["'job-2432'", "'B'", '25.0'], fencedChanged: 1, leaseOnlyChanged: 0 },
+  },
+  {
+    id: 'poison-job',
+    jobs: [row('job-poison', 'A', 't=23live', '4', '—', 'no')], // the fence counted 4 claims
+    leaseOnly: [lo('job-poison', 'A', 't=23live', '—', 'no')],
+    differs: [],
+    last: { op: 'claim', values: ["'job-poison'", "'A'", '23.0'], fencedChanged: 1, leaseOnlyChanged: 1 },
+  },
+];
+
+async function open(browser, url = server.url) {
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  await page.setViewportSize({ width: 1280, height: 900 });
+  page.errors = [];
+  page.on('pageerror', (error) => page.errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') page.errors.push(`console: ${message.text()}`);
+  });
+  await page.goto(url);
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+  return page;
+}
+
+async function settled(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
+}
+
+/** Both tables as drawn: cell texts, and which lease-only cells are marked as differing. */
+async function tables(page) {
+  await settled(page);
+  const read = (selector) => page.locator(`${selector} tr`).evaluateAll((rows) => rows.map((tr) => {
+    const cells = {};
+    for (const cell of tr.querySelectorAll('[data-label]')) cells[cell.dataset.label] = cell.querySelector('.v').textContent;
+    return cells;
+  }));
+  const differs = await page.locator('#lease-only-body .differs').evaluateAll((cells) => cells.map((c) => c.dataset.label));
+  return { jobs: await read('#jobs-body'), leaseOnly: await read('#lease-only-body'), differs };
+}
+
+/** The check panel: per store, the summary and the statements (template, bound text, facts). */
+async function check(page) {
+  await settled(page);
+  return page.locator('#check-body').evaluate((body) => {
+    const column = (kind) => {
+      const col = body.querySelector(`.check-${kind}`);
+      if (!col) return null;
+      return {
+        summary: col.querySelector('.check-summary')?.textContent ?? null,
+        statements: [...col.querySelectorAll('.stmt')].map((li) => ({
+          sql: li.querySelector('pre.sql:not(.expanded) code').textContent,
+          expanded: li.querySelector('pre.sql.expanded code')?.textContent ?? null,
+          facts: li.querySelector('.stmt-facts')?.textContent ?? null,
+        })),
+      };
+    };
+    return { fenced: column('fenced'), leaseOnly: column('lease-only') };
+  });
+}
+
+async function playScenario(page, id) {
+  await page.selectOption('#scenario', id);
+  await page.click('#scenario-start');
+  await page.waitForFunction(() => /^step 1 of/.test(document.getElementById('story-progress').textContent));
+  const steps = await page.evaluate(async (sid) => {
+    const { findScenario } = await import('/app/model/scenarios.js');
+    return findScenario(sid).steps.map((s) => ({ expect: s.expect ?? null, leaseOnly: s.leaseOnly ?? null, op: s.do?.op ?? null }));
+  }, id);
+  for (let s = 2; s <= steps.length; s++) {
+    await page.click('#story-next');
+    await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
+    await settled(page);
+    const step = steps[s - 1];
+    if (step.op && step.op !== 'enqueue') {
+      // The lease-only store's own answer, as the check reports it, is what the narration tells.
+      const { leaseOnly } = await check(page);
+      if (step.leaseOnly !== null) {
+        assert.equal(leaseOnly.summary, step.leaseOnly ? 'Checked by job id only: the write went through.' : 'No row matched: nothing changed.',
+          `${id} step ${s}`);
+      }
+    }
+  }
+  // Every answer on the timeline is the one the narration tells.
+  const answers = await page.locator('#timeline .tl-card').evaluateAll((nodes) => nodes
+    .sort((a, b) => Number(a.dataset.index) - Number(b.dataset.index))
+    .map((node) => node.querySelector('.c-text').textContent));
+  assert.deepEqual(answers, steps.filter((s) => s.op).map((s) => s.expect), `${id}: the store's answers`);
+  return steps;
+}
+
+test('the story and every incident preset: both tables at the end, the SQL the store ran, a shared link in a fresh profile', async () => {
+  const browser = await launchBrowser();
+  const links = [];
+  try {
+    const page = await open(browser);
+    const incidents = await page.evaluate(async () => {
+      const { SCENARIOS } = await import('/app/model/scenarios.js');
+      return SCENARIOS.filter((sc) => sc.source || sc.id === 'stale-worker').map((sc) => sc.id);
+    });
+    assert.deepEqual(PRESETS.map((p) => p.id), incidents, 'every incident preset is played here');
+    for (const preset of PRESETS) {
+      await playScenario(page, preset.id);
+      const got = await tables(page);
+      assert.deepEqual(got.jobs, preset.jobs, `${preset.id}: leasefence's table`);
+      assert.deepEqual(got.leaseOnly, preset.leaseOnly, `${preset.id}: the lease-only table`);
+      assert.deepEqual(got.differs, preset.differs, `${preset.id}: the cells marked as differing`);
+
+      // The last operation's statements are the store's own SQL files, with the values bound.
+      const lastIndex = (await page.locator('#timeline .tl-card').count()) - 1;
+      await page.locator(`#timeline .tl-card[data-index="${lastIndex}"]`).click();
+      await settled(page);
+      const shown = await check(page);
+      const { op, values, fencedChanged, leaseOnlyChanged } = preset.last;
+      const write = shown.fenced.statements.find((s) => s.sql === FENCED_SQL[op]);
+      assert.ok(write, `${preset.id}: the check shows ${op}.sql as the store ran it: ${JSON.stringify(shown.fenced.statements.map((s) => s.sql))}`);
+      for (const value of values) assert.ok(write.expanded.includes(value), `${preset.id}: ${value} bound in ${write.expanded}`);
+      assert.match(write.facts, new RegExp(`^${fencedChanged} rows? changed`), preset.id);
+      assert.equal(shown.fenced.statements[0].sql, 'BEGIN IMMEDIATE', `${preset.id}: the write runs in its transaction`);
+      if (fencedChanged === 0) {
+        // Refused: the reason is read in the same transaction, then nothing is kept.
+        assert.deepEqual(shown.fenced.statements.map((s) => s.sql).slice(-2), [FENCED_SQL.read_lease, 'ROLLBACK'], preset.id);
+        assert.match(shown.fenced.summary, /^0 rows, so the reason was read in the same transaction: /);
+      } else {
+        assert.equal(shown.fenced.statements.at(-1).sql, 'COMMIT', preset.id);
+      }
+      const plain = shown.leaseOnly.statements.find((s) => s.sql === LEASE_ONLY_SQL[op]);
+      assert.ok(plain, `${preset.id}: the check shows lease_only_${op}.sql`);
+      assert.match(plain.facts, new RegExp(`^${leaseOnlyChanged} rows? changed`), preset.id);
+
+      await page.click('#share');
+      links.push({ preset, link: await page.inputValue('#share-url'), want: got });
+    }
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await browser.close();
+  }
+
+  for (const { preset, link, want } of links) {
+    const fresh = await launchBrowser();
+    try {
+      const page = await open(fresh, link);
+      await page.locator('.banner-notice', { hasText: 'Loaded the timeline from the shared link' }).waitFor();
+      assert.deepEqual(await tables(page), want, `${preset.id}: replayed from its link in a fresh profile`);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await fresh.close();
+    }
+  }
+});
+
+test('the story\'s refusal, step by step: the check names the statement, its values and the reason', async () => {
+  const browser = await launchBrowser();
+  try {
+    const page = await open(browser);
+    for (let s = 2; s <= 8; s++) {
+      await page.click('#story-next');
+      await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
+    }
+    const shown = await check(page);
+    assert.equal(shown.fenced.summary,
+      '0 rows, so the reason was read in the same transaction: job already done. Nothing was written (ROLLBACK).');
+    assert.deepEqual(shown.fenced.statements.map((s) => [s.sql, s.facts]), [
+      ['BEGIN IMMEDIATE', null],
+      [FENCED_SQL.complete, '0 rows changed'],
+      [FENCED_SQL.read_lease, '1 row returned'],
+      ['ROLLBACK', null],
+    ]);
+    assert.match(shown.fenced.statements[1].expanded,
+      /WHERE id = 'job-42' AND owner = 'A' AND fence = 1 AND done = 0 AND until > 16\.0$/);
+    assert.deepEqual(shown.leaseOnly.statements.map((s) => [s.sql, s.facts]), [[LEASE_ONLY_SQL.complete, '1 row changed']]);
+    assert.match(shown.leaseOnly.statements[0].expanded, /SET result = 'A''s result', done = 1 WHERE id = 'job-42'$/);
+
+    // One step back: B's completion, granted by the same statement with B's fence.
+    await page.click('#story-back');
+    await page.waitForFunction(() => document.getElementById('story-progress').textContent.startsWith('step 7 of'));
+    const granted = await check(page);
+    assert.equal(granted.fenced.summary, 'The UPDATE matched 1 row: the write is done, in one transaction.');
+    assert.match(granted.fenced.statements[1].expanded, /owner = 'B' AND fence = 2/);
+    assert.deepEqual((await tables(page)).differs, [], 'before A wakes, both tables agree');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await browser.close();
+  }
+});

@@ -1,0 +1,121 @@
+// The playground in Japanese and Chinese, in headless Chromium: the language follows
+// navigator.language, ?lang= overrides it, the picker's choice is remembered, and no English word
+// is left on the page (every text node and title/aria-label, outside code, job ids and names:
+// ./untranslated.mjs) at any step of the story, in a preset, in free play and its banners, nor in
+// any scenario's narration.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launchBrowser } from './harness.mjs';
+import { findUntranslated } from './untranslated.mjs';
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(() => server?.stop());
+
+async function open(browser, url) {
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  page.errors = [];
+  page.on('pageerror', (error) => page.errors.push(error.message));
+  await page.goto(url);
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+  return page;
+}
+
+async function settled(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
+}
+
+/** Every English word on the page now, with where it is. */
+async function untranslated(page, when) {
+  await settled(page);
+  return (await page.evaluate(findUntranslated)).map((f) => `${when}: "${f.word}" in ${f.where}: ${f.text}`);
+}
+
+for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'zh-CN', /令牌/]]) {
+  test(`${lang}: the language follows the browser's, and no text is left in English`, async () => {
+    const browser = await launchBrowser({ locale });
+    try {
+      const page = await open(browser, server.url);
+      assert.equal(await page.evaluate(() => document.documentElement.lang), lang, 'navigator.language picks the language');
+      assert.equal(await page.inputValue('#lang'), lang);
+      const found = [];
+      found.push(...await untranslated(page, 'story step 1'));
+      const steps = Number((await page.locator('#story-progress').textContent()).match(/\d+/g).at(-1));
+      for (let s = 2; s <= steps; s++) {
+        await page.click('#story-next');
+        found.push(...await untranslated(page, `story step ${s}`));
+      }
+      assert.match(await page.locator('#narration').textContent(), sample);
+
+      // 360 px wide, in this language too: no sideways scrolling.
+      await page.setViewportSize({ width: 360, height: 780 });
+      await settled(page);
+      assert.ok(await page.evaluate(() => document.scrollingElement.scrollWidth) <= 360, 'no sideways scrolling at 360 px');
+      await page.setViewportSize({ width: 1280, height: 800 });
+
+      // A preset from a real incident, with its source line, to its end.
+      await page.selectOption('#scenario', 'gc-pause');
+      await page.click('#scenario-start');
+      await settled(page);
+      assert.equal(await page.locator('#story-source').isVisible(), true);
+      for (let s = 0; s < 6; s++) await page.click('#story-next');
+      found.push(...await untranslated(page, 'gc-pause at its end'));
+
+      // Free play: an action forks the story (a banner), the share link, reset (another banner).
+      await page.click('#B-claim');
+      await page.locator('.banner-notice').first().waitFor();
+      found.push(...await untranslated(page, 'free play after an action'));
+      await page.click('#share');
+      await page.waitForFunction(() => document.getElementById('share-note').textContent !== '');
+      found.push(...await untranslated(page, 'after share'));
+      await page.click('#reset');
+      await settled(page);
+      found.push(...await untranslated(page, 'after reset'));
+
+      // Every scenario's title, source and narration, including the steps not walked here.
+      const texts = await page.evaluate(async (code) => {
+        const { SCENARIOS } = await import('/app/model/scenarios.js');
+        return SCENARIOS.flatMap((sc) => [sc.title[code], sc.source?.[code], ...sc.steps.map((s) => s.say[code])])
+          .filter((text) => text !== undefined);
+      }, lang);
+      const probe = await page.evaluate(async (list) => {
+        const { rich } = await import('/app/view/dom.js');
+        const box = document.createElement('div');
+        box.id = 'probe';
+        document.body.append(box);
+        for (const text of list) box.append(document.createElement('p'));
+        [...box.children].forEach((p, i) => p.append(...rich(list[i])));
+        return box.children.length;
+      }, texts);
+      assert.equal(probe, texts.length);
+      found.push(...await untranslated(page, 'the narration of every scenario'));
+      assert.deepEqual(found, []);
+      assert.deepEqual(page.errors, []);
+    } finally {
+      await browser.close();
+    }
+  });
+}
+
+test('?lang= overrides the browser\'s language, and the picker\'s choice is remembered', async () => {
+  const browser = await launchBrowser({ locale: 'ja-JP' });
+  try {
+    let page = await open(browser, `${server.url}?lang=zh`);
+    assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh');
+    assert.equal(await page.locator('#story-next').textContent(), '下一步 ▶');
+    await page.selectOption('#lang', 'en');
+    assert.equal(await page.locator('#story-next').textContent(), 'Next ▶');
+    assert.equal(await page.evaluate(() => document.title), 'leasefence playground: leases and fencing tokens');
+    page = await open(browser, server.url); // no ?lang=: the remembered choice beats navigator.language
+    assert.equal(await page.evaluate(() => document.documentElement.lang), 'en');
+    assert.equal(await page.locator('#A-claim').textContent(), 'Claim');
+    await page.selectOption('#lang', 'ja');
+    assert.equal(await page.locator('#A-claim').textContent(), '取得');
+    assert.equal(await page.locator('#help-title').textContent(), 'キーボードと仕組み');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await browser.close();
+  }
+});
