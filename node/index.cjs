@@ -90,6 +90,7 @@ class LeaseStore extends LeaseStoreCore {
       {
         call: (op, args) => {
           if (op === 'claimMany') return self.#claimMany(...args);
+          if (op === 'fenced' && typeof args[4] === 'function') return self.#fencedWith(...args);
           if (!self.#inner) throw storageError(`${op}(): the store is closed; open it again`);
           return self.#inner.call(op, args);
         },
@@ -169,6 +170,45 @@ class LeaseStore extends LeaseStoreCore {
       value: settled.map((s) => s.value.value),
       reasons: settled.map((s) => s.value.reason),
     };
+  }
+
+  /**
+   * The callback form of `fenced`: `work(tx)` runs synchronously inside the transaction that
+   * then checks the lease; `tx.run(sql, params)` answers `{changes}`, `tx.all(sql, params)` the
+   * rows as objects, `tx.get(sql, params)` the first row or undefined. A throw rolls back and
+   * is rethrown; a returned Promise is refused (the transaction cannot wait for it).
+   */
+  #fencedWith(job, owner, fence, now, work, options) {
+    if (!this.#inner) throw storageError('fenced(): the store is closed; open it again');
+    const inner = this.#inner;
+    let open = true;
+    const need = (method) => {
+      if (!open) throw invalidArgument(`tx.${method}(): the fenced callback has returned; the transaction is over`);
+    };
+    const tx = Object.freeze({
+      run(sql, params = []) {
+        need('run');
+        return { changes: inner.fencedRun(sql, params) };
+      },
+      all(sql, params = []) {
+        need('all');
+        return inner.fencedAll(sql, params);
+      },
+      get(sql, params = []) {
+        need('get');
+        return inner.fencedAll(sql, params)[0];
+      },
+    });
+    try {
+      return inner.fencedWith(job, owner, fence, now, options, () => {
+        const returned = work(tx);
+        if (returned !== null && typeof returned === 'object' && typeof returned.then === 'function') {
+          throw invalidArgument('fenced(): the callback returned a Promise; it must be synchronous (the transaction cannot wait)');
+        }
+      });
+    } finally {
+      open = false;
+    }
   }
 
   /** Closes the connection. Later calls throw an error with code `storage`. */
@@ -296,4 +336,54 @@ class JobWorker extends CoreJobWorker {
   }
 }
 
-module.exports = { LeaseStore, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff };
+/**
+ * A fence guard on an SQLite file that a store other than the lease store keeps: a write for a
+ * key runs only with a fence at least the highest accepted for that key, checked and recorded in
+ * the write's own transaction (table `leasefence_guard`). Open it with `await FenceGuard.open(path)`.
+ */
+class FenceGuard {
+  #inner;
+
+  /**
+   * Opens (creating if missing) the SQLite file at `path` for guarded writes.
+   * @param {string} file
+   * @param {{busyTimeoutMs?: number}} [options]
+   */
+  static async open(file, options = {}) {
+    if (typeof file !== 'string' || file === '') {
+      throw invalidArgument('FenceGuard.open(): `path` must be a non-empty string (a database file path)');
+    }
+    const busyTimeoutMs = options?.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw invalidArgument('FenceGuard.open(): `busyTimeoutMs` must be a finite number >= 0');
+    }
+    const guard = new FenceGuard(CONSTRUCT);
+    guard.#inner = wasm.WasmStore.openFile(path.resolve(file), busyTimeoutMs);
+    return guard;
+  }
+
+  constructor(token) {
+    if (token !== CONSTRUCT) throw new TypeError('use `await FenceGuard.open(path)` to open a guard');
+  }
+
+  /**
+   * Runs `statements` ([{sql, params}], `$1`, `$2`, ...) in one transaction if `fence` is at
+   * least the highest accepted for `key`: `{accepted: true, rows}` (the rows of the last
+   * statement), else `{accepted: false, current, rows: []}` and nothing is written.
+   */
+  write(key, fence, statements) {
+    if (!this.#inner) throw storageError('FenceGuard.write(): the guard is closed; open it again');
+    return this.#inner.guardWrite(key, fence, statements);
+  }
+
+  /** Closes the connection. */
+  close() {
+    if (this.#inner) {
+      this.#inner.close();
+      this.#inner.free();
+      this.#inner = undefined;
+    }
+  }
+}
+
+module.exports = { LeaseStore, FenceGuard, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff };

@@ -75,6 +75,34 @@ export interface LeaseError extends Error {
   code: 'invalid_argument' | 'storage';
 }
 
+/** A parameter of a fenced statement: what it binds to in SQL (a safe integer binds as an integer). */
+export type SqlParam = null | boolean | number | bigint | string;
+
+/** One of your statements: `$1`, `$2`, ... take `params` in order. */
+export interface FencedStatement {
+  sql: string;
+  params?: SqlParam[];
+}
+
+/** What `fenced` does besides your statements: `complete: true` completes the job (with `result`) in the same commit. */
+export interface FencedOptions {
+  complete?: boolean;
+  result?: string | null;
+}
+
+/** The handle a fenced callback gets: statements on your own tables, inside the fenced transaction. */
+export interface FencedTx {
+  /** Runs one statement; how many rows it changed. */
+  run(sql: string, params?: SqlParam[]): { changes: number };
+  /** The rows of one query, as objects keyed by column name. */
+  all(sql: string, params?: SqlParam[]): Record<string, SqlParam>[];
+  /** The first row of one query, or undefined. */
+  get(sql: string, params?: SqlParam[]): Record<string, SqlParam> | undefined;
+}
+
+/** A synchronous callback running your statements (Node only); a throw rolls everything back. */
+export type FencedWork = (tx: FencedTx) => void;
+
 export interface OpenOptions {
   /** How long to wait for another process's lock before failing with `storage` (default 10000). */
   busyTimeoutMs?: number;
@@ -126,6 +154,13 @@ export declare class LeaseStore {
   inspect(job: string): Inspection | null;
   /** How many jobs are queued, scheduled, leased, done and dead at `now`. */
   stats(now: number): JobCounts;
+   * Fenced write: runs your statements (a list, or a synchronous callback) inside the transaction
+   * that checks your lease with renew's checks, and commits them only if the lease is current;
+   * with `{complete: true, result}` the job completes in the same commit. All or nothing: false
+   * (with the reason) when the lease is not current. Writes to `jobs` or `leasefence_*` tables,
+   * transaction control and PRAGMA throw `invalid_argument`; a failing statement throws `storage`.
+   */
+  fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): boolean;
   /** The same operations, answering `{value, reason}`. */
   readonly withReason: {
     enqueue(job: string, runAt?: number | null, payload?: string | null): Answer<boolean>;
@@ -145,6 +180,7 @@ export declare class LeaseStore {
     revive(job: string, now: number): Answer<boolean>;
     inspect(job: string): Answer<Inspection | null>;
     stats(now: number): Answer<JobCounts>;
+    fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): Answer<boolean>;
   };
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;
@@ -285,8 +321,29 @@ export declare class JobWorker {
   stop(options?: { grace?: number }): Promise<void>;
 }
 
+/** What a fence guard decided: the write ran (rows of its last statement), or a higher fence was accepted already. */
+export type GuardAnswer =
+  | { accepted: true; rows: Record<string, SqlParam>[] }
+  | { accepted: false; current: Fence; rows: [] };
+
+/**
+ * A fence guard on an SQLite file another store keeps: a write for `key` runs only with a fence at
+ * least the highest accepted for it, checked and recorded in the write's own transaction. For a
+ * read-modify-write, read through the guard too (`write(key, fence, [{sql: 'SELECT ...'}])`).
+ */
+export declare class FenceGuard {
+  private constructor();
+  /** Opens (creating if missing) the SQLite file at `path`; the guard's table is `leasefence_guard`. */
+  static open(path: string, options?: OpenOptions): Promise<FenceGuard>;
+  /** Runs `statements` in one transaction if the guard accepts `fence` for `key`. */
+  write(key: string, fence: Fence, statements: FencedStatement[]): GuardAnswer;
+  /** Closes the connection. */
+  close(): void;
+}
+
 declare const _default: {
   LeaseStore: typeof LeaseStore;
+  FenceGuard: typeof FenceGuard;
   JobWorker: typeof JobWorker;
   LeaseLostError: typeof LeaseLostError;
   fixedBackoff: typeof fixedBackoff;

@@ -1,4 +1,4 @@
-// ES module entry: the same LeaseStore as the CommonJS entry (one copy of the wasm per process).
+// ES module entry: the same classes and helpers as the CommonJS entry (one copy of the wasm per process).
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -9,4 +9,5 @@ export const JobWorker = leasefence.JobWorker;
 export const LeaseLostError = leasefence.LeaseLostError;
 export const fixedBackoff = leasefence.fixedBackoff;
 export const exponentialBackoff = leasefence.exponentialBackoff;
+export const FenceGuard = leasefence.FenceGuard;
 export default leasefence;

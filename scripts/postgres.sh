@@ -150,5 +150,10 @@ else
   timeout --kill-after=30s 20m cargo test -p leasefence --test postgres --test worker --test work_cli \
     -- --ignored --nocapture || status=$?
   [ "$status" -ne 124 ] || say "the PostgreSQL tests did not finish within 20 minutes: a test hangs"
+  # The lost-increment proof on PostgreSQL (crate/tests/lost_increments.rs; about a minute).
+  if [ "$status" -eq 0 ]; then
+    timeout --kill-after=30s 10m cargo test -p leasefence --test lost_increments postgres -- \
+      --ignored --nocapture || status=$?
+  fi
   exit "$status"
 fi

@@ -292,6 +292,24 @@ mod cli {
         /// them: their open files are read from /proc). Prints {"value":"free"|"cleared"} (exit
         /// 0) or {"value":"in_use","pids":[...]} (exit 1).
         Unlock,
+        /// Run your SQL statements in the transaction that checks your lease: committed only
+        /// while the lease is current, all or nothing; with --complete the job completes in the
+        /// same commit. Writes to `jobs` or a `leasefence_*` table are refused.
+        Fenced {
+            #[command(flatten)]
+            lease: Lease,
+            /// The statements as JSON: [{"sql": "UPDATE t SET n = $1", "params": [5]}, ...].
+            #[arg(long)]
+            statements: String,
+            /// Complete the job in the same commit.
+            #[arg(long)]
+            complete: bool,
+            /// The result stored when the job completes (needs --complete; omitted: null).
+            #[arg(long, requires = "complete")]
+            result: Option<String>,
+            #[command(flatten)]
+            clock: Clock,
+        },
     }
 
     fn wall_clock() -> f64 {
@@ -367,6 +385,22 @@ mod cli {
                 return crate::work::run(&db, &options, args);
             }
             Command::Jobs { json, clock } => return jobs(&mut backend, json, clock.now()),
+            Command::Fenced {
+                lease,
+                statements,
+                complete,
+                result,
+                clock,
+            } => {
+                return fenced(
+                    &mut backend,
+                    lease,
+                    &statements,
+                    complete,
+                    result,
+                    clock.now(),
+                )
+            }
             Command::Init => (Op::Init, vec![]),
             Command::Enqueue {
                 job,
@@ -485,6 +519,45 @@ mod cli {
         let response = execute(&mut backend, &request);
         println!("{}", response.to_json());
         exit_code(&request, &response)
+    }
+
+    /// `fenced`: the statements are read by the protocol's own reader, as a `fenced` request line.
+    fn fenced(
+        backend: &mut TargetBackend,
+        lease: Lease,
+        statements: &str,
+        complete: bool,
+        result: Option<String>,
+        now: f64,
+    ) -> i32 {
+        let statements: serde_json::Value = match serde_json::from_str(statements) {
+            Ok(value) => value,
+            Err(err) => {
+                let failed = Response::Failed {
+                    code: "bad_request",
+                    message: format!(
+                        "--statements is not valid JSON ({err}); write \
+                         [{{\"sql\": \"...\", \"params\": [...]}}]"
+                    ),
+                };
+                println!("{}", failed.to_json());
+                return EXIT_INVALID;
+            }
+        };
+        let line = json!({
+            "op": "fenced", "job": lease.job, "owner": lease.owner, "fence": lease.fence,
+            "now": now, "statements": statements, "complete": complete, "result": result,
+        });
+        let response = match Request::parse(&line.to_string()) {
+            Ok(request) => {
+                let response = execute(backend, &request);
+                println!("{}", response.to_json());
+                return exit_code(&request, &response);
+            }
+            Err(response) => response,
+        };
+        println!("{}", response.to_json());
+        EXIT_INVALID
     }
 
     fn unlock(db: &std::path::Path) -> i32 {

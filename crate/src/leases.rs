@@ -10,6 +10,7 @@
 
 use crate::error::Result;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::rules::fenced::{Finish, Statement};
 use crate::rules::LeaseWindow;
 
 /// The lease contract (docs/contract.md sections 2 and 3) on some storage: every operation of
@@ -116,6 +117,34 @@ pub trait Leases: std::fmt::Debug + Send {
     ) -> Result<Vec<Outcome<Fence>>> {
         claim_in_turn(self, job, owners, now, ttl)
     }
+
+    /// Fenced writes (docs/contract.md section 8): runs `statements` (your own tables only,
+    /// placeholders `$1`, `$2`, ...) in the transaction that checks the lease with `renew`'s
+    /// checks and reasons, then `finish`es, and commits only while the lease is current; all or
+    /// nothing. A write to `jobs` or a `leasefence_*` table is
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument), a failing statement a storage
+    /// error; nothing changes either way.
+    ///
+    /// ```
+    /// use leasefence::{Finish, Leases, LeaseStore, Statement};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.connection().execute("CREATE TABLE out(v)", []).unwrap();
+    /// let leases: &dyn Leases = &store;
+    /// leases.enqueue("j")?;
+    /// let fence = leases.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// let write = [Statement::new("INSERT INTO out VALUES ($1)", [1.into()])];
+    /// assert!(leases.fenced("j", "me", fence, 1.0, &write, Finish::KeepLease)?.is_granted());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn fenced(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        statements: &[Statement],
+        finish: Finish,
+    ) -> Result<Outcome<()>>;
 }
 
 /// `claim_many` on one connection: each owner's claim in turn. Same answers as the concurrent

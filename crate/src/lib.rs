@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod guard;
 mod leases;
 mod options;
 mod outcome;
@@ -67,7 +68,8 @@ pub use leases::Leases;
 pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
-pub use sqlite::LeaseStore;
+pub use rules::fenced::{is_library_table, Finish, SqlValue, Statement};
+pub use sqlite::{FencedTx, LeaseStore};
 #[cfg(not(target_arch = "wasm32"))]
 pub use {
     open::{open, open_with},
@@ -75,7 +77,7 @@ pub use {
 };
 
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
-pub use postgres::{PgStore, CLAIM_MANY_CONNECTIONS};
+pub use postgres::{PgFencedTx, PgStore, CLAIM_MANY_CONNECTIONS};
 #[cfg(target_os = "linux")]
 pub use stale_lock::{clear_stale_lock, LockCheck};
 

@@ -1352,3 +1352,148 @@ fn failures_and_dead_marks_are_written_with_their_row() {
     assert_eq!(store.claim("j", "b", 7.0, 10.0).unwrap().granted(), Some(2));
     assert_order_table_consistent(&schema);
 }
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
+    use leasefence::{Error, Finish, Outcome, PgStore, Statement};
+    let Some(base) = server("fenced_writes_refuse_every_path") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "fenced");
+    let store = PgStore::connect(&schema.url).unwrap();
+    let mut admin = schema.admin();
+    admin
+        .batch_execute(
+            "CREATE TABLE t(k TEXT PRIMARY KEY, v INTEGER NOT NULL); INSERT INTO t VALUES ('a', 0);
+             CREATE TABLE u(x INTEGER);
+             CREATE FUNCTION bump_jobs() RETURNS trigger LANGUAGE plpgsql AS
+               $$ BEGIN UPDATE jobs SET fence = fence + 100; RETURN NEW; END $$;
+             CREATE TRIGGER u_bumps_jobs AFTER INSERT ON u FOR EACH ROW EXECUTE FUNCTION bump_jobs();
+             CREATE FUNCTION sneaky() RETURNS void LANGUAGE sql AS $$ DELETE FROM leasefence_order $$;",
+        )
+        .unwrap();
+    store.enqueue("j").unwrap();
+    let fence = store
+        .claim("j", "me", 0.0, 100.0)
+        .unwrap()
+        .granted()
+        .unwrap();
+    let v = |admin: &mut postgres::Client| -> i32 {
+        admin.query_one("SELECT v FROM t", &[]).unwrap().get(0)
+    };
+    let attempts = [
+        "INSERT INTO u VALUES (1)",
+        "SELECT sneaky()",
+        "DO $$ BEGIN EXECUTE 'UPDATE jobs SET owner = ''x'''; END $$",
+        "DO $$ BEGIN UPDATE jobs SET done = 1; RAISE EXCEPTION 'undo'; EXCEPTION WHEN OTHERS THEN NULL; END $$",
+        "WITH gone AS (DELETE FROM jobs RETURNING id) SELECT count(*) FROM gone",
+        "TRUNCATE jobs CASCADE",
+        "ALTER TABLE jobs ADD COLUMN extra TEXT",
+        "CREATE TEMP TABLE jobs(id TEXT)",
+        "CREATE TABLE leasefence_mine(x INTEGER)",
+        "SELECT set_config('track_counts', 'off', true)",
+        "COMMIT",
+        "  /* hidden */ rollback",
+        "SET search_path = public",
+    ];
+    for sql in attempts {
+        let list = [
+            Statement::new("UPDATE t SET v = v + 1", []),
+            Statement::new(sql, []),
+        ];
+        let result = store.fenced("j", "me", fence, 1.0, &list, Finish::Complete(None));
+        assert!(
+            matches!(result, Err(Error::InvalidArgument { .. })),
+            "{sql}: {result:?}"
+        );
+        assert_eq!(v(&mut admin), 0, "{sql} left a write behind");
+    }
+    let row = store.state("j").unwrap().unwrap();
+    assert_eq!((row.fence, row.done), (fence, false));
+    let extra: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'jobs' AND column_name = 'extra'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(extra, 0);
+
+    // The closure form: reads and writes in the transaction, its value returned; an error rolls
+    // back; a stale lease rolls back with the reason.
+    let got = store
+        .fenced_with("j", "me", fence, 2.0, Finish::KeepLease, |tx| {
+            let rows = tx.query_values("SELECT v FROM t WHERE k = $1", &["a".into()])?;
+            let v: i32 = rows[0].get(0);
+            tx.execute_values("UPDATE t SET v = $1", &[(v + 1).into()])?;
+            Ok(v + 1)
+        })
+        .unwrap();
+    assert_eq!(got, Outcome::Granted(1));
+    let stale = store
+        .fenced_with("j", "me", fence + 1, 2.0, Finish::KeepLease, |tx| {
+            tx.execute_values("UPDATE t SET v = 50", &[])
+        })
+        .unwrap();
+    assert_eq!(stale.reason().map(|r| r.code()), Some("stale_fence"));
+    let swallowed = store.fenced_with("j", "me", fence, 2.0, Finish::KeepLease, |tx| {
+        tx.execute_values("UPDATE t SET v = 60", &[])?;
+        let _ = tx.execute_values("INSERT INTO t VALUES ('a', 1)", &[]);
+        Ok(())
+    });
+    assert!(
+        matches!(swallowed, Err(Error::InvalidArgument { .. })),
+        "{swallowed:?}"
+    );
+    assert_eq!(v(&mut admin), 1);
+    // Durability is not the statements' to switch off: the commit runs with it on, and the
+    // session's setting is back afterwards.
+    let list = [Statement::new(
+        "SELECT set_config('synchronous_commit', 'off', false)",
+        [],
+    )];
+    assert!(store
+        .fenced(
+            "j",
+            "me",
+            fence,
+            3.0,
+            &list,
+            Finish::Complete(Some("r".into()))
+        )
+        .unwrap()
+        .is_granted());
+    assert!(store.state("j").unwrap().unwrap().done);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn the_postgres_guard_accepts_the_highest_fence_only() {
+    use leasefence::guard::{postgres as guard, Guarded};
+    let Some(base) = server("the_postgres_guard") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "guard");
+    let mut client = schema.admin();
+    guard::install(&mut client).unwrap();
+    client.batch_execute("CREATE TABLE sent(n BIGINT)").unwrap();
+    let mut send = |fence: i64| {
+        guard::write(&mut client, "mail", fence, |tx| {
+            tx.execute("INSERT INTO sent VALUES ($1)", &[&fence])
+        })
+        .unwrap()
+    };
+    assert_eq!(send(3), Guarded::Accepted(1));
+    assert_eq!(send(3), Guarded::Accepted(1));
+    assert_eq!(send(2), Guarded::Refused { current: 3 });
+    assert_eq!(send(4), Guarded::Accepted(1));
+    let n: i64 = schema
+        .admin()
+        .query_one("SELECT count(*) FROM sent", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 3);
+}

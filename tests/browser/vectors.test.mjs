@@ -52,7 +52,12 @@ async function runVectorInPage(vector) {
   try {
     for (const [index, step] of vector.steps.entries()) {
       const [method, names] = methods[step.op];
-      const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]] : step[name]));
+      // A fenced step's complete and result travel as its options object.
+      const options = {};
+      if ('complete' in step) options.complete = step.complete;
+      if ('result' in step) options.result = step.result;
+      const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]]
+        : step.op === 'fenced' && name === 'options' ? options : step[name]));
       if (typeof step.job === 'string') jobs.add(step.job);
       const where = `${vector.file} step ${index} (${step.op})`;
       if (step.expect.error) {

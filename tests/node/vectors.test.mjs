@@ -23,13 +23,22 @@ const snake = (name) => name.replace(/\?$/, '').replace(/[A-Z]/g, (c) => `_${c.t
 /** Each protocol op's JavaScript method and parameters, from the one operation table. */
 const METHODS = Object.fromEntries(OPERATIONS.map((op) => [snake(op.name), op]));
 
-/** The positional arguments of SPEC sections 5 and 7 for one protocol step. */
+/** `complete` and `result` of a fenced step as the options object (absent members stay absent). */
+function fencedOptions(step) {
+  const options = {};
+  if ('complete' in step) options.complete = step.complete;
+  if ('result' in step) options.result = step.result;
+  return options;
+}
+
+/** The positional arguments of SPEC sections 5, 7 and 8 for one protocol step. */
 function argsOf(step) {
   const v = { ...step };
   for (const [name, spelled] of Object.entries(step.nonfinite ?? {})) {
     assert.ok(spelled in NONFINITE, `unknown nonfinite spelling ${spelled}`);
     v[name] = NONFINITE[spelled];
   }
+  if (step.op === 'fenced') return ['fenced', [v.job, v.owner, v.fence, v.now, v.statements, fencedOptions(v)]];
   const op = METHODS[step.op];
   if (!op) throw new Error(`vector uses an op the operation table does not have: ${step.op}`);
   // A missing optional argument stays undefined, as a caller who leaves it out passes it.
@@ -131,7 +140,7 @@ for (const file of files) {
             assertSame(store.lastReason, expect.reason, `${where}: lastReason`);
           } else if (answer.value !== null && answer.value !== false) {
             assert.equal(answer.reason, null, `${where}: a yes carries no reason`);
-          } else if (['claim', 'renew', 'complete', 'release'].includes(method)) {
+          } else if (['claim', 'renew', 'complete', 'release', 'fenced'].includes(method)) {
             assert.ok(
               answer.reason && typeof answer.reason.code === 'string',
               `${where}: a no always carries a reason, got ${JSON.stringify(answer.reason)}`,

@@ -21,6 +21,8 @@ const PARAM_TYPES = Object.freeze({
   payload: 'string | null',
   retryAt: 'number | null',
   error: 'string | null',
+  statements: 'FencedStatement[] | FencedWork',
+  options: 'FencedOptions',
 });
 
 /**
@@ -40,6 +42,8 @@ const OPERATIONS = Object.freeze([
   { name: 'revive', params: ['job', 'now'], returns: 'boolean' },
   { name: 'inspect', params: ['job'], returns: 'Inspection | null' },
   { name: 'stats', params: ['now'], returns: 'JobCounts' },
+  // Fenced writes: `statements` is a list of {sql, params}, or in Node a synchronous callback.
+  { name: 'fenced', params: ['job', 'owner', 'fence', 'now', 'statements', 'options?'], returns: 'boolean' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params) })));
 
 const isThenable = (value) => value !== null && typeof value === 'object' && typeof value.then === 'function';

@@ -64,7 +64,15 @@ export class LeaseStore extends LeaseStoreCore {
 
   constructor(worker) {
     let self;
-    super({ call: (op, args) => self.#send('call', [op, args]) });
+    super({
+      call: (op, args) => {
+        if (op === 'fenced' && typeof args[4] === 'function') {
+          return Promise.reject(makeError('invalid_argument',
+            'fenced(): pass a list of {sql, params}; a callback cannot cross to the store\'s worker'));
+        }
+        return self.#send('call', [op, args]);
+      },
+    });
     self = this;
     this.#worker = worker;
     worker.onmessage = (event) => {
@@ -93,7 +101,8 @@ export class LeaseStore extends LeaseStoreCore {
     });
   }
 
-  // enqueue, state, claim, renew, complete, release, claimNext and claimMany come from the core.
+  // enqueue, state, claim, renew, complete, release, claimNext, claimMany and fenced (its list of
+  // statements; the callback form is Node's) come from the core.
   // One tab holds one connection (OPFS access handles are exclusive), so claimMany's owners claim
   // one after another on it: the same answers as Node's threads, without the parallelism.
 

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::leases::Leases;
 use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::rules::fenced::{Finish, Statement as FencedStatement};
 use crate::rules::{
     check_now, check_owner_count, check_time, target::redact_url, unexplained, why_claim_refused,
     why_revive_refused, why_write_refused, ClaimRefusal, Lease, LeaseWindow,
@@ -57,7 +58,7 @@ pub const CLAIM_MANY_CONNECTIONS: usize = 16;
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 pub struct PgStore {
-    link: Link,
+    pub(super) link: Link,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -69,7 +70,7 @@ impl std::fmt::Debug for PgStore {
 }
 
 /// PostgreSQL `text` cannot hold U+0000; refuse such strings before touching the server.
-fn check_text(argument: &'static str, value: &str) -> Result<()> {
+pub(super) fn check_text(argument: &'static str, value: &str) -> Result<()> {
     if value.contains('\0') {
         return Err(Error::invalid(
             argument,
@@ -559,5 +560,17 @@ impl Leases for PgStore {
             },
             |store, owner| store.claim_within(job, owner, window),
         )
+    }
+
+    fn fenced(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        statements: &[FencedStatement],
+        finish: Finish,
+    ) -> Result<Outcome<()>> {
+        self.fenced_statements(job, owner, fence, now, statements, finish)
     }
 }

@@ -34,9 +34,10 @@ use crate::error::{Error, Result};
 use crate::leases::Leases;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
 use crate::rules;
+use crate::rules::fenced::{Finish, SqlValue, Statement};
 use crate::sqlite::LeaseStore;
 use json::Json;
-pub use read::{Arg, Op, Source, TypedArgs, OP_NAMES};
+pub use read::{Arg, FencedArgs, Op, Source, TypedArgs, OP_NAMES};
 
 /// One parsed request: an operation and its arguments, named as in docs/contract.md section 2.
 ///
@@ -109,6 +110,16 @@ pub enum Request {
     },
     Stats {
         now: f64,
+    },
+    /// docs/contract.md section 8: `statements`, then optional `complete` and `result`.
+    Fenced {
+        job: String,
+        owner: String,
+        fence: Fence,
+        now: f64,
+        statements: Vec<Statement>,
+        complete: bool,
+        result: Option<String>,
     },
 }
 
@@ -485,8 +496,30 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             None => Returned::Null,
         }),
         Request::Stats { now } => plain(Returned::Counts(backend.leases()?.stats(*now)?)),
+        Request::Fenced {
+            job,
+            owner,
+            fence,
+            now,
+            statements,
+            complete,
+            result,
+        } => answered(
+            backend.leases()?.fenced(
+                job,
+                owner,
+                *fence,
+                *now,
+                statements,
+                Finish::from_parts(*complete, result.clone())?,
+            )?,
+            |()| Returned::Bool(true),
+            Returned::Bool(false),
+        ),
     })
 }
+
+const STATEMENTS_SHAPE: &str = "an array of {\"sql\": \"...\", \"params\": [...]}";
 
 /// Reads the fields of one request object, turning every shape problem into `bad_request`: the
 /// protocol's [`Source`].
@@ -527,6 +560,9 @@ impl Source for Fields<'_> {
     }
     fn strings(&mut self, name: &'static str) -> Result<Vec<String>, Response> {
         Fields::strings(self, name)
+    }
+    fn fenced_writes(&mut self) -> Result<FencedArgs, Response> {
+        Fields::fenced_writes(self)
     }
     fn finish(self) -> Result<(), Response> {
         match self.deferred {
@@ -612,6 +648,68 @@ impl Fields<'_> {
         }
     }
 
+    /// `statements` (an array of `{"sql": S, "params": [...]}`, params optional), `complete`
+    /// (a boolean, default false) and `result` (a string or null, default null).
+    fn fenced_writes(&self) -> Result<FencedArgs, Response> {
+        let items = match self.object.get("statements") {
+            Some(Json::Array(items)) => items,
+            Some(other) => return Err(self.mistyped("statements", STATEMENTS_SHAPE, other)),
+            None => return Err(self.missing("statements", STATEMENTS_SHAPE)),
+        };
+        let statements = items
+            .iter()
+            .map(|item| self.statement(item))
+            .collect::<Result<_, _>>()?;
+        let complete = match self.object.get("complete") {
+            None => false,
+            Some(Json::Bool(b)) => *b,
+            Some(other) => return Err(self.mistyped("complete", "a boolean", other)),
+        };
+        let result = match self.object.get("result") {
+            None | Some(Json::Null) => None,
+            Some(Json::String(s)) => Some(s.clone()),
+            Some(other) => return Err(self.mistyped("result", "a string or null", other)),
+        };
+        Ok(FencedArgs {
+            statements,
+            complete,
+            result,
+        })
+    }
+
+    fn statement(&self, item: &Json) -> Result<Statement, Response> {
+        let Json::Object(members) = item else {
+            return Err(self.mistyped("statements", STATEMENTS_SHAPE, item));
+        };
+        if let Some((key, _)) = members.iter().find(|(k, _)| k != "sql" && k != "params") {
+            return Err(Response::bad_request(format!(
+                "a statement of op {:?} has the member {key:?}; only \"sql\" and \"params\"",
+                self.op
+            )));
+        }
+        let sql = match item.get("sql") {
+            Some(Json::String(s)) => s.clone(),
+            _ => return Err(self.mistyped("statements", STATEMENTS_SHAPE, item)),
+        };
+        let params = match item.get("params") {
+            None => Vec::new(),
+            Some(Json::Array(values)) => values
+                .iter()
+                .map(|value| match value {
+                    Json::Null => Ok(SqlValue::Null),
+                    Json::Bool(b) => Ok(SqlValue::Bool(*b)),
+                    Json::Number(n) => Ok(n.int.map_or(SqlValue::Real(n.float), SqlValue::Integer)),
+                    Json::String(s) => Ok(SqlValue::Text(s.clone())),
+                    other => {
+                        Err(self.mistyped("params", "null, a number, a string or a boolean", other))
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+            Some(other) => return Err(self.mistyped("params", "an array", other)),
+        };
+        Ok(Statement { sql, params })
+    }
+
     fn strings(&self, name: &str) -> Result<Vec<String>, Response> {
         match self.object.get(name) {
             Some(Json::Array(items)) => items
@@ -693,6 +791,17 @@ impl Request {
             Request::Fail { now, retry_at, .. } => {
                 rules::check_now(*now)?;
                 rules::check_time("retry_at", *retry_at)
+            }
+            Request::Fenced {
+                now,
+                statements,
+                complete,
+                result,
+                ..
+            } => {
+                rules::check_now(*now)?;
+                rules::fenced::check_statements(statements)?;
+                Finish::from_parts(*complete, result.clone()).map(drop)
             }
             Request::Claim { now, ttl, .. }
             | Request::Renew { now, ttl, .. }

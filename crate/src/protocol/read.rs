@@ -10,6 +10,7 @@
 
 use super::Request;
 use crate::outcome::Fence;
+use crate::rules::fenced::Statement;
 
 /// An operation, as every runtime names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,10 +41,12 @@ pub enum Op {
     Inspect,
     /// `stats`: how many jobs are in each state
     Stats,
+    /// `fenced`: the caller's statements in the transaction that checks the lease
+    Fenced,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub const OP_NAMES: [(Op, &str, &str); 13] = [
+pub const OP_NAMES: [(Op, &str, &str); 14] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -57,6 +60,7 @@ pub const OP_NAMES: [(Op, &str, &str); 13] = [
     (Op::Revive, "revive", "revive"),
     (Op::Inspect, "inspect", "inspect"),
     (Op::Stats, "stats", "stats"),
+    (Op::Fenced, "fenced", "fenced"),
 ];
 
 impl Op {
@@ -106,6 +110,8 @@ pub trait Source {
     fn fence(&mut self, name: &'static str) -> Result<Fence, Self::Error>;
     /// An array of strings.
     fn strings(&mut self, name: &'static str) -> Result<Vec<String>, Self::Error>;
+    /// The tail of a `fenced` request: its statements, whether the job completes, the result.
+    fn fenced_writes(&mut self) -> Result<FencedArgs, Self::Error>;
     /// Called once every field was read: the place for a held-back value error.
     fn finish(self) -> Result<(), Self::Error>
     where
@@ -191,10 +197,40 @@ impl Request {
             Op::Stats => Request::Stats {
                 now: s.number("now")?,
             },
+            Op::Fenced => {
+                let (job, owner) = (s.string("job")?, s.string("owner")?);
+                let (fence, now) = (s.fence("fence")?, s.number("now")?);
+                let FencedArgs {
+                    statements,
+                    complete,
+                    result,
+                } = s.fenced_writes()?;
+                Request::Fenced {
+                    job,
+                    owner,
+                    fence,
+                    now,
+                    statements,
+                    complete,
+                    result,
+                }
+            }
         };
         s.finish()?;
         Ok(request)
     }
+}
+
+/// The fields of a `fenced` request after `now`: `statements`, and the optional `complete`
+/// (default false) and `result` (default null).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FencedArgs {
+    /// The caller's statements, in order.
+    pub statements: Vec<Statement>,
+    /// Whether the job completes in the same commit.
+    pub complete: bool,
+    /// The result stored when it completes.
+    pub result: Option<String>,
 }
 
 /// One already-typed argument, for callers that parsed their input themselves (the CLI's clap
@@ -208,6 +244,7 @@ pub enum Arg {
     OptionalNum(Option<f64>),
     Fence(Fence),
     Strs(Vec<String>),
+    Fenced(FencedArgs),
 }
 
 /// Typed arguments in positional order: a [`Source`] whose mismatches are programming errors,
@@ -267,6 +304,12 @@ impl Source for TypedArgs {
         match self.0.next() {
             Some(Arg::Strs(s)) => Ok(s),
             other => Err(Self::wrong(name, "strings", other)),
+        }
+    }
+    fn fenced_writes(&mut self) -> Result<FencedArgs, String> {
+        match self.0.next() {
+            Some(Arg::Fenced(f)) => Ok(f),
+            other => Err(Self::wrong("statements", "fenced statements", other)),
         }
     }
     fn finish(mut self) -> Result<(), String> {

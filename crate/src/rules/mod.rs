@@ -8,9 +8,11 @@
 //! - [`columns`]: the `jobs` column spec and the one comparer both backends check a table with;
 //! - `owners`: how many owners one `claim_many` may race (native only: the wasm builds have no
 //!   threads);
+//! - `fenced`: the statements of fenced writes, and which tables they may not write;
 //! - [`target`]: whether an `open` target names a PostgreSQL server.
 
 pub(crate) mod columns;
+pub(crate) mod fenced;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod owners;
 pub(crate) mod reasons;

@@ -3,6 +3,7 @@
 use crate::error::Result;
 use crate::leases::Leases;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::rules::fenced::{Finish, Statement};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::rules::LeaseWindow;
 use crate::sqlite::LeaseStore;
@@ -108,5 +109,17 @@ impl Leases for LeaseStore {
                     .collect()
             }
         }
+    }
+
+    fn fenced(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        statements: &[Statement],
+        finish: Finish,
+    ) -> Result<Outcome<()>> {
+        LeaseStore::fenced(self, job, owner, fence, now, statements, finish)
     }
 }

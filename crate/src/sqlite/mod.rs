@@ -8,10 +8,12 @@
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
 //! - `lifecycle.rs`: delays, failures and dead jobs (`fail`, `revive`, `inspect`, `stats`);
 //! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
+//! - `fenced.rs`: fenced writes, the caller's statements under SQLite's authorizer;
 //! - `file.rs`, `claim_many.rs`: native only.
 
 #[cfg(not(target_arch = "wasm32"))]
 mod claim_many;
+mod fenced;
 #[cfg(not(target_arch = "wasm32"))]
 mod file;
 mod leases;
@@ -23,6 +25,11 @@ mod store;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use claim_many::claim_many_on;
+pub use fenced::FencedTx;
+#[cfg(target_arch = "wasm32")]
+pub(crate) use fenced::Refusal;
+#[cfg(target_arch = "wasm32")]
+pub(crate) use ops::immediate as immediate_tx;
 #[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
 pub(crate) use schema::SIDE_TABLES;
 pub use store::LeaseStore;

@@ -30,6 +30,8 @@ mod playground;
 mod trace;
 
 mod app_data;
+mod fenced;
+mod guard;
 
 /// An open lease store for JavaScript. The npm package and `web/store/` wrap it; used directly:
 ///
@@ -44,6 +46,8 @@ mod app_data;
 #[wasm_bindgen]
 pub struct WasmStore {
     store: Option<LeaseStore>,
+    /// The open fenced transaction's caller phase, while a `fencedWith` callback runs.
+    fenced: fenced::Active,
 }
 
 struct Open<'a>(&'a LeaseStore);
@@ -74,7 +78,10 @@ impl WasmStore {
     #[wasm_bindgen(js_name = openFile)]
     pub fn open_file(path: &str, busy_timeout_ms: f64) -> std::result::Result<WasmStore, JsValue> {
         let store = node_vfs::open(path, busy_timeout_ms).map_err(|e| error_to_js(&e))?;
-        Ok(WasmStore { store: Some(store) })
+        Ok(WasmStore {
+            store: Some(store),
+            fenced: Default::default(),
+        })
     }
 
     /// Opens (creating if missing) the database `name` in this origin's OPFS. Only in a
@@ -84,7 +91,10 @@ impl WasmStore {
     #[wasm_bindgen(js_name = openOpfs)]
     pub async fn open_opfs(name: String) -> std::result::Result<WasmStore, JsValue> {
         let store = opfs::open(&name).await?;
-        Ok(WasmStore { store: Some(store) })
+        Ok(WasmStore {
+            store: Some(store),
+            fenced: Default::default(),
+        })
     }
 
     /// Runs one protocol request line and returns the response line.
@@ -214,6 +224,10 @@ impl Source for Args<'_> {
     fn strings(&mut self, name: &'static str) -> std::result::Result<Vec<String>, JsValue> {
         let index = self.advance();
         Args::strings(self, index, name)
+    }
+    fn fenced_writes(&mut self) -> std::result::Result<crate::protocol::FencedArgs, JsValue> {
+        let (statements, options) = (self.advance(), self.advance());
+        fenced::fenced_args(self.op, &self.args.get(statements), &self.args.get(options))
     }
 }
 

@@ -634,6 +634,29 @@ fn check_effects(
                 ),
             }
         }
+        "fenced" => {
+            // A refusal, or a fenced write that keeps the lease, leaves `jobs` as it was.
+            let completes = req.get("complete") == Some(&Value::Bool(true));
+            if *value != Value::Bool(true) || !completes {
+                return must(
+                    changes.is_empty(),
+                    "a fenced write changed jobs without completing",
+                );
+            }
+            let Some((Some(old), new)) = changed else {
+                ctx.fail("a fenced complete was granted but no row changed")
+            };
+            must(
+                Some(new.id.as_str()) == s("job")
+                    && old.owner.as_deref() == s("owner")
+                    && req.get("fence").and_then(as_fence) == Some(old.fence)
+                    && f("now").is_none_or(|now| old.until > now)
+                    && new.done
+                    && new.result.as_deref() == s("result")
+                    && new.fence == old.fence,
+                "a fenced complete did something else than complete the current lease",
+            );
+        }
         _ => ctx.fail("an unknown op was answered with a value"),
     }
 }

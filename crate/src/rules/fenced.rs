@@ -1,0 +1,298 @@
+//! Fenced writes (docs/contract.md section 8), backend-neutral: the statement and value types every
+//! runtime hands in, what a fenced transaction does at its end ([`Finish`]), which tables the
+//! caller's statements may never write, and the statements that may never run inside the
+//! transaction (they would end it early or change the connection for later callers).
+//!
+//! The backends enforce the table rule each with the strongest tool they have: SQLite's
+//! authorizer (every table a statement, a trigger or a view would write, decided when the
+//! statement is compiled), PostgreSQL's per-transaction write counters of the library's tables.
+
+use crate::error::{Error, Result};
+
+/// One bound parameter of a fenced statement: what a JSON scalar becomes in SQL.
+///
+/// ```
+/// use leasefence::SqlValue;
+/// assert_eq!(SqlValue::from(3), SqlValue::Integer(3));
+/// assert_eq!(SqlValue::from("x"), SqlValue::Text("x".into()));
+/// assert_eq!(SqlValue::from(None::<&str>), SqlValue::Null);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum SqlValue {
+    /// SQL `NULL`.
+    Null,
+    /// A whole number (JSON numbers written without a fraction or exponent that fit `i64`).
+    Integer(i64),
+    /// Any other number.
+    Real(f64),
+    /// Text.
+    Text(String),
+    /// A boolean: SQLite stores it as 1 or 0, PostgreSQL binds it as `boolean` (or 1/0 into an
+    /// integer parameter).
+    Bool(bool),
+}
+
+impl From<i64> for SqlValue {
+    fn from(value: i64) -> Self {
+        SqlValue::Integer(value)
+    }
+}
+
+impl From<i32> for SqlValue {
+    fn from(value: i32) -> Self {
+        SqlValue::Integer(value.into())
+    }
+}
+
+impl From<f64> for SqlValue {
+    fn from(value: f64) -> Self {
+        SqlValue::Real(value)
+    }
+}
+
+impl From<bool> for SqlValue {
+    fn from(value: bool) -> Self {
+        SqlValue::Bool(value)
+    }
+}
+
+impl From<&str> for SqlValue {
+    fn from(value: &str) -> Self {
+        SqlValue::Text(value.into())
+    }
+}
+
+impl From<String> for SqlValue {
+    fn from(value: String) -> Self {
+        SqlValue::Text(value)
+    }
+}
+
+impl<T: Into<SqlValue>> From<Option<T>> for SqlValue {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(SqlValue::Null, Into::into)
+    }
+}
+
+/// One of the caller's statements: SQL text and its parameters, bound in order.
+///
+/// Write the placeholders as `$1`, `$2`, ... to run the same SQL on both backends (SQLite also
+/// takes `?`, `?NNN`). One statement per entry.
+///
+/// ```
+/// use leasefence::Statement;
+/// let s = Statement::new("UPDATE counters SET n = $1 WHERE id = $2", [7.into(), "c".into()]);
+/// assert_eq!(s.params.len(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Statement {
+    /// The SQL text: one statement.
+    pub sql: String,
+    /// Its parameters; `$N` takes the N-th.
+    pub params: Vec<SqlValue>,
+}
+
+impl Statement {
+    /// A statement with its parameters.
+    ///
+    /// ```
+    /// let s = leasefence::Statement::new("DELETE FROM outbox", []);
+    /// assert!(s.params.is_empty());
+    /// ```
+    pub fn new(sql: impl Into<String>, params: impl IntoIterator<Item = SqlValue>) -> Self {
+        Statement {
+            sql: sql.into(),
+            params: params.into_iter().collect(),
+        }
+    }
+}
+
+/// What a fenced transaction does to the job when the lease is current and every statement ran.
+///
+/// ```
+/// use leasefence::Finish;
+/// assert_eq!(Finish::default(), Finish::KeepLease);
+/// let done = Finish::Complete(Some("sent".into()));
+/// # let _ = done;
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Finish {
+    /// The lease stays as it is (the worker goes on, and completes later).
+    #[default]
+    KeepLease,
+    /// The job completes with this result in the same commit.
+    Complete(Option<String>),
+}
+
+impl Finish {
+    /// The `complete` and `result` arguments of the protocol as a [`Finish`]: a result needs
+    /// `complete: true`.
+    pub(crate) fn from_parts(complete: bool, result: Option<String>) -> Result<Finish> {
+        match (complete, result) {
+            (true, result) => Ok(Finish::Complete(result)),
+            (false, None) => Ok(Finish::KeepLease),
+            (false, Some(_)) => Err(Error::invalid(
+                "result",
+                "is only stored when the job completes: pass complete: true with it",
+            )),
+        }
+    }
+}
+
+/// Whether the caller's statements must not write the table `name`: `jobs` and every
+/// `leasefence_*` table, compared as SQLite compares names (ASCII case-insensitively).
+///
+/// ```
+/// # use leasefence::is_library_table;
+/// assert!(is_library_table("JOBS"));
+/// assert!(is_library_table("leasefence_order"));
+/// assert!(!is_library_table("jobs_archive"));
+/// ```
+pub fn is_library_table(name: &str) -> bool {
+    const PREFIX: &str = "leasefence_";
+    name.eq_ignore_ascii_case("jobs")
+        || (name.len() >= PREFIX.len()
+            && name.is_char_boundary(PREFIX.len())
+            && name[..PREFIX.len()].eq_ignore_ascii_case(PREFIX))
+}
+
+/// The refusal of a write to one of the library's tables.
+pub(crate) fn refused_table(table: &str) -> Error {
+    Error::invalid(
+        "statements",
+        format!(
+            "write to {table:?} refused: fenced statements may write your own tables only, \
+             never `jobs` or a `leasefence_*` table (the lease itself is the library's to change)"
+        ),
+    )
+}
+
+/// Statements that would end the fenced transaction early or change the connection beyond it,
+/// by their first keyword: transaction control, and session settings. PostgreSQL's check (SQLite's
+/// authorizer refuses them by their action codes).
+#[cfg_attr(
+    not(all(feature = "postgres", not(target_arch = "wasm32"))),
+    allow(dead_code)
+)]
+const FORBIDDEN_FIRST_WORDS: [&str; 13] = [
+    "BEGIN",
+    "START",
+    "COMMIT",
+    "END",
+    "ROLLBACK",
+    "ABORT",
+    "SAVEPOINT",
+    "RELEASE",
+    "PREPARE",
+    "SET",
+    "RESET",
+    "DISCARD",
+    "VACUUM",
+];
+
+/// The first keyword of `sql`, after white space and comments (`-- ...`, `/* ... */`, nested as
+/// PostgreSQL nests them), upper-cased; empty when the text starts with something else.
+#[cfg_attr(
+    not(all(feature = "postgres", not(target_arch = "wasm32"))),
+    allow(dead_code)
+)]
+pub(crate) fn first_word(sql: &str) -> String {
+    let bytes = sql.as_bytes();
+    let mut i = 0;
+    loop {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if bytes[i..].starts_with(b"--") {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+        } else if bytes[i..].starts_with(b"/*") {
+            let mut depth = 0usize;
+            while i < bytes.len() {
+                if bytes[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if bytes[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else {
+            break;
+        }
+    }
+    let end = bytes[i..]
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .map_or(bytes.len(), |n| i + n);
+    sql[i..end].to_ascii_uppercase()
+}
+
+/// Refuses a statement that controls the transaction or the session (PostgreSQL's check; SQLite's
+/// authorizer refuses these by their action code).
+#[cfg_attr(
+    not(all(feature = "postgres", not(target_arch = "wasm32"))),
+    allow(dead_code)
+)]
+pub(crate) fn check_statement_kind(sql: &str) -> Result<()> {
+    let word = first_word(sql);
+    if FORBIDDEN_FIRST_WORDS.contains(&word.as_str()) {
+        return Err(Error::invalid(
+            "statements",
+            format!(
+                "a {word} statement is not allowed in a fenced write: the library opens, commits \
+                 and rolls back the transaction itself, and settings would outlive it"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the statement list before any database access: each text non-empty.
+pub(crate) fn check_statements(statements: &[Statement]) -> Result<()> {
+    for (index, statement) in statements.iter().enumerate() {
+        if statement.sql.trim().is_empty() {
+            return Err(Error::invalid(
+                "statements",
+                format!("statement #{index} has no SQL text"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_words_skip_space_and_comments() {
+        assert_eq!(first_word("  commit"), "COMMIT");
+        assert_eq!(
+            first_word("-- note\n /* a /* b */ c */ Rollback;"),
+            "ROLLBACK"
+        );
+        assert_eq!(first_word("(select 1)"), "");
+        assert_eq!(first_word("-- only a comment"), "");
+        assert!(check_statement_kind("begin").is_err());
+        assert!(check_statement_kind("SET LOCAL x = 1").is_err());
+        assert!(check_statement_kind("UPDATE t SET x = 1").is_ok());
+        assert!(check_statement_kind("settle_table").is_ok());
+    }
+
+    #[test]
+    fn library_tables() {
+        assert!(is_library_table("jobs"));
+        assert!(is_library_table("Jobs"));
+        assert!(is_library_table("LEASEFENCE_anything"));
+        assert!(!is_library_table("leasefence"));
+        assert!(!is_library_table("my_jobs"));
+        assert!(!is_library_table("é"));
+    }
+}

@@ -1,0 +1,582 @@
+//! Fenced writes on SQLite (docs/contract.md section 8): the caller's statements run inside the
+//! `BEGIN IMMEDIATE` transaction that then checks the lease, and commit only with it.
+//!
+//! The order inside the transaction: the caller's statements (each compiled under an authorizer
+//! that refuses `jobs`, the `leasefence_*` tables, transaction control, `PRAGMA` and `ATTACH`),
+//! then the lease check (the conditions and reasons of `renew`, or `complete`'s own `UPDATE` when
+//! the job completes), then the commit. The write lock is held from `BEGIN IMMEDIATE` on, so the
+//! lease cannot change between the check and the commit; anything that fails or is refused rolls
+//! the whole transaction back.
+//!
+//! Why the authorizer: SQLite calls it for every table a statement would write while compiling
+//! it, including the writes of triggers and `INSTEAD OF` views the statement fires, so a write to
+//! `jobs` is refused however it is spelled. It is installed through the C API
+//! (`sqlite3_set_authorizer`) because rusqlite's wrapper needs `&mut Connection`, and the store's
+//! methods take `&self`. The wasm builds compile it too (sqlite-wasm-rs leaves it in).
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::types::ValueRef;
+use rusqlite::{ffi, Connection};
+
+use super::ops::{immediate, read_lease};
+use crate::error::{Error, Result};
+use crate::outcome::{Fence, Outcome};
+use crate::rules::fenced::{is_library_table, refused_table, Finish, SqlValue, Statement};
+use crate::rules::{unexplained, why_write_refused};
+
+/// What the caller phase learned: what the authorizer refused last (for the error message), and
+/// whether any statement failed (a failure the caller's code swallowed still rolls back).
+#[derive(Debug, Default)]
+pub(crate) struct PhaseState {
+    refused: Option<String>,
+    failed: bool,
+}
+
+pub(crate) type Refusal = Arc<Mutex<PhaseState>>;
+
+/// The authorizer's decision for one action: `Some(why)` refuses it. Pure, so it is tested alone.
+fn refuse(action: c_int, first: Option<&str>, second: Option<&str>) -> Option<String> {
+    let table = |name: Option<&str>| {
+        name.filter(|n| is_library_table(n))
+            .map(|t| format!("table:{t}"))
+    };
+    match action {
+        ffi::SQLITE_INSERT | ffi::SQLITE_DELETE | ffi::SQLITE_UPDATE => table(first),
+        ffi::SQLITE_CREATE_TABLE
+        | ffi::SQLITE_CREATE_TEMP_TABLE
+        | ffi::SQLITE_DROP_TABLE
+        | ffi::SQLITE_DROP_TEMP_TABLE
+        | ffi::SQLITE_CREATE_VIEW
+        | ffi::SQLITE_CREATE_TEMP_VIEW
+        | ffi::SQLITE_DROP_VIEW
+        | ffi::SQLITE_DROP_TEMP_VIEW
+        | ffi::SQLITE_CREATE_VTABLE
+        | ffi::SQLITE_DROP_VTABLE
+        | ffi::SQLITE_REINDEX => table(first),
+        ffi::SQLITE_CREATE_INDEX
+        | ffi::SQLITE_CREATE_TEMP_INDEX
+        | ffi::SQLITE_DROP_INDEX
+        | ffi::SQLITE_DROP_TEMP_INDEX
+        | ffi::SQLITE_DROP_TRIGGER
+        | ffi::SQLITE_DROP_TEMP_TRIGGER => table(first).or_else(|| table(second)),
+        ffi::SQLITE_ALTER_TABLE => table(second),
+        // A trigger's body is authorized when a statement fires it, not when it is created: one
+        // created here could write `jobs` later, outside any fenced write.
+        ffi::SQLITE_CREATE_TRIGGER | ffi::SQLITE_CREATE_TEMP_TRIGGER => Some(
+            "statement:CREATE TRIGGER: create triggers outside fenced writes (their bodies are \
+             checked when they fire)"
+                .into(),
+        ),
+        ffi::SQLITE_TRANSACTION | ffi::SQLITE_SAVEPOINT => Some(
+            "statement:transaction control (BEGIN, COMMIT, ROLLBACK, SAVEPOINT): the library \
+             opens, commits and rolls back the transaction itself"
+                .into(),
+        ),
+        ffi::SQLITE_PRAGMA => Some(format!(
+            "statement:PRAGMA {}: pragmas change the connection, not your tables",
+            first.unwrap_or("")
+        )),
+        ffi::SQLITE_ATTACH | ffi::SQLITE_DETACH => {
+            Some("statement:ATTACH/DETACH: fenced statements write this database only".into())
+        }
+        ffi::SQLITE_READ
+        | ffi::SQLITE_SELECT
+        | ffi::SQLITE_FUNCTION
+        | ffi::SQLITE_RECURSIVE
+        | ffi::SQLITE_ANALYZE => None,
+        other => Some(format!(
+            "statement:an action SQLite calls {other}, unknown here"
+        )),
+    }
+}
+
+unsafe extern "C" fn authorize(
+    refusal: *mut c_void,
+    action: c_int,
+    first: *const c_char,
+    second: *const c_char,
+    _database: *const c_char,
+    _trigger: *const c_char,
+) -> c_int {
+    let text = |p: *const c_char| {
+        // SAFETY: SQLite passes NUL-terminated strings or null, alive for this call.
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("\u{fffd}"))
+    };
+    match refuse(action, text(first), text(second)) {
+        None => ffi::SQLITE_OK,
+        Some(why) => {
+            // SAFETY: `refusal` is the Mutex that `CallerPhase` keeps alive while installed.
+            let slot = unsafe { &*(refusal as *const Mutex<PhaseState>) };
+            if let Ok(mut slot) = slot.lock() {
+                slot.refused.get_or_insert(why);
+            }
+            ffi::SQLITE_DENY
+        }
+    }
+}
+
+/// The authorizer, installed while the caller's statements compile; removed on drop (also when
+/// the caller's closure panics), before the library's own statements run.
+struct CallerPhase<'c> {
+    conn: &'c Connection,
+    _refusal: Refusal,
+}
+
+impl<'c> CallerPhase<'c> {
+    fn install(conn: &'c Connection, refusal: Refusal) -> Self {
+        let slot = Arc::as_ptr(&refusal) as *mut c_void;
+        // SAFETY: the handle is this open connection's; `slot` outlives the registration
+        // (`self` holds the Arc and unregisters in Drop).
+        unsafe { ffi::sqlite3_set_authorizer(conn.handle(), Some(authorize), slot) };
+        CallerPhase {
+            conn,
+            _refusal: refusal,
+        }
+    }
+}
+
+impl Drop for CallerPhase<'_> {
+    fn drop(&mut self) {
+        // SAFETY: unregisters the callback on the same open connection.
+        unsafe { ffi::sqlite3_set_authorizer(self.conn.handle(), None, std::ptr::null_mut()) };
+    }
+}
+
+/// The caller's handle on a fenced transaction: statements on the caller's own tables, inside
+/// the transaction that checks the lease. Writes to `jobs` or a `leasefence_*` table, transaction
+/// control, `PRAGMA` and `ATTACH` are refused with [`Error::InvalidArgument`]; a failing
+/// statement is [`Error::Storage`]. Either error, returned from the closure, rolls everything
+/// back. See [`LeaseStore::fenced_with`](crate::LeaseStore::fenced_with).
+pub struct FencedTx<'c> {
+    conn: &'c Connection,
+    refusal: Refusal,
+}
+
+impl std::fmt::Debug for FencedTx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FencedTx").finish_non_exhaustive()
+    }
+}
+
+impl<'c> FencedTx<'c> {
+    pub(crate) fn new(conn: &'c Connection, refusal: Refusal) -> Self {
+        FencedTx { conn, refusal }
+    }
+
+    /// The slot the authorizer writes its refusals to (the wasm boundary re-creates the handle
+    /// for each call from JavaScript).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn refusal_slot(&self) -> Refusal {
+        self.refusal.clone()
+    }
+
+    /// A refusal by the authorizer becomes `invalid_argument` naming what was refused; any other
+    /// failure is `storage`.
+    fn failed(&self, err: rusqlite::Error) -> Error {
+        let refused = self.refusal.lock().ok().and_then(|mut slot| {
+            slot.failed = true;
+            slot.refused.take()
+        });
+        match (&err, refused) {
+            (rusqlite::Error::SqliteFailure(e, _), Some(why))
+                if e.code == rusqlite::ErrorCode::AuthorizationForStatementDenied =>
+            {
+                match why.split_once(':') {
+                    Some(("table", table)) => refused_table(table),
+                    Some((_, what)) => Error::invalid(
+                        "statements",
+                        format!("{what}; not allowed in a fenced write"),
+                    ),
+                    None => Error::invalid("statements", why),
+                }
+            }
+            (rusqlite::Error::MultipleStatement, _) => Error::invalid(
+                "statements",
+                "one SQL statement per entry: split the text into several statements",
+            ),
+            _ => Error::Storage {
+                operation: "fenced",
+                source: err,
+            },
+        }
+    }
+
+    /// Marks the phase failed: its transaction will not commit.
+    fn poison(&self, err: Error) -> Error {
+        if let Ok(mut state) = self.refusal.lock() {
+            state.failed = true;
+        }
+        err
+    }
+
+    fn prepare(&self, sql: &str) -> Result<rusqlite::Statement<'c>> {
+        // Never the statement cache: the authorizer sees a statement when it is compiled.
+        self.conn.prepare(sql).map_err(|e| self.failed(e))
+    }
+
+    /// Runs one statement with rusqlite parameters (`?`, `?NNN`, `:name`); the number of rows
+    /// it changed.
+    ///
+    /// ```
+    /// # let store = leasefence::LeaseStore::open_in_memory()?;
+    /// # store.connection().execute("CREATE TABLE t(x)", []).unwrap();
+    /// # store.enqueue("j")?;
+    /// # let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// let done = store.fenced_with("j", "me", fence, 1.0, Default::default(), |tx| {
+    ///     tx.execute("INSERT INTO t(x) VALUES (?1)", [42])
+    /// })?;
+    /// assert_eq!(done.granted(), Some(1));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn execute(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize> {
+        self.prepare(sql)?
+            .execute(params)
+            .map_err(|e| self.failed(e))
+    }
+
+    /// Reads one row with rusqlite parameters; `Ok(None)` when there is none.
+    ///
+    /// ```
+    /// # let store = leasefence::LeaseStore::open_in_memory()?;
+    /// # store.enqueue("j")?;
+    /// # let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// let n = store.fenced_with("j", "me", fence, 1.0, Default::default(), |tx| {
+    ///     tx.query_row("SELECT count(*) FROM jobs", [], |row| row.get::<_, i64>(0))
+    /// })?;
+    /// assert_eq!(n.granted(), Some(Some(1)));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn query_row<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        read: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>> {
+        use rusqlite::OptionalExtension;
+        self.prepare(sql)?
+            .query_row(params, read)
+            .optional()
+            .map_err(|e| self.failed(e))
+    }
+
+    /// Runs one statement with [`SqlValue`] parameters, `$N` (or `?NNN`) taking the N-th and a
+    /// plain `?` the next; the number of rows it changed. What the statement lists of every
+    /// runtime run.
+    ///
+    /// ```
+    /// # let store = leasefence::LeaseStore::open_in_memory()?;
+    /// # store.connection().execute("CREATE TABLE t(x)", []).unwrap();
+    /// # store.enqueue("j")?;
+    /// # let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// store.fenced_with("j", "me", fence, 1.0, Default::default(), |tx| {
+    ///     tx.execute_values("INSERT INTO t(x) VALUES ($1)", &["a".into()])
+    /// })?;
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn execute_values(&self, sql: &str, params: &[SqlValue]) -> Result<usize> {
+        let mut stmt = self.prepare(sql)?;
+        bind_values(&mut stmt, params).map_err(|e| self.poison(e))?;
+        stmt.raw_execute().map_err(|e| self.failed(e))
+    }
+
+    /// Reads every row of one query with [`SqlValue`] parameters: the column names, then the
+    /// rows. A blob column is refused (select `hex(column)` instead).
+    ///
+    /// ```
+    /// # let store = leasefence::LeaseStore::open_in_memory()?;
+    /// # store.enqueue("j")?;
+    /// # let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// let read = store.fenced_with("j", "me", fence, 1.0, Default::default(), |tx| {
+    ///     tx.query_values("SELECT $1 AS x", &[7.into()])
+    /// })?;
+    /// let (columns, rows) = read.granted().unwrap();
+    /// assert_eq!((columns, rows), (vec!["x".to_string()], vec![vec![leasefence::SqlValue::Integer(7)]]));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn query_values(
+        &self,
+        sql: &str,
+        params: &[SqlValue],
+    ) -> Result<(Vec<String>, Vec<Vec<SqlValue>>)> {
+        let mut stmt = self.prepare(sql)?;
+        bind_values(&mut stmt, params).map_err(|e| self.poison(e))?;
+        let columns: Vec<String> = stmt.column_names().map(String::from).collect();
+        let width = columns.len();
+        let mut rows = stmt.raw_query();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| self.failed(e))? {
+            let mut values = Vec::with_capacity(width);
+            for (i, column) in columns.iter().enumerate() {
+                values.push(match row.get_ref(i).map_err(|e| self.failed(e))? {
+                    ValueRef::Null => SqlValue::Null,
+                    ValueRef::Integer(n) => SqlValue::Integer(n),
+                    ValueRef::Real(f) => SqlValue::Real(f),
+                    ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(_) => {
+                        return Err(self.poison(Error::invalid(
+                            "statements",
+                            format!(
+                                "column {:?} holds a blob, which has no JSON form; \
+                                 select hex({0}) instead",
+                                column
+                            ),
+                        )))
+                    }
+                });
+            }
+            out.push(values);
+        }
+        Ok((columns, out))
+    }
+}
+
+/// The position in `params` of the parameter SQLite numbers `index` (1-based) and names `name`.
+fn position(index: usize, name: Option<&str>) -> Result<usize> {
+    let numbered = |digits: &str| digits.parse::<usize>().ok().filter(|n| *n >= 1);
+    match name {
+        None => Ok(index),
+        Some(name) => match name
+            .strip_prefix('$')
+            .or_else(|| name.strip_prefix('?'))
+            .and_then(numbered)
+        {
+            Some(n) => Ok(n),
+            None => Err(Error::invalid(
+                "statements",
+                format!(
+                    "parameter {name} is named; write $1, $2, ... (taken from params in order)"
+                ),
+            )),
+        },
+    }
+}
+
+fn bind_values(stmt: &mut rusqlite::Statement<'_>, params: &[SqlValue]) -> Result<()> {
+    let count = stmt.parameter_count();
+    let mut highest = 0;
+    for index in 1..=count {
+        let n = position(index, stmt.parameter_name(index))?;
+        highest = highest.max(n);
+        let Some(value) = params.get(n - 1) else {
+            return Err(Error::invalid(
+                "statements",
+                format!(
+                    "the statement uses parameter {n}, but only {} were given",
+                    params.len()
+                ),
+            ));
+        };
+        let bound = match value {
+            SqlValue::Null => stmt.raw_bind_parameter(index, rusqlite::types::Null),
+            SqlValue::Integer(n) => stmt.raw_bind_parameter(index, n),
+            SqlValue::Real(f) => stmt.raw_bind_parameter(index, f),
+            SqlValue::Text(t) => stmt.raw_bind_parameter(index, t),
+            SqlValue::Bool(b) => stmt.raw_bind_parameter(index, i64::from(*b)),
+        };
+        bound.map_err(Error::storage("fenced"))?;
+    }
+    if params.len() > highest {
+        return Err(Error::invalid(
+            "statements",
+            format!(
+                "{} parameters given, but the statement uses {highest}: \
+                 each parameter needs its $N",
+                params.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The fenced transaction: `work` with the caller's handle, then the lease check and `finish`,
+/// then the commit. An error from `work` rolls back and is returned as is.
+pub(crate) fn fenced_with<T>(
+    conn: &Connection,
+    (job, owner, fence): (&str, &str, Fence),
+    now: f64,
+    finish: &Finish,
+    work: impl FnOnce(&FencedTx<'_>) -> Result<T>,
+) -> Result<Outcome<T>> {
+    let tx = immediate(conn, "fenced")?;
+    let value = {
+        let refusal: Refusal = Arc::default();
+        let _phase = CallerPhase::install(conn, refusal.clone());
+        let value = work(&FencedTx::new(conn, refusal.clone()))?;
+        if refusal.lock().map_or(true, |state| state.failed) {
+            return Err(Error::invalid(
+                "statements",
+                "a statement failed and the callback went on; nothing was committed (as on \
+                 PostgreSQL, which refuses the rest of such a transaction): return the error",
+            ));
+        }
+        value
+    };
+    let current = match finish {
+        Finish::KeepLease => {
+            let lease = read_lease(&tx, job, "fenced")?;
+            match why_write_refused(lease, owner, fence, Some(now)) {
+                Some(reason) => Err(reason),
+                None => Ok(()),
+            }
+        }
+        Finish::Complete(result) => {
+            let changed = tx
+                .prepare_cached(include_str!("sql/complete.sql"))
+                .and_then(|mut stmt| {
+                    stmt.execute(rusqlite::params![job, owner, fence, now, result])
+                })
+                .map_err(Error::storage("fenced"))?;
+            if changed == 1 {
+                Ok(())
+            } else {
+                let lease = read_lease(&tx, job, "fenced")?;
+                match why_write_refused(lease, owner, fence, Some(now)) {
+                    Some(reason) => Err(reason),
+                    None => return Err(unexplained("fenced", job, None)),
+                }
+            }
+        }
+    };
+    match current {
+        Ok(()) => {
+            tx.commit().map_err(Error::storage("fenced"))?;
+            Ok(Outcome::Granted(value))
+        }
+        Err(reason) => {
+            tx.rollback().map_err(Error::storage("fenced"))?;
+            Ok(Outcome::Rejected(reason))
+        }
+    }
+}
+
+/// The statement-list form: every statement in order, then as [`fenced_with`].
+pub(crate) fn fenced(
+    conn: &Connection,
+    lease: (&str, &str, Fence),
+    now: f64,
+    statements: &[Statement],
+    finish: &Finish,
+) -> Result<Outcome<()>> {
+    fenced_with(conn, lease, now, finish, |tx| {
+        for statement in statements {
+            tx.execute_values(&statement.sql, &statement.params)?;
+        }
+        Ok(())
+    })
+}
+
+/// Fenced writes (docs/contract.md section 8).
+impl super::LeaseStore {
+    /// Runs `work` inside the transaction that checks the lease, and commits its writes only
+    /// while the lease (`job`, `owner`, `fence`) is current at `now`: all or nothing. With
+    /// [`Finish::Complete`] the job completes in the same commit.
+    ///
+    /// The lease is checked after `work` ran, under the write lock taken before it started, with
+    /// the checks and reasons of [`renew`](Self::renew) (`not_found`, `done`, `stale_fence`,
+    /// `not_owner`, `expired`): a refused lease rolls `work`'s writes back and answers
+    /// [`Outcome::Rejected`]. `work` gets a [`FencedTx`] restricted to your own tables; an error
+    /// it returns (a refused or failing statement) rolls back and is returned. Inside `work`, use
+    /// only the handle: the store's other methods would try to open a second transaction.
+    ///
+    /// ```
+    /// use leasefence::{Finish, LeaseStore, Reason};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.connection().execute("CREATE TABLE balance(n INTEGER)", []).unwrap();
+    /// store.connection().execute("INSERT INTO balance VALUES (0)", []).unwrap();
+    /// store.enqueue("pay")?;
+    /// let old = store.claim("pay", "A", 0.0, 10.0)?.granted().unwrap();
+    /// let new = store.claim("pay", "B", 20.0, 10.0)?.granted().unwrap();
+    ///
+    /// // A's lease is gone: its write is rolled back.
+    /// let late = store.fenced_with("pay", "A", old, 21.0, Finish::KeepLease, |tx| {
+    ///     tx.execute("UPDATE balance SET n = n + 100", [])
+    /// })?;
+    /// assert_eq!(late.reason(), Some(&Reason::StaleFence { current: new }));
+    ///
+    /// // B's write and completion commit together.
+    /// let done = Finish::Complete(Some("paid".into()));
+    /// let ok = store.fenced_with("pay", "B", new, 22.0, done, |tx| {
+    ///     tx.execute("UPDATE balance SET n = n + 100", [])
+    /// })?;
+    /// assert!(ok.is_granted());
+    /// let n: i64 = store.connection().query_row("SELECT n FROM balance", [], |r| r.get(0)).unwrap();
+    /// assert_eq!(n, 100);
+    /// assert!(store.state("pay")?.unwrap().done);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn fenced_with<T>(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        finish: Finish,
+        work: impl FnOnce(&FencedTx<'_>) -> Result<T>,
+    ) -> Result<Outcome<T>> {
+        crate::rules::check_now(now)?;
+        fenced_with(&self.conn, (job, owner, fence), now, &finish, work)
+    }
+
+    /// The statement-list form of [`fenced_with`](Self::fenced_with): every statement in order
+    /// (placeholders `$1`, `$2`, ...), then the lease check, then the commit. What the protocol's
+    /// `fenced` op, Node's and the browser's statement lists run.
+    ///
+    /// ```
+    /// use leasefence::{Error, Finish, LeaseStore, Statement};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.connection().execute("CREATE TABLE sent(id TEXT)", []).unwrap();
+    /// store.enqueue("mail")?;
+    /// let fence = store.claim("mail", "A", 0.0, 10.0)?.granted().unwrap();
+    /// let refused = store.fenced("mail", "A", fence, 1.0,
+    ///     &[Statement::new("UPDATE jobs SET fence = 99", [])], Finish::KeepLease);
+    /// assert!(matches!(refused, Err(Error::InvalidArgument { .. })));
+    /// let sent = [Statement::new("INSERT INTO sent VALUES ($1)", ["mail".into()])];
+    /// assert!(store.fenced("mail", "A", fence, 1.0, &sent, Finish::Complete(None))?.is_granted());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn fenced(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        statements: &[Statement],
+        finish: Finish,
+    ) -> Result<Outcome<()>> {
+        crate::rules::check_now(now)?;
+        crate::rules::fenced::check_statements(statements)?;
+        fenced(&self.conn, (job, owner, fence), now, statements, &finish)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_authorizer_refuses_library_tables_and_transaction_control() {
+        assert!(refuse(ffi::SQLITE_INSERT, Some("jobs"), None).is_some());
+        assert!(refuse(ffi::SQLITE_UPDATE, Some("Jobs"), Some("fence")).is_some());
+        assert!(refuse(ffi::SQLITE_DELETE, Some("leasefence_order"), None).is_some());
+        assert!(refuse(ffi::SQLITE_CREATE_TRIGGER, Some("t"), Some("jobs")).is_some());
+        assert!(refuse(ffi::SQLITE_CREATE_TRIGGER, Some("t"), Some("counters")).is_some());
+        assert!(refuse(ffi::SQLITE_CREATE_TEMP_TABLE, Some("jobs"), None).is_some());
+        assert!(refuse(ffi::SQLITE_ALTER_TABLE, Some("main"), Some("jobs")).is_some());
+        assert!(refuse(ffi::SQLITE_TRANSACTION, Some("COMMIT"), None).is_some());
+        assert!(refuse(ffi::SQLITE_PRAGMA, Some("journal_mode"), None).is_some());
+        assert!(refuse(ffi::SQLITE_INSERT, Some("counters"), None).is_none());
+        assert!(refuse(ffi::SQLITE_READ, Some("jobs"), Some("fence")).is_none());
+        assert!(refuse(ffi::SQLITE_CREATE_INDEX, Some("i"), Some("counters")).is_none());
+    }
+
+    #[test]
+    fn parameter_positions() {
+        assert_eq!(position(1, None).unwrap(), 1);
+        assert_eq!(position(1, Some("$2")).unwrap(), 2);
+        assert_eq!(position(1, Some("?3")).unwrap(), 3);
+        assert!(position(1, Some(":name")).is_err());
+        assert!(position(1, Some("$0")).is_err());
+    }
+}

@@ -1,0 +1,288 @@
+//! Fenced writes across the JavaScript boundary (docs/contract.md section 8): the statement lists
+//! of `call('fenced', ...)`, and Node's synchronous callback form, `fencedWith`, whose callback
+//! runs statements through `fencedRun` / `fencedAll` while the transaction is open.
+
+use std::cell::RefCell;
+
+use js_sys::{Array, Function, Object, Reflect};
+use wasm_bindgen::prelude::*;
+
+use super::{answer_to_js, error_to_js, js_error, Args, WasmStore};
+use crate::protocol::{Answer, FencedArgs, Returned, Source};
+use crate::rules::fenced::{Finish, SqlValue, Statement};
+use crate::sqlite::{FencedTx, Refusal};
+use crate::Outcome;
+
+/// The caller phase of the fenced transaction whose callback is running, if any.
+pub(crate) type Active = RefCell<Option<Refusal>>;
+
+fn bad(op: &str, what: &str) -> JsValue {
+    js_error("invalid_argument", &format!("{op}(): {what}"))
+}
+
+/// A JavaScript parameter as SQL: null/undefined, a boolean, a number (a safe integer binds as
+/// an integer), a string, or a BigInt within 64 bits.
+fn sql_value(op: &str, value: &JsValue) -> Result<SqlValue, JsValue> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(SqlValue::Null);
+    }
+    if let Some(b) = value.as_bool() {
+        return Ok(SqlValue::Bool(b));
+    }
+    if let Some(f) = value.as_f64() {
+        if !f.is_finite() {
+            return Err(bad(
+                op,
+                "a parameter is NaN or infinite, which SQL cannot store",
+            ));
+        }
+        return Ok(if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 {
+            SqlValue::Integer(f as i64)
+        } else {
+            SqlValue::Real(f)
+        });
+    }
+    if let Some(s) = value.as_string() {
+        return Ok(SqlValue::Text(s));
+    }
+    if value.is_bigint() {
+        if let Ok(n) = i64::try_from(value.clone()) {
+            return Ok(SqlValue::Integer(n));
+        }
+        return Err(bad(op, "a BigInt parameter is outside 64 bits"));
+    }
+    Err(bad(
+        op,
+        "parameters must be null, booleans, numbers, strings or BigInts",
+    ))
+}
+
+fn sql_values(op: &str, params: &JsValue) -> Result<Vec<SqlValue>, JsValue> {
+    if params.is_undefined() || params.is_null() {
+        return Ok(Vec::new());
+    }
+    if !Array::is_array(params) {
+        return Err(bad(op, "`params` must be an array"));
+    }
+    Array::from(params)
+        .iter()
+        .map(|v| sql_value(op, &v))
+        .collect()
+}
+
+fn string_field(object: &JsValue, name: &str) -> JsValue {
+    Reflect::get(object, &name.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// `statements` (an array of `{sql, params}`) and `options` (`{complete, result}` or undefined).
+pub(crate) fn fenced_args(
+    op: &str,
+    statements: &JsValue,
+    options: &JsValue,
+) -> Result<FencedArgs, JsValue> {
+    if !Array::is_array(statements) {
+        return Err(bad(
+            op,
+            "argument `statements` must be an array of {sql, params} (or, in Node, a callback)",
+        ));
+    }
+    let statements = statements_of(op, statements)?;
+    let (complete, result) = options_of(op, options)?;
+    Ok(FencedArgs {
+        statements,
+        complete,
+        result,
+    })
+}
+
+/// An array of `{sql, params}` as statements.
+pub(crate) fn statements_of(op: &str, statements: &JsValue) -> Result<Vec<Statement>, JsValue> {
+    if !Array::is_array(statements) {
+        return Err(bad(
+            op,
+            "argument `statements` must be an array of {sql, params}",
+        ));
+    }
+    Array::from(statements)
+        .iter()
+        .map(|item| {
+            if !item.is_object() {
+                return Err(bad(op, "each statement must be an object {sql, params}"));
+            }
+            let sql = string_field(&item, "sql")
+                .as_string()
+                .ok_or_else(|| bad(op, "a statement's `sql` must be a string"))?;
+            let params = sql_values(op, &string_field(&item, "params"))?;
+            Ok(Statement { sql, params })
+        })
+        .collect()
+}
+
+/// Rows as an array of plain objects.
+pub(crate) fn rows_to_js(columns: &[String], rows: Vec<Vec<SqlValue>>) -> Result<JsValue, JsValue> {
+    let out = Array::new();
+    for row in rows {
+        out.push(&row_object(columns, row)?);
+    }
+    Ok(out.into())
+}
+
+fn options_of(op: &str, options: &JsValue) -> Result<(bool, Option<String>), JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok((false, None));
+    }
+    if !options.is_object() {
+        return Err(bad(op, "argument `options` must be {complete?, result?}"));
+    }
+    let complete = string_field(options, "complete");
+    let complete = if complete.is_undefined() {
+        false
+    } else {
+        complete
+            .as_bool()
+            .ok_or_else(|| bad(op, "`options.complete` must be a boolean"))?
+    };
+    let result = string_field(options, "result");
+    let result = if result.is_undefined() || result.is_null() {
+        None
+    } else {
+        Some(
+            result
+                .as_string()
+                .ok_or_else(|| bad(op, "`options.result` must be a string or null"))?,
+        )
+    };
+    Ok((complete, result))
+}
+
+/// A row as a plain object, column names as keys.
+fn row_object(columns: &[String], row: Vec<SqlValue>) -> Result<JsValue, JsValue> {
+    let object = Object::new();
+    for (name, value) in columns.iter().zip(row) {
+        let value = match value {
+            SqlValue::Null => JsValue::NULL,
+            SqlValue::Integer(n) => JsValue::from_f64(n as f64),
+            SqlValue::Real(f) => JsValue::from_f64(f),
+            SqlValue::Text(t) => JsValue::from_str(&t),
+            SqlValue::Bool(b) => JsValue::from_bool(b),
+        };
+        Reflect::set(&object, &JsValue::from_str(name), &value)?;
+    }
+    Ok(object.into())
+}
+
+#[wasm_bindgen]
+impl WasmStore {
+    /// Node's callback form: opens the fenced transaction, calls `work()` (which runs statements
+    /// with `fencedRun` / `fencedAll`), then checks the lease and commits. Answers `{value,
+    /// reason}`; an exception thrown by `work` rolls back and is thrown again.
+    #[wasm_bindgen(js_name = fencedWith)]
+    pub fn fenced_with(
+        &self,
+        job: JsValue,
+        owner: JsValue,
+        fence: JsValue,
+        now: JsValue,
+        options: JsValue,
+        work: &Function,
+    ) -> Result<JsValue, JsValue> {
+        let lease = Array::of4(&job, &owner, &fence, &now);
+        let mut args = Args {
+            op: "fenced",
+            args: &lease,
+            next: 0,
+        };
+        // The trait's methods: they read positionally, as `call` does.
+        let job = Source::string(&mut args, "job")?;
+        let owner = Source::string(&mut args, "owner")?;
+        let fence = Source::fence(&mut args, "fence")?;
+        let now = Source::number(&mut args, "now")?;
+        let (complete, result) = options_of("fenced", &options)?;
+        let finish = Finish::from_parts(complete, result).map_err(|e| error_to_js(&e))?;
+        let store = self.open_store()?;
+        if self.fenced.borrow().is_some() {
+            return Err(bad(
+                "fenced",
+                "a fenced callback is already running on this store",
+            ));
+        }
+        let mut thrown = None;
+        let outcome = store.fenced_with(&job, &owner, fence, now, finish, |tx| {
+            *self.fenced.borrow_mut() = Some(tx.refusal_slot());
+            let called = work.call0(&JsValue::NULL);
+            *self.fenced.borrow_mut() = None;
+            called.map(drop).map_err(|exception| {
+                thrown = Some(exception);
+                crate::Error::Internal {
+                    message: "the fenced callback threw".into(),
+                }
+            })
+        });
+        if let Some(exception) = thrown {
+            return Err(exception);
+        }
+        let answer = match outcome.map_err(|e| error_to_js(&e))? {
+            Outcome::Granted(()) => Answer {
+                value: Returned::Bool(true),
+                reason: None,
+            },
+            Outcome::Rejected(reason) => Answer {
+                value: Returned::Bool(false),
+                reason: Some(reason),
+            },
+        };
+        answer_to_js(&answer)
+    }
+
+    /// Inside a `fencedWith` callback: runs one statement (`$1`, `$2`, ... bound from `params`);
+    /// the number of rows it changed.
+    #[wasm_bindgen(js_name = fencedRun)]
+    pub fn fenced_run(&self, sql: JsValue, params: JsValue) -> Result<f64, JsValue> {
+        let (sql, params) = self.statement_of("run", &sql, &params)?;
+        let tx = self.active_tx("run")?;
+        tx.execute_values(&sql, &params)
+            .map(|n| n as f64)
+            .map_err(|e| error_to_js(&e))
+    }
+
+    /// Inside a `fencedWith` callback: the rows of one query, as objects.
+    #[wasm_bindgen(js_name = fencedAll)]
+    pub fn fenced_all(&self, sql: JsValue, params: JsValue) -> Result<Array, JsValue> {
+        let (sql, params) = self.statement_of("all", &sql, &params)?;
+        let tx = self.active_tx("all")?;
+        let (columns, rows) = tx
+            .query_values(&sql, &params)
+            .map_err(|e| error_to_js(&e))?;
+        rows.into_iter()
+            .map(|row| row_object(&columns, row))
+            .collect()
+    }
+}
+
+impl WasmStore {
+    fn statement_of(
+        &self,
+        method: &str,
+        sql: &JsValue,
+        params: &JsValue,
+    ) -> Result<(String, Vec<SqlValue>), JsValue> {
+        let op = format!("tx.{method}");
+        let sql = sql
+            .as_string()
+            .ok_or_else(|| bad(&op, "argument `sql` must be a string"))?;
+        Ok((sql, sql_values(&op, params)?))
+    }
+
+    fn active_tx(&self, method: &str) -> Result<FencedTx<'_>, JsValue> {
+        let store = self.open_store()?;
+        let refusal = self.fenced.borrow().clone().ok_or_else(|| {
+            js_error(
+                "invalid_argument",
+                &format!(
+                    "tx.{method}(): the fenced callback has returned; the transaction is over"
+                ),
+            )
+        })?;
+        Ok(FencedTx::new(store.connection(), refusal))
+    }
+}

@@ -1,0 +1,244 @@
+//! Fenced writes on SQLite files (docs/contract.md section 8) beyond the shared vectors: the
+//! closure API, the ways a statement could reach `jobs` (triggers, views, temporary tables,
+//! attached files), what the authorizer leaves behind, a swallowed failure, the lock held across
+//! the statements, and the fence guard.
+
+use std::time::{Duration, Instant};
+
+use leasefence::guard::{self, Guarded, SqliteGuard};
+use leasefence::{Error, Finish, LeaseStore, Outcome, Reason, Statement};
+
+fn store_with_lease(dir: &tempfile::TempDir) -> (LeaseStore, i64) {
+    let store = LeaseStore::open(dir.path().join("q.db")).unwrap();
+    store
+        .connection()
+        .execute_batch(
+            "CREATE TABLE t(k TEXT PRIMARY KEY, v INTEGER); INSERT INTO t VALUES ('a', 0);",
+        )
+        .unwrap();
+    store.enqueue("j").unwrap();
+    let fence = store
+        .claim("j", "me", 0.0, 100.0)
+        .unwrap()
+        .granted()
+        .unwrap();
+    (store, fence)
+}
+
+fn value(store: &LeaseStore) -> i64 {
+    store
+        .connection()
+        .query_row("SELECT v FROM t WHERE k = 'a'", [], |r| r.get(0))
+        .unwrap()
+}
+
+fn refused<T: std::fmt::Debug>(result: leasefence::Result<Outcome<T>>) -> String {
+    match result {
+        Err(Error::InvalidArgument { message, .. }) => message,
+        other => panic!("expected invalid_argument, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_error_from_the_closure_rolls_everything_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    let result = store.fenced_with("j", "me", fence, 1.0, Finish::Complete(None), |tx| {
+        tx.execute("UPDATE t SET v = 5", [])?;
+        Err::<(), _>(Error::InvalidArgument {
+            argument: "mine",
+            message: "changed my mind".into(),
+        })
+    });
+    assert!(matches!(
+        result,
+        Err(Error::InvalidArgument {
+            argument: "mine",
+            ..
+        })
+    ));
+    assert_eq!(value(&store), 0);
+    assert!(!store.state("j").unwrap().unwrap().done);
+}
+
+#[test]
+fn the_closure_reads_and_writes_in_the_same_transaction_and_returns_its_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    let got = store
+        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+            let v: i64 = tx
+                .query_row("SELECT v FROM t WHERE k = ?1", ["a"], |r| r.get(0))?
+                .unwrap();
+            tx.execute("UPDATE t SET v = ?1", [v + 1])?;
+            Ok(v + 1)
+        })
+        .unwrap();
+    assert_eq!(got, Outcome::Granted(1));
+    assert_eq!(value(&store), 1);
+}
+
+#[test]
+fn a_swallowed_failure_still_rolls_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    let result = store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+        tx.execute("UPDATE t SET v = 7", [])?;
+        let _ignored = tx.execute("INSERT INTO t VALUES ('a', 1)", []);
+        Ok(())
+    });
+    assert!(refused(result).contains("went on"));
+    assert_eq!(value(&store), 0);
+}
+
+#[test]
+fn writes_through_triggers_views_temp_tables_and_attached_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    // Made outside any fenced write, as an application might have them.
+    store
+        .connection()
+        .execute_batch(
+            "CREATE TRIGGER t_bumps_jobs AFTER UPDATE ON t BEGIN UPDATE jobs SET fence = 99; END;
+             CREATE VIEW jv AS SELECT id FROM jobs;
+             CREATE TRIGGER jv_insert INSTEAD OF INSERT ON jv BEGIN INSERT INTO jobs(id) VALUES (NEW.id); END;
+             CREATE TABLE u(x);",
+        )
+        .unwrap();
+    let attempts = [
+        "UPDATE t SET v = 1",
+        "INSERT INTO jv VALUES ('planted')",
+        "CREATE TEMP TABLE jobs(id)",
+        "CREATE TEMP VIEW leasefence_x AS SELECT 1",
+        "CREATE TRIGGER later AFTER INSERT ON u BEGIN DELETE FROM jobs; END",
+        "ALTER TABLE jobs ADD COLUMN extra",
+        "DROP TABLE jobs",
+        "CREATE INDEX ji ON jobs(owner)",
+        "PRAGMA writable_schema = ON",
+        "SAVEPOINT s",
+        "RELEASE s",
+        "END",
+    ];
+    for sql in attempts {
+        let result = store.fenced(
+            "j",
+            "me",
+            fence,
+            1.0,
+            &[Statement::new(sql, [])],
+            Finish::KeepLease,
+        );
+        let message = refused(result);
+        assert!(!message.is_empty(), "{sql}");
+    }
+    let attach = format!(
+        "ATTACH DATABASE '{}' AS other",
+        dir.path().join("o.db").display()
+    );
+    refused(store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[Statement::new(attach, [])],
+        Finish::KeepLease,
+    ));
+    assert_eq!(store.state("j").unwrap().unwrap().fence, fence);
+    assert_eq!(store.state("planted").unwrap(), None);
+    assert_eq!(value(&store), 0);
+}
+
+#[test]
+fn the_authorizer_is_gone_after_the_fenced_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    refused(store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[Statement::new("PRAGMA user_version = 3", [])],
+        Finish::KeepLease,
+    ));
+    // The application's own connection use and the store's operations are unrestricted again.
+    store
+        .connection()
+        .execute_batch("PRAGMA user_version = 3")
+        .unwrap();
+    assert!(store
+        .renew("j", "me", fence, 2.0, 100.0)
+        .unwrap()
+        .is_granted());
+    assert!(store
+        .complete("j", "me", fence, 3.0, Some("r"))
+        .unwrap()
+        .is_granted());
+}
+
+#[test]
+fn a_claim_from_another_connection_waits_for_the_fenced_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    let path = dir.path().join("q.db");
+    let started = Instant::now();
+    let outcome = store
+        .fenced_with(
+            "j",
+            "me",
+            fence,
+            1.0,
+            Finish::Complete(Some("r".into())),
+            |tx| {
+                tx.execute("UPDATE t SET v = 1", [])?;
+                // Another process's claim, with the lease long expired on its clock: it must wait for
+                // this transaction's write lock, then see the job done.
+                let other = std::thread::spawn(move || {
+                    let store = LeaseStore::open(path).unwrap();
+                    store.claim("j", "other", 1000.0, 10.0).unwrap()
+                });
+                std::thread::sleep(Duration::from_millis(300));
+                Ok(other)
+            },
+        )
+        .unwrap();
+    let Outcome::Granted(other) = outcome else {
+        panic!("the fenced write was refused");
+    };
+    assert_eq!(other.join().unwrap().reason(), Some(&Reason::Done));
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(value(&store), 1);
+}
+
+#[test]
+fn the_guard_accepts_equal_and_higher_fences_and_refuses_lower_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = SqliteGuard::open(dir.path().join("other.db")).unwrap();
+    g.connection().execute("CREATE TABLE sent(n)", []).unwrap();
+    let send = |fence: i64| {
+        g.write("mail-7", fence, |tx| {
+            tx.execute("INSERT INTO sent VALUES (?1)", [fence])
+        })
+    };
+    assert_eq!(send(3).unwrap(), Guarded::Accepted(1));
+    assert_eq!(send(3).unwrap(), Guarded::Accepted(1));
+    assert_eq!(send(2).unwrap(), Guarded::Refused { current: 3 });
+    assert_eq!(send(5).unwrap(), Guarded::Accepted(1));
+    assert_eq!(send(4).unwrap(), Guarded::Refused { current: 5 });
+    assert_eq!(g.current("mail-7").unwrap(), Some(5));
+    assert_eq!(g.current("other").unwrap(), None);
+    let n: i64 = g
+        .connection()
+        .query_row("SELECT count(*) FROM sent", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 3);
+    // A failing write records nothing.
+    assert!(g
+        .write("mail-7", 9, |tx| tx
+            .execute("INSERT INTO nowhere VALUES (1)", []))
+        .is_err());
+    assert_eq!(g.current("mail-7").unwrap(), Some(5));
+    // Keys are independent.
+    assert!(guard::sqlite::accept(g.connection(), "mail-8", 1)
+        .unwrap()
+        .is_accepted());
+}
