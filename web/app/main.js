@@ -19,6 +19,8 @@ import { renderCheck } from './view/check-view.js';
 import { renderWorkers } from './view/workers-view.js';
 import { renderStory } from './view/story-view.js';
 import { clearBanner, showBanner } from './view/banner-view.js';
+import { runLab } from './worker-lab.js';
+import { renderLab } from './view/lab-view.js';
 
 const DB_NAME = 'playground';
 const SAVE_KEY = 'timeline';
@@ -40,6 +42,8 @@ const state = {
   lang: 'en',
   playing: null,
   ready: false,
+  lab: null, // the last run of the worker lab (worker-lab.js), this session only
+  labStall: true,
 };
 
 const ui = {};
@@ -431,6 +435,26 @@ function draw() {
   replace(ui.play, t(lang, playing() ? 'timeline.pause' : 'timeline.play'));
   ui.play.setAttribute('aria-pressed', String(playing()));
   ui.storyNext.classList.toggle('pulse', ready && !!sc && state.story.step === 0);
+  renderLab(ui.labBody, state.lab, lang);
+  ui.labPause.setAttribute('aria-pressed', String(state.labStall));
+}
+
+/**
+ * Runs the worker lab on the store (it erases it first), then replays the timeline: the store
+ * holds exactly entries[0..k) again afterwards.
+ */
+function runWorkers() {
+  stopPlaying();
+  const mode = ui.labMode.value;
+  schedule('lab', async () => {
+    replace(ui.labBody, t(state.lang, 'lab.running'));
+    try {
+      state.lab = await runLab(state.store, mode, { stall: state.labStall });
+    } finally {
+      state.storeAt = -1;
+      await sync();
+    }
+  });
 }
 
 // ------------------------------------------------------------------------------------------
@@ -582,6 +606,7 @@ function wire() {
     leaseOnlyBody: $('lease-only-body'), leaseOnlyEmpty: $('lease-only-empty'), checkBody: $('check-body'),
     share: $('share'), shareBox: $('share-box'), shareUrl: $('share-url'), shareNote: $('share-note'),
     exportButton: $('export'), importInput: $('import'), reset: $('reset'), help: $('help'),
+    labMode: $('lab-mode'), labPause: $('lab-pause'), labRun: $('lab-run'), labBody: $('lab-body'),
     memory: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`mem-${w}`)])),
     results: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`${w}-result`)])),
   });
@@ -612,6 +637,11 @@ function wire() {
   ui.exportButton.addEventListener('click', exportJson);
   ui.importInput.addEventListener('change', () => importFile(ui.importInput.files?.[0]));
   ui.reset.addEventListener('click', reset);
+  ui.labRun.addEventListener('click', runWorkers);
+  ui.labPause.addEventListener('click', () => {
+    state.labStall = !state.labStall;
+    render();
+  });
   ui.timeline.addEventListener('click', (event) => {
     // Clicking a card puts the playhead just after that operation.
     const card = event.target.closest?.('.tl-card');

@@ -119,6 +119,14 @@ export class LeaseStore extends LeaseStoreCore {
    */
   leaseOnly(op, args) { return this.#send('leaseOnly', [op, args]); }
 
+  /**
+   * The fence guard, in a table of this database (`leasefence_guard`): runs `statements`
+   * (`[{sql, params}]`) in one transaction if `fence` is at least the highest accepted for `key`:
+   * `{accepted: true, rows}` (the rows of the last statement) or `{accepted: false, current}`
+   * with nothing written. Node's `FenceGuard.write` in the browser.
+   */
+  guardWrite(key, fence, statements) { return this.#send('guardWrite', [key, fence, statements]); }
+
   /** Reads a string the application stored next to the jobs, or null. */
   appGet(key) { return this.#send('appGet', [key]); }
   /** Stores a string next to the jobs. */

@@ -32,6 +32,10 @@ async function handle(method, args) {
       return need().callTraced(args[0], args[1]);
     case 'leaseOnly':
       return need().leaseOnly(args[0], args[1]);
+    // The fence guard (crate/src/wasm/guard.rs): statements run only if `fence` is the highest
+    // seen for `key`; the playground's report bucket uses it.
+    case 'guardWrite':
+      return need().guardWrite(args[0], args[1], args[2]);
     case 'appGet':
       return need().appGet(args[0]) ?? null;
     case 'appSet':

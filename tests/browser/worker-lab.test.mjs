@@ -1,0 +1,97 @@
+// The playground's worker lab in headless Chromium: the real JobWorker runs in the page against
+// the real store on the page's clock. A stall stops A's heartbeats and the lost-lease signal
+// fires after it; the report bucket shows the overwrite without a guard, the fence guard's
+// refusal with the current fence, and a fenced write that commits with the lease or not at all;
+// the poison job retries with backoff and ends dead; the timeline is replayed afterwards.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launchBrowser } from './harness.mjs';
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(() => server?.stop());
+
+async function settled(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
+}
+
+/** Runs the lab in `mode`; answers each lane's events as [t, kind, text] and the facts. */
+async function run(page, mode) {
+  await page.selectOption('#lab-mode', mode);
+  await page.click('#lab-run');
+  await settled(page);
+  return page.evaluate(() => {
+    const lanes = {};
+    for (const lane of document.querySelectorAll('#lab-body .lab-lane')) {
+      lanes[lane.dataset.lane] = [...lane.querySelectorAll('.lab-events > li')].map((li) => [
+        Number(li.querySelector('.lab-t').textContent.slice(2)), li.dataset.kind, li.textContent]);
+    }
+    const facts = [...document.querySelectorAll('#lab-body .lab-facts li')].map((li) => li.textContent);
+    const ticks = document.querySelectorAll('#lab-body .lab-lane-A .lab-track .lab-tick').length;
+    return { lanes, facts, ticks, moral: document.querySelector('#lab-body .lab-moral').textContent };
+  });
+}
+
+const kinds = (events) => events.map(([t, kind]) => `${t}:${kind}`);
+
+test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket with and without the guard, a fenced write, a dead job', async () => {
+  const browser = await launchBrowser();
+  try {
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    const errors = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(server.url);
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    await page.click('#story-next'); // the story's first step: the timeline has entries to replay
+    await settled(page);
+    const tableBefore = await page.locator('#jobs-body').textContent();
+
+    // No guard: A heartbeats at t=3 and 6, stalls at 7; its lease (until 16) runs out, B claims
+    // at 16 and uploads at 18; A wakes at 20, uploads over B's report, then gets the signal.
+    const none = await run(page, 'none');
+    assert.deepEqual(kinds(none.lanes.A), ['0:claim', '3:renew', '6:renew', '7:stall', '20:resume', '20:lost']);
+    assert.match(none.lanes.A.at(-1)[2], /lease_lost.*expired/);
+    assert.equal(none.ticks, 2, 'two heartbeat ticks on A\'s lane, none during the stall');
+    assert.ok(kinds(none.lanes.B).includes('16:claim') && kinds(none.lanes.B).includes('18:complete'), kinds(none.lanes.B).join(' '));
+    assert.deepEqual(kinds(none.lanes.bucket), ['18:put', '20:put']);
+    assert.match(none.facts[0], /“A's report” \(fence 1\)/, 'without a guard A\'s late upload is what the bucket holds');
+
+    // The fence guard: A's late upload refused with the current fence, B's report stays.
+    const guard = await run(page, 'guard');
+    assert.deepEqual(kinds(guard.lanes.bucket), ['18:guard', '20:guard']);
+    assert.match(guard.lanes.bucket[1][2], /A’s upload \(fence 1\) refused: current fence 2/);
+    assert.match(guard.facts[0], /“B's report” \(fence 2\)/);
+    assert.ok(kinds(guard.lanes.A).includes('20:lost'));
+
+    // A fenced write into a table of the same database: B's commits, A's is refused, nothing of it.
+    const fenced = await run(page, 'fenced');
+    assert.deepEqual(kinds(fenced.lanes.bucket), ['18:fenced', '20:fenced']);
+    assert.match(fenced.lanes.bucket[0][2], /B’s fenced write \(fence 2\) committed/);
+    assert.match(fenced.lanes.bucket[1][2], /A’s fenced write \(fence 1\) refused: done, nothing written/);
+    assert.match(fenced.facts[0], /“B's report” \(fence 2\)/);
+
+    // Without the pause: A renews on time, uploads and completes; no lost-lease signal.
+    await page.click('#lab-pause');
+    assert.equal(await page.getAttribute('#lab-pause', 'aria-pressed'), 'false');
+    const calm = await run(page, 'guard');
+    assert.ok(!kinds(calm.lanes.A).some((k) => k.endsWith(':lost')), kinds(calm.lanes.A).join(' '));
+    assert.ok(kinds(calm.lanes.A).includes('8:complete'));
+    assert.match(calm.facts[0], /“A's report” \(fence 1\)/);
+    await page.click('#lab-pause');
+
+    // The poison job: fails with a backoff of 4 s, twice, then dead at the third attempt.
+    const poison = await run(page, 'poison');
+    assert.deepEqual(kinds(poison.lanes.A), ['0:claim', '1:fail', '5:claim', '6:fail', '10:claim', '11:fail']);
+    assert.match(poison.lanes.A[1][2], /retry at t=5/);
+    assert.match(poison.lanes.A[5][2], /dead/);
+    assert.ok(poison.facts.some((f) => /dead, 3 attempts, 3 failures/.test(f)), poison.facts.join(' | '));
+
+    // The timeline came back as it was: the lab erased the store, then the page replayed it.
+    assert.equal(await page.locator('#jobs-body').textContent(), tableBefore);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+});

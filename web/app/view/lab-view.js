@@ -1,0 +1,62 @@
+// "The worker's side": the lanes of one lab run (web/app/worker-lab.js), drawn from the calls the
+// real JobWorker made and the store's answers: heartbeats as ticks, the stall as a band, the
+// lost-lease signal where it fired, the report bucket's writes, then what the bucket and the job
+// hold at the end. Drawing only.
+import { h, replace, rich } from './dom.js';
+import { t } from '../model/i18n.js';
+
+const LANES = ['A', 'B', 'bucket'];
+
+function mark(event) {
+  switch (event.kind) {
+    case 'claim': return { sym: '●', cls: 'ok' };
+    case 'renew': return { sym: event.ok ? '|' : '✗', cls: event.ok ? 'tick' : 'refused' };
+    case 'lost': return { sym: '⚡', cls: 'lost' };
+    case 'complete': return { sym: event.ok ? '✓' : '✗', cls: event.ok ? 'ok' : 'refused' };
+    case 'fail': return { sym: event.retryAt === null ? '☠' : '↻', cls: event.retryAt === null ? 'dead' : 'retry' };
+    case 'put': return { sym: '⬆', cls: 'overwrite' };
+    case 'guard':
+    case 'fenced': return { sym: event.ok ? '⬆' : '✗', cls: event.ok ? 'ok' : 'refused' };
+    default: return null;
+  }
+}
+
+export function eventText(event, lang) {
+  return t(lang, `lab.ev.${event.kind}`, event);
+}
+
+function lane(name, events, end, lang) {
+  const track = h('div', { class: 'lab-track', attrs: { 'aria-hidden': 'true' } });
+  const stall = events.find((e) => e.kind === 'stall');
+  if (stall) {
+    track.append(h('span', { class: 'lab-stall', style: { left: `${(stall.t / end) * 100}%`, width: `${((stall.until - stall.t) / end) * 100}%` } }));
+  }
+  for (const event of events) {
+    const m = mark(event);
+    if (!m) continue;
+    track.append(h('span', { class: `lab-mark lab-${m.cls}`, style: { left: `${(event.t / end) * 100}%` }, attrs: { 'data-kind': event.kind, title: `t=${event.t} ${eventText(event, lang)}` }, text: m.sym }));
+  }
+  return h('li', { class: `lab-lane lab-lane-${name}`, attrs: { 'data-lane': name } },
+    h('span', { class: 'lab-lane-name', text: t(lang, name === 'bucket' ? 'lab.lane.bucket' : 'lab.lane.worker', name) }),
+    track,
+    h('ol', { class: 'lab-events' }, events.map((e) => h('li', { attrs: { 'data-kind': e.kind } }, h('span', { class: 'lab-t', text: `t=${e.t}` }), ' ', rich(eventText(e, lang))))));
+}
+
+/** run: the answer of runLab, or null before the first run. */
+export function renderLab(container, run, lang) {
+  if (!run) {
+    replace(container, h('p', { class: 'muted', text: t(lang, 'lab.notRun') }));
+    return;
+  }
+  const byLane = Object.fromEntries(LANES.map((l) => [l, run.events.filter((e) => e.lane === l)]));
+  const lanes = LANES.filter((l) => byLane[l].length > 0 || l === 'A');
+  const facts = [];
+  if (run.bucket) facts.push(t(lang, 'lab.bucketHolds', run.bucket.body, run.bucket.fence));
+  else if (run.mode !== 'poison') facts.push(t(lang, 'lab.bucketEmpty'));
+  if (run.inspect) facts.push(t(lang, 'lab.job', run.inspect));
+  for (const [w, s] of Object.entries(run.stats)) facts.push(t(lang, 'lab.stats', w, s));
+  replace(container,
+    h('ul', { class: 'lab-lanes', attrs: { 'data-mode': run.mode } }, lanes.map((l) => lane(l, byLane[l], run.end, lang))),
+    h('ul', { class: 'lab-facts' }, facts.map((f) => h('li', {}, rich(f)))),
+    h('p', { class: 'lab-moral' }, rich(t(lang, `lab.moral.${run.mode}${run.stalled === false ? '.calm' : ''}`))));
+}

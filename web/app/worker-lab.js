@@ -1,0 +1,250 @@
+// The worker's side: the real JobWorker (web/store/job-worker.js) run in the page against the real
+// store, on a clock the page controls, and the report bucket it uploads to.
+//
+// The one adapter: JobWorker waits with setTimeout (heartbeats, watchdog, backoff, idle polling)
+// and reads the time from its `clock` option. While a run lasts, `virtualTimers()` stands in for
+// the page's setTimeout/clearTimeout: a timer is kept with the virtual time it is due, and the run
+// fires them in order of that time, setting the clock to it, after every store call in flight has
+// answered. So every heartbeat, lost-lease signal, retry and refusal is the runtime's and the
+// store's own, and a run gives the same answers every time (the store never reads a clock).
+//
+// A stall is a paused process (a GC pause, a blocked event loop): the timers worker A had pending
+// when it began are held, not fired, until it ends, while the clock and worker B go on.
+import { JobWorker } from '../store/job-worker.js';
+
+export const LAB_MODES = Object.freeze(['none', 'guard', 'fenced', 'poison']);
+
+const JOB = 'job-report';
+const TTL = 10;
+const EVERY = 3;
+const STALL = { from: 7, to: 20 };
+
+function virtualTimers() {
+  const real = { setTimeout: globalThis.setTimeout.bind(globalThis), clearTimeout: globalThis.clearTimeout.bind(globalThis) };
+  const original = { setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout };
+  const timers = new Map();
+  let seq = 1e9; // far from the browser's own ids, so clearTimeout knows whose a timer is
+  const clock = { now: 0 };
+  const held = new Set();
+  return {
+    clock,
+    install() {
+      globalThis.setTimeout = (f, ms = 0) => {
+        const id = ++seq;
+        timers.set(id, { id, at: clock.now + Math.max(0, Number(ms) || 0) / 1000, f });
+        return id;
+      };
+      globalThis.clearTimeout = (id) => {
+        if (!timers.delete(id)) real.clearTimeout(id);
+        held.delete(id);
+      };
+    },
+    uninstall() {
+      globalThis.setTimeout = original.setTimeout;
+      globalThis.clearTimeout = original.clearTimeout;
+    },
+    /** One turn of the real event loop (store answers arrive as messages). */
+    turn: () => new Promise((resolve) => real.setTimeout(resolve, 0)),
+    holdAll() {
+      for (const id of timers.keys()) held.add(id);
+    },
+    releaseHeld() {
+      held.clear();
+    },
+    next() {
+      let best = null;
+      for (const timer of timers.values()) {
+        if (held.has(timer.id)) continue;
+        if (!best || timer.at < best.at || (timer.at === best.at && timer.id < best.id)) best = timer;
+      }
+      return best;
+    },
+    fire(timer) {
+      timers.delete(timer.id);
+      timer.f();
+    },
+  };
+}
+
+/**
+ * Runs one lab timeline and returns `{events, bucket, stats, inspect}`: every store call the
+ * workers made with its virtual time and answer, what the bucket holds at the end, each worker's
+ * counters and the store's record of the job. Erases the store first (the caller replays its own
+ * timeline afterwards).
+ */
+export async function runLab(store, mode, { stall = true } = {}) {
+  if (!LAB_MODES.includes(mode)) throw new Error(`unknown lab mode ${mode}`);
+  await store.eraseEverything();
+  const vt = virtualTimers();
+  const events = [];
+  let inflight = 0;
+  const record = (event) => events.push({ t: vt.clock.now, ...event });
+  const track = async (promise) => {
+    inflight += 1;
+    try {
+      return await promise;
+    } finally {
+      inflight -= 1;
+    }
+  };
+  // The store as each worker sees it: the real one, with every call drawn on that worker's lane.
+  const storeFor = (lane) => {
+    const withReason = {};
+    for (const op of Object.keys(store.withReason)) {
+      withReason[op] = (...args) => track(store.withReason[op](...args)).then((answer) => {
+        if (op === 'renew' || op === 'complete' || op === 'fail' || op === 'release') {
+          record({ lane, kind: op, ok: Boolean(answer.value), reason: answer.reason, retryAt: op === 'fail' ? args[4] : undefined });
+        }
+        return answer;
+      });
+    }
+    return {
+      withReason,
+      claimNext: (...args) => track(store.withReason.claimNext(...args)).then(({ value }) => {
+        if (value) record({ lane, kind: 'claim', fence: value.fence });
+        return value;
+      }),
+      stats: (...args) => track(store.stats(...args)),
+    };
+  };
+  const bucketKey = `report.pdf#${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const guardKey = bucketKey;
+  const readKey = `${bucketKey}:read`;
+
+  async function upload(lane, fence, job, owner) {
+    const body = `${lane}'s report`;
+    if (mode === 'none') {
+      // A store that takes any write (a bucket's PUT): the last writer wins.
+      await track(store.appSet('bucket', JSON.stringify({ body, fence })));
+      record({ lane: 'bucket', kind: 'put', who: lane, fence, ok: true });
+    } else if (mode === 'guard') {
+      const answer = await track(store.guardWrite(guardKey, fence, [
+        { sql: 'CREATE TABLE IF NOT EXISTS report_bucket(key TEXT PRIMARY KEY, body TEXT NOT NULL, fence INTEGER NOT NULL)' },
+        { sql: 'INSERT OR REPLACE INTO report_bucket(key, body, fence) VALUES (?, ?, ?)', params: [bucketKey, body, fence] },
+      ]));
+      record({ lane: 'bucket', kind: 'guard', who: lane, fence, ok: answer.accepted, current: answer.current });
+    } else {
+      const answer = await track(store.withReason.fenced(job, owner, fence, vt.clock.now, [
+        { sql: 'CREATE TABLE IF NOT EXISTS report_rows(key TEXT PRIMARY KEY, body TEXT NOT NULL, fence INTEGER NOT NULL)' },
+        { sql: 'INSERT OR REPLACE INTO report_rows(key, body, fence) VALUES (?, ?, ?)', params: [bucketKey, body, fence] },
+      ]));
+      record({ lane: 'bucket', kind: 'fenced', who: lane, fence, ok: Boolean(answer.value), reason: answer.reason });
+      if (!answer.value) throw new Error('the fenced write was refused');
+    }
+  }
+
+  async function readBucket() {
+    if (mode === 'none') {
+      const text = await store.appGet('bucket');
+      return text ? JSON.parse(text) : null;
+    }
+    const table = mode === 'guard' ? 'report_bucket' : 'report_rows';
+    // A read through the guard under its own key (fence 0): the rows of the SELECT, nothing written.
+    const answer = await store.guardWrite(readKey, 0, [
+      { sql: `CREATE TABLE IF NOT EXISTS ${table}(key TEXT PRIMARY KEY, body TEXT NOT NULL, fence INTEGER NOT NULL)` },
+      { sql: `SELECT body, fence FROM ${table} WHERE key = ?`, params: [bucketKey] },
+    ]);
+    return answer.rows[0] ?? null;
+  }
+
+  const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const workers = [];
+  const start = (lane, handler, options) => {
+    const worker = new JobWorker(storeFor(lane), {
+      owner: lane, ttl: TTL, heartbeatEvery: EVERY, clock: () => vt.clock.now, idle: 1, ...options,
+    });
+    workers.push({ lane, worker, done: worker.run(handler) });
+    return worker;
+  };
+  const watchSignal = (lane, signal) => signal.addEventListener('abort', () => {
+    record({ lane, kind: 'lost', code: signal.reason?.code, reason: signal.reason?.reason ?? null });
+  });
+
+  vt.install();
+  let stalled = false;
+  let startedB = false;
+  try {
+    await track(store.enqueue(JOB));
+    record({ lane: 'store', kind: 'enqueue' });
+    let end;
+    if (mode === 'poison') {
+      end = 30;
+      start('A', async (job, { signal }) => {
+        watchSignal('A', signal);
+        await sleep(1);
+        throw new Error('the payload crashes the handler');
+      }, { maxAttempts: 3, backoff: 4 });
+    } else {
+      end = 26;
+      // A: the report takes 8 s; it is paused at t=7 for 13 s and then uploads without looking
+      // at its signal, the way a paused process carries on.
+      start('A', async (job, { signal, fence }) => {
+        watchSignal('A', signal);
+        await sleep(8);
+        await upload('A', fence, job, 'A');
+        return "A's report";
+      });
+    }
+    for (;;) {
+      if (mode !== 'poison' && !startedB) {
+        // Run up to the stall, then hold A's timers (if it stalls) and let B in.
+        const next = await nextTimer(vt, () => inflight);
+        if (!next || next.at >= STALL.from) {
+          vt.clock.now = STALL.from;
+          startedB = true;
+          if (stall) {
+            vt.holdAll();
+            stalled = true;
+            record({ lane: 'A', kind: 'stall', until: STALL.to });
+          }
+          start('B', async (job, { signal, fence }) => {
+            watchSignal('B', signal);
+            await sleep(2);
+            await upload('B', fence, job, 'B');
+            return "B's report";
+          });
+          continue;
+        }
+        vt.clock.now = Math.max(vt.clock.now, next.at);
+        vt.fire(next);
+        continue;
+      }
+      const next = await nextTimer(vt, () => inflight);
+      const resumeAt = stalled && STALL.to;
+      if (resumeAt && (!next || next.at >= resumeAt)) {
+        vt.clock.now = Math.max(vt.clock.now, resumeAt);
+        vt.releaseHeld();
+        stalled = false;
+        record({ lane: 'A', kind: 'resume' });
+        continue;
+      }
+      if (!next || next.at > end) break;
+      vt.clock.now = Math.max(vt.clock.now, next.at);
+      vt.fire(next);
+    }
+    vt.clock.now = end;
+    for (const { worker } of workers) worker.stop();
+    for (let i = 0; i < 50; i++) { // stop() ends the idle waits; let them run out
+      const next = await nextTimer(vt, () => inflight);
+      if (!next) break;
+      vt.fire(next);
+    }
+    await Promise.all(workers.map((w) => w.done));
+  } finally {
+    vt.uninstall();
+  }
+  const stats = Object.fromEntries(workers.map(({ lane, worker }) => [lane, worker.stats]));
+  const inspect = await store.inspect(JOB);
+  const bucket = mode === 'poison' ? null : await readBucket();
+  return { mode, stalled: mode === 'poison' ? null : stall, events, bucket, stats, inspect, end: vt.clock.now };
+}
+
+/** Waits until no store call is in flight, then answers the earliest timer not held. */
+async function nextTimer(vt, inflight) {
+  let quiet = 0;
+  while (quiet < 3) {
+    await vt.turn();
+    quiet = inflight() === 0 ? quiet + 1 : 0;
+  }
+  return vt.next();
+}
