@@ -74,6 +74,15 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
       await settled(page);
       found.push(...await untranslated(page, 'after reset'));
 
+      // The worker lab: a run with the stall and the bucket, and the poison job.
+      await page.click('#lab-run');
+      await settled(page);
+      found.push(...await untranslated(page, 'the worker lab'));
+      await page.selectOption('#lab-mode', 'poison');
+      await page.click('#lab-run');
+      await settled(page);
+      found.push(...await untranslated(page, 'the worker lab, poison job'));
+
       // Every scenario's title, source and narration, including the steps not walked here.
       const texts = await page.evaluate(async (code) => {
         const { SCENARIOS } = await import('/app/model/scenarios.js');

@@ -1,6 +1,7 @@
 // Saves screenshots of the playground mid-story for the docs: docs/playground-desktop.png
 // (1280x800), docs/playground-360.png (360x780), and the page in Japanese and Chinese
-// (docs/playground-ja.png, docs/playground-zh.png, 1280x800; docs/playground-ja-360.png).
+// (docs/playground-ja.png, docs/playground-zh.png, 1280x800; docs/playground-ja-360.png), and the
+// worker lab after a run (docs/playground-lab.png).
 // Run: node tests/browser/screenshots.mjs   (after bash scripts/build-web.sh)
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -42,6 +43,22 @@ try {
     } finally {
       await browser.close();
     }
+  }
+  // The worker lab after a run with the fence guard: docs/playground-lab.png.
+  const browser = await launchBrowser();
+  try {
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${server.url}?lang=en`);
+    await page.waitForSelector('html[data-ready="true"]');
+    await page.selectOption('#lab-mode', 'guard');
+    await page.click('#lab-run');
+    await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
+    await page.locator('#lab').evaluate((node) => window.scrollTo(0, node.getBoundingClientRect().top + window.scrollY - 6));
+    await page.screenshot({ path: path.join(out, 'playground-lab.png') });
+    console.log('saved docs/playground-lab.png');
+  } finally {
+    await browser.close();
   }
 } finally {
   server.stop();

@@ -88,6 +88,18 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     assert.match(poison.lanes.A[5][2], /dead/);
     assert.ok(poison.facts.some((f) => /dead, 3 attempts, 3 failures/.test(f)), poison.facts.join(' | '));
 
+    // By keyboard alone, at 360 px: Tab to the run button, Enter; no sideways scrolling.
+    await page.setViewportSize({ width: 360, height: 780 });
+    await page.selectOption('#lab-mode', 'guard');
+    await page.focus('#lab-pause');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'lab-run');
+    await page.keyboard.press('Enter');
+    await settled(page);
+    assert.match(await page.locator('#lab-body .lab-moral').textContent(), /refused A’s late upload/);
+    assert.ok(await page.evaluate(() => document.scrollingElement.scrollWidth) <= 360, 'no sideways scrolling at 360 px');
+    await page.setViewportSize({ width: 1280, height: 800 });
+
     // The timeline came back as it was: the lab erased the store, then the page replayed it.
     assert.equal(await page.locator('#jobs-body').textContent(), tableBefore);
     assert.deepEqual(errors, []);

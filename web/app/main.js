@@ -19,7 +19,6 @@ import { renderCheck } from './view/check-view.js';
 import { renderWorkers } from './view/workers-view.js';
 import { renderStory } from './view/story-view.js';
 import { clearBanner, showBanner } from './view/banner-view.js';
-import { runLab } from './worker-lab.js';
 import { renderLab } from './view/lab-view.js';
 
 const DB_NAME = 'playground';
@@ -449,6 +448,8 @@ function runWorkers() {
   schedule('lab', async () => {
     replace(ui.labBody, t(state.lang, 'lab.running'));
     try {
+      // Loaded on the first run only: the runtime is not part of the page's load.
+      const { runLab } = await import('./worker-lab.js');
       state.lab = await runLab(state.store, mode, { stall: state.labStall });
     } finally {
       state.storeAt = -1;

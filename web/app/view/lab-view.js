@@ -34,7 +34,7 @@ function lane(name, events, end, lang) {
   for (const event of events) {
     const m = mark(event);
     if (!m) continue;
-    track.append(h('span', { class: `lab-mark lab-${m.cls}`, style: { left: `${(event.t / end) * 100}%` }, attrs: { 'data-kind': event.kind, title: `t=${event.t} ${eventText(event, lang)}` }, text: m.sym }));
+    track.append(h('span', { class: `lab-mark lab-${m.cls}`, style: { left: `${(event.t / end) * 100}%` }, attrs: { 'data-kind': event.kind }, text: m.sym }));
   }
   return h('li', { class: `lab-lane lab-lane-${name}`, attrs: { 'data-lane': name } },
     h('span', { class: 'lab-lane-name', text: t(lang, name === 'bucket' ? 'lab.lane.bucket' : 'lab.lane.worker', name) }),
