@@ -2,7 +2,8 @@
 // the real store on the page's clock. A stall stops A's heartbeats and the lost-lease signal
 // fires after it; the report bucket shows the overwrite without a guard, the fence guard's
 // refusal with the current fence, and a fenced write that commits with the lease or not at all;
-// the poison job retries with backoff and ends dead; the timeline is replayed afterwards.
+// the poison job retries with backoff and ends dead; a run repeats exactly; the timeline is
+// replayed afterwards.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, launchBrowser } from './harness.mjs';
@@ -57,6 +58,9 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     assert.ok(kinds(none.lanes.B).includes('16:claim') && kinds(none.lanes.B).includes('18:complete'), kinds(none.lanes.B).join(' '));
     assert.deepEqual(kinds(none.lanes.bucket), ['18:put', '20:put']);
     assert.match(none.facts[0], /“A's report” \(fence 1\)/, 'without a guard A\'s late upload is what the bucket holds');
+
+    // The page's clock makes a run repeatable: the same calls, times and answers again.
+    assert.deepEqual(await run(page, 'none'), none);
 
     // The fence guard: A's late upload refused with the current fence, B's report stays.
     const guard = await run(page, 'guard');
