@@ -244,45 +244,7 @@ mod cli {
         #[command(
             after_help = "Example:\n  leasefence --db queue.db enqueue resize-7 --payload photo-7.jpg\n  leasefence --db queue.db work --ttl 30 --until-empty -- sh -c 'resize \"$LEASEFENCE_PAYLOAD\"'\n  leasefence --db queue.db stats"
         )]
-        Work {
-            /// Lease length in seconds (> 0).
-            #[arg(long, default_value_t = 30.0)]
-            ttl: f64,
-            /// Attempts per job; the failure of the last makes the job dead.
-            #[arg(long, default_value_t = 5)]
-            max_attempts: i64,
-            /// Stop when nothing is claimable (instead of polling).
-            #[arg(long)]
-            until_empty: bool,
-            /// Seconds between SIGTERM and SIGKILL for a command whose lease is lost.
-            #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-            grace: f64,
-            /// The lease owner (default: work-HOSTNAME-PID).
-            #[arg(long)]
-            owner: Option<String>,
-            /// Seconds between renews (default: ttl/3).
-            #[arg(long, value_name = "SECONDS")]
-            renew_every: Option<f64>,
-            /// Wait after a job's first failure, in seconds; it doubles with each attempt.
-            #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
-            backoff: f64,
-            /// The longest wait between attempts, in seconds.
-            #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
-            backoff_max: f64,
-            /// Up to this fraction of each wait is cut at random (0 to 1), so failed jobs spread.
-            #[arg(long, default_value_t = 0.5, value_name = "FRACTION")]
-            backoff_jitter: f64,
-            /// Stop renewing after this many seconds: the lease then ends and CMD is terminated
-            /// (default: renew as long as CMD runs).
-            #[arg(long, value_name = "SECONDS")]
-            max_run_time: Option<f64>,
-            /// Seconds between looks when nothing is claimable.
-            #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
-            idle: f64,
-            /// The command and its arguments, after `--`.
-            #[arg(last = true, required = true, value_name = "CMD")]
-            command: Vec<std::ffi::OsString>,
-        },
+        Work(crate::work::WorkArgs),
         /// Remove a dot-file lock (<db>.lock) left by a killed process, if no process on this
         /// machine has the database open; otherwise list who has it open and remove nothing.
         ///
@@ -354,36 +316,7 @@ mod cli {
         let (op, args) = match cli.command {
             Command::Unlock => return unlock(&db),
             Command::Batch => return batch(&mut backend),
-            Command::Work {
-                ttl,
-                max_attempts,
-                until_empty,
-                grace,
-                owner,
-                renew_every,
-                backoff,
-                backoff_max,
-                backoff_jitter,
-                max_run_time,
-                idle,
-                command,
-            } => {
-                let args = crate::work::WorkArgs {
-                    ttl,
-                    max_attempts,
-                    until_empty,
-                    grace,
-                    owner,
-                    renew_every,
-                    backoff,
-                    backoff_max,
-                    backoff_jitter,
-                    max_run_time,
-                    idle,
-                    command,
-                };
-                return crate::work::run(&db, &options, args);
-            }
+            Command::Work(args) => return crate::work::run(&db, &options, args),
             Command::Jobs { json, clock } => return jobs(&mut backend, json, clock.now()),
             Command::Fenced {
                 lease,

@@ -18,19 +18,45 @@ const MAX_ENV_PAYLOAD: usize = 64 * 1024;
 /// The longest wait between two looks at whether the command has exited.
 const MAX_POLL: Duration = Duration::from_millis(10);
 
-/// Options of `leasefence work` (the CLI's help text is on the clap definition in main.rs).
+/// Options of `leasefence work`, parsed by clap (the subcommand's own help is in main.rs).
+#[derive(clap::Args)]
 pub struct WorkArgs {
+    /// Lease length in seconds (> 0).
+    #[arg(long, default_value_t = 30.0)]
     pub ttl: f64,
+    /// Attempts per job; the failure of the last makes the job dead.
+    #[arg(long, default_value_t = 5)]
     pub max_attempts: i64,
+    /// Stop when nothing is claimable (instead of polling).
+    #[arg(long)]
     pub until_empty: bool,
+    /// Seconds between SIGTERM and SIGKILL for a command whose lease is lost.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     pub grace: f64,
+    /// The lease owner (default: work-HOSTNAME-PID).
+    #[arg(long)]
     pub owner: Option<String>,
+    /// Seconds between renews (default: ttl/3).
+    #[arg(long, value_name = "SECONDS")]
     pub renew_every: Option<f64>,
+    /// Wait after a job's first failure, in seconds; it doubles with each attempt.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub backoff: f64,
+    /// The longest wait between attempts, in seconds.
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
     pub backoff_max: f64,
+    /// Up to this fraction of each wait is cut at random (0 to 1), so failed jobs spread.
+    #[arg(long, default_value_t = 0.5, value_name = "FRACTION")]
     pub backoff_jitter: f64,
+    /// Stop renewing after this many seconds: the lease then ends and CMD is terminated
+    /// (default: renew as long as CMD runs).
+    #[arg(long, value_name = "SECONDS")]
     pub max_run_time: Option<f64>,
+    /// Seconds between looks when nothing is claimable.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub idle: f64,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
