@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Power loss and I/O faults on native files, tested the way SQLite tests itself: through a VFS
 //! that forgets what was never synced and fails the calls it is told to (`support/fault_vfs.rs`).
 //!

@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Fenced writes on SQLite files (docs/contract.md section 8) beyond the shared vectors: the
 //! closure API, the ways a statement could reach `jobs` (triggers, views, temporary tables,
 //! attached files), what the authorizer leaves behind, a swallowed failure, the lock held across

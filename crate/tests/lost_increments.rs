@@ -1,3 +1,4 @@
+#![cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 //! The proof of fenced writes, as Jepsen tests locks: worker processes take turns on a lease of
 //! one job (`counter`), read a counter, sometimes stall past the lease (a sleep in the worker, and
 //! SIGSTOP/SIGCONT from the harness at any moment), write counter + 1 back, and release. Each
