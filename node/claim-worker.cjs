@@ -9,7 +9,7 @@ let store;
 try {
   store = wasm.WasmStore.openFile(file, busyTimeoutMs);
 } catch (error) {
-  parentPort.postMessage({ type: 'answer', error: { code: error.code, message: error.message } });
+  parentPort.postMessage({ type: 'answer', error: { code: error.code, message: error.message, retryable: Boolean(error.retryable) } });
 }
 if (store) {
   parentPort.postMessage({ type: 'ready' });
@@ -18,7 +18,7 @@ if (store) {
     const answer = store.call('claim', [job, owner, now, ttl]);
     parentPort.postMessage({ type: 'answer', value: answer.value, reason: answer.reason ?? null });
   } catch (error) {
-    parentPort.postMessage({ type: 'answer', error: { code: error.code, message: error.message } });
+    parentPort.postMessage({ type: 'answer', error: { code: error.code, message: error.message, retryable: Boolean(error.retryable) } });
   } finally {
     store.close();
     store.free();

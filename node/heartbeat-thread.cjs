@@ -41,7 +41,7 @@ function tick(lease) {
       return;
     }
     // A busy file: again soon, within the lease; the watchdog tells the end.
-    parentPort.postMessage({ type: 'error', id: lease.id, error: { code: error.code, message: error.message } });
+    parentPort.postMessage({ type: 'error', id: lease.id, error: { code: error.code, message: error.message, retryable: Boolean(error.retryable) } });
     lease.retry = Math.min(lease.retry * 2, lease.every);
     lease.timer = setTimeout(() => tick(lease), Math.max(5, Math.min(lease.retry, (lease.end - now()) / 2) * 1000));
     return;

@@ -7,7 +7,7 @@ const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
 const { LeaseStoreCore } = require('./core.cjs');
-const { JobWorker: CoreJobWorker, LeaseLostError, fixedBackoff, exponentialBackoff } = require('./job-worker.cjs');
+const { JobWorker: CoreJobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult } = require('./job-worker.cjs');
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const CONSTRUCT = Symbol('LeaseStore.open');
@@ -16,12 +16,14 @@ let busyTimeoutOf; // (store) => its busyTimeoutMs, for the heartbeat thread's o
 function invalidArgument(message) {
   const error = new Error(message);
   error.code = 'invalid_argument';
+  error.retryable = false;
   return error;
 }
 
 function storageError(message) {
   const error = new Error(message);
   error.code = 'storage';
+  error.retryable = false;
   return error;
 }
 
@@ -164,6 +166,7 @@ class LeaseStore extends LeaseStoreCore {
       const error = failed.status === 'rejected' ? failed.reason : failed.value.error;
       const thrown = new Error(error.message);
       thrown.code = error.code ?? 'storage';
+      thrown.retryable = Boolean(error.retryable);
       throw thrown;
     }
     return {
@@ -254,7 +257,7 @@ class ThreadHeartbeat {
       const lease = this.#leases.get(message.id);
       if (!lease) return;
       if (message.type === 'renewed') lease.events.renewed(message.end);
-      else if (message.type === 'error') lease.events.error(Object.assign(new Error(message.error.message), { code: message.error.code }));
+      else if (message.type === 'error') lease.events.error(Object.assign(new Error(message.error.message), { code: message.error.code, retryable: Boolean(message.error.retryable) }));
       else if (message.type === 'lost') lease.events.lost(message.reason, message.message);
       else if (message.type === 'stopped') this.#settle(message.id);
     });
@@ -386,4 +389,4 @@ class FenceGuard {
   }
 }
 
-module.exports = { LeaseStore, FenceGuard, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff };
+module.exports = { LeaseStore, FenceGuard, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };

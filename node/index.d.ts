@@ -73,6 +73,8 @@ export interface Answer<T> {
 /** Thrown for bad arguments (`invalid_argument`) and storage failures (`storage`). Nothing changed. */
 export interface LeaseError extends Error {
   code: 'invalid_argument' | 'storage';
+  /** Whether the same call may succeed if made again (a busy database); false for a broken constraint or a closed store. */
+  retryable: boolean;
 }
 
 /** A parameter of a fenced statement: what it binds to in SQL (a safe integer binds as an integer). */
@@ -215,6 +217,25 @@ export declare function exponentialBackoff(options?: {
   random?: () => number;
 }): Backoff;
 
+/** A handler's answer that commits its statements and the completion in one transaction (see `fencedResult`). */
+export declare class FencedResult {
+  private constructor();
+  readonly statements: readonly FencedStatement[];
+  readonly result: unknown;
+}
+
+/**
+ * Returned by a handler: the runtime calls `fenced(..., {complete: true, result})` instead of
+ * `complete`, so `statements` (on your own tables) commit with the completion or not at all. A
+ * stale worker's statements are refused with its completion; a statement that fails (a broken
+ * constraint, a write to the library's tables) fails the job, with nothing of it applied.
+ *
+ * @example
+ * await worker.run((job, { payload }) =>
+ *   fencedResult([{ sql: 'INSERT INTO totals(job, total) VALUES (?, ?)', params: [job, sum(payload)] }], 'ok'));
+ */
+export declare function fencedResult(statements: FencedStatement[], result?: unknown): FencedResult;
+
 /** What the runtime counted since the worker was made. */
 export interface WorkerStats {
   /** Jobs claimed (each claim is one attempt). */
@@ -250,7 +271,8 @@ export interface JobContext {
 
 /**
  * Returns the result: a string is stored as is, undefined or null as no result, anything else as
- * its JSON. Throwing fails the job: retried after `backoff(attempt)`, dead at `maxAttempts`.
+ * its JSON; `fencedResult(statements, result)` also commits statements with the completion.
+ * Throwing fails the job: retried after `backoff(attempt)`, dead at `maxAttempts`.
  */
 export type JobHandler = (job: string, context: JobContext) => unknown | Promise<unknown>;
 
@@ -348,5 +370,6 @@ declare const _default: {
   LeaseLostError: typeof LeaseLostError;
   fixedBackoff: typeof fixedBackoff;
   exponentialBackoff: typeof exponentialBackoff;
+  fencedResult: typeof fencedResult;
 };
 export default _default;

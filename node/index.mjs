@@ -9,5 +9,6 @@ export const JobWorker = leasefence.JobWorker;
 export const LeaseLostError = leasefence.LeaseLostError;
 export const fixedBackoff = leasefence.fixedBackoff;
 export const exponentialBackoff = leasefence.exponentialBackoff;
+export const fencedResult = leasefence.fencedResult;
 export const FenceGuard = leasefence.FenceGuard;
 export default leasefence;

@@ -1,7 +1,8 @@
 // The playground's worker lab in headless Chromium: the real JobWorker runs in the page against
 // the real store on the page's clock. A stall stops A's heartbeats and the lost-lease signal
 // fires after it; the report bucket shows the overwrite without a guard, the fence guard's
-// refusal with the current fence, and a fenced write that commits with the lease or not at all;
+// refusal with the current fence, and rows a handler returns with fencedResult, committed with its
+// completion or not at all (refused by the store when the stale worker's clock says its lease holds);
 // the poison job retries with backoff and ends dead; a run repeats exactly; the timeline is
 // replayed afterwards.
 import { test, before, after } from 'node:test';
@@ -23,6 +24,11 @@ async function run(page, mode) {
   await page.selectOption('#lab-mode', mode);
   await page.click('#lab-run');
   await settled(page);
+  const shown = await page.evaluate(() => ({
+    mode: document.querySelector('#lab-body .lab-lanes')?.dataset.mode,
+    banners: [...document.querySelectorAll('.banner')].map((b) => b.textContent),
+  }));
+  assert.equal(shown.mode, mode, `the lab shows a ${shown.mode} run after running ${mode}; banners: ${shown.banners.join(' | ')}`);
   return page.evaluate(() => {
     const lanes = {};
     for (const lane of document.querySelectorAll('#lab-body .lab-lane')) {
@@ -69,11 +75,16 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     assert.match(guard.facts[0], /“B's report” \(fence 2\)/);
     assert.ok(kinds(guard.lanes.A).includes('20:lost'));
 
-    // A fenced write into a table of the same database: B's commits, A's is refused, nothing of it.
+    // fencedResult: each handler's row commits in its completion's transaction. A's clock stops
+    // with it, so its runtime sees a live lease and sends the row; the store refuses it (done).
     const fenced = await run(page, 'fenced');
     assert.deepEqual(kinds(fenced.lanes.bucket), ['18:fenced', '20:fenced']);
-    assert.match(fenced.lanes.bucket[0][2], /B’s fenced write \(fence 2\) committed/);
-    assert.match(fenced.lanes.bucket[1][2], /A’s fenced write \(fence 1\) refused: done, nothing written/);
+    assert.match(fenced.lanes.bucket[0][2], /B’s row and completion \(fence 2\) committed in one transaction/);
+    assert.match(fenced.lanes.bucket[1][2], /A’s row and completion \(fence 1, its clock at t=7\) refused: done, nothing written/);
+    assert.deepEqual(kinds(fenced.lanes.A), ['0:claim', '3:renew', '6:renew', '7:stall', '20:resume', '20:complete', '20:lost']);
+    assert.match(fenced.lanes.A[4][2], /its clock reads t=7/);
+    assert.match(fenced.lanes.A[6][2], /lease_lost.*done/, 'the signal carries the store\'s refusal, not the runtime\'s own expiry check');
+    assert.ok(kinds(fenced.lanes.B).includes('18:complete'), kinds(fenced.lanes.B).join(' '));
     assert.match(fenced.facts[0], /“B's report” \(fence 2\)/);
 
     // Without the pause: A renews on time, uploads and completes; no lost-lease signal.
@@ -83,6 +94,10 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     assert.ok(!kinds(calm.lanes.A).some((k) => k.endsWith(':lost')), kinds(calm.lanes.A).join(' '));
     assert.ok(kinds(calm.lanes.A).includes('8:complete'));
     assert.match(calm.facts[0], /“A's report” \(fence 1\)/);
+    const calmFenced = await run(page, 'fenced');
+    assert.deepEqual(kinds(calmFenced.lanes.bucket), ['8:fenced']);
+    assert.match(calmFenced.lanes.A.find(([, kind]) => kind === 'complete')[2], /completed, with its rows/);
+    assert.match(calmFenced.facts[0], /“A's report” \(fence 1\)/);
     await page.click('#lab-pause');
 
     // The poison job: fails with a backoff of 4 s, twice, then dead at the third attempt.

@@ -106,6 +106,7 @@ async function expectInvalid(store, db, method, args, mentions) {
   }
   assert.ok(thrown instanceof Error, `${where}: expected an Error, it returned normally`);
   assert.equal(thrown.code, 'invalid_argument', `${where}: code (message: ${thrown.message})`);
+  assert.equal(thrown.retryable, false, `${where}: a bad argument is never worth retrying`);
   assert.ok(thrown.message.length > 0, `${where}: the error explains itself`);
   if (mentions) assert.match(thrown.message, new RegExp(mentions), `${where}: the message names the argument`);
   assert.equal(fileHash(db), bytes, `${where}: the file changed`);

@@ -215,6 +215,7 @@ test('a live, stopped lock holder is never broken: others wait and fail with sto
       await assert.rejects(LeaseStore.open(db, { busyTimeoutMs }), (e) => {
         assert.equal(e.code, 'storage', e.message);
         assert.match(e.message, /locked/);
+        assert.equal(e.retryable, true, 'a lock held elsewhere is worth waiting out');
         return true;
       });
       const waited = performance.now() - t0;

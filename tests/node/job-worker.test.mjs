@@ -1,6 +1,7 @@
 // The worker runtime (JobWorker, docs/contract.md section 9) on real files, real timers and real
 // processes: the heartbeat, the lost-lease signal (a paused process, a blocked event loop, a
-// refused renew, a busy database), retries with backoff, dead jobs, poison jobs, revive, stop.
+// refused renew, a busy database), retries with backoff, dead jobs, poison jobs, revive, stop,
+// and a handler's own writes committed with the completion (fencedResult).
 // LEASEFENCE_LOST_ROUNDS sets the number of paused-worker rounds (default 20).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HERE, PKG, loadPackage, tempDir, spawnTracked, killLiveChildren, jsonLines, runNode, sleep, withTimeout } from './helpers.mjs';
 
-const { LeaseStore, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff } = loadPackage();
+const { LeaseStore, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult } = loadPackage();
+const Database = (await import('better-sqlite3')).default;
 const CHILD = path.join(HERE, 'job-worker-child.mjs');
 const dir = tempDir('leasefence-jobworker-');
 after(killLiveChildren);
@@ -445,5 +447,77 @@ test('a ttl longer than a timer can wait (24.8 days) sets no overflowing timer (
   }
   assert.equal(store.state('long-lease').result, 'done');
   assert.deepEqual(overflows, []);
+  store.close();
+});
+
+/** The caller's own tables, made and read by a separate SQLite library on the same file. */
+function callerTables(db) {
+  const own = new Database(db, { timeout: 5000 });
+  own.exec('CREATE TABLE IF NOT EXISTS totals(job TEXT PRIMARY KEY, total INTEGER NOT NULL, fence INTEGER NOT NULL)');
+  own.exec('CREATE TABLE IF NOT EXISTS work_log(line TEXT NOT NULL)');
+  return own;
+}
+
+test('fencedResult: the handler\'s rows and the completion commit together; a stale worker\'s rows are refused with its completion', async () => {
+  const { db, store } = await freshStore();
+  const own = callerTables(db);
+  store.enqueue('sum', null, '1,2,3');
+  store.enqueue('stolen');
+  const rival = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+  // ttl 30: the first heartbeat is 10 s away, so the only check a stale write meets is the store's.
+  const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02 });
+  const stats = await worker.run(
+    (job, { payload, fence }) => {
+      if (job === 'stolen') {
+        // A rival whose clock runs past this lease claims and completes the job meanwhile.
+        assert.equal(rival.claim(job, 'rival', now() + 60, 30), 2);
+        assert.equal(rival.complete(job, 'rival', 2, now() + 60, 'the rival'), true);
+      }
+      const total = (payload ?? '').split(',').filter(Boolean).map(Number).reduce((a, b) => a + b, 0);
+      return fencedResult([
+        { sql: 'INSERT INTO totals(job, total, fence) VALUES (?, ?, ?)', params: [job, total, fence] },
+        { sql: 'INSERT INTO work_log(line) VALUES (?)', params: [`${job} by w`] },
+      ], { total });
+    },
+    { untilEmpty: true },
+  );
+  assert.deepEqual(own.prepare('SELECT job, total, fence FROM totals ORDER BY job').all(), [{ job: 'sum', total: 6, fence: 1 }]);
+  assert.deepEqual(own.prepare('SELECT line FROM work_log').all(), [{ line: 'sum by w' }], 'the stale worker\'s log line was written');
+  assert.deepEqual({ done: store.state('sum').done, result: store.state('sum').result }, { done: true, result: '{"total":6}' });
+  assert.equal(store.state('stolen').result, 'the rival');
+  assert.deepEqual({ completed: stats.completed, stale: stats.staleWritesRefused, lost: stats.leasesLost }, { completed: 1, stale: 1, lost: 1 });
+  own.close();
+  rival.close();
+  store.close();
+});
+
+test('fencedResult: a statement that fails or is refused fails the job with nothing of it applied; the retry commits', async () => {
+  const { db, store } = await freshStore();
+  const own = callerTables(db);
+  own.prepare('INSERT INTO totals(job, total, fence) VALUES (?, ?, ?)').run('taken', 0, 0);
+  store.enqueue('report');
+  const worker = new JobWorker(store, { owner: 'w', ttl: 5, idle: 0.02, maxAttempts: 5, backoff: fixedBackoff(0) });
+  const stats = await worker.run(
+    (job, { attempt, fence }) => {
+      const log = { sql: 'INSERT INTO work_log(line) VALUES (?)', params: [`attempt ${attempt}`] };
+      if (attempt === 1) return fencedResult([log, { sql: 'INSERT INTO totals(job, total, fence) VALUES (?, 1, 1)', params: ['taken'] }]);
+      if (attempt === 2) return fencedResult([log, { sql: 'UPDATE jobs SET done = 1 WHERE id = ?', params: [job] }]);
+      if (attempt === 3) return fencedResult('not a list');
+      return fencedResult([log, { sql: 'INSERT INTO totals(job, total, fence) VALUES (?, ?, ?)', params: [job, 7, fence] }], 'filed');
+    },
+    { untilDrained: true },
+  );
+  const inspect = store.inspect('report');
+  assert.equal(inspect.failures.length, 3, JSON.stringify(inspect.failures));
+  assert.match(inspect.failures[0].error, /UNIQUE constraint failed: totals\.job/);
+  assert.match(inspect.failures[1].error, /jobs/);
+  assert.match(inspect.failures[2].error, /statements.*must be a list/);
+  assert.deepEqual(own.prepare('SELECT line FROM work_log').all(), [{ line: 'attempt 4' }], 'a failed attempt left a row behind');
+  assert.deepEqual(own.prepare('SELECT job, total, fence FROM totals ORDER BY job').all(), [{ job: 'report', total: 7, fence: 4 }, { job: 'taken', total: 0, fence: 0 }]);
+  assert.deepEqual({ done: inspect.state.done, result: inspect.state.result, dead: inspect.dead }, { done: true, result: 'filed', dead: false });
+  assert.deepEqual({ completed: stats.completed, failed: stats.failed, lost: stats.leasesLost }, { completed: 1, failed: 3, lost: 0 });
+  assert.throws(() => fencedResult([{ sql: 1 }]), (e) => e.code === 'invalid_argument' && /statement 0/.test(e.message));
+  assert.throws(() => fencedResult([{ sql: 'SELECT 1', params: 'x' }]), (e) => e.code === 'invalid_argument' && /params/.test(e.message));
+  own.close();
   store.close();
 });

@@ -78,6 +78,45 @@ function resultText(value) {
   return text;
 }
 
+/**
+ * What a handler returns to have its own writes commit in the same transaction as the job's
+ * completion, or not at all (contract section 8): the runtime calls `fenced(..., {complete: true,
+ * result})` instead of `complete`. A stale worker's statements are refused with its completion; a
+ * statement that fails (a broken constraint, a write to the library's tables) fails the job, with
+ * nothing of it applied. Make one with `fencedResult`.
+ */
+class FencedResult {
+  constructor(statements, result) {
+    this.statements = statements;
+    this.result = result;
+    Object.freeze(this);
+  }
+}
+
+/**
+ * Statements on your own tables (`[{sql, params}]`, bound parameters) to commit with the
+ * completion, and the job's result (as a handler's return value: a string, JSON, or none).
+ *
+ *   await worker.run(async (job, { payload }) => {
+ *     const total = await sum(payload);
+ *     return fencedResult([{ sql: 'INSERT INTO totals(job, total) VALUES (?, ?)', params: [job, total] }], String(total));
+ *   });
+ */
+function fencedResult(statements, result = null) {
+  if (!Array.isArray(statements)) {
+    throw invalidArgument('fencedResult(): `statements` must be a list of {sql, params}');
+  }
+  statements.forEach((statement, i) => {
+    if (statement === null || typeof statement !== 'object' || typeof statement.sql !== 'string') {
+      throw invalidArgument(`fencedResult(): statement ${i} must be {sql: string, params?: [...]}`);
+    }
+    if (statement.params !== undefined && !Array.isArray(statement.params)) {
+      throw invalidArgument(`fencedResult(): the params of statement ${i} must be a list`);
+    }
+  });
+  return new FencedResult(statements.map((st) => ({ ...st })), result);
+}
+
 /** The text recorded by `fail` for what a handler threw. */
 function errorText(error) {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
@@ -324,14 +363,26 @@ class JobWorker {
         return;
       }
       if (outcome.ok) {
+        const fenced = outcome.value instanceof FencedResult ? outcome.value : null;
         let text;
         try {
-          text = resultText(outcome.value);
+          text = resultText(fenced ? fenced.result : outcome.value);
         } catch (error) {
           await this.#failed(lease, attempt, error);
           return;
         }
-        await this.#finish(lease, 'complete', (now) => [job, this.#owner, fence, now, text], 'completed');
+        if (!fenced) {
+          await this.#finish(lease, 'complete', (now) => [job, this.#owner, fence, now, text], 'completed');
+          return;
+        }
+        try {
+          await this.#finish(lease, 'fenced', (now) => [job, this.#owner, fence, now, fenced.statements, { complete: true, result: text }], 'completed', { retryOnlyRetryable: true });
+        } catch (error) {
+          // The store rolled the statements back: a broken constraint or a refused statement is
+          // the handler's failure, retried with backoff like a throw.
+          if (error === null || typeof error !== 'object' || (error.code !== 'storage' && error.code !== 'invalid_argument')) throw error;
+          await this.#failed(lease, attempt, error);
+        }
       } else {
         await this.#failed(lease, attempt, outcome.error);
       }
@@ -371,8 +422,8 @@ class JobWorker {
    * One write that ends the lease (complete, fail, release), retried on storage errors (a busy
    * database) while the lease lasts. A refusal counts as a stale write and a lost lease.
    */
-  async #finish(lease, op, args, counter) {
-    const answer = await this.#withinLease(lease, op, args);
+  async #finish(lease, op, args, counter, retry) {
+    const answer = await this.#withinLease(lease, op, args, retry);
     if (answer === null) {
       this.#lose(lease, { code: 'expired', until: lease.end }, `could not ${op} before the lease ended: the store kept failing`);
     } else if (answer.value) {
@@ -383,13 +434,17 @@ class JobWorker {
     }
   }
 
-  /** `withReason[op]` with a fresh `now`; storage errors retried until the lease ends (then null). */
-  async #withinLease(lease, op, args) {
+  /**
+   * `withReason[op]` with a fresh `now`; storage errors retried until the lease ends (then null).
+   * With `retryOnlyRetryable`, a storage error the store marks as not retryable (a fenced
+   * statement that broke a constraint) is thrown instead: the same call would fail again.
+   */
+  async #withinLease(lease, op, args, { retryOnlyRetryable = false } = {}) {
     for (let delay = 0.01; ; delay = Math.min(delay * 2, 0.5)) {
       try {
         return await this.#store.withReason[op](...args(this.#clock()));
       } catch (error) {
-        if (!isStorageError(error)) throw error;
+        if (!isStorageError(error) || (retryOnlyRetryable && error.retryable !== true)) throw error;
         this.#onError(error, { op, job: lease.job });
         const left = lease.end - this.#clock();
         if (left <= 0) return null;
@@ -533,4 +588,4 @@ class JobWorker {
   }
 }
 
-export { JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff };
+export { JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };

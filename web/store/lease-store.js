@@ -19,8 +19,8 @@
 // The open() retry while a reloaded page's worker still holds the OPFS handles stays ours either way.
 import { LeaseStoreCore } from './core.js';
 
-function makeError(code, message) {
-  return Object.assign(new Error(message), { code });
+function makeError(code, message, retryable = false) {
+  return Object.assign(new Error(message), { code, retryable });
 }
 
 export class LeaseStore extends LeaseStoreCore {
@@ -81,7 +81,7 @@ export class LeaseStore extends LeaseStoreCore {
       if (!pending) return;
       this.#pending.delete(id);
       if (ok) pending.resolve(value);
-      else pending.reject(makeError(error.code, error.message));
+      else pending.reject(makeError(error.code, error.message, error.retryable));
     };
     worker.onerror = (event) => {
       event.preventDefault();

@@ -10,6 +10,7 @@ function failure(error) {
   return {
     code: error && typeof error.code === 'string' ? error.code : 'storage',
     message: error && error.message ? String(error.message) : String(error),
+    retryable: Boolean(error && error.retryable),
   };
 }
 

@@ -60,15 +60,22 @@ impl Backend for Open<'_> {
 
 const CLOSED: &str = "the store is closed; open it again";
 
-/// A JavaScript `Error` carrying the protocol's error `code`.
+/// A JavaScript `Error` carrying the protocol's error `code`, and `retryable: false`.
 pub(crate) fn js_error(code: &str, message: &str) -> JsValue {
+    js_error_retryable(code, message, false)
+}
+
+/// `retryable` tells a runtime whether the same call may succeed if made again (a busy
+/// database), or never will (a constraint a fenced statement broke, a closed store).
+fn js_error_retryable(code: &str, message: &str, retryable: bool) -> JsValue {
     let error = js_sys::Error::new(message);
     let _ = js_sys::Reflect::set(&error, &"code".into(), &code.into());
+    let _ = js_sys::Reflect::set(&error, &"retryable".into(), &retryable.into());
     error.into()
 }
 
 pub(crate) fn error_to_js(err: &crate::Error) -> JsValue {
-    js_error(err.code(), &err.to_string())
+    js_error_retryable(err.code(), &err.to_string(), err.is_retryable())
 }
 
 #[wasm_bindgen]
