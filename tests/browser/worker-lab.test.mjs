@@ -29,6 +29,11 @@ async function run(page, mode) {
     banners: [...document.querySelectorAll('.banner')].map((b) => b.textContent),
   }));
   assert.equal(shown.mode, mode, `the lab shows a ${shown.mode} run after running ${mode}; banners: ${shown.banners.join(' | ')}`);
+  return lab(page);
+}
+
+/** What the lab shows: each lane's events as [t, kind, text], the facts, A's ticks, the moral. */
+function lab(page) {
   return page.evaluate(() => {
     const lanes = {};
     for (const lane of document.querySelectorAll('#lab-body .lab-lane')) {
@@ -124,5 +129,49 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();
+  }
+});
+
+test('a lab run travels with the timeline: a shared link and a reload run it again, the same; a bad lab in a link is refused', async () => {
+  const browser = await launchBrowser();
+  let link;
+  let want;
+  try {
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    await page.goto(server.url);
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    await page.click('#lab-pause'); // the calm variant: the link must carry the pause setting too
+    want = await run(page, 'fenced');
+    await page.click('#share');
+    link = await page.inputValue('#share-url');
+    // A reload of the same profile runs the saved lab again.
+    await page.reload();
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    await settled(page);
+    assert.deepEqual(await lab(page), want, 'after a reload');
+  } finally {
+    await browser.close();
+  }
+  assert.match(link, /#timeline=/);
+  const fresh = await launchBrowser();
+  try {
+    const page = fresh.context.pages()[0] ?? (await fresh.context.newPage());
+    await page.goto(link);
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    await settled(page);
+    assert.deepEqual(await lab(page), want, 'from the link in a fresh profile');
+    assert.equal(await page.inputValue('#lab-mode'), 'fenced');
+    assert.equal(await page.getAttribute('#lab-pause', 'aria-pressed'), 'false');
+
+    // A link whose lab names no mode is refused as a whole, and the page says what is wrong.
+    const doc = JSON.parse(Buffer.from(link.split('#timeline=')[1], 'base64url').toString('utf8'));
+    assert.deepEqual(doc.lab, { mode: 'fenced', stall: false });
+    const bad = `${server.url}#timeline=${Buffer.from(JSON.stringify({ ...doc, lab: { mode: 'sideways', stall: true } })).toString('base64url')}`;
+    await page.goto(bad);
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    await settled(page);
+    assert.match(await page.locator('.banner-error').textContent(), /lab\.mode must be one of none, guard, fenced, poison/);
+  } finally {
+    await fresh.close();
   }
 });

@@ -41,7 +41,7 @@ const state = {
   lang: 'en',
   playing: null,
   ready: false,
-  lab: null, // the last run of the worker lab (worker-lab.js), this session only
+  lab: null, // the last run of the worker lab (worker-lab.js); links, files and saves carry its settings
   labStall: true,
 };
 
@@ -100,7 +100,23 @@ function failed(error) {
 // by erasing everything and replaying entries[0..k) (the store is deterministic given `now`).
 
 async function save(clean) {
-  await state.store.appSet(SAVE_KEY, serializeSaved({ ...state, clean }));
+  await state.store.appSet(SAVE_KEY, serializeSaved({ ...state, doc: withLab(state.doc), clean }));
+}
+
+/**
+ * The timeline with the settings of the lab run on show, so a link, a file or a reload runs the
+ * same lab again (a run is deterministic: its settings are all it needs).
+ */
+function withLab(doc) {
+  return state.lab ? { ...doc, lab: { mode: state.lab.mode, stall: state.lab.settings.stall } } : doc;
+}
+
+/** Runs the lab a loaded timeline carries, with its settings shown on the controls. */
+function runCarriedLab(doc) {
+  if (!doc.lab) return;
+  ui.labMode.value = doc.lab.mode;
+  state.labStall = doc.lab.stall;
+  runWorkers();
 }
 
 async function sync() {
@@ -264,6 +280,7 @@ function loadShared(doc, from) {
   schedule('load', async () => {
     const previous = { doc: state.doc, story: state.story };
     await replaceTimeline(doc, null);
+    runCarriedLab(doc);
     showBanner(ui.banners, {
       kind: 'notice', key: 'loaded',
       message: t(state.lang, 'banner.loaded', t(state.lang, from), doc.entries.length) +
@@ -277,6 +294,7 @@ function loadShared(doc, from) {
 
 function reset() {
   schedule('load', async () => {
+    state.lab = null;
     await replaceTimeline(TL.emptyDoc(), null);
     clearBanner(ui.banners, 'fork');
     showBanner(ui.banners, { kind: 'notice', key: 'loaded', message: t(state.lang, 'banner.reset') });
@@ -286,7 +304,7 @@ function reset() {
 function share() {
   const url = new URL(location.href);
   url.searchParams.delete('lang'); // whoever opens the link reads it in their own language
-  url.hash = docToHash(state.doc);
+  url.hash = docToHash(withLab(state.doc));
   ui.shareUrl.value = url.href;
   ui.shareBox.hidden = false;
   ui.shareUrl.focus();
@@ -303,7 +321,7 @@ function share() {
 }
 
 function exportJson() {
-  const text = JSON.stringify(TL.docToJson(state.doc), null, 2);
+  const text = JSON.stringify(TL.docToJson(withLab(state.doc)), null, 2);
   const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
   const a = h('a', { attrs: { href: url, download: 'leasefence-timeline.json' } });
   document.body.append(a);
@@ -450,7 +468,8 @@ function runWorkers() {
     try {
       // Loaded on the first run only: the runtime is not part of the page's load.
       const { runLab } = await import('./worker-lab.js');
-      state.lab = await runLab(state.store, mode, { stall: state.labStall });
+      const settings = { stall: state.labStall };
+      state.lab = { ...(await runLab(state.store, mode, settings)), settings };
     } finally {
       state.storeAt = -1;
       await sync();
@@ -546,6 +565,7 @@ async function openStore() {
   await sync();
   state.ready = true;
   if (shared) loadShared(shared, 'banner.fromLink');
+  else if (saved) runCarriedLab(saved.doc);
   document.documentElement.dataset.ready = 'true';
   document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
 }

@@ -15,8 +15,7 @@
 // check of the fence is left. That mode's handlers return `fencedResult`, so their rows commit in
 // the completion's transaction.
 import { JobWorker, fencedResult } from '../store/job-worker.js';
-
-export const LAB_MODES = Object.freeze(['none', 'guard', 'fenced', 'poison']);
+import { LAB_MODES } from './model/timeline.js';
 
 const JOB = 'job-report';
 const TTL = 10;

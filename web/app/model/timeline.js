@@ -18,6 +18,8 @@ export const WORKERS = Object.freeze(['A', 'B', 'C']);
 export const LANES = Object.freeze(['store', 'A', 'B', 'C']);
 export const WORKER_OPS = Object.freeze(['claim', 'renew', 'complete', 'release']);
 export const FORMAT = 'leasefence-playground';
+/** The worker lab's bucket modes (web/app/worker-lab.js); a link or file may name the run to show. */
+export const LAB_MODES = Object.freeze(['none', 'guard', 'fenced', 'poison']);
 export const VERSION = 1;
 
 export const LIMITS = Object.freeze({
@@ -143,7 +145,7 @@ function entry(value, where) {
 export function validateDoc(value) {
   try {
     if (!isPlainObject(value)) fail('the timeline', 'must be a JSON object');
-    onlyKeys(value, ['format', 'v', 'entries', 'k', 'now'], 'the timeline');
+    onlyKeys(value, ['format', 'v', 'entries', 'k', 'now', 'lab'], 'the timeline');
     if (value.format !== undefined && value.format !== FORMAT) fail('format', `must be "${FORMAT}"`);
     if (value.v !== VERSION) fail('v (the format version)', `must be ${VERSION}`);
     if (!Array.isArray(value.entries)) fail('entries', 'must be an array');
@@ -164,7 +166,9 @@ export function validateDoc(value) {
     if ((k > 0 && now < entries[k - 1].t) || (k < entries.length && now > entries[k].t)) {
       fail('now', 'does not fit the playhead (it must lie between the last played and the next operation)');
     }
-    return { ok: true, doc: { entries, k, now } };
+    const doc = { entries, k, now };
+    if (value.lab !== undefined) doc.lab = labRun(value.lab);
+    return { ok: true, doc };
   } catch (error) {
     if (error instanceof Invalid) return { ok: false, error: `Invalid timeline: ${error.message}.` };
     throw error;
@@ -188,7 +192,18 @@ export function parseDocText(text) {
 
 /** The portable form of a document (export file, share URL). */
 export function docToJson(doc) {
-  return { format: FORMAT, v: VERSION, entries: doc.entries, k: doc.k, now: doc.now };
+  const json = { format: FORMAT, v: VERSION, entries: doc.entries, k: doc.k, now: doc.now };
+  if (doc.lab) json.lab = { mode: doc.lab.mode, stall: doc.lab.stall };
+  return json;
+}
+
+/** The worker lab run a timeline carries: `{mode, stall}` (the run is replayed, never stored). */
+function labRun(value) {
+  if (!isPlainObject(value)) fail('lab', 'must be an object {mode, stall}');
+  onlyKeys(value, ['mode', 'stall'], 'lab');
+  if (!LAB_MODES.includes(value.mode)) fail('lab.mode', `must be one of ${LAB_MODES.join(', ')}`);
+  if (typeof value.stall !== 'boolean') fail('lab.stall', 'must be true or false');
+  return { mode: value.mode, stall: value.stall };
 }
 
 // ---------------------------------------------------------------------------------------------
