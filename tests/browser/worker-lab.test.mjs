@@ -70,6 +70,28 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     assert.deepEqual(kinds(none.lanes.bucket), ['18:put', '20:put']);
     assert.match(none.facts[0], /“A's report” \(fence 1\)/, 'without a guard A\'s late upload is what the bucket holds');
 
+    // The lab's time slider, by keyboard: at t=16 what came later is dimmed, on the tracks and in
+    // the lists, with the playhead drawn at 16/26 of each track.
+    await page.focus('#lab-time');
+    await page.keyboard.press('End');
+    for (let i = 0; i < 10; i++) await page.keyboard.press('ArrowLeft');
+    const at16 = await page.evaluate(() => ({
+      out: document.querySelector('#lab-time-out').textContent,
+      at: document.querySelector('#lab-body .lab-lanes').dataset.at,
+      now: Object.fromEntries([...document.querySelectorAll('#lab-body .lab-lane')].map((lane) => [lane.dataset.lane,
+        [...lane.querySelectorAll('.lab-events > li:not(.lab-later)')].map((li) => li.dataset.kind).join(' ')])),
+      laterMarks: document.querySelectorAll('#lab-body .lab-track .lab-mark.lab-later').length,
+      playhead: Number(parseFloat(document.querySelector('#lab-body .lab-lane-A .lab-playhead')?.style.left).toFixed(2)),
+      focused: document.activeElement.id,
+    }));
+    assert.deepEqual(at16, {
+      out: 't=16', at: '16',
+      now: { A: 'claim renew renew stall', B: 'claim', bucket: '' },
+      laterMarks: 4, // A's lost-lease signal, B's completion, both uploads
+      playhead: 61.54, // 16 / 26 of the track
+      focused: 'lab-time',
+    });
+
     // The page's clock makes a run repeatable: the same calls, times and answers again.
     assert.deepEqual(await run(page, 'none'), none);
 

@@ -43,6 +43,7 @@ const state = {
   ready: false,
   lab: null, // the last run of the worker lab (worker-lab.js); links, files and saves carry its settings
   labStall: true,
+  labAt: null, // the lab's time slider; null: the run's end
 };
 
 const ui = {};
@@ -452,7 +453,16 @@ function draw() {
   replace(ui.play, t(lang, playing() ? 'timeline.pause' : 'timeline.play'));
   ui.play.setAttribute('aria-pressed', String(playing()));
   ui.storyNext.classList.toggle('pulse', ready && !!sc && state.story.step === 0);
-  renderLab(ui.labBody, state.lab, lang);
+  // The lab's own time slider: events after it are drawn dimmed, as not yet happened.
+  const labAt = state.lab ? Math.min(state.labAt ?? state.lab.end, state.lab.end) : 0;
+  ui.labScrub.hidden = !state.lab;
+  if (state.lab) {
+    ui.labTime.max = String(state.lab.end);
+    ui.labTime.value = String(labAt);
+    ui.labTime.setAttribute('aria-valuetext', `t=${labAt}`);
+    ui.labTimeOut.value = `t=${labAt}`;
+  }
+  renderLab(ui.labBody, state.lab, lang, labAt);
   ui.labPause.setAttribute('aria-pressed', String(state.labStall));
 }
 
@@ -470,6 +480,7 @@ function runWorkers() {
       const { runLab } = await import('./worker-lab.js');
       const settings = { stall: state.labStall };
       state.lab = { ...(await runLab(state.store, mode, settings)), settings };
+      state.labAt = null; // a new run is shown to its end
     } finally {
       state.storeAt = -1;
       await sync();
@@ -628,6 +639,7 @@ function wire() {
     share: $('share'), shareBox: $('share-box'), shareUrl: $('share-url'), shareNote: $('share-note'),
     exportButton: $('export'), importInput: $('import'), reset: $('reset'), help: $('help'),
     labMode: $('lab-mode'), labPause: $('lab-pause'), labRun: $('lab-run'), labBody: $('lab-body'),
+    labScrub: $('lab-scrub'), labTime: $('lab-time'), labTimeOut: $('lab-time-out'),
     memory: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`mem-${w}`)])),
     results: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`${w}-result`)])),
   });
@@ -659,6 +671,10 @@ function wire() {
   ui.importInput.addEventListener('change', () => importFile(ui.importInput.files?.[0]));
   ui.reset.addEventListener('click', reset);
   ui.labRun.addEventListener('click', runWorkers);
+  ui.labTime.addEventListener('input', () => {
+    state.labAt = Number(ui.labTime.value);
+    render();
+  });
   ui.labPause.addEventListener('click', () => {
     state.labStall = !state.labStall;
     render();

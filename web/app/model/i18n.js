@@ -218,6 +218,7 @@ const en = {
   'lab.moral.guard.calm': 'Without the pause, A renewed on time and finished; B found nothing to claim.',
   'lab.moral.fenced.calm': 'Without the pause, A renewed on time and finished; B found nothing to claim.',
   'lab.running': 'Running the workers…',
+  'lab.time': 'Time',
 };
 
 const ja = {
@@ -405,6 +406,7 @@ const ja = {
   'lab.moral.guard.calm': '停止がなければ、A は時間どおりに更新して終えました。B には取るものがありませんでした。',
   'lab.moral.fenced.calm': '停止がなければ、A は時間どおりに更新して終えました。B には取るものがありませんでした。',
   'lab.running': 'ワーカーを動かしています…',
+  'lab.time': '時刻',
 };
 
 const zh = {
@@ -592,6 +594,7 @@ const zh = {
   'lab.moral.guard.calm': '没有暂停时，A 按时续租并完成了；B 没有可获取的任务。',
   'lab.moral.fenced.calm': '没有暂停时，A 按时续租并完成了；B 没有可获取的任务。',
   'lab.running': '正在运行工作者…',
+  'lab.time': '时间',
 };
 
 for (const messages of [en, ja, zh]) {

@@ -1,7 +1,7 @@
 // "The worker's side": the lanes of one lab run (web/app/worker-lab.js), drawn from the calls the
 // real JobWorker made and the store's answers: heartbeats as ticks, the stall as a band, the
 // lost-lease signal where it fired, the report bucket's writes, then what the bucket and the job
-// hold at the end. Drawing only.
+// hold at the end; with the time slider before the end, what comes later is dimmed. Drawing only.
 import { h, replace, rich } from './dom.js';
 import { t } from '../model/i18n.js';
 
@@ -25,8 +25,9 @@ export function eventText(event, lang) {
   return t(lang, `lab.ev.${event.kind}`, event);
 }
 
-function lane(name, events, end, lang) {
+function lane(name, events, end, at, lang) {
   const track = h('div', { class: 'lab-track', attrs: { 'aria-hidden': 'true' } });
+  const later = (event) => (event.t > at ? ' lab-later' : '');
   const stall = events.find((e) => e.kind === 'stall');
   if (stall) {
     track.append(h('span', { class: 'lab-stall', style: { left: `${(stall.t / end) * 100}%`, width: `${((stall.until - stall.t) / end) * 100}%` } }));
@@ -34,16 +35,17 @@ function lane(name, events, end, lang) {
   for (const event of events) {
     const m = mark(event);
     if (!m) continue;
-    track.append(h('span', { class: `lab-mark lab-${m.cls}`, style: { left: `${(event.t / end) * 100}%` }, attrs: { 'data-kind': event.kind }, text: m.sym }));
+    track.append(h('span', { class: `lab-mark lab-${m.cls}${later(event)}`, style: { left: `${(event.t / end) * 100}%` }, attrs: { 'data-kind': event.kind }, text: m.sym }));
   }
+  if (at < end) track.append(h('span', { class: 'lab-playhead', style: { left: `${(at / end) * 100}%` } }));
   return h('li', { class: `lab-lane lab-lane-${name}`, attrs: { 'data-lane': name } },
     h('span', { class: 'lab-lane-name', text: t(lang, name === 'bucket' ? 'lab.lane.bucket' : 'lab.lane.worker', name) }),
     track,
-    h('ol', { class: 'lab-events' }, events.map((e) => h('li', { attrs: { 'data-kind': e.kind } }, h('span', { class: 'lab-t', text: `t=${e.t}` }), ' ', rich(eventText(e, lang))))));
+    h('ol', { class: 'lab-events' }, events.map((e) => h('li', { class: later(e).trim() || undefined, attrs: { 'data-kind': e.kind } }, h('span', { class: 'lab-t', text: `t=${e.t}` }), ' ', rich(eventText(e, lang))))));
 }
 
-/** run: the answer of runLab, or null before the first run. */
-export function renderLab(container, run, lang) {
+/** run: the answer of runLab, or null before the first run; at: the time slider (events after it dimmed). */
+export function renderLab(container, run, lang, at = run?.end ?? 0) {
   if (!run) {
     replace(container, h('p', { class: 'muted', text: t(lang, 'lab.notRun') }));
     return;
@@ -56,7 +58,7 @@ export function renderLab(container, run, lang) {
   if (run.inspect) facts.push(t(lang, 'lab.job', run.inspect));
   for (const [w, s] of Object.entries(run.stats)) facts.push(t(lang, 'lab.stats', w, s));
   replace(container,
-    h('ul', { class: 'lab-lanes', attrs: { 'data-mode': run.mode } }, lanes.map((l) => lane(l, byLane[l], run.end, lang))),
+    h('ul', { class: 'lab-lanes', attrs: { 'data-mode': run.mode, 'data-at': String(at) } }, lanes.map((l) => lane(l, byLane[l], run.end, at, lang))),
     h('ul', { class: 'lab-facts' }, facts.map((f) => h('li', {}, rich(f)))),
     h('p', { class: 'lab-moral' }, rich(t(lang, `lab.moral.${run.mode}${run.stalled === false ? '.calm' : ''}`))));
 }
