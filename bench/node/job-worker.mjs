@@ -2,6 +2,8 @@
 // awaits, the attempt check) against a bare claimNext + complete loop on the same kind of file, in
 // the same run, alternating, median (min-max) over the repeats. A second pair has handlers that
 // hold each job for `--hold` ms, so the heartbeat renews (ttl 3 x hold) while they run.
+// Then a row in the caller's table with each job: fencedResult (one commit) against a fenced write
+// and then complete (two commits).
 // Then how late a lost lease is signalled after it ends while the event loop is free: the file
 // is held busy (an empty <db>.lock directory, as a native holder leaves it) from the claim on, so
 // no renew gets through, over `--signal-rounds` rounds.
@@ -16,7 +18,7 @@ import { parseArgs } from 'node:util';
 
 const require = createRequire(import.meta.url);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const { LeaseStore, JobWorker } = require(process.env.LEASEFENCE_PKG ?? path.join(repo, 'target/npm/leasefence'));
+const { LeaseStore, JobWorker, fencedResult } = require(process.env.LEASEFENCE_PKG ?? path.join(repo, 'target/npm/leasefence'));
 
 const { values } = parseArgs({
   options: {
@@ -108,6 +110,42 @@ for (const c of cases) {
   const line = { case: c.name, jobs: c.count, repeats, bare: summary(bareRates), runtime: summary(runtimeRates), ratio: summary(ratios), renewalsPerJob: renewals / (repeats * c.count) };
   console.log(JSON.stringify(line));
   console.error(`${c.name}: bare ${fmt(line.bare)} jobs/s, runtime ${fmt(line.runtime)} jobs/s, runtime/bare ${fmt(line.ratio, 2)}x, ${line.renewalsPerJob.toFixed(2)} renewals a job`);
+}
+
+// A row in the caller's table with each job: fencedResult (one commit: the row and the completion)
+// against the handler's own fenced write followed by the runtime's complete (two commits).
+async function withRows(count, oneCommit) {
+  const store = await seeded(count);
+  store.enqueue('setup'); // the table is made by a fenced write of a job of its own
+  const fence = store.claim('setup', 'setup', now(), 30);
+  store.fenced('setup', 'setup', fence, now(), [{ sql: 'CREATE TABLE totals(job TEXT PRIMARY KEY, total INTEGER NOT NULL)' }], { complete: true });
+  const worker = new JobWorker(store, { owner: 'rows', ttl: 30 });
+  const insert = (job) => ({ sql: 'INSERT INTO totals(job, total) VALUES (?, ?)', params: [job, job.length] });
+  const started = performance.now();
+  const stats = await worker.run((job, { fence }) => {
+    if (oneCommit) return fencedResult([insert(job)], 'filed');
+    if (!store.fenced(job, 'rows', fence, now(), [insert(job)])) throw new Error('the row was refused');
+    return 'filed';
+  }, { untilEmpty: true });
+  const seconds = (performance.now() - started) / 1000;
+  store.close();
+  if (stats.completed !== count) throw new Error(`completed ${stats.completed} of ${count}`);
+  return count / seconds;
+}
+{
+  const one = [];
+  const two = [];
+  const ratios = [];
+  for (let r = 0; r < repeats; r++) {
+    const a = await withRows(jobs, false);
+    const b = await withRows(jobs, true);
+    two.push(a);
+    one.push(b);
+    ratios.push(b / a);
+  }
+  const line = { case: 'a row with each job', jobs, repeats, twoCommits: summary(two), fencedResult: summary(one), ratio: summary(ratios) };
+  console.log(JSON.stringify(line));
+  console.error(`a row with each job: fenced write then complete ${fmt(line.twoCommits)} jobs/s, fencedResult ${fmt(line.fencedResult)} jobs/s, ratio ${fmt(line.ratio, 2)}x`);
 }
 
 // Signal latency: the lease ends with every renew refused as busy; the handler notes when told.

@@ -450,7 +450,10 @@ test('a ttl longer than a timer can wait (24.8 days) sets no overflowing timer (
   store.close();
 });
 
-/** The caller's own tables, made and read by a separate SQLite library on the same file. */
+/**
+ * The caller's own tables, made and read by a separate SQLite library on the same file. It only
+ * touches the file while no worker runs: its locking is not the package's dotfile locking.
+ */
 function callerTables(db) {
   const own = new Database(db, { timeout: 5000 });
   own.exec('CREATE TABLE IF NOT EXISTS totals(job TEXT PRIMARY KEY, total INTEGER NOT NULL, fence INTEGER NOT NULL)');
