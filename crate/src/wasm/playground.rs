@@ -61,11 +61,14 @@ impl WasmStore {
 
     /// The same operation, with the same positional arguments as `call`, on the store without
     /// fencing (`lease_only_jobs`): `{value, row, statements}`. `value` says whether a write
-    /// changed a row; `row` is the stored row for `state`. It checks renew, complete and release
-    /// by job id alone, so the owner and fence arguments are read and ignored.
+    /// changed a row; `row` is the stored row for `state`. It checks renew, complete, release and
+    /// fail by job id alone, so the owner and fence arguments are read and ignored. `fail` with
+    /// a `retryAt` lets the job wait until then; with `retryAt` null it marks the job dead, and
+    /// `revive(job, now)` queues a dead job again.
     ///
     /// ```js
     /// store.leaseOnly('complete', ['job', 'A', 1, 14, "A's result"]);  // {value: true, row: null, statements}
+    /// store.leaseOnly('fail', ['job', 'A', 1, 14, null, 'crashed']);    // dead: {value: true, ...}
     /// ```
     #[wasm_bindgen(js_name = leaseOnly)]
     pub fn lease_only(&self, op: &str, args: Array) -> std::result::Result<JsValue, JsValue> {
@@ -86,8 +89,17 @@ impl WasmStore {
                 )
             })
         };
+        // A missing optional argument (undefined) means null, as in `call`.
+        let optional_string = |i: u32, name: &str| {
+            let value = args.get(i);
+            if value.is_null() || value.is_undefined() {
+                Ok(None)
+            } else {
+                string(i, name).map(Some)
+            }
+        };
         let job = string(0, "job")?;
-        let (owner, result);
+        let (owner, result, error);
         let run = match op {
             "enqueue" => lease_only::Op::Enqueue { job: &job },
             "state" => lease_only::Op::State { job: &job },
@@ -118,6 +130,24 @@ impl WasmStore {
                 }
             }
             "release" => lease_only::Op::Release { job: &job },
+            "fail" => {
+                let retry_at = args.get(4);
+                let retry_at = if retry_at.is_null() || retry_at.is_undefined() {
+                    None
+                } else {
+                    Some(number(4, "retryAt")?)
+                };
+                error = optional_string(5, "error")?;
+                lease_only::Op::Fail {
+                    job: &job,
+                    retry_at,
+                    error: error.as_deref(),
+                }
+            }
+            "revive" => lease_only::Op::Revive {
+                job: &job,
+                now: number(1, "now")?,
+            },
             _ => {
                 return Err(js_error(
                     "invalid_argument",
