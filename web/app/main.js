@@ -232,6 +232,20 @@ function act(worker, op) {
       if (resultProblem) return inputError(`${resultProblem}.`, ui.results[worker]);
       result = typed === '' ? null : typed; // an empty box stores no result (null)
     }
+    let retryAt = null;
+    let error = null;
+    if (op === 'fail') {
+      // An empty retry box fails the job for good (dead); else it waits that many seconds.
+      if (ui.retry.value.trim() !== '') {
+        const after = Number(ui.retry.value);
+        if (!Number.isFinite(after) || after < 0) return inputError('The retry time must be a number of seconds, 0 or more (or empty for dead).', ui.retry);
+        retryAt = state.doc.now + after;
+      }
+      const typed = ui.failError.value;
+      const errorProblem = TL.checkString(typed, 'The error text', { allowEmpty: true });
+      if (errorProblem) return inputError(`${errorProblem}.`, ui.failError);
+      error = typed === '' ? null : typed;
+    }
     // A worker presents the fence it last got for this job (0 if it never got one).
     const fence = fenceFor(fenceMemory(state.doc.entries, state.outcomes, state.doc.k), worker, job);
     const args = {
@@ -240,6 +254,8 @@ function act(worker, op) {
       renew: () => ({ job, fence, ttl }),
       complete: () => ({ job, fence, result }),
       release: () => ({ job, fence }),
+      fail: () => ({ job, fence, retryAt, error }),
+      revive: () => ({ job }),
     }[op]();
     const answer = TL.act(state.doc, { worker, op, args });
     if (answer.error) return inputError(answer.error);
@@ -634,7 +650,7 @@ function wire() {
     scenarioStart: $('scenario-start'), lang: $('lang'), clock: $('clock'), toStart: $('to-start'), back: $('back'),
     play: $('play'), next: $('next'), toEnd: $('to-end'), scrub: $('scrub'), scrubMarks: $('scrub-marks'),
     scrubMax: $('scrub-max'), timeline: $('timeline'), status: $('status'), storage: $('storage'), count: $('count'), job: $('job'),
-    jobList: $('job-list'), ttl: $('ttl'), enqueue: $('enqueue'), jobsBody: $('jobs-body'), jobsEmpty: $('jobs-empty'),
+    jobList: $('job-list'), ttl: $('ttl'), enqueue: $('enqueue'), revive: $('revive'), retry: $('retry'), failError: $('fail-error'), jobsBody: $('jobs-body'), jobsEmpty: $('jobs-empty'),
     leaseOnlyBody: $('lease-only-body'), leaseOnlyEmpty: $('lease-only-empty'), checkBody: $('check-body'),
     share: $('share'), shareBox: $('share-box'), shareUrl: $('share-url'), shareNote: $('share-note'),
     exportButton: $('export'), importInput: $('import'), reset: $('reset'), help: $('help'),
@@ -660,6 +676,7 @@ function wire() {
     seek((doc) => TL.seekTime(doc, t));
   });
   ui.enqueue.addEventListener('click', () => act('store', 'enqueue'));
+  ui.revive.addEventListener('click', () => act('store', 'revive'));
   for (const worker of TL.WORKERS) {
     for (const op of TL.WORKER_OPS) $(`${worker}-${op}`).addEventListener('click', () => act(worker, op));
   }

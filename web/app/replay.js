@@ -11,6 +11,8 @@ function callArgs(entry) {
     case 'renew': return [a.job, entry.worker, a.fence, entry.t, a.ttl];
     case 'complete': return [a.job, entry.worker, a.fence, entry.t, a.result];
     case 'release': return [a.job, entry.worker, a.fence];
+    case 'fail': return [a.job, entry.worker, a.fence, entry.t, a.retryAt, a.error];
+    case 'revive': return [a.job, entry.t];
     default: throw new Error(`unknown operation ${entry.op}`);
   }
 }
@@ -39,12 +41,15 @@ export async function applyEntry(store, entry) {
   return { outcome, trace: { fenced, leaseOnly: { value: leaseOnly.value, statements: leaseOnly.statements } } };
 }
 
-/** The jobs table: the stored row of every job id, read through the store. */
+/**
+ * The jobs table: the stored row of every job id, read through the store (`inspect`: the state,
+ * plus whether the job is dead and the error of its last failure).
+ */
 export async function readRows(store, ids) {
   const rows = [];
   for (const id of ids) {
-    const { value } = await store.withReason.state(id);
-    if (value) rows.push(value);
+    const { value } = await store.withReason.inspect(id);
+    if (value) rows.push({ ...value.state, dead: value.dead, error: value.failures.at(-1)?.error ?? null });
   }
   return rows;
 }

@@ -39,7 +39,8 @@ export function knownJobs(entries, k) {
 /**
  * Leases as the store granted them, for drawing: one per granted claim, with the time it started,
  * the time it was due to end (`until`, moved by renewals) and how it ended.
- * end.kind: 'expired' (until reached), 'completed', 'released' or 'live' (until is after `now`).
+ * end.kind: 'expired' (until reached), 'completed', 'released', 'failed' or 'live' (until is after
+ * `now`).
  */
 export function leases(entries, outcomes, now) {
   const list = [];
@@ -56,14 +57,14 @@ export function leases(entries, outcomes, now) {
       };
       list.push(lease);
       open.set(key(entry), lease);
-    } else if (entry.op !== 'enqueue') {
+    } else if (WORKERS.includes(entry.worker)) {
       const lease = open.get(key(entry));
       if (!lease || lease.fence !== entry.args.fence) continue;
       if (entry.op === 'renew') {
         lease.until = entry.t + entry.args.ttl;
       } else {
         lease.ended = entry.t;
-        lease.endKind = entry.op === 'complete' ? 'completed' : 'released';
+        lease.endKind = { complete: 'completed', release: 'released', fail: 'failed' }[entry.op];
         open.delete(key(entry));
       }
     }

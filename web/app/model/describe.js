@@ -18,6 +18,9 @@ const PHRASES = {
     renewGranted: (u) => `renewed until t=${u}`,
     completeGranted: () => 'done, result stored',
     releaseGranted: (f) => `released, fence ${f} stays`,
+    failRetry: (u) => `failed, retry at t=${u}`,
+    failDead: () => 'failed for good: dead',
+    reviveGranted: () => 'revived, queued again',
     enqueueTrue: () => 'queued',
     enqueueFalse: () => 'already queued',
     not_found: () => 'no such job',
@@ -26,6 +29,8 @@ const PHRASES = {
     stale_fence: (mine, current) => `stale fence ${mine}, current ${current}`,
     not_owner: (f) => `not the owner of fence ${f}`,
     expired: (u) => `lease expired at t=${u}`,
+    scheduled: (u) => `waits until t=${u}`,
+    not_dead: () => 'not dead',
     refused: () => 'refused',
     error: (code, message) => `error (${code}): ${message}`,
     pending: () => 'not played yet',
@@ -34,12 +39,17 @@ const PHRASES = {
     noResult: 'no result',
     fence: (f) => `fence ${f}`,
     ttl: (t) => `ttl ${t}`,
+    retryAt: (u) => `retry t=${u}`,
+    noRetry: 'no retry',
   },
   ja: {
     claimGranted: (f, u) => `フェンス ${f}、t=${u} まで`,
     renewGranted: (u) => `t=${u} まで延長`,
     completeGranted: () => '完了、結果を保存',
     releaseGranted: (f) => `解放（フェンス ${f} はそのまま）`,
+    failRetry: (u) => `失敗、t=${u} に再試行`,
+    failDead: () => '失敗、デッドに',
+    reviveGranted: () => '復活、キューに戻った',
     enqueueTrue: () => 'キューに追加',
     enqueueFalse: () => '登録済み',
     not_found: () => 'そのジョブはない',
@@ -48,6 +58,8 @@ const PHRASES = {
     stale_fence: (mine, current) => `古いフェンス ${mine}（現在は ${current}）`,
     not_owner: (f) => `フェンス ${f} の持ち主ではない`,
     expired: (u) => `リースは t=${u} で期限切れ`,
+    scheduled: (u) => `t=${u} まで待機中`,
+    not_dead: () => 'デッドではない',
     refused: () => '拒否',
     error: (code, message) => `エラー（${code}）：${message}`,
     pending: () => '未実行',
@@ -56,12 +68,17 @@ const PHRASES = {
     noResult: '結果なし',
     fence: (f) => `フェンス ${f}`,
     ttl: (t) => `ttl ${t}`,
+    retryAt: (u) => `t=${u} に再試行`,
+    noRetry: '再試行なし',
   },
   zh: {
     claimGranted: (f, u) => `令牌 ${f}，租约至 t=${u}`,
     renewGranted: (u) => `续租至 t=${u}`,
     completeGranted: () => '完成，结果已保存',
     releaseGranted: (f) => `已释放，令牌 ${f} 不变`,
+    failRetry: (u) => `失败，t=${u} 重试`,
+    failDead: () => '失败，成为死信',
+    reviveGranted: () => '已复活，重新入队',
     enqueueTrue: () => '已入队',
     enqueueFalse: () => '已在队列中',
     not_found: () => '没有这个任务',
@@ -70,6 +87,8 @@ const PHRASES = {
     stale_fence: (mine, current) => `过期的令牌 ${mine}，当前为 ${current}`,
     not_owner: (f) => `不是令牌 ${f} 的持有者`,
     expired: (u) => `租约已于 t=${u} 过期`,
+    scheduled: (u) => `等待至 t=${u}`,
+    not_dead: () => '不是死信',
     refused: () => '被拒绝',
     error: (code, message) => `错误（${code}）：${message}`,
     pending: () => '尚未执行',
@@ -78,6 +97,8 @@ const PHRASES = {
     noResult: '无结果',
     fence: (f) => `令牌 ${f}`,
     ttl: (t) => `ttl ${t}`,
+    retryAt: (u) => `t=${u} 重试`,
+    noRetry: '不重试',
   },
 };
 
@@ -95,6 +116,8 @@ export function reasonText(reason, entry, lang = 'en') {
     case 'stale_fence': return p.stale_fence(fmt(entry.args.fence), fmt(reason.fence));
     case 'not_owner': return p.not_owner(fmt(entry.args.fence));
     case 'expired': return p.expired(fmt(reason.until));
+    case 'scheduled': return p.scheduled(fmt(reason.until));
+    case 'not_dead': return p.not_dead();
     default: return p.refused();
   }
 }
@@ -121,6 +144,8 @@ export function outcomeText(entry, outcome, lang = 'en') {
       renew: () => p.renewGranted(fmt(entry.t + a.ttl)),
       complete: () => p.completeGranted(),
       release: () => p.releaseGranted(fmt(a.fence)),
+      fail: () => (a.retryAt === null ? p.failDead() : p.failRetry(fmt(a.retryAt))),
+      revive: () => p.reviveGranted(),
     }[entry.op]();
     return { kind: 'granted', icon: '✓', text };
   }
@@ -136,6 +161,8 @@ export function argsText(entry, lang = 'en') {
     case 'renew': return `${p.fence(fmt(a.fence))} · ${p.ttl(fmt(a.ttl))}`;
     case 'complete': return `${p.fence(fmt(a.fence))} · ${a.result === null ? p.noResult : `“${a.result}”`}`;
     case 'release': return p.fence(fmt(a.fence));
+    case 'fail': return [p.fence(fmt(a.fence)), a.retryAt === null ? p.noRetry : p.retryAt(fmt(a.retryAt)),
+      ...(a.error === null ? [] : [`“${a.error}”`])].join(' · ');
     default: return '';
   }
 }
@@ -149,14 +176,28 @@ export function statusLine(entry, outcome, lang = 'en') {
 }
 
 const CHIPS = {
-  en: { claim: (f, w) => `fence ${f} → ${w}`, complete: (w) => `done, result of ${w}`, release: (w) => `released by ${w}` },
-  ja: { claim: (f, w) => `フェンス ${f} → ${w}`, complete: (w) => `完了、${w} の結果`, release: (w) => `${w} が解放` },
-  zh: { claim: (f, w) => `令牌 ${f} → ${w}`, complete: (w) => `完成，${w} 的结果`, release: (w) => `${w} 已释放` },
+  en: {
+    claim: (f, w) => `fence ${f} → ${w}`, complete: (w) => `done, result of ${w}`, release: (w) => `released by ${w}`,
+    fail: (w, u) => (u === null ? `dead, failed by ${w}` : `waits until t=${u}, failed by ${w}`), revive: () => 'revived',
+  },
+  ja: {
+    claim: (f, w) => `フェンス ${f} → ${w}`, complete: (w) => `完了、${w} の結果`, release: (w) => `${w} が解放`,
+    fail: (w, u) => (u === null ? `${w} の失敗でデッド` : `${w} の失敗、t=${u} まで待機`), revive: () => '復活',
+  },
+  zh: {
+    claim: (f, w) => `令牌 ${f} → ${w}`, complete: (w) => `完成，${w} 的结果`, release: (w) => `${w} 已释放`,
+    fail: (w, u) => (u === null ? `${w} 失败，成为死信` : `${w} 失败，等待至 t=${u}`), revive: () => '已复活',
+  },
 };
 
-/** What the store recorded for a granted claim, complete or release: "job-42: fence 2 → B". */
+/**
+ * What the store recorded for a granted claim, complete, release, fail or revive:
+ * "job-42: fence 2 → B", "job-9: dead, failed by C".
+ */
 export function storeChipText(entry, outcome, lang = 'en') {
   const c = CHIPS[lang] ?? CHIPS.en;
-  const what = entry.op === 'claim' ? c.claim(fmt(outcome.value), entry.worker) : c[entry.op](entry.worker);
+  const what = entry.op === 'claim' ? c.claim(fmt(outcome.value), entry.worker)
+    : entry.op === 'fail' ? c.fail(entry.worker, entry.args.retryAt === null ? null : fmt(entry.args.retryAt))
+      : c[entry.op](entry.worker);
   return `${entry.args.job}: ${what}`;
 }

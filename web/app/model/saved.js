@@ -4,7 +4,7 @@
 import { docToJson, validateDoc, LIMITS } from './timeline.js';
 import { findScenario, scenarioDoc } from './scenarios.js';
 
-const REASONS = ['not_found', 'done', 'held', 'stale_fence', 'not_owner', 'expired'];
+const REASONS = ['not_found', 'done', 'held', 'scheduled', 'stale_fence', 'not_owner', 'expired', 'not_dead'];
 
 export function serializeSaved({ doc, outcomes, story, clean }) {
   return JSON.stringify({

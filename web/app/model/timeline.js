@@ -9,6 +9,10 @@
 //              renew    worker 'A'|'B'|'C'    args {job, fence, ttl}
 //              complete worker 'A'|'B'|'C'    args {job, fence, result}   (result: string | null)
 //              release  worker 'A'|'B'|'C'    args {job, fence}
+//              fail     worker 'A'|'B'|'C'    args {job, fence, retryAt, error}
+//                         retryAt: a time (the job waits until then) or null (the job is dead);
+//                         error: string | null
+//              revive   worker 'store'        args {job}   (a dead job is queued again)
 //   k        the playhead: entries[0..k) have happened, entries[k..] are the future
 //   now      the clock; entries[0..k) have t <= now and entries[k..] have t >= now
 // The store is deterministic given explicit `now`, so entries[0..k) replayed on an empty
@@ -16,7 +20,9 @@
 
 export const WORKERS = Object.freeze(['A', 'B', 'C']);
 export const LANES = Object.freeze(['store', 'A', 'B', 'C']);
-export const WORKER_OPS = Object.freeze(['claim', 'renew', 'complete', 'release']);
+export const WORKER_OPS = Object.freeze(['claim', 'renew', 'complete', 'release', 'fail']);
+/** The operations of the store's own lane: nobody's lease, no fence. */
+export const STORE_OPS = Object.freeze(['enqueue', 'revive']);
 export const FORMAT = 'leasefence-playground';
 /** The worker lab's bucket modes (web/app/worker-lab.js); a link or file may name the run to show. */
 export const LAB_MODES = Object.freeze(['none', 'guard', 'fenced', 'poison']);
@@ -36,6 +42,8 @@ const ARGS = Object.freeze({
   renew: ['job', 'fence', 'ttl'],
   complete: ['job', 'fence', 'result'],
   release: ['job', 'fence'],
+  fail: ['job', 'fence', 'retryAt', 'error'],
+  revive: ['job'],
 });
 
 export function emptyDoc() {
@@ -70,7 +78,7 @@ function wellFormed(text) {
   return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 }
 
-/** Checks a job id or a result typed or imported; returns an error text or null. */
+/** Checks a job id, a result or an error text typed or imported; returns an error text or null. */
 export function checkString(value, name, { allowEmpty = false } = {}) {
   if (typeof value !== 'string') return `${name} must be a string`;
   if (!allowEmpty && value.length === 0) return `${name} must not be empty`;
@@ -116,11 +124,12 @@ function entry(value, where) {
   onlyKeys(value, ['t', 'worker', 'op', 'args'], where);
   const op = value.op;
   if (typeof op !== 'string' || !Object.hasOwn(ARGS, op)) {
-    fail(`${where}.op`, 'must be one of enqueue, claim, renew, complete, release');
+    fail(`${where}.op`, `must be one of ${Object.keys(ARGS).join(', ')}`);
   }
   const worker = value.worker;
-  if (op === 'enqueue' ? worker !== 'store' : !WORKERS.includes(worker)) {
-    fail(`${where}.worker`, op === 'enqueue' ? 'must be "store" for enqueue' : 'must be "A", "B" or "C"');
+  const storeOp = STORE_OPS.includes(op);
+  if (storeOp ? worker !== 'store' : !WORKERS.includes(worker)) {
+    fail(`${where}.worker`, storeOp ? `must be "store" for ${op}` : 'must be "A", "B" or "C"');
   }
   const t = time(value.t, `${where}.t`);
   const raw = value.args;
@@ -134,6 +143,8 @@ function entry(value, where) {
     else if (name === 'ttl') args.ttl = ttl(raw.ttl, at);
     else if (name === 'fence') args.fence = fence(raw.fence, at);
     else if (name === 'result') args.result = raw.result === null ? null : string(raw.result, at, { allowEmpty: true });
+    else if (name === 'retryAt') args.retryAt = raw.retryAt === null ? null : time(raw.retryAt, `${at} (a time, or null for dead)`);
+    else if (name === 'error') args.error = raw.error === null ? null : string(raw.error, at, { allowEmpty: true });
   }
   return { t, worker, op, args };
 }

@@ -1,6 +1,7 @@
 // The two jobs tables, as read from the stores after each step: leasefence's `jobs` and the
 // lease-only counterfactual's `lease_only_jobs`, whose cells that differ from leasefence's are
-// marked. Text only.
+// marked. A dead job says so in `done` (its last error in the cell's title); a job backing off
+// after a failure has a "waits" pill by its `until`. Text only.
 import { h, replace } from './dom.js';
 import { fmt } from '../model/describe.js';
 import { t } from '../model/i18n.js';
@@ -15,7 +16,7 @@ export function cellText(row, name, lang) {
     case 'until': return row.until === 0 && row.owner === null ? '—' : `t=${fmt(row.until)}`;
     case 'fence': return fmt(row.fence);
     case 'result': return row.result === null ? '—' : row.result === '' ? '""' : row.result;
-    case 'done': return row.done ? t(lang, 'cell.yes') : t(lang, 'cell.no');
+    case 'done': return row.dead ? t(lang, 'cell.dead') : row.done ? t(lang, 'cell.yes') : t(lang, 'cell.no');
     default: return row.id;
   }
 }
@@ -24,7 +25,9 @@ function content(row, name, now, lang) {
   const text = cellText(row, name, lang);
   if (name === 'until') {
     const live = row.owner !== null && !row.done && row.until > now;
-    const lease = row.done || row.owner === null ? '' : live ? 'live' : 'expired';
+    // Nobody holds it, yet it may not be claimed before `until`: backing off after a failure.
+    const waits = row.owner === null && !row.done && row.until > now;
+    const lease = waits ? 'scheduled' : row.done || row.owner === null ? '' : live ? 'live' : 'expired';
     return [text, lease ? h('span', { class: `pill lease-${lease}`, text: t(lang, `cell.${lease}`) }) : null];
   }
   // Stored data (ids, owners, results) is drawn as data, whatever the page's language.
@@ -47,13 +50,15 @@ export function renderJobs(tbody, emptyNote, rows, previous, now, lang, { column
       const differs = twin && name !== 'id' && cellText(twin, name, lang) !== cellText(row, name, lang);
       const classes = [`col-${name}`];
       if (changed && previous.length) classes.push('changed');
-      if (name === 'done' && row.done) classes.push('is-done');
+      if (name === 'done' && row.done) classes.push(row.dead ? 'is-dead' : 'is-done');
       if (differs) classes.push('differs');
       return h(name === 'id' ? 'th' : 'td', {
         class: classes.join(' '),
         attrs: {
           'data-label': name, scope: name === 'id' ? 'row' : null,
-          title: differs ? t(lang, 'leaseOnly.differs', name, `“${cellText(twin, name, lang)}”`) : name === 'result' || name === 'id' ? `“${row[name] ?? ''}”` : null,
+          title: differs ? t(lang, 'leaseOnly.differs', name, `“${cellText(twin, name, lang)}”`)
+            : name === 'result' || name === 'id' ? `“${row[name] ?? ''}”`
+              : name === 'done' && row.error != null ? t(lang, 'cell.error', row.error) : null,
         },
       }, h('span', { class: 'v' }, content(row, name, now, lang)),
       differs ? h('span', { class: 'diff-mark', attrs: { 'aria-hidden': 'true' }, text: '≠' }) : null);
