@@ -15,21 +15,27 @@ before(async () => {
 after(() => server?.stop());
 
 const sql = (file) => readFileSync(path.join(repo, file), 'utf8').trim();
-const FENCED_SQL = Object.fromEntries(['claim', 'renew', 'complete', 'release', 'enqueue', 'read_lease']
+const FENCED_SQL = Object.fromEntries(['claim', 'renew', 'complete', 'release', 'enqueue', 'read_lease',
+  'fail_retry', 'fail_dead', 'record_failure', 'mark_dead']
   .map((op) => [op, sql(`crate/src/sqlite/sql/${op}.sql`)]));
-const LEASE_ONLY_SQL = Object.fromEntries(['claim', 'renew', 'complete', 'release', 'enqueue']
+const LEASE_ONLY_SQL = Object.fromEntries(['claim', 'renew', 'complete', 'release', 'enqueue', 'fail_retry', 'fail_dead']
   .map((op) => [op, sql(`crate/src/wasm/sql/lease_only_${op}.sql`)]));
+const NO_DEAD = { jobs: [], leaseOnly: [] };
 
 const row = (id, owner, until, fence, result, done) => ({ id, owner, until, fence, result, done });
 const lo = (id, owner, until, result, done) => ({ id, owner, until, result, done });
 
-// What each scenario leaves in the two tables, and the last write's statements.
+// What each scenario leaves in the two tables (`dead`: the jobs whose `done` cell is drawn dead),
+// and the statements of its last write (`last.index`: that write's card, when it is not the last
+// one; `last.file`: the SQL file, when it is not named after the operation). `during`: both
+// tables right after a step (numbered as the story counts them).
 const PRESETS = [
   {
     id: 'stale-worker',
     jobs: [row('job-42', 'B', 't=22', '2', "B's result", '✓ yes')],
     leaseOnly: [lo('job-42', 'B', 't=22', "A's result", '✓ yes')], // A's late result overwrote B's
     differs: ['result'],
+    dead: NO_DEAD,
     last: { op: 'complete', values: ["'job-42'", "'A'", 'fence = 1', "'A''s result'"], fencedChanged: 0, leaseOnlyChanged: 1 },
   },
   {
@@ -37,6 +43,7 @@ const PRESETS = [
     jobs: [row('job-33', 'B', 't=21', '2', "B's result", '✓ yes')],
     leaseOnly: [lo('job-33', 'B', 't=21', "A's result", '✓ yes')],
     differs: ['result'],
+    dead: NO_DEAD,
     last: { op: 'complete', values: ["'job-33'", "'A'", 'fence = 1'], fencedChanged: 0, leaseOnlyChanged: 1 },
   },
   {
@@ -44,6 +51,7 @@ const PRESETS = [
     jobs: [row('job-1416', 'B', 't=65live', '2', '—', 'no')],
     leaseOnly: [lo('job-1416', 'B', 't=75', "A's result", '✓ yes')], // A stretched B's lease, then completed under B
     differs: ['until', 'result', 'done'],
+    dead: NO_DEAD,
     last: { op: 'complete', values: ["'job-1416'", "'A'", 'fence = 1'], fencedChanged: 0, leaseOnlyChanged: 1 },
   },
   {
@@ -51,6 +59,7 @@ const PRESETS = [
     jobs: [row('job-169', 'B', 't=28860live', '2', '—', 'no')],
     leaseOnly: [lo('job-169', 'B', 't=28860', "A's result", '✓ yes')], // done while B runs it again
     differs: ['result', 'done'],
+    dead: NO_DEAD,
     last: { op: 'complete', values: ["'job-169'", "'A'", 'fence = 1', 'until > 21600.0'], fencedChanged: 0, leaseOnlyChanged: 1 },
   },
   {
@@ -58,14 +67,39 @@ const PRESETS = [
     jobs: [row('job-2432', 'B', 't=25live', '2', '—', 'no')],
     leaseOnly: [lo('job-2432', 'A', 't=10', "A's result", '✓ yes')], // done by a lease that had ended; B turned away
     differs: ['owner', 'until', 'result', 'done'],
+    dead: NO_DEAD,
     last: { op: 'claim', values: ["'job-2432'", "'B'", '25.0'], fencedChanged: 1, leaseOnlyChanged: 0 },
   },
   {
     id: 'poison-job',
-    jobs: [row('job-poison', 'A', 't=23live', '4', '—', 'no')], // the fence counted 4 claims
-    leaseOnly: [lo('job-poison', 'A', 't=23live', '—', 'no')],
-    differs: [],
-    last: { op: 'claim', values: ["'job-poison'", "'A'", '23.0'], fencedChanged: 1, leaseOnlyChanged: 1 },
+    // Dead at the third attempt (fence 3), C's lease kept as it was; in the lease-only table B's
+    // stale failure report (fence 2) took the job from C and set it to wait until t=17 first.
+    jobs: [row('job-poison', 'C', 't=15', '3', '—', '✗ dead')],
+    leaseOnly: [lo('job-poison', '—', 't=17', '—', '✗ dead')],
+    differs: ['owner', 'until'],
+    dead: { jobs: ['job-poison'], leaseOnly: ['job-poison'] },
+    lastErrors: { jobs: 'last error: “C: handler crashed”', leaseOnly: 'last error: “C: handler crashed”' },
+    during: {
+      // A's failure at t=1 with a retry at t=4: nobody holds it, and B's claim at t=2 waits.
+      5: {
+        jobs: [row('job-poison', '—', 't=4waits', '1', '—', 'no')],
+        leaseOnly: [lo('job-poison', '—', 't=4waits', '—', 'no')],
+        differs: [],
+        dead: NO_DEAD,
+      },
+      // B's stale failure report: refused by leasefence, taken by the lease-only store.
+      9: {
+        jobs: [row('job-poison', 'C', 't=15live', '3', '—', 'no')],
+        leaseOnly: [lo('job-poison', '—', 't=17waits', '—', 'no')],
+        differs: ['owner', 'until'],
+        dead: NO_DEAD,
+      },
+    },
+    // C's failure at the third attempt, with no retry time: dead, in one transaction.
+    last: {
+      index: 7, op: 'fail', file: 'fail_dead', values: ["'job-poison'", "'C'", 'fence = 3'], fencedChanged: 1, leaseOnlyChanged: 1,
+      alsoRan: ['record_failure', 'mark_dead'],
+    },
   },
 ];
 
@@ -95,7 +129,11 @@ async function tables(page) {
     return cells;
   }));
   const differs = await page.locator('#lease-only-body .differs').evaluateAll((cells) => cells.map((c) => c.dataset.label));
-  return { jobs: await read('#jobs-body'), leaseOnly: await read('#lease-only-body'), differs };
+  const dead = (selector) => page.locator(`${selector} td.col-done.is-dead`).evaluateAll((cells) => cells.map((c) => c.closest('tr').dataset.job));
+  return {
+    jobs: await read('#jobs-body'), leaseOnly: await read('#lease-only-body'), differs,
+    dead: { jobs: await dead('#jobs-body'), leaseOnly: await dead('#lease-only-body') },
+  };
 }
 
 /** The check panel: per store, the summary and the statements (template, bound text, facts). */
@@ -118,7 +156,7 @@ async function check(page) {
   });
 }
 
-async function playScenario(page, id) {
+async function playScenario(page, id, during = {}) {
   await page.selectOption('#scenario', id);
   await page.click('#scenario-start');
   await page.waitForFunction(() => /^step 1 of/.test(document.getElementById('story-progress').textContent));
@@ -131,6 +169,7 @@ async function playScenario(page, id) {
     await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
     await settled(page);
     const step = steps[s - 1];
+    if (during[s]) assert.deepEqual(await tables(page), during[s], `${id}: both tables after step ${s}`);
     if (step.op && step.op !== 'enqueue') {
       // The lease-only store's own answer, as the check reports it, is what the narration tells.
       const { leaseOnly } = await check(page);
@@ -159,20 +198,29 @@ test('the story and every incident preset: both tables at the end, the SQL the s
     });
     assert.deepEqual(PRESETS.map((p) => p.id), incidents, 'every incident preset is played here');
     for (const preset of PRESETS) {
-      await playScenario(page, preset.id);
+      await playScenario(page, preset.id, preset.during);
       const got = await tables(page);
       assert.deepEqual(got.jobs, preset.jobs, `${preset.id}: leasefence's table`);
       assert.deepEqual(got.leaseOnly, preset.leaseOnly, `${preset.id}: the lease-only table`);
       assert.deepEqual(got.differs, preset.differs, `${preset.id}: the cells marked as differing`);
+      assert.deepEqual(got.dead, preset.dead, `${preset.id}: the jobs drawn dead`);
+      if (preset.lastErrors) {
+        // A dead job's `done` cell names its last error, as each store kept it.
+        const title = (selector) => page.locator(`${selector} td.col-done`).first().getAttribute('title');
+        assert.deepEqual({ jobs: await title('#jobs-body'), leaseOnly: await title('#lease-only-body') }, preset.lastErrors, preset.id);
+      }
 
-      // The last operation's statements are the store's own SQL files, with the values bound.
-      const lastIndex = (await page.locator('#timeline .tl-card').count()) - 1;
-      await page.locator(`#timeline .tl-card[data-index="${lastIndex}"]`).click();
+      // The last write's statements are the store's own SQL files, with the values bound.
+      const { op, values, fencedChanged, leaseOnlyChanged } = preset.last;
+      const file = preset.last.file ?? op;
+      const lastIndex = preset.last.index ?? (await page.locator('#timeline .tl-card').count()) - 1;
+      const lastCard = page.locator(`#timeline .tl-card[data-index="${lastIndex}"]`);
+      assert.equal(await lastCard.locator('.c-op').textContent(), op, `${preset.id}: card ${lastIndex} is the ${op}`);
+      await lastCard.click();
       await settled(page);
       const shown = await check(page);
-      const { op, values, fencedChanged, leaseOnlyChanged } = preset.last;
-      const write = shown.fenced.statements.find((s) => s.sql === FENCED_SQL[op]);
-      assert.ok(write, `${preset.id}: the check shows ${op}.sql as the store ran it: ${JSON.stringify(shown.fenced.statements.map((s) => s.sql))}`);
+      const write = shown.fenced.statements.find((s) => s.sql === FENCED_SQL[file]);
+      assert.ok(write, `${preset.id}: the check shows ${file}.sql as the store ran it: ${JSON.stringify(shown.fenced.statements.map((s) => s.sql))}`);
       for (const value of values) assert.ok(write.expanded.includes(value), `${preset.id}: ${value} bound in ${write.expanded}`);
       assert.match(write.facts, new RegExp(`^${fencedChanged} rows? changed`), preset.id);
       assert.equal(shown.fenced.statements[0].sql, 'BEGIN IMMEDIATE', `${preset.id}: the write runs in its transaction`);
@@ -183,8 +231,14 @@ test('the story and every incident preset: both tables at the end, the SQL the s
       } else {
         assert.equal(shown.fenced.statements.at(-1).sql, 'COMMIT', preset.id);
       }
-      const plain = shown.leaseOnly.statements.find((s) => s.sql === LEASE_ONLY_SQL[op]);
-      assert.ok(plain, `${preset.id}: the check shows lease_only_${op}.sql`);
+      // The statements that go with the write, in its transaction (a failure's record, the dead mark).
+      const ran = shown.fenced.statements.map((s) => s.sql);
+      for (const also of preset.last.alsoRan ?? []) {
+        const at = ran.indexOf(FENCED_SQL[also]);
+        assert.ok(at > ran.indexOf(FENCED_SQL[file]) && at < ran.length - 1, `${preset.id}: ${also}.sql runs after ${file}.sql, before COMMIT: ${JSON.stringify(ran)}`);
+      }
+      const plain = shown.leaseOnly.statements.find((s) => s.sql === LEASE_ONLY_SQL[file]);
+      assert.ok(plain, `${preset.id}: the check shows lease_only_${file}.sql: ${JSON.stringify(shown.leaseOnly.statements.map((s) => s.sql))}`);
       assert.match(plain.facts, new RegExp(`^${leaseOnlyChanged} rows? changed`), preset.id);
 
       await page.click('#share');

@@ -63,6 +63,28 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
       for (let s = 0; s < 6; s++) await page.click('#story-next');
       found.push(...await untranslated(page, 'gc-pause at its end'));
 
+      // The poison job, every step: a failure and its backoff (a job that waits), a stale failure
+      // report refused, the dead job in both tables.
+      await page.selectOption('#scenario', 'poison-job');
+      await page.click('#scenario-start');
+      await settled(page);
+      const poisonSteps = Number((await page.locator('#story-progress').textContent()).match(/\d+/g).at(-1));
+      for (let s = 2; s <= poisonSteps; s++) {
+        await page.click('#story-next');
+        found.push(...await untranslated(page, `poison-job step ${s}`));
+      }
+      assert.equal(await page.locator('#jobs-body td.col-done.is-dead').count(), 1, 'the dead job is drawn dead');
+      // Free play on it: revive the dead job, claim it, fail it with a backoff, then for good.
+      await page.fill('#job', 'job-poison');
+      for (const button of ['#revive', '#B-claim', '#B-fail', '#plus5', '#C-claim']) {
+        await page.click(button);
+        await settled(page);
+        found.push(...await untranslated(page, `free play: ${button}`));
+      }
+      await page.fill('#retry', '');
+      await page.click('#C-fail');
+      found.push(...await untranslated(page, 'free play: a failure for good'));
+
       // Free play: an action forks the story (a banner), the share link, reset (another banner).
       await page.click('#B-claim');
       await page.locator('.banner-notice').first().waitFor();

@@ -6,7 +6,7 @@
 export function findUntranslated() {
   const ALLOWED = new Set([
     // the operations and their arguments: the API's names, code wherever they appear
-    'enqueue', 'claim', 'renew', 'complete', 'release', 'state', 'ttl',
+    'enqueue', 'claim', 'renew', 'complete', 'release', 'fail', 'revive', 'state', 'ttl',
     // names
     'leasefence', 'SQLite', 'OPFS', 'WebAssembly', 'JSON', 'GC', 'Martin', 'Kleppmann',
     // keys and units
