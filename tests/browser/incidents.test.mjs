@@ -296,3 +296,125 @@ test('the story\'s refusal, step by step: the check names the statement, its val
     await browser.close();
   }
 });
+
+// A share link made before fail and revive existed (the format is unchanged: version 1).
+const OLD_LINK = '#timeline=eyJmb3JtYXQiOiJsZWFzZWZlbmNlLXBsYXlncm91bmQiLCJ2IjoxLCJlbnRyaWVzIjpbeyJ0IjowLCJ3b3JrZXIiOiJzdG9yZSIsIm9wIjoiZW5xdWV1ZSIsImFyZ3MiOnsiam9iIjoiam9iLTQyIn19LHsidCI6MCwid29ya2VyIjoiQSIsIm9wIjoiY2xhaW0iLCJhcmdzIjp7ImpvYiI6ImpvYi00MiIsInR0bCI6MTB9fSx7InQiOjMsIndvcmtlciI6IkEiLCJvcCI6ImNvbXBsZXRlIiwiYXJncyI6eyJqb2IiOiJqb2ItNDIiLCJmZW5jZSI6MSwicmVzdWx0IjoiZG9uZSJ9fV0sImsiOjMsIm5vdyI6M30';
+
+test('free play: Fail (with a backoff, then for good) and Revive, from the keyboard and by clicking, in both tables and in a share link', async () => {
+  const browser = await launchBrowser();
+  let link;
+  let want;
+  try {
+    const page = await open(browser);
+    // Free play on an empty timeline.
+    await page.click('#reset');
+    await settled(page);
+    // The answer of the operation just played: the card with the highest index (cards are in lane order).
+    const last = () => page.locator('#timeline .tl-card').evaluateAll((cards) => cards
+      .sort((a, b) => Number(b.dataset.index) - Number(a.dataset.index))[0].querySelector('.c-text').textContent);
+    const press = async (selector) => {
+      await page.focus(selector); // the buttons are reached and pressed like any other
+      await page.keyboard.press('Enter');
+      await settled(page);
+    };
+    await page.fill('#job', 'job-f');
+    await press('#enqueue');
+    await press('#A-claim');
+    await page.fill('#retry', '3');
+    await page.fill('#fail-error', 'boom');
+    await press('#A-fail');
+    assert.equal(await last(), 'failed, retry at t=3');
+    assert.deepEqual((await tables(page)).jobs, [row('job-f', '—', 't=3waits', '1', '—', 'no')], 'backing off: nobody holds it, it waits');
+    assert.deepEqual((await tables(page)).leaseOnly, [lo('job-f', '—', 't=3waits', '—', 'no')]);
+    let shown = await check(page);
+    assert.ok(shown.fenced.statements.some((s) => s.sql === FENCED_SQL.fail_retry && s.expanded.includes('until = 3.0')), JSON.stringify(shown.fenced.statements));
+    assert.ok(shown.fenced.statements.some((s) => s.sql === FENCED_SQL.record_failure && s.expanded.includes("'boom'")));
+    assert.deepEqual(shown.leaseOnly.statements.map((s) => [s.sql, s.facts]), [[LEASE_ONLY_SQL.fail_retry, '1 row changed']]);
+
+    await page.click('#B-claim');
+    await settled(page);
+    assert.equal(await last(), 'waits until t=3');
+    // Once B holds it, A's late failure report with fence 1 is refused (there, it went through).
+    await page.click('#plus5');
+    await settled(page);
+    await page.click('#B-claim');
+    await settled(page);
+    assert.equal(await last(), 'fence 2, until t=15');
+    await page.click('#A-fail');
+    await settled(page);
+    assert.equal(await last(), 'stale fence 1, current 2');
+    // An empty retry box: dead.
+    await page.fill('#retry', '');
+    await page.click('#B-fail');
+    await settled(page);
+    assert.equal(await last(), 'failed for good: dead');
+    let got = await tables(page);
+    assert.deepEqual(got.jobs, [row('job-f', 'B', 't=15', '2', '—', '✗ dead')]);
+    assert.deepEqual(got.leaseOnly, [lo('job-f', '—', 't=8', '—', '✗ dead')]); // A's stale report went through there
+    assert.deepEqual(got.dead, { jobs: ['job-f'], leaseOnly: ['job-f'] });
+    shown = await check(page);
+    assert.deepEqual(shown.leaseOnly.statements.map((s) => [s.sql, s.facts]), [[LEASE_ONLY_SQL.fail_dead, '1 row changed']]);
+    assert.ok(shown.fenced.statements.some((s) => s.sql === FENCED_SQL.mark_dead), JSON.stringify(shown.fenced.statements));
+
+    // Revive: queued again, claimable from now; a second revive is refused (not dead).
+    await press('#revive');
+    assert.equal(await last(), 'revived, queued again');
+    got = await tables(page);
+    assert.deepEqual(got.jobs, [row('job-f', '—', 't=5', '2', '—', 'no')]);
+    assert.deepEqual(got.leaseOnly, [lo('job-f', '—', 't=5', '—', 'no')]);
+    assert.deepEqual(got.dead, NO_DEAD);
+    await page.click('#revive');
+    await settled(page);
+    assert.equal(await last(), 'not dead');
+    await page.click('#C-claim');
+    await settled(page);
+    assert.equal(await last(), 'fence 3, until t=15');
+
+    // The share link carries the failures as they were made (retryAt a time, or null for dead).
+    await page.click('#share');
+    link = await page.inputValue('#share-url');
+    want = await tables(page);
+    const entries = await page.evaluate(async (hash) => {
+      const { hashToDoc } = await import('/app/model/encoding.js');
+      return hashToDoc(hash).doc.entries.filter((e) => e.op === 'fail' || e.op === 'revive');
+    }, new URL(link).hash);
+    assert.deepEqual(entries, [
+      { t: 0, worker: 'A', op: 'fail', args: { job: 'job-f', fence: 1, retryAt: 3, error: 'boom' } },
+      { t: 5, worker: 'A', op: 'fail', args: { job: 'job-f', fence: 1, retryAt: 8, error: 'boom' } },
+      { t: 5, worker: 'B', op: 'fail', args: { job: 'job-f', fence: 2, retryAt: null, error: 'boom' } },
+      { t: 5, worker: 'store', op: 'revive', args: { job: 'job-f' } },
+      { t: 5, worker: 'store', op: 'revive', args: { job: 'job-f' } },
+    ]);
+    // An old link still decodes; a fail without a retry time or with a bad one is refused.
+    const decoded = await page.evaluate(async ([old, bad]) => {
+      const { hashToDoc } = await import('/app/model/encoding.js');
+      const { docToHash } = await import('/app/model/encoding.js');
+      const { validateDoc } = await import('/app/model/timeline.js');
+      return {
+        old: hashToDoc(old).doc.entries.map((e) => e.op),
+        roundTrip: hashToDoc(docToHash(hashToDoc(old).doc)).ok,
+        missing: validateDoc({ v: 1, entries: [{ t: 0, worker: 'A', op: 'fail', args: { job: 'j', fence: 1, error: null } }] }).error,
+        bad: validateDoc({ v: 1, entries: [{ t: 0, worker: 'A', op: 'fail', args: { job: 'j', fence: 1, retryAt: bad, error: null } }] }).error,
+        storeRevive: validateDoc({ v: 1, entries: [{ t: 0, worker: 'A', op: 'revive', args: { job: 'j' } }] }).error,
+      };
+    }, [OLD_LINK, 'soon']);
+    assert.deepEqual(decoded.old, ['enqueue', 'claim', 'complete']);
+    assert.equal(decoded.roundTrip, true);
+    assert.match(decoded.missing, /entries\[0\]\.args is missing retryAt/);
+    assert.match(decoded.bad, /entries\[0\]\.args\.retryAt \(a time, or null for dead\) must be a finite number/);
+    assert.match(decoded.storeRevive, /entries\[0\]\.worker must be "store" for revive/);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await browser.close();
+  }
+
+  const fresh = await launchBrowser();
+  try {
+    const page = await open(fresh, link);
+    await page.locator('.banner-notice', { hasText: 'Loaded the timeline from the shared link' }).waitFor();
+    assert.deepEqual(await tables(page), want, 'replayed from its link in a fresh profile');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await fresh.close();
+  }
+});

@@ -401,8 +401,9 @@ test('360 px wide: no sideways scrolling, every control reachable; keyboard work
     assert.ok(await scrollWidth() <= 360, `scrollWidth ${await scrollWidth()}`);
 
     const controls = ['#story-next', '#story-back', '#scenario', '#scenario-start', '#to-start', '#back', '#play', '#next',
-      '#to-end', '#plus1', '#plus5', '#plus10', '#scrub', '#job', '#enqueue', '#ttl', '#jobs-table', '#lease-only-table', '#check-body',
-      ...['A', 'B', 'C'].flatMap((w) => ['claim', 'renew', 'complete', 'release', 'result'].map((op) => `#${w}-${op}`)),
+      '#to-end', '#plus1', '#plus5', '#plus10', '#scrub', '#job', '#enqueue', '#revive', '#ttl', '#retry', '#fail-error',
+      '#jobs-table', '#lease-only-table', '#check-body',
+      ...['A', 'B', 'C'].flatMap((w) => ['claim', 'renew', 'complete', 'release', 'fail', 'result'].map((op) => `#${w}-${op}`)),
       '#share', '#export', '.file-button', '#reset', '#lang'];
     for (const selector of controls) {
       const control = page.locator(selector);
