@@ -418,3 +418,55 @@ test('free play: Fail (with a backoff, then for good) and Revive, from the keybo
     await fresh.close();
   }
 });
+
+test('a database saved before fail existed: its lease-only table gets the failure columns, and fail works on both tables', async () => {
+  const browser = await launchBrowser();
+  try {
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    page.errors = [];
+    page.on('pageerror', (error) => page.errors.push(error.message));
+    // The playground's database as an older page left it: a claimed job, the lease-only table in
+    // its first shape (no error, no dead), and a clean saved timeline, so the page trusts the store.
+    await page.goto(`${server.url}store/`);
+    const made = await page.evaluate(async () => {
+      const { LeaseStore } = await import('/store/lease-store.js');
+      const { serializeSaved } = await import('/app/model/saved.js');
+      const store = await LeaseStore.open('playground');
+      try {
+        await store.eraseEverything();
+        await store.enqueue('job-old');
+        const fence = await store.claim('job-old', 'A', 0, 10);
+        const old = await store.fenced('job-old', 'A', fence, 0, [
+          { sql: 'DROP TABLE IF EXISTS lease_only_jobs', params: [] },
+          { sql: 'CREATE TABLE lease_only_jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)', params: [] },
+          { sql: "INSERT INTO lease_only_jobs(id, owner, until) VALUES (?1, 'A', 10)", params: ['job-old'] },
+        ]);
+        const doc = {
+          entries: [{ t: 0, worker: 'store', op: 'enqueue', args: { job: 'job-old' } }, { t: 0, worker: 'A', op: 'claim', args: { job: 'job-old', ttl: 10 } }],
+          k: 2, now: 0,
+        };
+        await store.appSet('timeline', serializeSaved({ doc, outcomes: [{ value: true, reason: null }, { value: fence, reason: null }], story: null, clean: true }));
+        return { fence, old };
+      } finally {
+        await store.close();
+      }
+    });
+    assert.deepEqual(made, { fence: 1, old: true });
+
+    await page.goto(server.url);
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.restored), 'from-store', 'the store is shown as it was kept');
+    assert.deepEqual((await tables(page)).leaseOnly, [lo('job-old', 'A', 't=10live', '—', 'no')]);
+    await page.fill('#job', 'job-old');
+    await page.fill('#retry', '');
+    await page.click('#A-fail');
+    await settled(page);
+    const got = await tables(page);
+    assert.deepEqual(got.jobs, [row('job-old', 'A', 't=10', '1', '—', '✗ dead')]);
+    assert.deepEqual(got.leaseOnly, [lo('job-old', 'A', 't=10', '—', '✗ dead')]);
+    assert.deepEqual(got.dead, { jobs: ['job-old'], leaseOnly: ['job-old'] });
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await browser.close();
+  }
+});
