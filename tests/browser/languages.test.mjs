@@ -84,6 +84,15 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
       await page.fill('#retry', '');
       await page.click('#C-fail');
       found.push(...await untranslated(page, 'free play: a failure for good'));
+      // Input the page refuses: each message in the page's language.
+      for (const [field, value, button] of [['#job', '', '#A-claim'], ['#ttl', '-1', '#A-claim'], ['#retry', '-3', '#A-fail']]) {
+        const before = await page.inputValue(field);
+        await page.fill(field, value);
+        await page.click(button);
+        await page.locator('.banner-error').first().waitFor();
+        found.push(...await untranslated(page, `refused input in ${field}`));
+        await page.fill(field, before);
+      }
 
       // Free play: an action forks the story (a banner), the share link, reset (another banner).
       await page.click('#B-claim');

@@ -217,19 +217,19 @@ function act(worker, op) {
   stopPlaying();
   schedule('act', async () => {
     const job = ui.job.value;
-    const jobProblem = TL.checkString(job, 'The job id');
-    if (jobProblem) return inputError(`${jobProblem}.`, ui.job);
+    const lang = state.lang;
+    const jobProblem = TL.stringProblem(job);
+    if (jobProblem) return inputError(t(lang, `input.${jobProblem}`, t(lang, 'input.field.job'), TL.LIMITS.string), ui.job);
     let ttl = null;
     if (op === 'claim' || op === 'renew') {
       ttl = Number(ui.ttl.value);
-      const ttlProblem = ui.ttl.value.trim() === '' ? 'ttl must be a number' : TL.checkTtl(ttl);
-      if (ttlProblem) return inputError(`${ttlProblem[0].toUpperCase()}${ttlProblem.slice(1)}.`, ui.ttl);
+      if (ui.ttl.value.trim() === '' || TL.checkTtl(ttl)) return inputError(t(lang, 'input.ttl', TL.LIMITS.time), ui.ttl);
     }
     let result = null;
     if (op === 'complete') {
       const typed = ui.results[worker].value;
-      const resultProblem = TL.checkString(typed, `${worker}'s result`, { allowEmpty: true });
-      if (resultProblem) return inputError(`${resultProblem}.`, ui.results[worker]);
+      const resultProblem = TL.stringProblem(typed, { allowEmpty: true });
+      if (resultProblem) return inputError(t(lang, `input.${resultProblem}`, t(lang, 'input.field.result', worker), TL.LIMITS.string), ui.results[worker]);
       result = typed === '' ? null : typed; // an empty box stores no result (null)
     }
     let retryAt = null;
@@ -238,12 +238,12 @@ function act(worker, op) {
       // An empty retry box fails the job for good (dead); else it waits that many seconds.
       if (ui.retry.value.trim() !== '') {
         const after = Number(ui.retry.value);
-        if (!Number.isFinite(after) || after < 0) return inputError('The retry time must be a number of seconds, 0 or more (or empty for dead).', ui.retry);
+        if (!Number.isFinite(after) || after < 0) return inputError(t(lang, 'input.retry'), ui.retry);
         retryAt = state.doc.now + after;
       }
       const typed = ui.failError.value;
-      const errorProblem = TL.checkString(typed, 'The error text', { allowEmpty: true });
-      if (errorProblem) return inputError(`${errorProblem}.`, ui.failError);
+      const errorProblem = TL.stringProblem(typed, { allowEmpty: true });
+      if (errorProblem) return inputError(t(lang, `input.${errorProblem}`, t(lang, 'input.field.error'), TL.LIMITS.string), ui.failError);
       error = typed === '' ? null : typed;
     }
     // A worker presents the fence it last got for this job (0 if it never got one).
@@ -258,7 +258,7 @@ function act(worker, op) {
       revive: () => ({ job }),
     }[op]();
     const answer = TL.act(state.doc, { worker, op, args });
-    if (answer.error) return inputError(answer.error);
+    if (answer.error) return inputError(answer.full ? t(lang, 'input.full', TL.LIMITS.entries) : answer.error);
     clearBanner(ui.banners, 'input');
     const k = state.doc.k;
     if (state.storeAt > k) state.storeAt = -1;

@@ -79,13 +79,27 @@ function wellFormed(text) {
 }
 
 /** Checks a job id, a result or an error text typed or imported; returns an error text or null. */
-export function checkString(value, name, { allowEmpty = false } = {}) {
-  if (typeof value !== 'string') return `${name} must be a string`;
-  if (!allowEmpty && value.length === 0) return `${name} must not be empty`;
-  if (value.length > LIMITS.string) return `${name} is longer than ${LIMITS.string} characters`;
-  if (value.includes('\u0000')) return `${name} contains a NUL character`;
-  if (!wellFormed(value)) return `${name} is not well-formed Unicode (a lone surrogate)`;
+/** What is wrong with a job id or a text: 'type', 'empty', 'long', 'nul', 'unicode', or null. */
+export function stringProblem(value, { allowEmpty = false } = {}) {
+  if (typeof value !== 'string') return 'type';
+  if (!allowEmpty && value.length === 0) return 'empty';
+  if (value.length > LIMITS.string) return 'long';
+  if (value.includes('\u0000')) return 'nul';
+  if (!wellFormed(value)) return 'unicode';
   return null;
+}
+
+const STRING_PROBLEMS = Object.freeze({
+  type: 'must be a string',
+  empty: 'must not be empty',
+  long: `is longer than ${LIMITS.string} characters`,
+  nul: 'contains a NUL character',
+  unicode: 'is not well-formed Unicode (a lone surrogate)',
+});
+
+export function checkString(value, name, options) {
+  const problem = stringProblem(value, options);
+  return problem && `${name} ${STRING_PROBLEMS[problem]}`;
 }
 
 function string(value, where, options) {
@@ -271,7 +285,7 @@ export function toEnd(doc) {
 export function act(doc, { worker, op, args }) {
   const kept = doc.entries.slice(0, doc.k);
   if (kept.length >= LIMITS.entries) {
-    return { error: `The timeline is full (${LIMITS.entries} operations). Step back or reset.` };
+    return { error: `The timeline is full (${LIMITS.entries} operations). Step back or reset.`, full: true };
   }
   const checked = validateDoc({ v: VERSION, entries: [...kept, { t: doc.now, worker, op, args }] });
   if (!checked.ok) return { error: checked.error };

@@ -1,6 +1,6 @@
 // The worker panels: what each worker remembers (its last fence for the selected job), and
 // whether that fence is still the store's current one.
-import { replace, h } from './dom.js';
+import { replace, h, rich } from './dom.js';
 import { WORKERS } from '../model/timeline.js';
 import { fenceFor } from '../model/derive.js';
 import { fmt } from '../model/describe.js';
@@ -20,7 +20,7 @@ export function renderWorkers(nodes, memory, job, row, lang) {
     const has = memory.get(worker)?.has(job) ?? false;
     const fence = fenceFor(memory, worker, job);
     if (!job) {
-      replace(node, t(lang, 'mem.typeJob'));
+      replace(node, rich(t(lang, 'mem.typeJob'))); // `id` is drawn as code
     } else if (!has) {
       replace(node, parts(t(lang, 'mem.noFence', job)));
     } else {
