@@ -794,3 +794,82 @@ fn the_last_attempts_failing_statements_make_the_job_dead_and_plain_results_stil
     );
     assert_eq!(tables.reports(), []);
 }
+
+#[test]
+fn a_fenced_completion_on_a_busy_database_is_retried_within_the_lease_and_dropped_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let store = leasefence::open(&db).unwrap();
+    CallerTables::open(&db).execute("CREATE TABLE reports (job TEXT NOT NULL, body TEXT NOT NULL)");
+    store.enqueue("short-lock").unwrap();
+    store.enqueue("long-lock").unwrap();
+    let ttl = 0.6;
+    // A short busy timeout, so that the runtime's own retries (not SQLite's wait) meet the lock.
+    let options = WorkerOptions::new("w")
+        .ttl(ttl)
+        .until_empty(true)
+        .liveness(Liveness::Unbounded);
+    let mut w = Worker::open(
+        &db,
+        &OpenOptions::new().busy_timeout(Duration::from_millis(20)),
+        options,
+    )
+    .unwrap();
+    let path = db.clone();
+    let lockers = Arc::new(Mutex::new(Vec::new()));
+    let lockers_in = Arc::clone(&lockers);
+    let counts = w
+        .run_fenced(move |job| {
+            if job.attempt() > 1 {
+                return Ok(Completion::new(Some("second attempt".into()))
+                    .statement(report_row(&job.id, "second")));
+            }
+            // Another connection takes the write lock as the handler returns and keeps it for
+            // a third of the lease, or past its end.
+            let hold = if job.id == "short-lock" {
+                ttl / 3.0
+            } else {
+                ttl * 2.0
+            };
+            let (locked, is_locked) = std::sync::mpsc::channel();
+            let path = path.clone();
+            lockers_in.lock().unwrap().push(thread::spawn(move || {
+                let locker = rusqlite::Connection::open(&path).unwrap();
+                locker.execute_batch("BEGIN IMMEDIATE").unwrap();
+                locked.send(()).unwrap();
+                thread::sleep(Duration::from_secs_f64(hold));
+                locker.execute_batch("COMMIT").unwrap();
+            }));
+            is_locked.recv().unwrap();
+            Ok(Completion::new(Some("first attempt".into()))
+                .statement(report_row(&job.id, "first")))
+        })
+        .unwrap();
+    for locker in lockers.lock().unwrap().drain(..) {
+        locker.join().unwrap();
+    }
+    // short-lock: waited out, committed with its row. long-lock: the lease ran out first, so
+    // nothing was written; the second attempt committed.
+    assert_eq!(
+        (counts.completed, counts.leases_lost, counts.failed),
+        (2, 1, 0),
+        "{counts:?}"
+    );
+    let short = store.state("short-lock").unwrap().unwrap();
+    assert_eq!(
+        (short.fence, short.result.as_deref()),
+        (1, Some("first attempt"))
+    );
+    let long = store.state("long-lock").unwrap().unwrap();
+    assert_eq!(
+        (long.fence, long.result.as_deref()),
+        (2, Some("second attempt"))
+    );
+    assert_eq!(
+        CallerTables::open(&db).reports(),
+        [
+            ("long-lock".to_string(), "second".to_string()),
+            ("short-lock".to_string(), "first".to_string())
+        ]
+    );
+}
