@@ -1351,6 +1351,21 @@ fn failures_and_dead_marks_are_written_with_their_row() {
     assert_eq!(results.iter().filter(|&&won| won).count(), 1, "{results:?}");
     assert_eq!(store.claim("j", "b", 7.0, 10.0).unwrap().granted(), Some(2));
     assert_order_table_consistent(&schema);
+
+    // inspect's dead flag: the mark counts only while the row it read is done.
+    assert!(store.enqueue("k").unwrap());
+    let fence = store.claim("k", "a", 0.0, 10.0).unwrap().granted().unwrap();
+    assert!(store
+        .fail("k", "a", fence, 1.0, None, Some("poison"))
+        .unwrap()
+        .is_granted());
+    assert!(store.inspect("k").unwrap().unwrap().dead);
+    // Reopened outside the contract (a program that knows only `jobs`): the mark means nothing.
+    admin
+        .execute("UPDATE jobs SET done = 0 WHERE id = 'k'", &[])
+        .unwrap();
+    assert!(!store.inspect("k").unwrap().unwrap().dead);
+    assert!(!store.inspect("j").unwrap().unwrap().dead);
 }
 
 #[test]

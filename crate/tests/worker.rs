@@ -4,7 +4,8 @@
 //! heartbeat across several ttls, a hung handler losing its lease and hearing it at once
 //! (`LEASEFENCE_WORKER_ROUNDS` rounds, default 12), a refused renew, a busy database waited out
 //! within the lease, retries with backoff, dead jobs, claims past the maximum, revive, panics,
-//! and both ways of stopping. The PostgreSQL variants are `#[ignore]`d; `scripts/postgres.sh`
+//! and both ways of stopping; completions that commit the handler's own statements with them
+//! (`run_fenced`). The PostgreSQL variants are `#[ignore]`d; `scripts/postgres.sh`
 //! runs them.
 
 use std::path::Path;
@@ -12,8 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use leasefence::worker::{wall_clock, Backoff, CancelReason, Liveness, Worker, WorkerOptions};
-use leasefence::{Leases, OpenOptions, Reason};
+use leasefence::worker::{
+    wall_clock, Backoff, CancelReason, Completion, Liveness, Worker, WorkerOptions,
+};
+use leasefence::{Leases, OpenOptions, Reason, Statement};
 #[cfg(feature = "postgres")]
 use support::pg_schema::PgSchema;
 
@@ -509,5 +512,364 @@ fn the_store_handed_to_new_can_be_any_leases_with_its_own_heartbeat_opener() {
     assert_eq!(
         w.store().state("job").unwrap().unwrap().result.as_deref(),
         Some("payload")
+    );
+}
+
+/// The caller's own tables next to the store, on the same SQLite file or PostgreSQL schema,
+/// through a connection of the test's own.
+enum CallerTables {
+    Sqlite(rusqlite::Connection),
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::Client),
+}
+
+impl CallerTables {
+    fn open(db: &Path) -> CallerTables {
+        let target = db.to_str().unwrap();
+        if leasefence::is_postgres_url(target) {
+            #[cfg(feature = "postgres")]
+            return CallerTables::Postgres(
+                postgres::Client::connect(target, postgres::NoTls).unwrap(),
+            );
+        }
+        CallerTables::Sqlite(rusqlite::Connection::open(db).unwrap())
+    }
+
+    fn execute(&mut self, sql: &str) {
+        match self {
+            CallerTables::Sqlite(c) => c.execute_batch(sql).unwrap(),
+            #[cfg(feature = "postgres")]
+            CallerTables::Postgres(c) => c.batch_execute(sql).unwrap(),
+        }
+    }
+
+    /// The reports table's rows, ordered.
+    fn reports(&mut self) -> Vec<(String, String)> {
+        let sql = "SELECT job, body FROM reports ORDER BY job, body";
+        match self {
+            CallerTables::Sqlite(c) => {
+                let mut statement = c.prepare(sql).unwrap();
+                let rows = statement
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap();
+                rows.map(Result::unwrap).collect()
+            }
+            #[cfg(feature = "postgres")]
+            CallerTables::Postgres(c) => c
+                .query(sql, &[])
+                .unwrap()
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect(),
+        }
+    }
+}
+
+fn report_row(job: &str, body: &str) -> Statement {
+    Statement::new(
+        "INSERT INTO reports (job, body) VALUES ($1, $2)",
+        [job.into(), body.into()],
+    )
+}
+
+#[test]
+fn a_stale_workers_fenced_completion_is_refused_and_its_rows_never_land() {
+    let dir = tempfile::tempdir().unwrap();
+    stale_fenced_completion_refused(&dir.path().join("q.db"));
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn postgres_a_stale_workers_fenced_completion_is_refused_and_its_rows_never_land() {
+    let schema = PgSchema::new("worker_fenced_stale");
+    stale_fenced_completion_refused(Path::new(&schema.url));
+}
+
+fn stale_fenced_completion_refused(db: &Path) {
+    let store = leasefence::open(db).unwrap();
+    let mut tables = CallerTables::open(db);
+    tables.execute("CREATE TABLE reports (job TEXT NOT NULL, body TEXT NOT NULL)");
+    store.enqueue("skewed").unwrap();
+    let rival = leasefence::open(db).unwrap();
+    let rival_takes_over = move |job: &str, at: f64| {
+        let fence = rival
+            .claim(job, "rival", at, 30.0)
+            .unwrap()
+            .granted()
+            .unwrap();
+        assert!(rival
+            .complete(job, "rival", fence, at, Some("rival's"))
+            .unwrap()
+            .is_granted());
+    };
+
+    // The worker paused past its lease, and its clock does not show it (a VM resumed with its
+    // clock behind): by the rival's clock the lease is over, so the rival claims and completes;
+    // the worker's own check passes, and the store refuses the fenced write.
+    let behind = 100.0;
+    let options = WorkerOptions::new("behind")
+        .ttl(30.0)
+        .until_empty(true)
+        .clock(move || wall_clock() - behind);
+    let mut late = worker(db, options);
+    let counts = late
+        .run_fenced(|job| {
+            rival_takes_over(&job.id, wall_clock());
+            Ok(Completion::new(Some("stale".into())).statement(report_row(&job.id, "stale")))
+        })
+        .unwrap();
+    assert_eq!(
+        (
+            counts.completed,
+            counts.stale_writes_refused,
+            counts.leases_lost
+        ),
+        (0, 1, 1),
+        "{counts:?}"
+    );
+
+    // The same pause seen by the worker's clock: the runtime's own look at the lease's end stops
+    // it before it writes anything.
+    let clock = Arc::new(Mutex::new(wall_clock()));
+    let read = Arc::clone(&clock);
+    let options = WorkerOptions::new("paused")
+        .ttl(30.0)
+        .until_empty(true)
+        .clock(move || *read.lock().unwrap());
+    store.enqueue("paused").unwrap();
+    let counts = worker(db, options)
+        .run_fenced(|job| {
+            let resumed = *clock.lock().unwrap() + 100.0;
+            *clock.lock().unwrap() = resumed;
+            rival_takes_over(&job.id, resumed);
+            Ok(Completion::new(Some("stale".into())).statement(report_row(&job.id, "stale")))
+        })
+        .unwrap();
+    assert_eq!(
+        (
+            counts.claimed,
+            counts.completed,
+            counts.stale_writes_refused,
+            counts.leases_lost
+        ),
+        (1, 0, 0, 1),
+        "{counts:?}"
+    );
+
+    assert_eq!(tables.reports(), [], "a stale worker's row landed");
+    for job in ["skewed", "paused"] {
+        let row = store.state(job).unwrap().unwrap();
+        assert_eq!(
+            (row.fence, row.result.as_deref()),
+            (2, Some("rival's")),
+            "{job}"
+        );
+    }
+}
+
+#[test]
+fn failing_completion_statements_fail_the_job_with_nothing_applied_and_the_retry_commits_row_and_result(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    failing_statements_fail_the_job(&dir.path().join("q.db"));
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn postgres_failing_completion_statements_fail_the_job_and_the_retry_commits_row_and_result() {
+    let schema = PgSchema::new("worker_fenced_fail");
+    failing_statements_fail_the_job(Path::new(&schema.url));
+}
+
+fn failing_statements_fail_the_job(db: &Path) {
+    let store = leasefence::open(db).unwrap();
+    let mut tables = CallerTables::open(db);
+    tables.execute("CREATE TABLE reports (job TEXT NOT NULL, body TEXT NOT NULL)");
+    store.enqueue("report").unwrap();
+    let options = WorkerOptions::new("w")
+        .max_attempts(4)
+        .backoff(Backoff::Fixed(Duration::ZERO))
+        .until_empty(true);
+    let mut w = worker(db, options);
+    let seen_before = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&seen_before);
+    let counts = w
+        .run_fenced(move |job| {
+            // What the earlier attempts left: no row, the job not done.
+            seen.lock().unwrap().push((job.attempt(), tables.reports()));
+            let draft = report_row(&job.id, &format!("attempt {}", job.attempt()));
+            let extra = match job.attempt() {
+                // The second statement breaks a constraint: the first must not stay.
+                1 => Statement::new(
+                    "INSERT INTO reports (job, body) VALUES ($1, NULL)",
+                    [job.id.as_str().into()],
+                ),
+                // A write to the library's own table: refused before the lease is looked at.
+                2 => Statement::new("UPDATE jobs SET result = 'forged'", []),
+                // A statement with no SQL: a bad list.
+                3 => Statement::new("  ", []),
+                _ => report_row(&job.id, "appendix"),
+            };
+            Ok(Completion::fenced(
+                [draft, extra],
+                Some(format!("done on {}", job.attempt())),
+            ))
+        })
+        .unwrap();
+    assert_eq!(
+        (counts.claimed, counts.failed, counts.completed, counts.dead),
+        (4, 3, 1, 0),
+        "{counts:?}"
+    );
+    let seen = seen_before.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [(1, vec![]), (2, vec![]), (3, vec![]), (4, vec![])],
+        "an earlier attempt's statements were applied"
+    );
+    let report = store.inspect("report").unwrap().unwrap();
+    assert_eq!(report.state.result.as_deref(), Some("done on 4"));
+    let errors: Vec<_> = report
+        .failures
+        .iter()
+        .map(|f| (f.fence, f.error.clone().unwrap()))
+        .collect();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    assert!(
+        errors[0].1.contains("constraint") && errors[0].0 == 1,
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].1.contains("refused") && errors[1].1.contains("jobs"),
+        "{errors:?}"
+    );
+    assert!(errors[2].1.contains("no SQL text"), "{errors:?}");
+    let mut tables = CallerTables::open(db);
+    assert_eq!(
+        tables.reports(),
+        [
+            ("report".to_string(), "appendix".to_string()),
+            ("report".to_string(), "attempt 4".to_string())
+        ]
+    );
+}
+
+#[test]
+fn the_last_attempts_failing_statements_make_the_job_dead_and_plain_results_still_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let store = leasefence::open(&db).unwrap();
+    let mut tables = CallerTables::open(&db);
+    tables.execute("CREATE TABLE reports (job TEXT PRIMARY KEY, body TEXT NOT NULL)");
+    store.enqueue("twice").unwrap();
+    store.enqueue("plain").unwrap();
+    let options = WorkerOptions::new("w").max_attempts(1).until_empty(true);
+    let counts = worker(&db, options)
+        .run_fenced(|job| {
+            if job.id == "plain" {
+                return Ok(Completion::from(Some("no statements".to_string())));
+            }
+            // The same key twice: the primary key refuses the second row.
+            Ok(Completion::new(None)
+                .statement(report_row(&job.id, "one"))
+                .statement(report_row(&job.id, "two")))
+        })
+        .unwrap();
+    assert_eq!((counts.completed, counts.dead), (1, 1), "{counts:?}");
+    let twice = store.inspect("twice").unwrap().unwrap();
+    assert!(twice.dead, "{twice:?}");
+    assert!(
+        twice.failures[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("UNIQUE constraint failed: reports.job"),
+        "{twice:?}"
+    );
+    assert_eq!(
+        store.state("plain").unwrap().unwrap().result.as_deref(),
+        Some("no statements")
+    );
+    assert_eq!(tables.reports(), []);
+}
+
+#[test]
+fn a_fenced_completion_on_a_busy_database_is_retried_within_the_lease_and_dropped_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let store = leasefence::open(&db).unwrap();
+    CallerTables::open(&db).execute("CREATE TABLE reports (job TEXT NOT NULL, body TEXT NOT NULL)");
+    store.enqueue("short-lock").unwrap();
+    store.enqueue("long-lock").unwrap();
+    let ttl = 0.6;
+    // A short busy timeout, so that the runtime's own retries (not SQLite's wait) meet the lock.
+    let options = WorkerOptions::new("w")
+        .ttl(ttl)
+        .until_empty(true)
+        .liveness(Liveness::Unbounded);
+    let mut w = Worker::open(
+        &db,
+        &OpenOptions::new().busy_timeout(Duration::from_millis(20)),
+        options,
+    )
+    .unwrap();
+    let path = db.clone();
+    let lockers = Arc::new(Mutex::new(Vec::new()));
+    let lockers_in = Arc::clone(&lockers);
+    let counts = w
+        .run_fenced(move |job| {
+            if job.attempt() > 1 {
+                return Ok(Completion::new(Some("second attempt".into()))
+                    .statement(report_row(&job.id, "second")));
+            }
+            // Another connection takes the write lock as the handler returns and keeps it for
+            // a third of the lease, or past its end.
+            let hold = if job.id == "short-lock" {
+                ttl / 3.0
+            } else {
+                ttl * 2.0
+            };
+            let (locked, is_locked) = std::sync::mpsc::channel();
+            let path = path.clone();
+            lockers_in.lock().unwrap().push(thread::spawn(move || {
+                let locker = rusqlite::Connection::open(&path).unwrap();
+                locker.execute_batch("BEGIN IMMEDIATE").unwrap();
+                locked.send(()).unwrap();
+                thread::sleep(Duration::from_secs_f64(hold));
+                locker.execute_batch("COMMIT").unwrap();
+            }));
+            is_locked.recv().unwrap();
+            Ok(Completion::new(Some("first attempt".into()))
+                .statement(report_row(&job.id, "first")))
+        })
+        .unwrap();
+    for locker in lockers.lock().unwrap().drain(..) {
+        locker.join().unwrap();
+    }
+    // short-lock: waited out, committed with its row. long-lock: the lease ran out first, so
+    // nothing was written; the second attempt committed.
+    assert_eq!(
+        (counts.completed, counts.leases_lost, counts.failed),
+        (2, 1, 0),
+        "{counts:?}"
+    );
+    let short = store.state("short-lock").unwrap().unwrap();
+    assert_eq!(
+        (short.fence, short.result.as_deref()),
+        (1, Some("first attempt"))
+    );
+    let long = store.state("long-lock").unwrap().unwrap();
+    assert_eq!(
+        (long.fence, long.result.as_deref()),
+        (2, Some("second attempt"))
+    );
+    assert_eq!(
+        CallerTables::open(&db).reports(),
+        [
+            ("long-lock".to_string(), "second".to_string()),
+            ("short-lock".to_string(), "first".to_string())
+        ]
     );
 }

@@ -26,10 +26,9 @@ after(async () => {
 // Runs inside the page: one vector against a freshly erased OPFS database.
 async function runVectorInPage(vector) {
   const { LeaseStore } = await import('/store/lease-store.js');
-  const { OPERATIONS } = await import('/store/core.js');
+  const { OPERATIONS, protocolName } = await import('/store/core.js');
   // Each protocol op's method and field names, from the one operation table.
-  const snake = (name) => name.replace(/\?$/, '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  const methods = Object.fromEntries(OPERATIONS.map((op) => [snake(op.name), [op.name, op.params.map(snake)]]));
+  const methods = Object.fromEntries(OPERATIONS.map((op) => [protocolName(op.name), [op.name, op.params.map(protocolName)]]));
   const tokens = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b) ||
     (typeof a === 'number' && typeof b === 'number' && a === b);

@@ -27,6 +27,14 @@ test('the shipped core.cjs is web/store/core.js', async () => {
   assert.deepEqual(cjs.PARAM_TYPES, esm.PARAM_TYPES);
 });
 
+test('protocolName gives the protocol spelling of the table names', async () => {
+  const { OPERATIONS, protocolName } = await import(path.join(ROOT, 'web/store/core.js'));
+  assert.deepEqual(['claimNext', 'runAt?', 'job', 'retryAt'].map(protocolName), ['claim_next', 'run_at', 'job', 'retry_at']);
+  const ops = OPERATIONS.map((op) => protocolName(op.name));
+  assert.deepEqual(ops.filter((name) => /[A-Z?]/.test(name)), [], 'a protocol name kept a capital or a mark');
+  assert.ok(ops.includes('claim_many') && ops.includes('claim_next'), ops.join(' '));
+});
+
 test('index.d.ts declares exactly the operations of the table, with its parameters and returns', async () => {
   const { OPERATIONS, PARAM_TYPES } = await import(path.join(ROOT, 'web/store/core.js'));
   const d = declarations();

@@ -8,7 +8,7 @@ import test from 'node:test';
 
 import { ROOT, loadPackage, tempDir } from './helpers.mjs';
 
-const { OPERATIONS } = await import(path.join(ROOT, 'web/store/core.js'));
+const { OPERATIONS, protocolName } = await import(path.join(ROOT, 'web/store/core.js'));
 
 const { LeaseStore } = loadPackage();
 const VECTORS = path.join(ROOT, 'tests', 'vectors');
@@ -17,11 +17,8 @@ const dir = tempDir();
 
 const NONFINITE = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
 
-/** The protocol's name for a JavaScript name: `claimNext` is `claim_next`, `runAt` is `run_at`. */
-const snake = (name) => name.replace(/\?$/, '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
 /** Each protocol op's JavaScript method and parameters, from the one operation table. */
-const METHODS = Object.fromEntries(OPERATIONS.map((op) => [snake(op.name), op]));
+const METHODS = Object.fromEntries(OPERATIONS.map((op) => [protocolName(op.name), op]));
 
 /** `complete` and `result` of a fenced step as the options object (absent members stay absent). */
 function fencedOptions(step) {
@@ -42,7 +39,7 @@ function argsOf(step) {
   const op = METHODS[step.op];
   if (!op) throw new Error(`vector uses an op the operation table does not have: ${step.op}`);
   // A missing optional argument stays undefined, as a caller who leaves it out passes it.
-  return [op.name, op.params.map((p) => v[snake(p)])];
+  return [op.name, op.params.map((p) => v[protocolName(p)])];
 }
 
 /** Deep equality where numbers compare by value (10 equals 10.0, and -0 equals 0). */

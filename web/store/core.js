@@ -46,6 +46,12 @@ const OPERATIONS = Object.freeze([
   { name: 'fenced', params: ['job', 'owner', 'fence', 'now', 'statements', 'options?'], returns: 'boolean' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params) })));
 
+/**
+ * The protocol's name (docs/contract.md section 4) for a name of the table above: an operation's
+ * or a parameter's, `claimNext` is `claim_next`, `runAt?` is `run_at` (the optional mark dropped).
+ */
+const protocolName = (name) => name.replace(/\?$/, '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
 const isThenable = (value) => value !== null && typeof value === 'object' && typeof value.then === 'function';
 
 /** Applies `f` to the answer now, or when it arrives. */
@@ -109,4 +115,4 @@ for (const { name } of OPERATIONS) {
   Object.defineProperty(LeaseStoreCore.prototype, name, { value: method, writable: true, configurable: true });
 }
 
-export { OPERATIONS, PARAM_TYPES, LeaseStoreCore, settle };
+export { OPERATIONS, PARAM_TYPES, LeaseStoreCore, settle, protocolName };

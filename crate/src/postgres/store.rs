@@ -498,10 +498,11 @@ impl Leases for PgStore {
                 })
                 .collect::<std::result::Result<Vec<_>, postgres::Error>>()
                 .map_err(pg("inspect"))?;
-            let (dead, payload) = (
-                report.try_get(0).map_err(pg("inspect"))?,
-                report.try_get(1).map_err(pg("inspect"))?,
-            );
+            // Dead: done (the row just read) and marked; a mark on a row not done counts for
+            // nothing.
+            let marked: bool = report.try_get(0).map_err(pg("inspect"))?;
+            let dead = state.done && marked;
+            let payload = report.try_get(1).map_err(pg("inspect"))?;
             tx.commit().map_err(pg("inspect"))?;
             Ok(Some(Inspection {
                 attempts: state.fence,

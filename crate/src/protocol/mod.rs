@@ -775,6 +775,12 @@ impl Request {
     /// Checks argument values (the invalid arguments of docs/contract.md section 2) without
     /// touching storage.
     ///
+    /// The store checks the same values again, with the same functions of `rules`: this check
+    /// comes first so that a bad request never opens a database (`FileBackend` opens on first
+    /// use) and `checkArguments` can answer before `claimMany` starts threads, while the store's
+    /// own check guards its public methods, which take plain numbers. A checked type handed from
+    /// here to the store would have to cross the public [`Leases`](crate::Leases) trait.
+    ///
     /// ```
     /// use leasefence::protocol::Request;
     /// let r = Request::ClaimNext { owner: "w".into(), now: f64::NAN, ttl: 5.0 };

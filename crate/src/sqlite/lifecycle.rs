@@ -89,10 +89,13 @@ pub(crate) fn inspect(conn: &Connection, job: &str) -> Result<Option<Inspection>
     let Some(state) = state else {
         return Ok(None);
     };
-    let dead: bool = tx
-        .prepare_cached(include_str!("sql/is_dead.sql"))
-        .and_then(|mut stmt| stmt.query_row([job], |row| row.get(0)))
-        .map_err(Error::storage("inspect"))?;
+    // Dead: done (the row just read) and marked; a mark on a row not done counts for nothing, so
+    // it is looked up only for a done row.
+    let dead = state.done
+        && tx
+            .prepare_cached(include_str!("sql/dead_mark.sql"))
+            .and_then(|mut stmt| stmt.query_row([job], |row| row.get::<_, bool>(0)))
+            .map_err(Error::storage("inspect"))?;
     let payload = payload(&tx, job, "inspect")?;
     let failures = tx
         .prepare_cached(include_str!("sql/failures.sql"))
@@ -138,4 +141,42 @@ pub(crate) fn stats(conn: &Connection, now: f64) -> Result<JobCounts> {
             })
         })
         .map_err(Error::storage("stats"))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::LeaseStore;
+
+    #[test]
+    fn a_dead_mark_counts_only_while_the_row_is_done() {
+        let store = LeaseStore::open_in_memory().unwrap();
+        store.enqueue("poison").unwrap();
+        store.enqueue("fine").unwrap();
+        let fence = store
+            .claim("poison", "w", 0.0, 10.0)
+            .unwrap()
+            .granted()
+            .unwrap();
+        assert!(store
+            .fail("poison", "w", fence, 1.0, None, Some("boom"))
+            .unwrap()
+            .is_granted());
+        assert!(store.inspect("poison").unwrap().unwrap().dead);
+        assert!(!store.inspect("fine").unwrap().unwrap().dead);
+        // A program that knows only `jobs` reopens the row: the mark left behind means nothing.
+        store
+            .connection()
+            .execute("UPDATE jobs SET done = 0 WHERE id = 'poison'", [])
+            .unwrap();
+        assert!(!store.inspect("poison").unwrap().unwrap().dead);
+        // A mark on a job still queued (written outside the contract): not dead.
+        store
+            .connection()
+            .execute(
+                "INSERT INTO leasefence_dead(job, fence, at) VALUES ('fine', 1, 2.0)",
+                [],
+            )
+            .unwrap();
+        assert!(!store.inspect("fine").unwrap().unwrap().dead);
+    }
 }

@@ -22,6 +22,10 @@
 //! # Ok::<(), leasefence::Error>(())
 //! ```
 //!
+//! A handler that also writes tables of your own in the same database hands them back with its
+//! result through [`Worker::run_fenced`] and a [`Completion`]: they commit in the transaction that
+//! completes the job, or not at all.
+//!
 //! # Who keeps the lease alive: the heartbeat trade-off
 //!
 //! Renewing from the handler's own thread means a hung handler loses its lease (good: the job
@@ -78,6 +82,7 @@ use crate::error::{Error, Result};
 use crate::leases::Leases;
 use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Fence, Outcome};
+use crate::rules::fenced::{Finish, Statement};
 use clock::Clock;
 use heartbeat::{Heartbeat, Settings};
 
@@ -93,6 +98,95 @@ use heartbeat::{Heartbeat, Settings};
 /// ```
 pub type HandlerResult =
     std::result::Result<Option<String>, Box<dyn std::error::Error + Send + Sync>>;
+
+/// A handler's success for [`Worker::run_fenced`]: the job's result, and statements on your own
+/// tables that commit in the same transaction as the completion, or not at all (a fenced write,
+/// docs/contract.md section 8). With no statements it is a plain completion.
+///
+/// ```
+/// use leasefence::worker::Completion;
+/// use leasefence::Statement;
+/// let done = Completion::new(Some("sent".into()))
+///     .statement(Statement::new("INSERT INTO outbox(job) VALUES ($1)", ["mail-7".into()]));
+/// assert_eq!(done.statements.len(), 1);
+/// let same = Completion::fenced(done.statements.clone(), Some("sent".into()));
+/// assert_eq!(same, done);
+/// assert_eq!(Completion::from(None), Completion::new(None));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Completion {
+    /// The job's result (text or none), stored by the completion.
+    pub result: Option<String>,
+    /// Your statements, run in order before the lease check; `jobs` and the `leasefence_*`
+    /// tables are refused.
+    pub statements: Vec<Statement>,
+}
+
+impl Completion {
+    /// A completion with `result` and no statements.
+    ///
+    /// ```
+    /// let done = leasefence::worker::Completion::new(Some("42".into()));
+    /// assert!(done.statements.is_empty());
+    /// ```
+    pub fn new(result: Option<String>) -> Self {
+        Completion {
+            result,
+            statements: Vec::new(),
+        }
+    }
+
+    /// A completion with `result` whose `statements` commit with it (the JavaScript runtime's
+    /// `fencedResult(statements, result)`).
+    ///
+    /// ```
+    /// use leasefence::{worker::Completion, Statement};
+    /// let done = Completion::fenced([Statement::new("DELETE FROM pending WHERE id = $1", [7.into()])], None);
+    /// assert_eq!(done.statements.len(), 1);
+    /// ```
+    pub fn fenced(statements: impl IntoIterator<Item = Statement>, result: Option<String>) -> Self {
+        Completion {
+            result,
+            statements: statements.into_iter().collect(),
+        }
+    }
+
+    /// Adds one statement, run after those added before it.
+    ///
+    /// ```
+    /// use leasefence::{worker::Completion, Statement};
+    /// let done = Completion::new(None)
+    ///     .statement(Statement::new("UPDATE totals SET n = n + 1", []))
+    ///     .statement(Statement::new("INSERT INTO log(line) VALUES ($1)", ["counted".into()]));
+    /// assert_eq!(done.statements[1].params.len(), 1);
+    /// ```
+    pub fn statement(mut self, statement: Statement) -> Self {
+        self.statements.push(statement);
+        self
+    }
+}
+
+impl From<Option<String>> for Completion {
+    fn from(result: Option<String>) -> Self {
+        Completion::new(result)
+    }
+}
+
+/// What a handler given to [`Worker::run_fenced`] returns: `Ok(completion)` completes the job,
+/// with the completion's statements in the same commit; an error fails it, as in
+/// [`HandlerResult`].
+///
+/// ```
+/// use leasefence::{worker::{Completion, CompletionResult, Job}, Statement};
+/// fn handle(job: &Job) -> CompletionResult {
+///     let n: i64 = job.payload.as_deref().unwrap_or("0").parse()?;
+///     Ok(Completion::new(Some((n * 2).to_string()))
+///         .statement(Statement::new("INSERT INTO doubled(n) VALUES ($1)", [(n * 2).into()])))
+/// }
+/// # let _ = handle;
+/// ```
+pub type CompletionResult =
+    std::result::Result<Completion, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Opens the heartbeat's own connection (the runner's is busy while the handler runs).
 ///
@@ -664,6 +758,42 @@ impl Worker {
     where
         H: FnMut(&Job) -> HandlerResult,
     {
+        self.run_fenced(move |job| handler(job).map(Completion::from))
+    }
+
+    /// [`run`](Self::run) for a handler that also writes your own tables: the statements of the
+    /// [`Completion`] it returns run in the transaction that completes the job (a fenced write),
+    /// so they commit with the completion or not at all. A lease no longer current refuses
+    /// both (counted as a stale write refused and a lost lease); a statement the store refuses
+    /// (a write to `jobs`) or one that fails (a constraint) fails the job with that error, as a
+    /// handler's error would (retry after the backoff, dead after the last attempt), and
+    /// nothing of it is applied.
+    ///
+    /// ```
+    /// use leasefence::{worker::{Completion, Worker, WorkerOptions}, LeaseStore, Statement};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = dir.path().join("q.db");
+    /// let store = LeaseStore::open(&db)?;
+    /// store.connection().execute("CREATE TABLE sent(job TEXT PRIMARY KEY, body TEXT)", []).unwrap();
+    /// store.enqueue_with("mail-7", None, Some("hello"))?;
+    ///
+    /// let options = WorkerOptions::new("w").until_empty(true);
+    /// let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), options)?;
+    /// let counts = worker.run_fenced(|job| {
+    ///     let body = job.payload.clone().unwrap_or_default();
+    ///     Ok(Completion::new(Some("sent".into()))
+    ///         .statement(Statement::new("INSERT INTO sent VALUES ($1, $2)", [job.id.as_str().into(), body.into()])))
+    /// })?;
+    /// assert_eq!(counts.completed, 1);
+    /// let body: String = store.connection()
+    ///     .query_row("SELECT body FROM sent WHERE job = 'mail-7'", [], |r| r.get(0)).unwrap();
+    /// assert_eq!((body.as_str(), store.state("mail-7")?.unwrap().result.as_deref()), ("hello", Some("sent")));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn run_fenced<H>(&mut self, mut handler: H) -> Result<Counters>
+    where
+        H: FnMut(&Job) -> CompletionResult,
+    {
         let heartbeat_store = (self.opener)()?;
         let heartbeat = Heartbeat::start(
             heartbeat_store,
@@ -720,7 +850,7 @@ impl Worker {
         handler: &mut H,
     ) -> Result<()>
     where
-        H: FnMut(&Job) -> HandlerResult,
+        H: FnMut(&Job) -> CompletionResult,
     {
         let attempt = claimed.fence;
         let token = CancelToken::with_clock(
@@ -765,27 +895,10 @@ impl Worker {
             return Ok(());
         }
         match outcome {
-            Ok(Ok(result)) => {
-                let now = self.now();
-                match self.write(&token, |store| {
-                    store.complete(
-                        &claimed.job,
-                        &self.options.owner,
-                        claimed.fence,
-                        now,
-                        result.as_deref(),
-                    )
-                })? {
-                    Some(Outcome::Granted(())) => self.counters.add(&self.counters.completed),
-                    Some(Outcome::Rejected(_)) => self.refused(),
-                    None => self.counters.add(&self.counters.leases_lost),
-                }
-                Ok(())
-            }
+            Ok(Ok(completion)) => self.complete(&claimed, &token, completion),
             Ok(Err(error)) => {
                 let error = error.to_string();
-                let retry = (attempt < self.options.max_attempts)
-                    .then(|| self.now() + self.options.backoff.delay(attempt).as_secs_f64());
+                let retry = self.retry_at(attempt);
                 self.fail(&claimed, &token, retry, &error)
             }
             Err(panic) => {
@@ -794,8 +907,7 @@ impl Worker {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "(no message)".into());
-                let retry = (attempt < self.options.max_attempts)
-                    .then(|| self.now() + self.options.backoff.delay(attempt).as_secs_f64());
+                let retry = self.retry_at(attempt);
                 self.fail(
                     &claimed,
                     &token,
@@ -804,6 +916,59 @@ impl Worker {
                 )
             }
         }
+    }
+
+    /// Completes the job; with statements, as one fenced write. A store error that retrying
+    /// cannot cure ends the run for a plain completion, but fails the job when there are
+    /// statements: there it is the statements' own error (a refused table, a constraint), and
+    /// nothing was applied.
+    fn complete(
+        &self,
+        claimed: &ClaimedJob,
+        token: &CancelToken,
+        completion: Completion,
+    ) -> Result<()> {
+        let Completion { result, statements } = completion;
+        let owner = &self.options.owner;
+        let written = if statements.is_empty() {
+            self.write(token, |store| {
+                store.complete(
+                    &claimed.job,
+                    owner,
+                    claimed.fence,
+                    self.now(),
+                    result.as_deref(),
+                )
+            })
+        } else {
+            self.write(token, |store| {
+                store.fenced(
+                    &claimed.job,
+                    owner,
+                    claimed.fence,
+                    self.now(),
+                    &statements,
+                    Finish::Complete(result.clone()),
+                )
+            })
+        };
+        match written {
+            Ok(Some(Outcome::Granted(()))) => self.counters.add(&self.counters.completed),
+            Ok(Some(Outcome::Rejected(_))) => self.refused(),
+            Ok(None) => self.counters.add(&self.counters.leases_lost),
+            Err(err) if !statements.is_empty() => {
+                let retry = self.retry_at(claimed.fence);
+                return self.fail(claimed, token, retry, &err.to_string());
+            }
+            Err(err) => return Err(err),
+        }
+        Ok(())
+    }
+
+    /// When a failed attempt is tried again: after the backoff, or never (dead) at the last.
+    fn retry_at(&self, attempt: Fence) -> Option<f64> {
+        (attempt < self.options.max_attempts)
+            .then(|| self.now() + self.options.backoff.delay(attempt).as_secs_f64())
     }
 
     fn refused(&self) {

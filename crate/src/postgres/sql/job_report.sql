@@ -1,5 +1,5 @@
--- $1 job. What inspect adds to the row: the dead mark (only while the row is done) and the
--- payload; the failures are read by failures.sql in the same snapshot.
-SELECT EXISTS (SELECT 1 FROM leasefence_dead d JOIN jobs j ON j.id = d.job
-               WHERE d.job = $1 AND j.done = 1),
+-- $1 job. What inspect adds to the row: whether the job has a dead mark (inspect counts it only
+-- while the row it has just read is done) and the payload, each one lookup by its key; the
+-- failures are read by failures.sql in the same snapshot.
+SELECT EXISTS (SELECT 1 FROM leasefence_dead WHERE job = $1),
        (SELECT payload FROM leasefence_payloads WHERE job = $1)
