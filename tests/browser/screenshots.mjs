@@ -1,7 +1,9 @@
 // Saves screenshots of the playground mid-story for the docs: docs/playground-desktop.png
 // (1280x800), docs/playground-360.png (360x780), and the page in Japanese and Chinese
 // (docs/playground-ja.png, docs/playground-zh.png, 1280x800; docs/playground-ja-360.png), and the
-// worker lab after a run (docs/playground-lab.png).
+// worker lab after a run (docs/playground-lab.png; in Japanese, the fenced mode:
+// docs/playground-lab-fenced-ja.png), and the poison-job preset at its end, dead in both tables
+// (docs/playground-poison.png).
 // Run: node tests/browser/screenshots.mjs   (after bash scripts/build-web.sh)
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -44,19 +46,44 @@ try {
       await browser.close();
     }
   }
-  // The worker lab after a run with the fence guard: docs/playground-lab.png.
+  // The worker lab after a run: with the fence guard in English, the fenced mode in Japanese.
+  for (const [name, mode, lang] of [['playground-lab.png', 'guard', 'en'], ['playground-lab-fenced-ja.png', 'fenced', 'ja']]) {
+    const browser = await launchBrowser();
+    try {
+      const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.goto(`${server.url}?lang=${lang}`);
+      await page.waitForSelector('html[data-ready="true"]');
+      await page.selectOption('#lab-mode', mode);
+      await page.click('#lab-run');
+      await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
+      await page.locator('#lab').screenshot({ path: path.join(out, name) });
+      console.log(`saved docs/${name}`);
+    } finally {
+      await browser.close();
+    }
+  }
+  // The poison-job preset played to its end: the job dead in both tables.
   const browser = await launchBrowser();
   try {
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${server.url}?lang=en`);
     await page.waitForSelector('html[data-ready="true"]');
-    await page.selectOption('#lab-mode', 'guard');
-    await page.click('#lab-run');
+    await page.selectOption('#scenario', 'poison-job');
+    await page.click('#scenario-start');
+    await page.waitForFunction(() => /^step 1 of/.test(document.getElementById('story-progress').textContent));
+    for (;;) {
+      const progress = (await page.locator('#story-progress').textContent()).match(/\d+/g).map(Number);
+      if (progress[0] >= progress.at(-1)) break;
+      await page.click('#story-next');
+      await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${progress[0] + 1} of`);
+    }
     await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
-    await page.locator('#lab').evaluate((node) => window.scrollTo(0, node.getBoundingClientRect().top + window.scrollY - 6));
-    await page.screenshot({ path: path.join(out, 'playground-lab.png') });
-    console.log('saved docs/playground-lab.png');
+    await page.waitForTimeout(1800); // let the "changed" highlight fade
+    await page.locator('#tables-title').evaluate((node) => window.scrollTo(0, node.getBoundingClientRect().top + window.scrollY - 6));
+    await page.screenshot({ path: path.join(out, 'playground-poison.png') });
+    console.log('saved docs/playground-poison.png');
   } finally {
     await browser.close();
   }
