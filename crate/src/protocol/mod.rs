@@ -779,7 +779,7 @@ impl Request {
     /// comes first so that a bad request never opens a database (`FileBackend` opens on first
     /// use) and `checkArguments` can answer before `claimMany` starts threads, while the store's
     /// own check guards its public methods, which take plain numbers. A checked type handed from
-    /// here to the store would have to cross the public [`Leases`](crate::Leases) trait.
+    /// here to the store would have to cross the public [`Leases`] trait.
     ///
     /// ```
     /// use leasefence::protocol::Request;
