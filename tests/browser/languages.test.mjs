@@ -113,6 +113,14 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
       await page.click('#lab-run');
       await settled(page);
       found.push(...await untranslated(page, 'the worker lab, poison job'));
+      await page.selectOption('#lab-mode', 'fenced');
+      await page.click('#lab-run');
+      await settled(page);
+      found.push(...await untranslated(page, 'the worker lab, fenced'));
+      await page.click('#lab-open');
+      await page.locator('.banner-notice').first().waitFor();
+      await settled(page);
+      found.push(...await untranslated(page, 'the worker lab\'s run in the timeline'));
 
       // Every scenario's title, source and narration, including the steps not walked here.
       const texts = await page.evaluate(async (code) => {

@@ -198,3 +198,67 @@ test('a lab run travels with the timeline: a shared link and a reload run it aga
     await fresh.close();
   }
 });
+
+/** The timeline's cards in order: [t, worker lane, op, granted | refused]. */
+function cards(page) {
+  return page.locator('#timeline .tl-card').evaluateAll((nodes) => nodes
+    .map((card) => ({ index: Number(card.dataset.index), card }))
+    .sort((a, b) => a.index - b.index)
+    .map(({ card }) => [Number(card.querySelector('.c-t').textContent.slice(2)), card.querySelector('.c-op').textContent,
+      card.className.match(/kind-(\w+)/)[1]]));
+}
+
+/** Both tables' rows: {owner, fence, result, done} by column label. */
+async function tables(page) {
+  await settled(page);
+  const read = (selector) => page.locator(`${selector} tr`).evaluateAll((rows) => rows.map((tr) => {
+    const cells = {};
+    for (const cell of tr.querySelectorAll('[data-label]')) cells[cell.dataset.label] = cell.querySelector('.v').textContent;
+    return cells;
+  }));
+  return { jobs: await read('#jobs-body'), leaseOnly: await read('#lease-only-body') };
+}
+
+test('a lab run opened in the timeline: the runtime\'s calls replayed on both tables, the same answers; without fencing A\'s late result overwrites B\'s', async () => {
+  const browser = await launchBrowser();
+  try {
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    const errors = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(server.url);
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    assert.equal(await page.isDisabled('#lab-open'), true, 'nothing to open before a run');
+
+    const fenced = await run(page, 'fenced');
+    await page.click('#lab-open');
+    await page.locator('.banner-notice', { hasText: 'the worker lab’s run' }).waitFor();
+    await settled(page);
+    // Every call the runtime made on the jobs table, at its time, with the answer the lab got.
+    const lab = ['A', 'B'].flatMap((w) => fenced.lanes[w].filter(([, kind]) => ['claim', 'renew', 'complete', 'fail', 'release'].includes(kind))
+      .map(([t, kind, text]) => [t, kind, /refused/.test(text) ? 'refused' : 'granted']));
+    lab.sort((a, b) => a[0] - b[0]);
+    assert.deepEqual(await cards(page), [[0, 'enqueue', 'granted'], ...lab]);
+    assert.deepEqual(lab.at(-1), [20, 'complete', 'refused'], 'A\'s late completion is the last call');
+    const both = await tables(page);
+    assert.deepEqual(
+      { owner: both.jobs[0].owner, fence: both.jobs[0].fence, result: both.jobs[0].result },
+      { owner: 'B', fence: '2', result: 'B\'s report' }, 'leasefence kept B\'s result');
+    assert.equal(both.leaseOnly[0].result, 'A\'s report', 'without fencing the stale worker\'s result is what the table holds');
+    // The check, at A's late completion: refused by leasefence, one row changed without fencing.
+    const checkText = await page.locator('#check-body').textContent();
+    assert.match(checkText, /0 rows, so the reason was read in the same transaction: job already done/);
+    assert.match(checkText, /1 row changed/);
+
+    // The poison run: three attempts failed through the runtime, dead in both tables.
+    await run(page, 'poison');
+    await page.click('#lab-open');
+    await settled(page);
+    assert.deepEqual((await cards(page)).map(([t, op, kind]) => `${t}:${op}:${kind}`),
+      ['0:enqueue:granted', '0:claim:granted', '1:fail:granted', '5:claim:granted', '6:fail:granted', '10:claim:granted', '11:fail:granted']);
+    assert.equal(await page.locator('#jobs-body td.col-done.is-dead').count(), 1);
+    assert.equal(await page.locator('#lease-only-body td.col-done.is-dead').count(), 1);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+});

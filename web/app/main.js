@@ -9,6 +9,7 @@ import { fmt, statusLine } from './model/describe.js';
 import { LANGUAGES, isLanguage, pickLanguage, t } from './model/i18n.js';
 import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
 import { parseSaved, serializeSaved } from './model/saved.js';
+import { labRunToDoc } from './model/lab-run.js';
 import { storageLine } from './model/storage.js';
 import initHost, { storagePersist } from '../pkg/leasefence.js';
 import { applyEntry, readLeaseOnlyRows, readRows } from './replay.js';
@@ -110,6 +111,14 @@ async function save(clean) {
  */
 function withLab(doc) {
   return state.lab ? { ...doc, lab: { mode: state.lab.mode, stall: state.lab.settings.stall } } : doc;
+}
+
+/** Puts the lab run's calls on the jobs table into the timeline (it replaces the timeline, with undo). */
+function openLabRun() {
+  if (!state.lab) return;
+  const made = labRunToDoc(state.lab);
+  if (made.error) return inputError(made.error);
+  loadShared(made.doc, 'banner.fromLab');
 }
 
 /** Runs the lab a loaded timeline carries, with its settings shown on the controls. */
@@ -461,6 +470,7 @@ function draw() {
   // Controls: disabled until the store is open; ends of the timeline disable their steps.
   const ready = state.ready;
   for (const control of ui.controls) control.disabled = !ready;
+  ui.labOpen.disabled = !ready || !state.lab;
   const atStart = sc ? state.story.step === 0 : doc.k === 0 && doc.now === 0;
   const ahead = hasAhead();
   ui.back.disabled = ui.storyBack.disabled = ui.toStart.disabled = !ready || atStart;
@@ -655,7 +665,7 @@ function wire() {
     share: $('share'), shareBox: $('share-box'), shareUrl: $('share-url'), shareNote: $('share-note'),
     exportButton: $('export'), importInput: $('import'), reset: $('reset'), help: $('help'),
     labMode: $('lab-mode'), labPause: $('lab-pause'), labRun: $('lab-run'), labBody: $('lab-body'),
-    labScrub: $('lab-scrub'), labTime: $('lab-time'), labTimeOut: $('lab-time-out'),
+    labScrub: $('lab-scrub'), labTime: $('lab-time'), labTimeOut: $('lab-time-out'), labOpen: $('lab-open'),
     memory: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`mem-${w}`)])),
     results: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`${w}-result`)])),
   });
@@ -688,6 +698,7 @@ function wire() {
   ui.importInput.addEventListener('change', () => importFile(ui.importInput.files?.[0]));
   ui.reset.addEventListener('click', reset);
   ui.labRun.addEventListener('click', runWorkers);
+  ui.labOpen.addEventListener('click', openLabRun);
   ui.labTime.addEventListener('input', () => {
     state.labAt = Number(ui.labTime.value);
     render();

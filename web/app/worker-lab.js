@@ -95,12 +95,18 @@ export async function runLab(store, mode, { stall = true } = {}) {
     const withReason = {};
     for (const op of Object.keys(store.withReason)) {
       withReason[op] = (...args) => track(store.withReason[op](...args)).then((answer) => {
-        if (op === 'renew' || op === 'complete' || op === 'fail' || op === 'release') {
-          record({ lane, kind: op, ok: Boolean(answer.value), reason: answer.reason, retryAt: op === 'fail' ? args[4] : undefined });
+        // Each event keeps the call's fence and arguments, so the run can become a timeline.
+        const call = { fence: args[2], ok: Boolean(answer.value), reason: answer.reason };
+        if (op === 'renew' || op === 'release') {
+          record({ lane, kind: op, ...call });
+        } else if (op === 'complete') {
+          record({ lane, kind: op, ...call, result: args[4] });
+        } else if (op === 'fail') {
+          record({ lane, kind: op, ...call, retryAt: args[4], error: args[5] });
         } else if (op === 'fenced') {
           // The runtime's completion with the handler's rows: one transaction, drawn on both lanes.
-          record({ lane: 'bucket', kind: 'fenced', who: lane, fence: args[2], ok: Boolean(answer.value), reason: answer.reason, clock: args[3] });
-          record({ lane, kind: 'complete', ok: Boolean(answer.value), reason: answer.reason, withRows: true });
+          record({ lane: 'bucket', kind: 'fenced', who: lane, fence: args[2], ok: call.ok, reason: call.reason, clock: args[3] });
+          record({ lane, kind: 'complete', ...call, result: args[5]?.result ?? null, withRows: true });
         }
         return answer;
       });
@@ -108,7 +114,7 @@ export async function runLab(store, mode, { stall = true } = {}) {
     return {
       withReason,
       claimNext: (...args) => track(store.withReason.claimNext(...args)).then(({ value }) => {
-        if (value) record({ lane, kind: 'claim', fence: value.fence });
+        if (value) record({ lane, kind: 'claim', fence: value.fence, ok: true, reason: null });
         return value;
       }),
       stats: (...args) => track(store.stats(...args)),
@@ -253,7 +259,7 @@ export async function runLab(store, mode, { stall = true } = {}) {
   const stats = Object.fromEntries(workers.map(({ lane, worker }) => [lane, worker.stats]));
   const inspect = await store.inspect(JOB);
   const bucket = mode === 'poison' ? null : await readBucket();
-  return { mode, stalled: mode === 'poison' ? null : stall, events, bucket, stats, inspect, end: vt.clock.now };
+  return { mode, stalled: mode === 'poison' ? null : stall, job: JOB, ttl: TTL, events, bucket, stats, inspect, end: vt.clock.now };
 }
 
 /** Waits until no store call is in flight, then answers the earliest timer not held. */
