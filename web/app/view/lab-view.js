@@ -32,10 +32,14 @@ function lane(name, events, end, at, lang) {
   if (stall) {
     track.append(h('span', { class: 'lab-stall', style: { left: `${(stall.t / end) * 100}%`, width: `${((stall.until - stall.t) / end) * 100}%` } }));
   }
+  const atSameTime = new Map(); // marks at one time sit side by side, not on top of each other
   for (const event of events) {
     const m = mark(event);
     if (!m) continue;
-    track.append(h('span', { class: `lab-mark lab-${m.cls}${later(event)}`, style: { left: `${(event.t / end) * 100}%` }, attrs: { 'data-kind': event.kind }, text: m.sym }));
+    const n = atSameTime.get(event.t) ?? 0;
+    atSameTime.set(event.t, n + 1);
+    const left = n ? `calc(${(event.t / end) * 100}% + ${n * 0.9}em)` : `${(event.t / end) * 100}%`;
+    track.append(h('span', { class: `lab-mark lab-${m.cls}${later(event)}`, style: { left }, attrs: { 'data-kind': event.kind }, text: m.sym }));
   }
   if (at < end) track.append(h('span', { class: 'lab-playhead', style: { left: `${(at / end) * 100}%` } }));
   return h('li', { class: `lab-lane lab-lane-${name}`, attrs: { 'data-lane': name } },
