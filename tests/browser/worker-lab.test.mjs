@@ -128,6 +128,21 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     assert.match(calmFenced.facts[0], /“A's report” \(fence 1\)/);
     await page.click('#lab-pause');
 
+    // The pause under the page's control: A woken at t=12, before its lease ends at 16, finishes
+    // and completes while the lease holds; nothing is lost. A wake time outside 8..60 is refused, nothing run.
+    await page.fill('#lab-wake', '12');
+    const short = await run(page, 'guard');
+    assert.deepEqual(kinds(short.lanes.A), ['0:claim', '3:renew', '6:renew', '7:stall', '12:resume', '12:complete']);
+    assert.match(short.facts[0], /“A's report” \(fence 1\)/);
+    assert.equal(short.lanes.B, undefined, 'B never got the job');
+    assert.match(short.moral, /A pause shorter than the lease costs nothing/);
+    await page.fill('#lab-wake', '3');
+    await page.click('#lab-run');
+    await settled(page);
+    assert.match(await page.locator('.banner-error').textContent(), /wake time must be a whole number from 8 to 60/);
+    assert.deepEqual(await lab(page), short, 'a refused wake time ran nothing');
+    await page.fill('#lab-wake', '20');
+
     // The poison job: fails with a backoff of 4 s, twice, then dead at the third attempt.
     const poison = await run(page, 'poison');
     assert.deepEqual(kinds(poison.lanes.A), ['0:claim', '1:fail', '5:claim', '6:fail', '10:claim', '11:fail']);
@@ -139,6 +154,8 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     await page.setViewportSize({ width: 360, height: 780 });
     await page.selectOption('#lab-mode', 'guard');
     await page.focus('#lab-pause');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'lab-wake');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement.id), 'lab-run');
     await page.keyboard.press('Enter');
@@ -188,12 +205,20 @@ test('a lab run travels with the timeline: a shared link and a reload run it aga
 
     // A link whose lab names no mode is refused as a whole, and the page says what is wrong.
     const doc = JSON.parse(Buffer.from(link.split('#timeline=')[1], 'base64url').toString('utf8'));
-    assert.deepEqual(doc.lab, { mode: 'fenced', stall: false });
+    assert.deepEqual(doc.lab, { mode: 'fenced', stall: false, wake: 20 });
     const bad = `${server.url}#timeline=${Buffer.from(JSON.stringify({ ...doc, lab: { mode: 'sideways', stall: true } })).toString('base64url')}`;
     await page.goto(bad);
     await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
     await settled(page);
     assert.match(await page.locator('.banner-error').textContent(), /lab\.mode must be one of none, guard, fenced, poison/);
+
+    // A link made before the wake time existed still opens, with A waking at 20.
+    const older = `${server.url}#timeline=${Buffer.from(JSON.stringify({ ...doc, lab: { mode: 'guard', stall: true } })).toString('base64url')}`;
+    await page.goto(older);
+    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    await settled(page);
+    assert.equal(await page.inputValue('#lab-wake'), '20');
+    assert.ok(kinds((await lab(page)).lanes.A).includes('20:resume'));
   } finally {
     await fresh.close();
   }

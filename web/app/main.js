@@ -110,7 +110,7 @@ async function save(clean) {
  * same lab again (a run is deterministic: its settings are all it needs).
  */
 function withLab(doc) {
-  return state.lab ? { ...doc, lab: { mode: state.lab.mode, stall: state.lab.settings.stall } } : doc;
+  return state.lab ? { ...doc, lab: { mode: state.lab.mode, ...state.lab.settings } } : doc;
 }
 
 /** Puts the lab run's calls on the jobs table into the timeline (it replaces the timeline, with undo). */
@@ -126,6 +126,7 @@ function runCarriedLab(doc) {
   if (!doc.lab) return;
   ui.labMode.value = doc.lab.mode;
   state.labStall = doc.lab.stall;
+  ui.labWake.value = String(doc.lab.wake);
   runWorkers();
 }
 
@@ -499,12 +500,17 @@ function draw() {
 function runWorkers() {
   stopPlaying();
   const mode = ui.labMode.value;
+  const wake = Number(ui.labWake.value);
+  if (!Number.isInteger(wake) || wake < TL.LAB_WAKE.min || wake > TL.LAB_WAKE.max) {
+    return inputError(t(state.lang, 'input.wake', TL.LAB_WAKE.min, TL.LAB_WAKE.max), ui.labWake);
+  }
+  clearBanner(ui.banners, 'input');
   schedule('lab', async () => {
     replace(ui.labBody, t(state.lang, 'lab.running'));
     try {
       // Loaded on the first run only: the runtime is not part of the page's load.
       const { runLab } = await import('./worker-lab.js');
-      const settings = { stall: state.labStall };
+      const settings = { stall: state.labStall, wake };
       state.lab = { ...(await runLab(state.store, mode, settings)), settings };
       state.labAt = null; // a new run is shown to its end
     } finally {
@@ -665,7 +671,7 @@ function wire() {
     share: $('share'), shareBox: $('share-box'), shareUrl: $('share-url'), shareNote: $('share-note'),
     exportButton: $('export'), importInput: $('import'), reset: $('reset'), help: $('help'),
     labMode: $('lab-mode'), labPause: $('lab-pause'), labRun: $('lab-run'), labBody: $('lab-body'),
-    labScrub: $('lab-scrub'), labTime: $('lab-time'), labTimeOut: $('lab-time-out'), labOpen: $('lab-open'),
+    labScrub: $('lab-scrub'), labTime: $('lab-time'), labTimeOut: $('lab-time-out'), labOpen: $('lab-open'), labWake: $('lab-wake'),
     memory: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`mem-${w}`)])),
     results: Object.fromEntries(TL.WORKERS.map((w) => [w, $(`${w}-result`)])),
   });

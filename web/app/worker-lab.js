@@ -15,12 +15,12 @@
 // check of the fence is left. That mode's handlers return `fencedResult`, so their rows commit in
 // the completion's transaction.
 import { JobWorker, fencedResult } from '../store/job-worker.js';
-import { LAB_MODES } from './model/timeline.js';
+import { LAB_MODES, LAB_WAKE } from './model/timeline.js';
 
 const JOB = 'job-report';
 const TTL = 10;
 const EVERY = 3;
-const STALL = { from: 7, to: 20 };
+const STALL_FROM = 7; // A's stall begins here; it wakes at the run's `wake` (default 20)
 
 function virtualTimers() {
   const real = { setTimeout: globalThis.setTimeout.bind(globalThis), clearTimeout: globalThis.clearTimeout.bind(globalThis) };
@@ -75,8 +75,11 @@ function virtualTimers() {
  * counters and the store's record of the job. Erases the store first (the caller replays its own
  * timeline afterwards).
  */
-export async function runLab(store, mode, { stall = true } = {}) {
+export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.default } = {}) {
   if (!LAB_MODES.includes(mode)) throw new Error(`unknown lab mode ${mode}`);
+  if (!Number.isInteger(wake) || wake < LAB_WAKE.min || wake > LAB_WAKE.max) {
+    throw new Error(`A must wake at a whole t from ${LAB_WAKE.min} to ${LAB_WAKE.max}, not ${wake}`);
+  }
   await store.eraseEverything();
   const vt = virtualTimers();
   const events = [];
@@ -166,8 +169,8 @@ export async function runLab(store, mode, { stall = true } = {}) {
   // and runs on after it, behind by the stall's length.
   let clockStops = false;
   const clockOf = (lane) => () => {
-    if (lane !== 'A' || !clockStops || vt.clock.now < STALL.from) return vt.clock.now;
-    return vt.clock.now - Math.min(vt.clock.now, STALL.to) + STALL.from;
+    if (lane !== 'A' || !clockStops || vt.clock.now < STALL_FROM) return vt.clock.now;
+    return vt.clock.now - Math.min(vt.clock.now, wake) + STALL_FROM;
   };
   const start = (lane, handler, options) => {
     const worker = new JobWorker(storeFor(lane), {
@@ -195,7 +198,7 @@ export async function runLab(store, mode, { stall = true } = {}) {
         throw new Error('the payload crashes the handler');
       }, { maxAttempts: 3, backoff: 4 });
     } else {
-      end = 26;
+      end = Math.max(26, wake + 6);
       // A: the report takes 8 s; it is paused at t=7 for 13 s and then uploads without looking
       // at its signal, the way a paused process carries on.
       start('A', async (job, { signal, fence }) => {
@@ -210,14 +213,14 @@ export async function runLab(store, mode, { stall = true } = {}) {
       if (mode !== 'poison' && !startedB) {
         // Run up to the stall, then hold A's timers (if it stalls) and let B in.
         const next = await nextTimer(vt, () => inflight);
-        if (!next || next.at >= STALL.from) {
-          vt.clock.now = STALL.from;
+        if (!next || next.at >= STALL_FROM) {
+          vt.clock.now = STALL_FROM;
           startedB = true;
           if (stall) {
             vt.holdAll();
             stalled = true;
             clockStops = mode === 'fenced';
-            record({ lane: 'A', kind: 'stall', until: STALL.to, clockStops });
+            record({ lane: 'A', kind: 'stall', until: wake, clockStops });
           }
           start('B', async (job, { signal, fence }) => {
             watchSignal('B', signal);
@@ -233,7 +236,7 @@ export async function runLab(store, mode, { stall = true } = {}) {
         continue;
       }
       const next = await nextTimer(vt, () => inflight);
-      const resumeAt = stalled && STALL.to;
+      const resumeAt = stalled && wake;
       if (resumeAt && (!next || next.at >= resumeAt)) {
         vt.clock.now = Math.max(vt.clock.now, resumeAt);
         vt.releaseHeld();
@@ -259,7 +262,7 @@ export async function runLab(store, mode, { stall = true } = {}) {
   const stats = Object.fromEntries(workers.map(({ lane, worker }) => [lane, worker.stats]));
   const inspect = await store.inspect(JOB);
   const bucket = mode === 'poison' ? null : await readBucket();
-  return { mode, stalled: mode === 'poison' ? null : stall, job: JOB, ttl: TTL, events, bucket, stats, inspect, end: vt.clock.now };
+  return { mode, stalled: mode === 'poison' ? null : stall, wake, job: JOB, ttl: TTL, events, bucket, stats, inspect, end: vt.clock.now };
 }
 
 /** Waits until no store call is in flight, then answers the earliest timer not held. */

@@ -26,6 +26,8 @@ export const STORE_OPS = Object.freeze(['enqueue', 'revive']);
 export const FORMAT = 'leasefence-playground';
 /** The worker lab's bucket modes (web/app/worker-lab.js); a link or file may name the run to show. */
 export const LAB_MODES = Object.freeze(['none', 'guard', 'fenced', 'poison']);
+/** When the lab's stalled worker A wakes (its stall begins at t=7; its lease, renewed at 6, ends at 16). */
+export const LAB_WAKE = Object.freeze({ min: 8, max: 60, default: 20 });
 export const VERSION = 1;
 
 export const LIMITS = Object.freeze({
@@ -218,17 +220,21 @@ export function parseDocText(text) {
 /** The portable form of a document (export file, share URL). */
 export function docToJson(doc) {
   const json = { format: FORMAT, v: VERSION, entries: doc.entries, k: doc.k, now: doc.now };
-  if (doc.lab) json.lab = { mode: doc.lab.mode, stall: doc.lab.stall };
+  if (doc.lab) json.lab = { mode: doc.lab.mode, stall: doc.lab.stall, wake: doc.lab.wake };
   return json;
 }
 
-/** The worker lab run a timeline carries: `{mode, stall}` (the run is replayed, never stored). */
+/** The worker lab run a timeline carries: `{mode, stall, wake}` (the run is replayed, never stored). */
 function labRun(value) {
-  if (!isPlainObject(value)) fail('lab', 'must be an object {mode, stall}');
-  onlyKeys(value, ['mode', 'stall'], 'lab');
+  if (!isPlainObject(value)) fail('lab', 'must be an object {mode, stall, wake}');
+  onlyKeys(value, ['mode', 'stall', 'wake'], 'lab');
   if (!LAB_MODES.includes(value.mode)) fail('lab.mode', `must be one of ${LAB_MODES.join(', ')}`);
   if (typeof value.stall !== 'boolean') fail('lab.stall', 'must be true or false');
-  return { mode: value.mode, stall: value.stall };
+  const wake = value.wake ?? LAB_WAKE.default; // links made before the wake time existed
+  if (!Number.isInteger(wake) || wake < LAB_WAKE.min || wake > LAB_WAKE.max) {
+    fail('lab.wake', `must be a whole number from ${LAB_WAKE.min} to ${LAB_WAKE.max}`);
+  }
+  return { mode: value.mode, stall: value.stall, wake };
 }
 
 // ---------------------------------------------------------------------------------------------

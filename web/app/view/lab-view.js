@@ -64,5 +64,12 @@ export function renderLab(container, run, lang, at = run?.end ?? 0) {
   replace(container,
     h('ul', { class: 'lab-lanes', attrs: { 'data-mode': run.mode, 'data-at': String(at) } }, lanes.map((l) => lane(l, byLane[l], run.end, at, lang))),
     h('ul', { class: 'lab-facts' }, facts.map((f) => h('li', {}, rich(f)))),
-    h('p', { class: 'lab-moral' }, rich(t(lang, `lab.moral.${run.mode}${run.stalled === false ? '.calm' : ''}`))));
+    h('p', { class: 'lab-moral' }, rich(t(lang, moralKey(run)))));
+}
+
+/** The closing sentence: the mode's, or the calm one without the pause, or the short pause's. */
+function moralKey(run) {
+  if (run.stalled === false) return `lab.moral.${run.mode}.calm`;
+  if (run.stalled && run.stats.A && run.stats.A.leasesLost === 0) return 'lab.moral.short';
+  return `lab.moral.${run.mode}`;
 }
