@@ -10,7 +10,6 @@ import path from 'node:path';
 import { HERE, PKG, loadPackage, tempDir, spawnTracked, killLiveChildren, jsonLines, runNode, sleep, withTimeout } from './helpers.mjs';
 
 const { LeaseStore, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult } = loadPackage();
-const Database = (await import('better-sqlite3')).default;
 const CHILD = path.join(HERE, 'job-worker-child.mjs');
 const dir = tempDir('leasefence-jobworker-');
 after(killLiveChildren);
@@ -451,19 +450,35 @@ test('a ttl longer than a timer can wait (24.8 days) sets no overflowing timer (
 });
 
 /**
- * The caller's own tables, made and read by a separate SQLite library on the same file. It only
- * touches the file while no worker runs: its locking is not the package's dotfile locking.
+ * The caller's own tables in the store's file, made and read through fenced writes of jobs of
+ * their own (`setup`, `read-N`), each completed at once, so no worker ever claims them.
  */
-function callerTables(db) {
-  const own = new Database(db, { timeout: 5000 });
-  own.exec('CREATE TABLE IF NOT EXISTS totals(job TEXT PRIMARY KEY, total INTEGER NOT NULL, fence INTEGER NOT NULL)');
-  own.exec('CREATE TABLE IF NOT EXISTS work_log(line TEXT NOT NULL)');
-  return own;
+function callerTables(store, rows = []) {
+  let reads = 0;
+  const inOwnJob = (job, work) => {
+    store.enqueue(job);
+    const fence = store.claim(job, 'tables', now(), 30);
+    assert.ok(store.fenced(job, 'tables', fence, now(), work, { complete: true }), `the fenced write of ${job} was refused`);
+  };
+  inOwnJob('setup', [
+    { sql: 'CREATE TABLE totals(job TEXT PRIMARY KEY, total INTEGER NOT NULL, fence INTEGER NOT NULL)' },
+    { sql: 'CREATE TABLE work_log(line TEXT NOT NULL)' },
+    ...rows.map((params) => ({ sql: 'INSERT INTO totals(job, total, fence) VALUES (?, ?, ?)', params })),
+  ]);
+  return {
+    all(sql) {
+      let answer;
+      inOwnJob(`read-${reads++}`, (tx) => {
+        answer = tx.all(sql);
+      });
+      return answer;
+    },
+  };
 }
 
 test('fencedResult: the handler\'s rows and the completion commit together; a stale worker\'s rows are refused with its completion', async () => {
   const { db, store } = await freshStore();
-  const own = callerTables(db);
+  const own = callerTables(store);
   store.enqueue('sum', null, '1,2,3');
   store.enqueue('stolen');
   const rival = await LeaseStore.open(db, { busyTimeoutMs: 50 });
@@ -484,20 +499,18 @@ test('fencedResult: the handler\'s rows and the completion commit together; a st
     },
     { untilEmpty: true },
   );
-  assert.deepEqual(own.prepare('SELECT job, total, fence FROM totals ORDER BY job').all(), [{ job: 'sum', total: 6, fence: 1 }]);
-  assert.deepEqual(own.prepare('SELECT line FROM work_log').all(), [{ line: 'sum by w' }], 'the stale worker\'s log line was written');
+  assert.deepEqual(own.all('SELECT job, total, fence FROM totals ORDER BY job'), [{ job: 'sum', total: 6, fence: 1 }]);
+  assert.deepEqual(own.all('SELECT line FROM work_log'), [{ line: 'sum by w' }], 'the stale worker\'s log line was written');
   assert.deepEqual({ done: store.state('sum').done, result: store.state('sum').result }, { done: true, result: '{"total":6}' });
   assert.equal(store.state('stolen').result, 'the rival');
   assert.deepEqual({ completed: stats.completed, stale: stats.staleWritesRefused, lost: stats.leasesLost }, { completed: 1, stale: 1, lost: 1 });
-  own.close();
   rival.close();
   store.close();
 });
 
 test('fencedResult: a statement that fails or is refused fails the job with nothing of it applied; the retry commits', async () => {
-  const { db, store } = await freshStore();
-  const own = callerTables(db);
-  own.prepare('INSERT INTO totals(job, total, fence) VALUES (?, ?, ?)').run('taken', 0, 0);
+  const { store } = await freshStore();
+  const own = callerTables(store, [['taken', 0, 0]]);
   store.enqueue('report');
   const worker = new JobWorker(store, { owner: 'w', ttl: 5, idle: 0.02, maxAttempts: 5, backoff: fixedBackoff(0) });
   const stats = await worker.run(
@@ -515,12 +528,11 @@ test('fencedResult: a statement that fails or is refused fails the job with noth
   assert.match(inspect.failures[0].error, /UNIQUE constraint failed: totals\.job/);
   assert.match(inspect.failures[1].error, /jobs/);
   assert.match(inspect.failures[2].error, /statements.*must be a list/);
-  assert.deepEqual(own.prepare('SELECT line FROM work_log').all(), [{ line: 'attempt 4' }], 'a failed attempt left a row behind');
-  assert.deepEqual(own.prepare('SELECT job, total, fence FROM totals ORDER BY job').all(), [{ job: 'report', total: 7, fence: 4 }, { job: 'taken', total: 0, fence: 0 }]);
+  assert.deepEqual(own.all('SELECT line FROM work_log'), [{ line: 'attempt 4' }], 'a failed attempt left a row behind');
+  assert.deepEqual(own.all('SELECT job, total, fence FROM totals ORDER BY job'), [{ job: 'report', total: 7, fence: 4 }, { job: 'taken', total: 0, fence: 0 }]);
   assert.deepEqual({ done: inspect.state.done, result: inspect.state.result, dead: inspect.dead }, { done: true, result: 'filed', dead: false });
   assert.deepEqual({ completed: stats.completed, failed: stats.failed, lost: stats.leasesLost }, { completed: 1, failed: 3, lost: 0 });
   assert.throws(() => fencedResult([{ sql: 1 }]), (e) => e.code === 'invalid_argument' && /statement 0/.test(e.message));
   assert.throws(() => fencedResult([{ sql: 'SELECT 1', params: 'x' }]), (e) => e.code === 'invalid_argument' && /params/.test(e.message));
-  own.close();
   store.close();
 });
