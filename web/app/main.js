@@ -9,7 +9,6 @@ import { fmt, statusLine } from './model/describe.js';
 import { LANGUAGES, isLanguage, pickLanguage, t } from './model/i18n.js';
 import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
 import { parseSaved, serializeSaved } from './model/saved.js';
-import { labRunToDoc } from './model/lab-run.js';
 import { storageLine } from './model/storage.js';
 import initHost, { storagePersist } from '../pkg/leasefence.js';
 import { applyEntry, readLeaseOnlyRows, readRows } from './replay.js';
@@ -114,8 +113,9 @@ function withLab(doc) {
 }
 
 /** Puts the lab run's calls on the jobs table into the timeline (it replaces the timeline, with undo). */
-function openLabRun() {
+async function openLabRun() {
   if (!state.lab) return;
+  const { labRunToDoc } = await import('./model/lab-run.js'); // like the lab, not part of the load
   const made = labRunToDoc(state.lab);
   if (made.error) return inputError(made.error);
   loadShared(made.doc, 'banner.fromLab');
