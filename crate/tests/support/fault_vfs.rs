@@ -146,12 +146,15 @@ fn inside<T>(call: impl FnOnce() -> T) -> (T, bool) {
 
 struct Vfs {
     real: *mut ffi::sqlite3_vfs,
-    original_open_directory: ffi::sqlite3_syscall_ptr,
 }
 // SAFETY: the pointers are SQLite's static VFS objects, valid for the process's lifetime.
 unsafe impl Send for Vfs {}
 unsafe impl Sync for Vfs {}
 static VFS: OnceLock<Vfs> = OnceLock::new();
+/// The unix VFS's own openDirectory, set before the hook is installed: the hook is process-wide,
+/// so another test thread's SQLite may call it while `VFS` is still being initialised.
+static ORIGINAL_OPEN_DIRECTORY: OnceLock<OpenDirectory> = OnceLock::new();
+type OpenDirectory = unsafe extern "C" fn(*const c_char, *mut c_int) -> c_int;
 
 /// Registers the VFS (once per process) and makes `root` the watched directory: every file
 /// already in it counts as durable, with its current bytes. Call it again to move to another
@@ -400,11 +403,11 @@ fn install() -> Vfs {
         let real = ffi::sqlite3_vfs_find(std::ptr::null());
         assert!(!real.is_null(), "no default VFS");
         let name = CString::new("openDirectory").unwrap();
-        let original_open_directory = ((*real).xGetSystemCall.unwrap())(real, name.as_ptr());
-        assert!(
-            original_open_directory.is_some(),
-            "the unix VFS has no openDirectory"
-        );
+        let original_open_directory = ((*real).xGetSystemCall.unwrap())(real, name.as_ptr())
+            .expect("the unix VFS has no openDirectory");
+        ORIGINAL_OPEN_DIRECTORY.get_or_init(|| {
+            std::mem::transmute::<unsafe extern "C" fn(), OpenDirectory>(original_open_directory)
+        });
         let hook: unsafe extern "C" fn(*const c_char, *mut c_int) -> c_int = open_directory_hook;
         let rc = ((*real).xSetSystemCall.unwrap())(
             real,
@@ -426,20 +429,15 @@ fn install() -> Vfs {
         vfs.xFullPathname = Some(x_full_pathname);
         let vfs = Box::into_raw(Box::new(vfs));
         assert_eq!(ffi::sqlite3_vfs_register(vfs, 0), ffi::SQLITE_OK);
-        Vfs {
-            real,
-            original_open_directory,
-        }
+        Vfs { real }
     }
 }
 
 unsafe extern "C" fn open_directory_hook(path: *const c_char, fd: *mut c_int) -> c_int {
-    let original: unsafe extern "C" fn(*const c_char, *mut c_int) -> c_int = std::mem::transmute(
-        VFS.get()
-            .expect("registered")
-            .original_open_directory
-            .unwrap(),
-    );
+    // Set before this hook was installed, so it is there on every call.
+    let Some(original) = ORIGINAL_OPEN_DIRECTORY.get() else {
+        return ffi::SQLITE_ERROR;
+    };
     let rc = original(path, fd);
     // Only inside a wrapped call on the root's files (whose lock is held: not taken here).
     if rc == ffi::SQLITE_OK && INSIDE.with(|flag| flag.get()) {
