@@ -69,3 +69,22 @@ export async function launchBrowser({ profile, locale } = {}) {
     },
   };
 }
+
+/**
+ * Both tables of the playground as drawn, once it is not busy: each row's cell texts by column
+ * label, which lease-only cells are marked as differing, and which jobs are drawn dead.
+ */
+export async function bothTables(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
+  const read = (selector) => page.locator(`${selector} tr`).evaluateAll((rows) => rows.map((tr) => {
+    const cells = {};
+    for (const cell of tr.querySelectorAll('[data-label]')) cells[cell.dataset.label] = cell.querySelector('.v').textContent;
+    return cells;
+  }));
+  const differs = await page.locator('#lease-only-body .differs').evaluateAll((cells) => cells.map((c) => c.dataset.label));
+  const dead = (selector) => page.locator(`${selector} td.col-done.is-dead`).evaluateAll((cells) => cells.map((c) => c.closest('tr').dataset.job));
+  return {
+    jobs: await read('#jobs-body'), leaseOnly: await read('#lease-only-body'), differs,
+    dead: { jobs: await dead('#jobs-body'), leaseOnly: await dead('#lease-only-body') },
+  };
+}

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repo, startServer, launchBrowser } from './harness.mjs';
+import { repo, startServer, launchBrowser, bothTables } from './harness.mjs';
 
 let server;
 before(async () => {
@@ -116,24 +116,11 @@ async function open(browser, url = server.url) {
   return page;
 }
 
+/** Both tables as drawn, once the page has settled (harness.mjs). */
+const tables = bothTables;
+
 async function settled(page) {
   await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
-}
-
-/** Both tables as drawn: cell texts, and which lease-only cells are marked as differing. */
-async function tables(page) {
-  await settled(page);
-  const read = (selector) => page.locator(`${selector} tr`).evaluateAll((rows) => rows.map((tr) => {
-    const cells = {};
-    for (const cell of tr.querySelectorAll('[data-label]')) cells[cell.dataset.label] = cell.querySelector('.v').textContent;
-    return cells;
-  }));
-  const differs = await page.locator('#lease-only-body .differs').evaluateAll((cells) => cells.map((c) => c.dataset.label));
-  const dead = (selector) => page.locator(`${selector} td.col-done.is-dead`).evaluateAll((cells) => cells.map((c) => c.closest('tr').dataset.job));
-  return {
-    jobs: await read('#jobs-body'), leaseOnly: await read('#lease-only-body'), differs,
-    dead: { jobs: await dead('#jobs-body'), leaseOnly: await dead('#lease-only-body') },
-  };
 }
 
 /** The check panel: per store, the summary and the statements (template, bound text, facts). */

@@ -7,7 +7,7 @@
 // replayed afterwards.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser } from './harness.mjs';
+import { startServer, launchBrowser, bothTables } from './harness.mjs';
 
 let server;
 before(async () => {
@@ -233,16 +233,6 @@ function cards(page) {
       card.className.match(/kind-(\w+)/)[1]]));
 }
 
-/** Both tables' rows: {owner, fence, result, done} by column label. */
-async function tables(page) {
-  await settled(page);
-  const read = (selector) => page.locator(`${selector} tr`).evaluateAll((rows) => rows.map((tr) => {
-    const cells = {};
-    for (const cell of tr.querySelectorAll('[data-label]')) cells[cell.dataset.label] = cell.querySelector('.v').textContent;
-    return cells;
-  }));
-  return { jobs: await read('#jobs-body'), leaseOnly: await read('#lease-only-body') };
-}
 
 test('a lab run opened in the timeline: the runtime\'s calls replayed on both tables, the same answers; without fencing A\'s late result overwrites B\'s', async () => {
   const browser = await launchBrowser();
@@ -264,7 +254,7 @@ test('a lab run opened in the timeline: the runtime\'s calls replayed on both ta
     lab.sort((a, b) => a[0] - b[0]);
     assert.deepEqual(await cards(page), [[0, 'enqueue', 'granted'], ...lab]);
     assert.deepEqual(lab.at(-1), [20, 'complete', 'refused'], 'A\'s late completion is the last call');
-    const both = await tables(page);
+    const both = await bothTables(page);
     assert.deepEqual(
       { owner: both.jobs[0].owner, fence: both.jobs[0].fence, result: both.jobs[0].result },
       { owner: 'B', fence: '2', result: 'B\'s report' }, 'leasefence kept B\'s result');
