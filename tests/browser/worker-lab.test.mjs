@@ -48,14 +48,20 @@ function lab(page) {
 
 const kinds = (events) => events.map(([t, kind]) => `${t}:${kind}`);
 
+/** The playground at `url`, ready, with the page's uncaught errors collected in `errors`. */
+async function openPlayground(browser, url) {
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await page.goto(url);
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+  return { page, errors };
+}
+
 test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket with and without the guard, a fenced write, a dead job', async () => {
   const browser = await launchBrowser();
   try {
-    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    const errors = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    await page.goto(server.url);
-    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    const { page, errors } = await openPlayground(browser, server.url);
     await page.click('#story-next'); // the story's first step: the timeline has entries to replay
     await settled(page);
     const tableBefore = await page.locator('#jobs-body').textContent();
@@ -233,15 +239,10 @@ function cards(page) {
       card.className.match(/kind-(\w+)/)[1]]));
 }
 
-
 test('a lab run opened in the timeline: the runtime\'s calls replayed on both tables, the same answers; without fencing A\'s late result overwrites B\'s', async () => {
   const browser = await launchBrowser();
   try {
-    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    const errors = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    await page.goto(server.url);
-    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+    const { page, errors } = await openPlayground(browser, server.url);
     assert.equal(await page.isDisabled('#lab-open'), true, 'nothing to open before a run');
 
     const fenced = await run(page, 'fenced');

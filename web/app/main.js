@@ -113,12 +113,17 @@ function withLab(doc) {
 }
 
 /** Puts the lab run's calls on the jobs table into the timeline (it replaces the timeline, with undo). */
-async function openLabRun() {
-  if (!state.lab) return;
-  const { labRunToDoc } = await import('./model/lab-run.js'); // like the lab, not part of the load
-  const made = labRunToDoc(state.lab);
-  if (made.error) return inputError(made.error);
-  loadShared(made.doc, 'banner.fromLab');
+function openLabRun() {
+  const run = state.lab;
+  if (!run) return;
+  // Scheduled at once, so the page is busy from the click on (the module loads on first use,
+  // like the lab's, and the load is queued behind it).
+  schedule('load', async () => {
+    const { labRunToDoc } = await import('./model/lab-run.js');
+    const made = labRunToDoc(run);
+    if (made.error) return inputError(made.error);
+    loadShared(made.doc, 'banner.fromLab');
+  });
 }
 
 /** Runs the lab a loaded timeline carries, with its settings shown on the controls. */
