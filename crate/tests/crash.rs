@@ -9,6 +9,8 @@
 
 #[path = "support/cli_bin.rs"]
 mod cli_bin;
+#[path = "support/rng.rs"]
+mod rng;
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
@@ -18,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use leasefence::rusqlite::Connection;
+use rng::Rng;
 use serde_json::{json, Value};
 
 const WORKERS: usize = 3;
@@ -68,20 +71,6 @@ struct Ledger {
     completed: HashMap<String, Vec<String>>,
     requests: u64,
     unanswered: u64,
-}
-
-/// A tiny deterministic generator, so a failing run can be replayed with the same seed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 fn now(clock: &AtomicU64) -> f64 {

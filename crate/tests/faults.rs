@@ -25,6 +25,7 @@ use std::sync::Mutex;
 
 use leasefence::{Error, Fence, Journal, LeaseStore, OpenOptions, Outcome};
 use support::fault_vfs::{self, Fault, Kind, Loss};
+use support::rng::Rng;
 
 // ---------------------------------------------------------------------------------------------
 // Acknowledged answers and their checks
@@ -262,19 +263,6 @@ fn scratch_dir() -> tempfile::TempDir {
 
 // ---------------------------------------------------------------------------------------------
 // The workload: one step of one worker
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 const RENEW_TTL: f64 = 8.0;
 

@@ -11,6 +11,8 @@ pub mod fault_vfs;
 #[cfg(feature = "postgres")]
 pub mod pg_schema;
 #[allow(dead_code)]
+pub mod rng;
+#[allow(dead_code)]
 pub mod vectors;
 #[allow(dead_code)]
 pub mod workload;
