@@ -30,11 +30,11 @@ use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Row, Transaction};
 
 use super::failure::pg;
-use super::store::{check_text, PgStore};
+use super::store::{check_text, lease_of, PgStore};
 use crate::error::{Error, Result};
 use crate::outcome::{Fence, Outcome};
 use crate::rules::fenced::{check_statement_kind, Finish, SqlValue, Statement};
-use crate::rules::{check_now, unexplained, why_write_refused, Lease};
+use crate::rules::{check_now, unexplained, why_write_refused};
 
 /// The library's relations (`jobs` and `leasefence_*` in the schema of the `jobs` the session
 /// resolves, and in the session's temporary schema), with what a write to each would change. Sent
@@ -273,19 +273,6 @@ impl PgFencedTx<'_, '_> {
 const READ_LEASE_FOR_SHARE: &str =
     "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE";
 
-fn lease_of(row: Option<Row>) -> Result<Option<Lease>> {
-    row.map(|row| {
-        Ok(Lease {
-            owner: row.try_get(0)?,
-            until: row.try_get(1)?,
-            fence: row.try_get(2)?,
-            done: row.try_get::<_, i32>(3)? != 0,
-        })
-    })
-    .transpose()
-    .map_err(pg("fenced"))
-}
-
 /// Fenced writes (docs/contract.md section 8) on PostgreSQL.
 impl PgStore {
     /// Runs `work` inside the transaction that checks the lease, and commits its writes only
@@ -348,7 +335,7 @@ impl PgStore {
                     let row = tx
                         .query_opt(READ_LEASE_FOR_SHARE, &[&job])
                         .map_err(pg("fenced"))?;
-                    why_write_refused(lease_of(row)?, owner, fence, Some(now))
+                    why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now))
                 }
                 Finish::Complete(result) => {
                     let changed = tx
@@ -365,7 +352,7 @@ impl PgStore {
                         let row = tx
                             .query_opt(READ_LEASE_FOR_SHARE, &[&job])
                             .map_err(pg("fenced"))?;
-                        match why_write_refused(lease_of(row)?, owner, fence, Some(now)) {
+                        match why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now)) {
                             Some(reason) => Some(reason),
                             None => return Err(unexplained("fenced", job, Some(1))),
                         }

@@ -80,6 +80,20 @@ pub(super) fn check_text(argument: &'static str, value: &str) -> Result<()> {
     Ok(())
 }
 
+/// The lease in a row of `SELECT owner, until, fence, done FROM jobs ...`, if there is a row.
+pub(super) fn lease_of(row: Option<Row>, operation: &'static str) -> Result<Option<Lease>> {
+    row.map(|row| {
+        Ok(Lease {
+            owner: row.try_get(0)?,
+            until: row.try_get(1)?,
+            fence: row.try_get(2)?,
+            done: row.try_get::<_, i32>(3)? != 0,
+        })
+    })
+    .transpose()
+    .map_err(pg(operation))
+}
+
 fn job_state(row: &Row) -> std::result::Result<JobState, postgres::Error> {
     Ok(JobState {
         id: row.try_get(0)?,
@@ -209,16 +223,7 @@ impl PgStore {
             .client
             .query_opt(&session.stmts.read_lease, &[&job])
             .map_err(pg(operation))?;
-        row.map(|row| {
-            Ok(Lease {
-                owner: row.try_get(0)?,
-                until: row.try_get(1)?,
-                fence: row.try_get(2)?,
-                done: row.try_get::<_, i32>(3)? != 0,
-            })
-        })
-        .transpose()
-        .map_err(pg(operation))
+        lease_of(row, operation)
     }
 
     /// Runs a fenced `UPDATE` (renew, complete, release) whose `WHERE` states the whole
