@@ -117,14 +117,13 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
     return {
       withReason,
       claimNext: (...args) => track(store.withReason.claimNext(...args)).then(({ value }) => {
-        if (value) record({ lane, kind: 'claim', fence: value.fence, ok: true, reason: null });
+        if (value) record({ lane, kind: 'claim', fence: value.fence });
         return value;
       }),
       stats: (...args) => track(store.stats(...args)),
     };
   };
   const bucketKey = `report.pdf#${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-  const guardKey = bucketKey;
   const readKey = `${bucketKey}:read`;
 
   /** An upload to the bucket (the none and guard modes; the fenced mode's rows go with the completion). */
@@ -136,7 +135,7 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
       record({ lane: 'bucket', kind: 'put', who: lane, fence, ok: true });
       return;
     }
-    const answer = await track(store.guardWrite(guardKey, fence, [
+    const answer = await track(store.guardWrite(bucketKey, fence, [
       { sql: 'CREATE TABLE IF NOT EXISTS report_bucket(key TEXT PRIMARY KEY, body TEXT NOT NULL, fence INTEGER NOT NULL)' },
       { sql: 'INSERT OR REPLACE INTO report_bucket(key, body, fence) VALUES (?, ?, ?)', params: [bucketKey, body, fence] },
     ]));
@@ -183,6 +182,16 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
     record({ lane, kind: 'lost', code: signal.reason?.code, reason: signal.reason?.reason ?? null });
   });
 
+  // A report takes `seconds`; then the handler uploads it without looking at its signal, the way
+  // a paused process carries on (in the fenced mode it returns the row with its completion).
+  const reporter = (lane, seconds) => async (job, { signal, fence }) => {
+    watchSignal(lane, signal);
+    await sleep(seconds);
+    if (mode === 'fenced') return reportRows(lane, fence);
+    await upload(lane, fence);
+    return `${lane}'s report`;
+  };
+
   vt.install();
   let stalled = false;
   let startedB = false;
@@ -199,15 +208,7 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
       }, { maxAttempts: 3, backoff: 4 });
     } else {
       end = Math.max(26, wake + 6);
-      // A: the report takes 8 s; it is paused at t=7 for 13 s and then uploads without looking
-      // at its signal, the way a paused process carries on.
-      start('A', async (job, { signal, fence }) => {
-        watchSignal('A', signal);
-        await sleep(8);
-        if (mode === 'fenced') return reportRows('A', fence);
-        await upload('A', fence);
-        return "A's report";
-      });
+      start('A', reporter('A', 8)); // paused at t=7 until `wake`
     }
     for (;;) {
       if (mode !== 'poison' && !startedB) {
@@ -222,13 +223,7 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
             clockStops = mode === 'fenced';
             record({ lane: 'A', kind: 'stall', until: wake, clockStops });
           }
-          start('B', async (job, { signal, fence }) => {
-            watchSignal('B', signal);
-            await sleep(2);
-            if (mode === 'fenced') return reportRows('B', fence);
-            await upload('B', fence);
-            return "B's report";
-          });
+          start('B', reporter('B', 2));
           continue;
         }
         vt.clock.now = Math.max(vt.clock.now, next.at);

@@ -26,14 +26,11 @@ function entryOf(event, job, ttl) {
 }
 
 /**
- * `{doc, answers}`: the run's jobs-table calls as a timeline played to its end, and the answer
- * the lab got for each (`{ok, reason}`, reason a code or null), to compare with the replay's.
- * `{error}` when the run cannot be a timeline (a run from an older page without the calls' data).
+ * `{doc}`: the run's jobs-table calls as a timeline played to its end; `{error}` when the run
+ * cannot be one (a run from an older page without the calls' data).
  */
 export function labRunToDoc(run) {
-  const picked = run.events.map((event) => ({ event, entry: entryOf(event, run.job, run.ttl) })).filter((p) => p.entry);
-  const checked = validateDoc({ v: VERSION, entries: picked.map((p) => p.entry), now: run.end });
-  if (!checked.ok) return { error: checked.error };
-  const answers = picked.map(({ event }) => ({ ok: event.kind === 'enqueue' ? true : event.ok, reason: event.reason?.code ?? null }));
-  return { doc: checked.doc, answers };
+  const entries = run.events.map((event) => entryOf(event, run.job, run.ttl)).filter(Boolean);
+  const checked = validateDoc({ v: VERSION, entries, now: run.end });
+  return checked.ok ? { doc: checked.doc } : { error: checked.error };
 }
