@@ -181,7 +181,6 @@ fn a_claim_from_another_connection_waits_for_the_fenced_transaction() {
     let dir = tempfile::tempdir().unwrap();
     let (store, fence) = store_with_lease(&dir);
     let path = dir.path().join("q.db");
-    let started = Instant::now();
     let outcome = store
         .fenced_with(
             "j",
@@ -195,18 +194,26 @@ fn a_claim_from_another_connection_waits_for_the_fenced_transaction() {
                 // this transaction's write lock, then see the job done.
                 let other = std::thread::spawn(move || {
                     let store = LeaseStore::open(path).unwrap();
-                    store.claim("j", "other", 1000.0, 10.0).unwrap()
+                    let answer = store.claim("j", "other", 1000.0, 10.0).unwrap();
+                    (answer, Instant::now())
                 });
                 std::thread::sleep(Duration::from_millis(300));
-                Ok(other)
+                // The commit comes after this instant: a claim that did not wait for it
+                // would have answered before it (and been granted, the lease being expired).
+                Ok((other, Instant::now()))
             },
         )
         .unwrap();
-    let Outcome::Granted(other) = outcome else {
+    let Outcome::Granted((other, statements_ended)) = outcome else {
         panic!("the fenced write was refused");
     };
-    assert_eq!(other.join().unwrap().reason(), Some(&Reason::Done));
-    assert!(started.elapsed() >= Duration::from_millis(300));
+    let (answer, answered_at) = other.join().unwrap();
+    assert_eq!(answer.reason(), Some(&Reason::Done));
+    assert!(
+        answered_at >= statements_ended,
+        "the other claim answered {:?} before the fenced transaction could commit",
+        statements_ended - answered_at
+    );
     assert_eq!(value(&store), 1);
 }
 

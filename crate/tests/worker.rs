@@ -110,6 +110,10 @@ fn hung_handler_told_at_once(db: &Path) {
     let mut worker = worker(db, options);
     let lateness = Arc::new(Mutex::new(Vec::new()));
     let late = Arc::clone(&lateness);
+    // The reasons are checked after the run: an assert inside the handler would only be caught
+    // as a handler panic, and this attempt's outcome is discarded anyway (its lease is lost).
+    let reasons = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&reasons);
     let counts = worker
         .run(move |job| {
             if job.attempt() > 1 {
@@ -120,10 +124,18 @@ fn hung_handler_told_at_once(db: &Path) {
             late.lock()
                 .unwrap()
                 .push(wall_clock() - job.token.deadline());
-            assert!(matches!(reason, CancelReason::Stalled(_)), "{reason:?}");
+            seen.lock().unwrap().push(reason);
             Ok(Some("too late".into()))
         })
         .unwrap();
+    let reasons = reasons.lock().unwrap().clone();
+    assert_eq!(reasons.len() as u64, rounds, "{reasons:?}");
+    assert!(
+        reasons
+            .iter()
+            .all(|r| matches!(r, CancelReason::Stalled(_))),
+        "every hung handler is told its lease stalled: {reasons:?}"
+    );
     // Each job: its first lease lost (its result dropped unwritten: no stale write was even
     // tried), the second attempt completed.
     assert_eq!(

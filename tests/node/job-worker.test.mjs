@@ -65,21 +65,28 @@ test('a renew the store refuses (a newer fence holds the job) signals the handle
   const ttl = 0.6;
   const worker = new JobWorker(store, { owner: 'slow', ttl, idle: 0.05 });
   let signalledAfter = null;
+  // Read after the run: an assert inside the handler would only fail this attempt, whose outcome
+  // the runtime discards (its lease is lost).
+  let thiefFence = null;
+  let abortReason = null;
   const stats = await worker.run(
     async (job, { signal }) => {
       // A worker whose clock runs ahead sees the lease as ended and claims over it.
-      assert.equal(thief.claim(job, 'thief', now() + 10, ttl), 2);
-      thief.complete(job, 'thief', 2, now() + 10, 'the thief');
+      thiefFence = thief.claim(job, 'thief', now() + 10, ttl);
+      thief.complete(job, 'thief', thiefFence, now() + 10, 'the thief');
       const stolenAt = performance.now();
       await withTimeout(new Promise((resolve) => signal.addEventListener('abort', resolve)), 5000, 'the handler was never signalled');
       signalledAfter = performance.now() - stolenAt;
-      assert.ok(signal.reason instanceof LeaseLostError);
-      assert.equal(signal.reason.code, 'lease_lost');
-      assert.equal(signal.reason.reason.code, 'done');
+      abortReason = signal.reason;
       return 'the slow one';
     },
     { untilEmpty: true },
   );
+  assert.equal(thiefFence, 2);
+  assert.ok(abortReason instanceof LeaseLostError, `aborted with ${abortReason}`);
+  assert.equal(abortReason.code, 'lease_lost');
+  assert.equal(abortReason.reason.code, 'done');
+  assert.notEqual(signalledAfter, null, "the handler was never signalled");
   assert.ok(signalledAfter <= ttl * 1000, `signalled ${signalledAfter} ms after the theft (heartbeat every ${ttl / 3} s)`);
   assert.equal(store.state('stolen').result, 'the thief');
   assert.deepEqual({ lost: stats.leasesLost, completed: stats.completed, stale: stats.staleWritesRefused }, { lost: 1, completed: 0, stale: 0 });
