@@ -696,3 +696,79 @@ fn a_directory_as_database_path_is_refused() {
     assert_eq!(error_line(out.trim_end()).0, "storage");
     assert_eq!(listing(dir.path()), ["a-directory"]);
 }
+
+/// Opens `path` on a thread and waits at most 30 s: a FIFO used to block the opener for ever.
+fn open_within_limit<T: Send + 'static>(
+    path: PathBuf,
+    open: fn(PathBuf) -> leasefence::Result<T>,
+) -> leasefence::Result<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(open(path));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the open did not return within 30 s (blocked on the path)")
+}
+
+#[test]
+fn a_path_that_is_not_a_regular_file_is_refused_naming_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("queue.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo");
+    let folder = dir.path().join("a-directory");
+    std::fs::create_dir(&folder).unwrap();
+    let cases = [
+        (fifo.clone(), "named pipe"),
+        (folder.clone(), "a directory"),
+        (PathBuf::from("/dev/zero"), "character device"),
+    ];
+    for (path, words) in cases {
+        let store = open_within_limit(path.clone(), |p| LeaseStore::open(p).map(drop));
+        let guard = open_within_limit(path.clone(), |p| {
+            leasefence::guard::SqliteGuard::open(p).map(drop)
+        });
+        for (what, result) in [("LeaseStore::open", store), ("SqliteGuard::open", guard)] {
+            let err = result.expect_err(what);
+            let text = err.to_string();
+            assert!(matches!(err, Error::Open { .. }), "{what}: {err:?}");
+            assert_eq!(err.code(), "storage");
+            assert!(!err.is_retryable(), "{what}: {text}");
+            assert!(
+                text.contains(&path.display().to_string())
+                    && text.contains(words)
+                    && text.contains("not a regular file"),
+                "{what} {}: {text}",
+                path.display()
+            );
+        }
+    }
+    // Nothing was made next to the FIFO or inside the directory.
+    assert_eq!(listing(dir.path()), ["a-directory", "queue.fifo"]);
+    assert!(listing(&folder).is_empty());
+    // The CLI answers the same, as a protocol error line.
+    let mut child = Command::new(cli_bin::bin())
+        .args(["batch", "--db"])
+        .arg(&fifo)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, r#"{{"op":"state","job":"x"}}"#).unwrap();
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("leasefence batch on a FIFO did not answer within 30 s")
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("named pipe"), "{text}");
+}

@@ -102,6 +102,9 @@ impl SqliteGuard {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<SqliteGuard> {
         let path = path.as_ref();
+        if let Ok(meta) = std::fs::metadata(path) {
+            crate::sqlite::refuse_non_file(&meta, &path.display().to_string())?;
+        }
         let conn = Connection::open(path).map_err(|err| Error::Open {
             path: path.display().to_string(),
             problem: err.to_string(),

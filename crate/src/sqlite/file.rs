@@ -129,6 +129,7 @@ fn refuse_foreign_header(path: &Path, label: &str) -> Result<()> {
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(()); // missing: it will be created
     };
+    refuse_non_file(&meta, label)?;
     // The smallest SQLite database is one 512-byte page.
     if meta.is_file() && meta.len() > 0 && meta.len() < 512 {
         return Err(Error::NotLeasefenceDatabase {
@@ -140,6 +141,30 @@ fn refuse_foreign_header(path: &Path, label: &str) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// Refuses a path that exists and is not a regular file (`stat` follows symbolic links): SQLite
+/// would block on a FIFO for ever, and fail on a device only at the first commit.
+pub(crate) fn refuse_non_file(meta: &std::fs::Metadata, label: &str) -> Result<()> {
+    use crate::rules::target::{not_a_regular_file, PathKind};
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    let what = if kind.is_file() {
+        return Ok(());
+    } else if kind.is_dir() {
+        PathKind::Directory
+    } else if kind.is_fifo() {
+        PathKind::Fifo
+    } else if kind.is_char_device() {
+        PathKind::CharacterDevice
+    } else if kind.is_block_device() {
+        PathKind::BlockDevice
+    } else if kind.is_socket() {
+        PathKind::Socket
+    } else {
+        PathKind::Other
+    };
+    Err(not_a_regular_file(label, what))
 }
 
 impl LeaseStore {

@@ -27,7 +27,9 @@ mod store;
 pub(crate) use claim_many::claim_many_on;
 pub use fenced::FencedTx;
 #[cfg(target_arch = "wasm32")]
-pub(crate) use fenced::Refusal;
+pub(crate) use fenced::{run_protected, Protected, Refusal};
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) use file::refuse_non_file;
 #[cfg(target_arch = "wasm32")]
 pub(crate) use ops::immediate as immediate_tx;
 #[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]

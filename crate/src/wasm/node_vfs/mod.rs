@@ -25,21 +25,36 @@ use crate::{Error, Journal, LeaseStore, OpenOptions, Result};
 
 /// Opens `path` with the `nodefs` VFS and marks the file as shared with Node.
 pub(crate) fn open(path: &str, busy_timeout_ms: f64) -> Result<LeaseStore> {
-    let open_error = |problem: String| Error::Open {
-        path: path.to_string(),
-        problem,
-    };
-    if path.is_empty() || path.contains('\0') {
-        return Err(Error::invalid(
-            "path",
-            "must be a non-empty file path without NUL",
-        ));
-    }
+    check_path(path)?;
     if !(busy_timeout_ms.is_finite() && busy_timeout_ms >= 0.0) {
         return Err(Error::invalid(
             "busyTimeout",
             "must be a finite number of milliseconds >= 0",
         ));
+    }
+    let conn = open_connection(path)?;
+    let options = OpenOptions::new()
+        .journal(Journal::Rollback)
+        .busy_timeout(std::time::Duration::from_millis(busy_timeout_ms as u64));
+    let store = LeaseStore::set_up(conn, path, &options)?;
+    crate::options::mark_shared_with_node(store.connection())?;
+    Ok(store)
+}
+
+/// Opens `path` with the `nodefs` VFS as a plain SQLite connection: the path checks and the
+/// lock's leftovers, nothing of the lease store's schema (the fence guard opens the
+/// application's own file this way).
+pub(crate) fn open_connection(path: &str) -> Result<Connection> {
+    let open_error = |problem: String| Error::Open {
+        path: path.to_string(),
+        problem,
+    };
+    check_path(path)?;
+    match node_fs::not_a_file(path) {
+        Ok(Some(kind)) => return Err(crate::rules::target::not_a_regular_file(path, kind)),
+        Ok(None) => {}
+        Err(e) if e.is("ENOENT") => {} // missing: SQLite creates it
+        Err(e) => return Err(open_error(format!("cannot stat it: {}", e.message))),
     }
     vfs::register().map_err(|e| open_error(format!("cannot register the Node VFS: {e}")))?;
     refuse_wal_file(path)?;
@@ -53,12 +68,17 @@ pub(crate) fn open(path: &str, busy_timeout_ms: f64) -> Result<LeaseStore> {
         // Leftovers of processes that died while taking or breaking a lock.
         dotlock::gc(&format!("{full}.lock"));
     }
-    let options = OpenOptions::new()
-        .journal(Journal::Rollback)
-        .busy_timeout(std::time::Duration::from_millis(busy_timeout_ms as u64));
-    let store = LeaseStore::set_up(conn, path, &options)?;
-    crate::options::mark_shared_with_node(store.connection())?;
-    Ok(store)
+    Ok(conn)
+}
+
+fn check_path(path: &str) -> Result<()> {
+    if path.is_empty() || path.contains('\0') {
+        return Err(Error::invalid(
+            "path",
+            "must be a non-empty file path without NUL",
+        ));
+    }
+    Ok(())
 }
 
 /// A WAL database needs shared memory between its users, which Node processes cannot have.

@@ -53,6 +53,14 @@ extern "C" {
     fn ino(this: &Stats) -> f64;
     #[wasm_bindgen(method, js_name = isDirectory)]
     fn is_directory(this: &Stats) -> bool;
+    #[wasm_bindgen(method, js_name = isFIFO)]
+    fn is_fifo(this: &Stats) -> bool;
+    #[wasm_bindgen(method, js_name = isCharacterDevice)]
+    fn is_character_device(this: &Stats) -> bool;
+    #[wasm_bindgen(method, js_name = isBlockDevice)]
+    fn is_block_device(this: &Stats) -> bool;
+    #[wasm_bindgen(method, js_name = isSocket)]
+    fn is_socket(this: &Stats) -> bool;
 }
 
 #[wasm_bindgen(module = "worker_threads")]
@@ -203,6 +211,28 @@ pub fn fsize(fd: i32) -> NResult<u64> {
 pub fn stat(path: &str) -> NResult<(bool, u64, f64)> {
     let s = m(stat_sync(path))?;
     Ok((s.is_file(), s.size() as u64, s.mtimeMs()))
+}
+
+/// What `path` holds when it exists and is not a regular file (`stat` follows symbolic links);
+/// `Ok(None)` for a regular file, ENOENT when there is nothing there.
+pub fn not_a_file(path: &str) -> NResult<Option<crate::rules::target::PathKind>> {
+    use crate::rules::target::PathKind;
+    let s = m(stat_sync(path))?;
+    Ok(if s.is_file() {
+        None
+    } else if s.is_directory() {
+        Some(PathKind::Directory)
+    } else if s.is_fifo() {
+        Some(PathKind::Fifo)
+    } else if s.is_character_device() {
+        Some(PathKind::CharacterDevice)
+    } else if s.is_block_device() {
+        Some(PathKind::BlockDevice)
+    } else if s.is_socket() {
+        Some(PathKind::Socket)
+    } else {
+        Some(PathKind::Other)
+    })
 }
 
 /// What a lock path holds, read through one descriptor so that every field describes the same
