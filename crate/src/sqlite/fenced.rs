@@ -26,21 +26,79 @@ use crate::outcome::{Fence, Outcome};
 use crate::rules::fenced::{is_library_table, refused_table, Finish, SqlValue, Statement};
 use crate::rules::{unexplained, why_write_refused};
 
-/// What the caller phase learned: what the authorizer refused last (for the error message), and
-/// whether any statement failed (a failure the caller's code swallowed still rolls back).
+/// Whose tables the caller's statements may not write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Protected {
+    /// A fenced write on the lease store's database: `jobs` and every `leasefence_*` table.
+    #[default]
+    LeaseStore,
+    /// A guarded write on the application's own file (the fence guard): only the guard's
+    /// `leasefence_*` tables; a `jobs` table there is the application's.
+    #[cfg_attr(not(feature = "node"), allow(dead_code))]
+    GuardFile,
+}
+
+impl Protected {
+    fn covers(self, table: &str) -> bool {
+        match self {
+            Protected::LeaseStore => is_library_table(table),
+            Protected::GuardFile => !table.eq_ignore_ascii_case("jobs") && is_library_table(table),
+        }
+    }
+}
+
+/// What the caller phase learned: what the authorizer refused last (for the error message),
+/// whether any statement failed (a failure the caller's code swallowed still rolls back), and
+/// whether the statement being compiled alters a table (its new name is checked after it ran).
 #[derive(Debug, Default)]
 pub(crate) struct PhaseState {
     refused: Option<String>,
     failed: bool,
+    alters_table: bool,
+    protect: Protected,
+}
+
+impl PhaseState {
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn protecting(protect: Protected) -> Refusal {
+        Arc::new(Mutex::new(PhaseState {
+            protect,
+            ..PhaseState::default()
+        }))
+    }
+}
+
+/// SQLite's planner statistics (`sqlite_stat1`, `sqlite_stat4`, ...): rows planted there steer
+/// the plan of every later statement, the store's `claim_next` included (a full scan instead of
+/// its index), so the caller's statements may neither write them nor run `ANALYZE`.
+fn is_planner_statistics(table: &str) -> bool {
+    const PREFIX: &str = "sqlite_stat";
+    table.len() >= PREFIX.len()
+        && table.is_char_boundary(PREFIX.len())
+        && table[..PREFIX.len()].eq_ignore_ascii_case(PREFIX)
 }
 
 pub(crate) type Refusal = Arc<Mutex<PhaseState>>;
 
 /// The authorizer's decision for one action: `Some(why)` refuses it. Pure, so it is tested alone.
-fn refuse(action: c_int, first: Option<&str>, second: Option<&str>) -> Option<String> {
+fn refuse(
+    action: c_int,
+    first: Option<&str>,
+    second: Option<&str>,
+    protect: Protected,
+) -> Option<String> {
     let table = |name: Option<&str>| {
-        name.filter(|n| is_library_table(n))
-            .map(|t| format!("table:{t}"))
+        let name = name?;
+        if protect.covers(name) {
+            Some(format!("table:{name}"))
+        } else if is_planner_statistics(name) {
+            Some(format!(
+                "statement:a write to {name}: the planner's statistics steer the plans of the \
+                 store's own queries too"
+            ))
+        } else {
+            None
+        }
     };
     match action {
         ffi::SQLITE_INSERT | ffi::SQLITE_DELETE | ffi::SQLITE_UPDATE => table(first),
@@ -81,11 +139,14 @@ fn refuse(action: c_int, first: Option<&str>, second: Option<&str>) -> Option<St
         ffi::SQLITE_ATTACH | ffi::SQLITE_DETACH => {
             Some("statement:ATTACH/DETACH: fenced statements write this database only".into())
         }
-        ffi::SQLITE_READ
-        | ffi::SQLITE_SELECT
-        | ffi::SQLITE_FUNCTION
-        | ffi::SQLITE_RECURSIVE
-        | ffi::SQLITE_ANALYZE => None,
+        ffi::SQLITE_ANALYZE => Some(
+            "statement:ANALYZE: the planner's statistics steer the plans of the store's own \
+             queries too; run ANALYZE outside fenced writes"
+                .into(),
+        ),
+        ffi::SQLITE_READ | ffi::SQLITE_SELECT | ffi::SQLITE_FUNCTION | ffi::SQLITE_RECURSIVE => {
+            None
+        }
         other => Some(format!(
             "statement:an action SQLite calls {other}, unknown here"
         )),
@@ -104,14 +165,22 @@ unsafe extern "C" fn authorize(
         // SAFETY: SQLite passes NUL-terminated strings or null, alive for this call.
         (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("\u{fffd}"))
     };
-    match refuse(action, text(first), text(second)) {
-        None => ffi::SQLITE_OK,
-        Some(why) => {
-            // SAFETY: `refusal` is the Mutex that `CallerPhase` keeps alive while installed.
-            let slot = unsafe { &*(refusal as *const Mutex<PhaseState>) };
-            if let Ok(mut slot) = slot.lock() {
-                slot.refused.get_or_insert(why);
+    // SAFETY: `refusal` is the Mutex that `CallerPhase` keeps alive while installed.
+    let slot = unsafe { &*(refusal as *const Mutex<PhaseState>) };
+    let Ok(mut slot) = slot.lock() else {
+        return ffi::SQLITE_DENY;
+    };
+    match refuse(action, text(first), text(second), slot.protect) {
+        None => {
+            // The authorizer is told the table an ALTER TABLE changes, never the name a RENAME
+            // gives it: that is checked once the statement ran.
+            if action == ffi::SQLITE_ALTER_TABLE {
+                slot.alters_table = true;
             }
+            ffi::SQLITE_OK
+        }
+        Some(why) => {
+            slot.refused.get_or_insert(why);
             ffi::SQLITE_DENY
         }
     }
@@ -175,15 +244,26 @@ impl<'c> FencedTx<'c> {
     /// A refusal by the authorizer becomes `invalid_argument` naming what was refused; any other
     /// failure is `storage`.
     fn failed(&self, err: rusqlite::Error) -> Error {
-        let refused = self.refusal.lock().ok().and_then(|mut slot| {
-            slot.failed = true;
-            slot.refused.take()
-        });
+        let (refused, protect) = match self.refusal.lock() {
+            Ok(mut slot) => {
+                slot.failed = true;
+                (slot.refused.take(), slot.protect)
+            }
+            Err(_) => (None, Protected::LeaseStore),
+        };
         match (&err, refused) {
             (rusqlite::Error::SqliteFailure(e, _), Some(why))
                 if e.code == rusqlite::ErrorCode::AuthorizationForStatementDenied =>
             {
                 match why.split_once(':') {
+                    Some(("table", table)) if protect == Protected::GuardFile => Error::invalid(
+                        "statements",
+                        format!(
+                            "write to {table:?} refused: guarded statements may write the \
+                             application's tables only, never the guard's own `leasefence_*` \
+                             tables (the accepted fences are the guard's to keep)"
+                        ),
+                    ),
                     Some(("table", table)) => refused_table(table),
                     Some((_, what)) => Error::invalid(
                         "statements",
@@ -216,6 +296,54 @@ impl<'c> FencedTx<'c> {
         self.conn.prepare(sql).map_err(|e| self.failed(e))
     }
 
+    /// Prepares `sql` and runs `step` on it; when the statement alters a table, the schema's
+    /// library-named objects are read before and after, and a table renamed into the library's
+    /// namespace (`ALTER TABLE app RENAME TO leasefence_mine`) is refused, rolling back.
+    fn run<T>(
+        &self,
+        sql: &str,
+        step: impl FnOnce(&mut rusqlite::Statement<'c>) -> Result<T>,
+    ) -> Result<T> {
+        let mut stmt = self.prepare(sql)?;
+        let alters = self
+            .refusal
+            .lock()
+            .map(|mut slot| std::mem::take(&mut slot.alters_table))
+            .unwrap_or(true);
+        if !alters {
+            return step(&mut stmt);
+        }
+        let before = self.library_names()?;
+        let value = step(&mut stmt)?;
+        drop(stmt);
+        let after = self.library_names()?;
+        match after.iter().find(|name| !before.contains(name)) {
+            None => Ok(value),
+            Some(name) => Err(self.poison(Error::invalid(
+                "statements",
+                format!(
+                    "ALTER TABLE ... RENAME TO {name:?} refused: the names `jobs` and \
+                     `leasefence_*` are the library's; choose another name"
+                ),
+            ))),
+        }
+    }
+
+    /// The names in the schema (main and temp) that the library's namespace holds. A fixed
+    /// query: nothing of the caller's is spliced into it.
+    fn library_names(&self) -> Result<Vec<String>> {
+        const NAMES: &str = "SELECT name FROM sqlite_schema \
+            WHERE name LIKE 'leasefence\\_%' ESCAPE '\\' OR name LIKE 'jobs' \
+            UNION ALL SELECT name FROM sqlite_temp_schema \
+            WHERE name LIKE 'leasefence\\_%' ESCAPE '\\' OR name LIKE 'jobs'";
+        let read = || -> rusqlite::Result<Vec<String>> {
+            let mut stmt = self.conn.prepare(NAMES)?;
+            let names = stmt.query_map([], |row| row.get(0))?;
+            names.collect()
+        };
+        read().map_err(|e| self.poison(Error::storage("fenced")(e)))
+    }
+
     /// Runs one statement with rusqlite parameters (`?`, `?NNN`, `:name`); the number of rows
     /// it changed.
     ///
@@ -231,9 +359,7 @@ impl<'c> FencedTx<'c> {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn execute(&self, sql: &str, params: impl rusqlite::Params) -> Result<usize> {
-        self.prepare(sql)?
-            .execute(params)
-            .map_err(|e| self.failed(e))
+        self.run(sql, |stmt| stmt.execute(params).map_err(|e| self.failed(e)))
     }
 
     /// Reads one row with rusqlite parameters; `Ok(None)` when there is none.
@@ -255,10 +381,11 @@ impl<'c> FencedTx<'c> {
         read: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Option<T>> {
         use rusqlite::OptionalExtension;
-        self.prepare(sql)?
-            .query_row(params, read)
-            .optional()
-            .map_err(|e| self.failed(e))
+        self.run(sql, |stmt| {
+            stmt.query_row(params, read)
+                .optional()
+                .map_err(|e| self.failed(e))
+        })
     }
 
     /// Runs one statement with [`SqlValue`] parameters, `$N` (or `?NNN`) taking the N-th and a
@@ -276,9 +403,10 @@ impl<'c> FencedTx<'c> {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn execute_values(&self, sql: &str, params: &[SqlValue]) -> Result<usize> {
-        let mut stmt = self.prepare(sql)?;
-        bind_values(&mut stmt, params).map_err(|e| self.poison(e))?;
-        stmt.raw_execute().map_err(|e| self.failed(e))
+        self.run(sql, |stmt| {
+            bind_values(stmt, params).map_err(|e| self.poison(e))?;
+            stmt.raw_execute().map_err(|e| self.failed(e))
+        })
     }
 
     /// Reads every row of one query with [`SqlValue`] parameters: the column names, then the
@@ -300,8 +428,15 @@ impl<'c> FencedTx<'c> {
         sql: &str,
         params: &[SqlValue],
     ) -> Result<(Vec<String>, Vec<Vec<SqlValue>>)> {
-        let mut stmt = self.prepare(sql)?;
-        bind_values(&mut stmt, params).map_err(|e| self.poison(e))?;
+        self.run(sql, |stmt| self.rows_of(stmt, params))
+    }
+
+    fn rows_of(
+        &self,
+        stmt: &mut rusqlite::Statement<'_>,
+        params: &[SqlValue],
+    ) -> Result<(Vec<String>, Vec<Vec<SqlValue>>)> {
+        bind_values(stmt, params).map_err(|e| self.poison(e))?;
         let columns: Vec<String> = stmt.column_names().map(String::from).collect();
         let width = columns.len();
         let mut rows = stmt.raw_query();
@@ -451,6 +586,25 @@ pub(crate) fn fenced_with<T>(
     }
 }
 
+/// Runs `statements` in order under the authorizer, protecting `protect`'s tables, inside a
+/// transaction the caller opened; the columns and rows of the last one. The fence guard's
+/// statement lists (JavaScript) run through this.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn run_protected(
+    conn: &Connection,
+    protect: Protected,
+    statements: &[Statement],
+) -> Result<(Vec<String>, Vec<Vec<SqlValue>>)> {
+    let refusal = PhaseState::protecting(protect);
+    let _phase = CallerPhase::install(conn, refusal.clone());
+    let tx = FencedTx::new(conn, refusal);
+    let mut last = (Vec::new(), Vec::new());
+    for statement in statements {
+        last = tx.query_values(&statement.sql, &statement.params)?;
+    }
+    Ok(last)
+}
+
 /// The statement-list form: every statement in order, then as [`fenced_with`].
 pub(crate) fn fenced(
     conn: &Connection,
@@ -557,6 +711,7 @@ mod tests {
 
     #[test]
     fn the_authorizer_refuses_library_tables_and_transaction_control() {
+        let refuse = |action, first, second| refuse(action, first, second, Protected::LeaseStore);
         assert!(refuse(ffi::SQLITE_INSERT, Some("jobs"), None).is_some());
         assert!(refuse(ffi::SQLITE_UPDATE, Some("Jobs"), Some("fence")).is_some());
         assert!(refuse(ffi::SQLITE_DELETE, Some("leasefence_order"), None).is_some());
@@ -569,6 +724,21 @@ mod tests {
         assert!(refuse(ffi::SQLITE_INSERT, Some("counters"), None).is_none());
         assert!(refuse(ffi::SQLITE_READ, Some("jobs"), Some("fence")).is_none());
         assert!(refuse(ffi::SQLITE_CREATE_INDEX, Some("i"), Some("counters")).is_none());
+        // The planner's statistics: ANALYZE and any write to sqlite_stat*.
+        assert!(refuse(ffi::SQLITE_ANALYZE, Some("jobs"), None).is_some());
+        assert!(refuse(ffi::SQLITE_INSERT, Some("sqlite_stat1"), None).is_some());
+        assert!(refuse(ffi::SQLITE_DELETE, Some("SQLITE_STAT4"), None).is_some());
+        assert!(refuse(ffi::SQLITE_DROP_TABLE, Some("sqlite_stat1"), None).is_some());
+        assert!(refuse(ffi::SQLITE_READ, Some("sqlite_stat1"), Some("stat")).is_none());
+    }
+
+    #[test]
+    fn on_the_guards_file_jobs_is_the_applications_table() {
+        let guard = |action, first| refuse(action, first, None, Protected::GuardFile);
+        assert!(guard(ffi::SQLITE_UPDATE, Some("jobs")).is_none());
+        assert!(guard(ffi::SQLITE_INSERT, Some("leasefence_guard")).is_some());
+        assert!(guard(ffi::SQLITE_DELETE, Some("Leasefence_guard")).is_some());
+        assert!(guard(ffi::SQLITE_TRANSACTION, Some("COMMIT")).is_some());
     }
 
     #[test]
