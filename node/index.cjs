@@ -361,7 +361,7 @@ class FenceGuard {
       throw invalidArgument('FenceGuard.open(): `busyTimeoutMs` must be a finite number >= 0');
     }
     const guard = new FenceGuard(CONSTRUCT);
-    guard.#inner = wasm.WasmStore.openFile(path.resolve(file), busyTimeoutMs);
+    guard.#inner = wasm.WasmGuard.openFile(path.resolve(file), busyTimeoutMs);
     return guard;
   }
 
@@ -376,7 +376,7 @@ class FenceGuard {
    */
   write(key, fence, statements) {
     if (!this.#inner) throw storageError('FenceGuard.write(): the guard is closed; open it again');
-    return this.#inner.guardWrite(key, fence, statements);
+    return this.#inner.write(key, fence, statements);
   }
 
   /** Closes the connection. */

@@ -112,3 +112,32 @@ test('in the browser a lost lease signals the handler (refused renew, and a leas
   assert.deepEqual(out.expired, ['a later attempt, in time', true, 2], 'the lost attempt wrote nothing; the next claim completed');
   assert.deepEqual({ lost: out.stats.leasesLost, completed: out.stats.completed, stale: out.stats.staleWritesRefused }, { lost: 2, completed: 1, stale: 0 });
 });
+
+test('in the browser a guarded write cannot touch the lease store\'s own tables (it runs on their database)', async () => {
+  const out = await inPage(async () => {
+    const { LeaseStore } = await import('/store/lease-store.js');
+    const store = await LeaseStore.open('guard-tables.db');
+    await store.eraseEverything();
+    await store.enqueue('j');
+    const fence = await store.claim('j', 'A', 0, 30);
+    const tries = {};
+    for (const sql of ["UPDATE jobs SET fence = 99, owner = 'evil'", "DELETE FROM jobs", 'DELETE FROM leasefence_payloads']) {
+      try {
+        await store.guardWrite('mail', 7, [{ sql: 'CREATE TABLE IF NOT EXISTS sent(n)' }, { sql }]);
+        tries[sql] = 'accepted';
+      } catch (error) {
+        tries[sql] = `${error.code}: ${error.message}`;
+      }
+    }
+    const state = await store.state('j');
+    // The guard itself still works for the application's own tables, and recorded no fence above.
+    const ok = await store.guardWrite('mail', 7, [{ sql: 'CREATE TABLE IF NOT EXISTS sent(n)' }, { sql: 'INSERT INTO sent VALUES (1)' }]);
+    await store.close();
+    return { fence, tries, state, ok: ok.accepted };
+  });
+  for (const [sql, answer] of Object.entries(out.tries)) {
+    assert.match(answer, /^invalid_argument: .*refused/, `${sql} -> ${answer}`);
+  }
+  assert.deepEqual({ owner: out.state.owner, fence: out.state.fence }, { owner: 'A', fence: out.fence });
+  assert.equal(out.ok, true);
+});

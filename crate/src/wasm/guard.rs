@@ -1,20 +1,29 @@
-//! The fence guard for JavaScript (Node's `FenceGuard`): one `BEGIN IMMEDIATE` transaction with
-//! the guard's check, then the caller's statements (docs/contract.md section 8, part 2).
+//! The fence guard for JavaScript (docs/contract.md section 8, part 2): one `BEGIN IMMEDIATE`
+//! transaction with the guard's check, then the caller's statements.
+//!
+//! Two places, two rules for what the statements may write:
+//! - Node's `FenceGuard` ([`WasmGuard`]) opens the application's own file as the application's:
+//!   it adds only the guard's table, accepts any other tables (a `jobs` of the application's
+//!   included) and refuses writes to the guard's own `leasefence_*` tables only.
+//! - The browser's `guardWrite` runs on the lease store's database ([`WasmStore::guard_write`]),
+//!   so its statements are refused `jobs` and every `leasefence_*` table, as fenced writes are.
 
 use js_sys::{Array, Object, Reflect};
+use rusqlite::Connection;
 use wasm_bindgen::prelude::*;
 
 use super::fenced::{rows_to_js, statements_of};
 use super::{error_to_js, js_error, WasmStore};
 use crate::error::Error;
 use crate::guard::{sqlite, Guarded};
-use crate::sqlite::FencedTx;
+use crate::sqlite::{run_protected, Protected};
 
 #[wasm_bindgen]
 impl WasmStore {
     /// Runs `statements` (`[{sql, params}]`) in one transaction if the guard accepts `fence` for
     /// `key`: `{accepted: true, rows}` (the rows of the last statement), or `{accepted: false,
-    /// current}` with nothing written.
+    /// current}` with nothing written. The statements may not write `jobs` or a `leasefence_*`
+    /// table: this is the lease store's own database.
     #[wasm_bindgen(js_name = guardWrite)]
     pub fn guard_write(
         &self,
@@ -22,55 +31,140 @@ impl WasmStore {
         fence: JsValue,
         statements: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let op = "FenceGuard.write";
-        let key = key.as_string().ok_or_else(|| {
+        let store = self.open_store()?;
+        guarded_write(
+            store.connection(),
+            Protected::LeaseStore,
+            "guardWrite",
+            key,
+            fence,
+            statements,
+        )
+    }
+}
+
+/// A fence guard on an SQLite file of the application's (Node's `FenceGuard`):
+///
+/// ```js
+/// const guard = WasmGuard.openFile('/srv/app.db', 10000);
+/// guard.write('invoice-42', 3, [{ sql: 'UPDATE invoices SET sent = 1 WHERE id = $1', params: [42] }]);
+/// guard.close();
+/// ```
+#[cfg(feature = "node")]
+#[wasm_bindgen]
+pub struct WasmGuard {
+    conn: Option<Connection>,
+}
+
+#[cfg(feature = "node")]
+#[wasm_bindgen]
+impl WasmGuard {
+    /// Opens (creating if missing) the SQLite file at `path` through Node's `fs` and adds the
+    /// guard's table `leasefence_guard`; nothing else of the file is checked or changed.
+    #[wasm_bindgen(js_name = openFile)]
+    pub fn open_file(path: &str, busy_timeout_ms: f64) -> Result<WasmGuard, JsValue> {
+        let open = || -> crate::Result<Connection> {
+            if !(busy_timeout_ms.is_finite() && busy_timeout_ms >= 0.0) {
+                return Err(Error::invalid(
+                    "busyTimeout",
+                    "must be a finite number of milliseconds >= 0",
+                ));
+            }
+            let conn = super::node_vfs::open_connection(path)?;
+            conn.busy_timeout(std::time::Duration::from_millis(busy_timeout_ms as u64))
+                .map_err(Error::storage("guard"))?;
+            // Durable before the answer, as the lease store's commits in Node are; a setting of
+            // this connection only, not of the application's file.
+            conn.execute_batch("PRAGMA synchronous = EXTRA")
+                .map_err(Error::storage("guard"))?;
+            sqlite::install(&conn)?;
+            Ok(conn)
+        };
+        let conn = open().map_err(|e| error_to_js(&e))?;
+        Ok(WasmGuard { conn: Some(conn) })
+    }
+
+    /// Runs `statements` in one transaction if the guard accepts `fence` for `key`: `{accepted:
+    /// true, rows}` or `{accepted: false, current, rows: []}` with nothing written.
+    pub fn write(
+        &self,
+        key: JsValue,
+        fence: JsValue,
+        statements: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let conn = self.conn.as_ref().ok_or_else(|| {
             js_error(
-                "invalid_argument",
-                &format!("{op}(): `key` must be a string"),
+                "storage",
+                "FenceGuard.write(): the guard is closed; open it again",
             )
         })?;
-        let fence = match fence.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 => f as i64,
-            _ => {
-                return Err(js_error(
-                    "invalid_argument",
-                    &format!("{op}(): `fence` must be an integer (a fence from claim)"),
-                ))
-            }
-        };
-        let statements = statements_of(op, &statements)?;
-        let store = self.open_store()?;
-        let conn = store.connection();
-        let outcome = (|| -> crate::Result<Guarded<JsValue>> {
-            sqlite::install(conn)?;
-            let tx = crate::sqlite::immediate_tx(conn, "guard")?;
-            if let Guarded::Refused { current } = sqlite::accept(&tx, &key, fence)? {
-                return Ok(Guarded::Refused { current });
-            }
-            let run = FencedTx::new(conn, Default::default());
-            let mut last = (Vec::new(), Vec::new());
-            for statement in &statements {
-                last = run.query_values(&statement.sql, &statement.params)?;
-            }
-            let rows = rows_to_js(&last.0, last.1).map_err(|_| Error::Internal {
-                message: "a row could not be made a JavaScript object".into(),
-            })?;
-            tx.commit().map_err(Error::storage("guard"))?;
-            Ok(Guarded::Accepted(rows))
-        })()
-        .map_err(|e| error_to_js(&e))?;
-        let answer = Object::new();
-        match outcome {
-            Guarded::Accepted(rows) => {
-                Reflect::set(&answer, &"accepted".into(), &true.into())?;
-                Reflect::set(&answer, &"rows".into(), &rows)?;
-            }
-            Guarded::Refused { current } => {
-                Reflect::set(&answer, &"accepted".into(), &false.into())?;
-                Reflect::set(&answer, &"current".into(), &(current as f64).into())?;
-                Reflect::set(&answer, &"rows".into(), &Array::new())?;
-            }
-        }
-        Ok(answer.into())
+        guarded_write(
+            conn,
+            Protected::GuardFile,
+            "FenceGuard.write",
+            key,
+            fence,
+            statements,
+        )
     }
+
+    /// Closes the connection; later writes answer with a `storage` error.
+    pub fn close(&mut self) {
+        self.conn = None;
+    }
+}
+
+/// The guard's transaction: the check, then the statements under the authorizer, then the
+/// commit; a refusal writes nothing.
+fn guarded_write(
+    conn: &Connection,
+    protect: Protected,
+    op: &str,
+    key: JsValue,
+    fence: JsValue,
+    statements: JsValue,
+) -> Result<JsValue, JsValue> {
+    let key = key.as_string().ok_or_else(|| {
+        js_error(
+            "invalid_argument",
+            &format!("{op}(): `key` must be a string"),
+        )
+    })?;
+    let fence = match fence.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 => f as i64,
+        _ => {
+            return Err(js_error(
+                "invalid_argument",
+                &format!("{op}(): `fence` must be an integer (a fence from claim)"),
+            ))
+        }
+    };
+    let statements = statements_of(op, &statements)?;
+    let outcome = (|| -> crate::Result<Guarded<JsValue>> {
+        sqlite::install(conn)?;
+        let tx = crate::sqlite::immediate_tx(conn, "guard")?;
+        if let Guarded::Refused { current } = sqlite::accept(&tx, &key, fence)? {
+            return Ok(Guarded::Refused { current });
+        }
+        let (columns, rows) = run_protected(conn, protect, &statements)?;
+        let rows = rows_to_js(&columns, rows).map_err(|_| Error::Internal {
+            message: "a row could not be made a JavaScript object".into(),
+        })?;
+        tx.commit().map_err(Error::storage("guard"))?;
+        Ok(Guarded::Accepted(rows))
+    })()
+    .map_err(|e| error_to_js(&e))?;
+    let answer = Object::new();
+    match outcome {
+        Guarded::Accepted(rows) => {
+            Reflect::set(&answer, &"accepted".into(), &true.into())?;
+            Reflect::set(&answer, &"rows".into(), &rows)?;
+        }
+        Guarded::Refused { current } => {
+            Reflect::set(&answer, &"accepted".into(), &false.into())?;
+            Reflect::set(&answer, &"current".into(), &(current as f64).into())?;
+            Reflect::set(&answer, &"rows".into(), &Array::new())?;
+        }
+    }
+    Ok(answer.into())
 }
