@@ -14,8 +14,18 @@ use super::schema::{check_schema, create_schema};
 use super::tls;
 use crate::error::{Error, Result};
 
+/// The session settings the store relies on, applied at connect and again after the caller's
+/// statements of every fenced write (`postgres/fenced.rs`): the busy timeout as `lock_timeout`
+/// (`$1`), and durability: a commit returns only once its WAL is flushed. `on` is the server
+/// default; a server configured with `off` is overridden for this session (`local` and the
+/// synchronous-replication levels are at least as strong and are kept).
+pub(super) const SESSION_SETTINGS: &str = "SELECT set_config('lock_timeout', $1, false), \
+     CASE WHEN current_setting('synchronous_commit') = 'off' \
+     THEN set_config('synchronous_commit', 'on', false) END";
+
 /// The statements of the contract, prepared once per connection with fixed parameter types.
 pub(super) struct Statements {
+    pub(super) settings: Statement,
     pub(super) enqueue: Statement,
     pub(super) state: Statement,
     pub(super) jobs: Statement,
@@ -40,6 +50,7 @@ impl Statements {
         use Type as T;
         let mut p = |sql: &str, types: &[Type]| client.prepare_typed(sql, types);
         Ok(Statements {
+            settings: p(SESSION_SETTINGS, &[T::TEXT])?,
             enqueue: p(
                 include_str!("sql/enqueue.sql"),
                 &[T::TEXT, T::FLOAT8, T::TEXT],
@@ -111,6 +122,12 @@ impl Statements {
 pub(super) struct Session {
     pub(super) client: Client,
     pub(super) stmts: Statements,
+    /// The `lock_timeout` value of [`SESSION_SETTINGS`], as sent at connect.
+    pub(super) lock_timeout: String,
+    /// Set when something this session cannot undo happened to it (a fenced statement
+    /// deallocated the prepared statements, say): the session is dropped after the call, and
+    /// the next call connects again.
+    pub(super) tainted: bool,
 }
 
 /// Where and how to connect, and the live session if there is one: everything of a
@@ -168,6 +185,10 @@ impl Link {
             None => guard.insert(self.open_session(operation)?),
         };
         let result = work(session);
+        if session.tainted {
+            *guard = None;
+            return result;
+        }
         let closed = session.client.is_closed();
         match result {
             Err(Error::Postgres {
@@ -206,20 +227,9 @@ impl Link {
                 None => failed(source),
             })?;
         let millis = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
+        let lock_timeout = format!("{millis}ms");
         client
-            .query_one(
-                "SELECT set_config('lock_timeout', $1, false)",
-                &[&format!("{millis}ms")],
-            )
-            .map_err(failed)?;
-        // Durability: a commit returns only once its WAL is flushed. `on` is the server default;
-        // a server configured with `off` is overridden for this session (`local` and the
-        // synchronous-replication levels are at least as strong and are kept).
-        client
-            .batch_execute(
-                "SELECT set_config('synchronous_commit', 'on', false) \
-                 WHERE current_setting('synchronous_commit') = 'off'",
-            )
+            .query_one(SESSION_SETTINGS, &[&lock_timeout])
             .map_err(failed)?;
         if !check_schema(&mut client, &self.label).map_err(|err| match err {
             Error::Postgres { source, .. } => failed(source),
@@ -228,6 +238,11 @@ impl Link {
             create_schema(&mut client).map_err(failed)?;
         }
         let stmts = Statements::prepare(&mut client).map_err(failed)?;
-        Ok(Session { client, stmts })
+        Ok(Session {
+            client,
+            stmts,
+            lock_timeout,
+            tainted: false,
+        })
     }
 }
