@@ -1545,13 +1545,14 @@ fn fenced_one(store: &PgStore, fence: Fence, sql: &str) -> leasefence::Result<Ou
 }
 
 /// The settings of the store's own session, as a fenced statement sees them.
-fn store_settings(store: &PgStore, fence: Fence) -> [String; 4] {
+fn store_settings(store: &PgStore, fence: Fence) -> [String; 5] {
     use leasefence::Finish;
     let got = store
         .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
             let rows = tx.query_values(
                 "SELECT current_setting('synchronous_commit'), current_setting('lock_timeout'), \
-                 current_setting('search_path'), current_setting('statement_timeout')",
+                 current_setting('search_path'), current_setting('statement_timeout'), \
+                 current_user::text",
                 &[],
             )?;
             Ok(std::array::from_fn(|i| rows[0].get::<_, String>(i)))
@@ -1570,7 +1571,7 @@ fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
         return;
     };
     let _server = shared_server();
-    let (_schema, store, fence) = fenced_setup(&base, "fenced_settings");
+    let (schema, store, fence) = fenced_setup(&base, "fenced_settings");
     let before = store_settings(&store, fence);
     assert_eq!(before[0], "on");
     for sql in [
@@ -1579,6 +1580,7 @@ fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
         "SELECT set_config('search_path', 'pg_catalog, ' || current_setting('search_path'), false)",
         "DO $$ BEGIN PERFORM set_config('synchronous_commit', 'off', false); END $$",
         "SELECT set_config('synchronous_commit', 'off', true)",
+        "SELECT set_config('role', 'pg_monitor', false)",
     ] {
         let result = fenced_one(&store, fence, sql);
         assert!(

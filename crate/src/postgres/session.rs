@@ -185,22 +185,24 @@ impl Link {
             None => guard.insert(self.open_session(operation)?),
         };
         let result = work(session);
-        if session.tainted {
-            *guard = None;
-            return result;
-        }
         let closed = session.client.is_closed();
+        let tainted = session.tainted;
         match result {
             Err(Error::Postgres {
                 operation, source, ..
             }) => {
                 let lost = closed || connection_lost(&source);
-                if lost {
+                if lost || tainted {
                     *guard = None;
                 }
                 Err(postgres_error(operation, source, lost))
             }
-            other => other,
+            other => {
+                if tainted {
+                    *guard = None;
+                }
+                other
+            }
         }
     }
 
