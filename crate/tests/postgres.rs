@@ -1615,6 +1615,21 @@ fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
         "{refused:?}"
     );
     assert_eq!(store_settings(&store, fence), before);
+    // Nor do they reach the library's own write: with triggers switched off for the session,
+    // the completion would leave the side table claiming the job is open.
+    let done = store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[Statement::new(
+            "SELECT set_config('session_replication_role', 'replica', false)",
+            [],
+        )],
+        Finish::Complete(None),
+    );
+    assert!(matches!(done, Ok(Outcome::Granted(()))), "{done:?}");
+    assert_order_table_consistent(&schema);
 }
 
 #[test]
