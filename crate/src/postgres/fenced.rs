@@ -24,8 +24,7 @@
 //! `leasefence_*` functions and the functions its triggers call; and this transaction's writes
 //! to the catalogs of triggers, rules, row security policies and planner statistics, whatever
 //! object they were for, since a trigger or a rule planted on the caller's own table reaches
-//! `jobs` later from a write that is not fenced at all; and, in the second reading, a lock on a
-//! library table stronger than row reads and writes take. These are catalog comparisons, not an
+//! `jobs` later from a write that is not fenced at all. These are catalog comparisons, not an
 //! event trigger: an event trigger would see every DDL command however it is reached, but it
 //! needs a superuser to create, and the store must work as an ordinary role owning its schema.
 //!
@@ -53,7 +52,7 @@ use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Row, Transaction};
 
 use super::failure::pg;
-use super::session::Session;
+use super::session::{Session, SESSION_SETTINGS};
 use super::store::{check_text, lease_of, PgStore};
 use crate::error::{Error, Result};
 use crate::outcome::{Fence, Outcome};
@@ -61,9 +60,9 @@ use crate::rules::fenced::{check_statement_kind, Finish, SqlValue, Statement};
 use crate::rules::{check_now, unexplained, why_write_refused};
 
 /// What the transaction reads, once before the caller's statements and once after (see the module
-/// notes), as rows of seven text columns: a kind, a name and up to five values. `{after}` is
-/// replaced by the part only the second reading has (the strong locks). Sent as a simple query:
-/// one round trip, no statement to prepare; no input.
+/// notes), as rows of seven text columns: a kind, a name and up to five values. Prepared once per
+/// connection (`Statements::fingerprint`), so that it is planned once; `jobs` is looked up when it
+/// runs (`to_regclass`), not when it is planned.
 ///
 /// - `relation`: each of the library's relations (`jobs` and `leasefence_*` in the schema of the
 ///   `jobs` the session resolves, and in the session's temporary schema, indexes and sequences
@@ -81,47 +80,53 @@ use crate::rules::{check_now, unexplained, why_write_refused};
 ///   anywhere can reach the library's tables later, from a write outside any fenced write;
 /// - `prepared`: the connection's prepared statements, made by SQL and by the protocol (the
 ///   store's own).
-const FINGERPRINT: &str = "\
-WITH lib AS (SELECT c.oid, c.relname, c.xmin FROM pg_class c \
-  WHERE (c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = 'jobs'::regclass) \
-         OR c.relnamespace = pg_my_temp_schema()) \
+pub(super) const FINGERPRINT: &str = "\
+WITH ns AS (SELECT relnamespace AS oid FROM pg_class WHERE oid = to_regclass('jobs')), \
+lib AS (SELECT c.oid, c.relname, c.xmin FROM pg_class c \
+  WHERE (c.relnamespace = (SELECT oid FROM ns) OR c.relnamespace = pg_my_temp_schema()) \
     AND (c.relname = 'jobs' OR c.relname LIKE 'leasefence\\_%')) \
 SELECT 'relation', relname::text, pg_relation_filenode(oid)::text, xmin::text, \
        pg_stat_get_xact_tuples_inserted(oid)::text, pg_stat_get_xact_tuples_updated(oid)::text, \
        pg_stat_get_xact_tuples_deleted(oid)::text FROM lib \
 UNION ALL SELECT 'index', c.relname::text, pg_relation_filenode(c.oid)::text, i.xmin::text, \
        c.xmin::text, i.indrelid::text, NULL \
-  FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid IN (SELECT oid FROM lib) \
+  FROM lib JOIN pg_index i ON i.indrelid = lib.oid JOIN pg_class c ON c.oid = i.indexrelid \
 UNION ALL SELECT 'columns', l.relname::text, \
        string_agg(a.attnum::text || ':' || a.xmin::text, ',' ORDER BY a.attnum), NULL, NULL, NULL, NULL \
   FROM pg_attribute a JOIN lib l ON l.oid = a.attrelid GROUP BY l.relname \
 UNION ALL SELECT 'function', p.proname::text, p.oid::text, p.xmin::text, NULL, NULL, NULL \
-  FROM pg_proc p \
-  WHERE (p.pronamespace = (SELECT relnamespace FROM pg_class WHERE oid = 'jobs'::regclass) \
-         AND p.proname LIKE 'leasefence\\_%') \
-     OR p.oid IN (SELECT t.tgfoid FROM pg_trigger t WHERE t.tgrelid IN (SELECT oid FROM lib)) \
-UNION ALL SELECT 'catalog', c.relname::text, pg_stat_get_xact_tuples_inserted(c.oid)::text, \
-       pg_stat_get_xact_tuples_updated(c.oid)::text, pg_stat_get_xact_tuples_deleted(c.oid)::text, \
+  FROM pg_proc p WHERE p.oid IN ( \
+    SELECT f.oid FROM pg_proc f WHERE f.pronamespace = (SELECT oid FROM ns) \
+      AND f.proname LIKE 'leasefence\\_%' \
+    UNION SELECT t.tgfoid FROM lib JOIN pg_trigger t ON t.tgrelid = lib.oid) \
+UNION ALL SELECT 'catalog', r.c::text, pg_stat_get_xact_tuples_inserted(r.c)::text, \
+       pg_stat_get_xact_tuples_updated(r.c)::text, pg_stat_get_xact_tuples_deleted(r.c)::text, \
        NULL, NULL \
-  FROM pg_class c WHERE c.oid IN ('pg_trigger'::regclass, 'pg_rewrite'::regclass, \
-       'pg_policy'::regclass, 'pg_statistic'::regclass, 'pg_statistic_ext'::regclass, \
-       'pg_statistic_ext_data'::regclass) \
+  FROM unnest('{pg_trigger,pg_rewrite,pg_policy,pg_statistic,pg_statistic_ext,\
+pg_statistic_ext_data}'::regclass[]) AS r(c) \
 UNION ALL SELECT 'prepared', 'statements', count(*) FILTER (WHERE from_sql)::text, \
-       count(*) FILTER (WHERE NOT from_sql)::text, NULL, NULL, NULL FROM pg_prepared_statements\
-{after}";
+       count(*) FILTER (WHERE NOT from_sql)::text, NULL, NULL, NULL FROM pg_prepared_statements";
 
-/// The second reading's part: a lock on one of the library's relations stronger than the row
-/// writes and reads of the statements take (`LOCK` from a function or a `DO` block).
-const STRONG_LOCKS: &str = " \
-UNION ALL SELECT 'lock', l.relname::text, k.mode, NULL, NULL, NULL, NULL \
-  FROM pg_locks k JOIN lib l ON l.oid = k.relation \
-  WHERE k.pid = pg_backend_pid() AND k.locktype = 'relation' AND k.granted \
-    AND k.mode NOT IN ('AccessShareLock', 'RowShareLock', 'RowExclusiveLock')";
+/// The second reading: [`FINGERPRINT`] and, in the same round trip, the store's settings applied
+/// again ([`SESSION_SETTINGS`]'s, `$1` the lock timeout), after [`GIVE_BACK_SESSION`] reset them.
+/// The settings change nothing this reading reads.
+///
+/// Not read: the locks the transaction holds. `LOCK` is refused by its first keyword; one taken
+/// from a function or a `DO` block lasts until this transaction ends, which the library's commit
+/// follows at once, and refusing the call afterwards would not undo the waits it caused meanwhile
+/// (no more than a long statement holding the job's row would). Reading `pg_locks` costs more
+/// than the rest of the reading together.
+pub(super) fn fingerprint_after() -> String {
+    let settings = SESSION_SETTINGS
+        .strip_prefix("SELECT ")
+        .expect("SESSION_SETTINGS is one SELECT");
+    format!("{FINGERPRINT} UNION ALL SELECT 'settings', {settings}, NULL, NULL, NULL, NULL")
+}
 
 /// Run after the caller's statements, before anything of the library's, in the transaction: reads
 /// `track_counts` as the statements left it (it must have stayed on for the counters to count),
 /// then gives the session back its settings as they were at connect (`RESET ALL`; the store's own
-/// settings are applied again right after, `Statements::settings`), its role, and closes what
+/// settings are applied again right after, by [`fingerprint_after`]), its role, and closes what
 /// would outlive the transaction: held cursors, `LISTEN`s, session-level advisory locks (these
 /// are not transactional: a rollback keeps them). `DISCARD ALL` would do most of this, but it also
 /// drops the store's prepared statements, and cannot run in a transaction. A fixed simple query.
@@ -160,9 +165,21 @@ fn rows(client: &mut impl postgres::GenericClient, sql: &str) -> Result<Vec<Read
         .collect())
 }
 
-fn fingerprint(tx: &mut Transaction<'_>, after: bool) -> Result<Vec<Reading>> {
-    let sql = FINGERPRINT.replace("{after}", if after { STRONG_LOCKS } else { "" });
-    rows(tx, &sql)
+fn fingerprint(
+    tx: &mut Transaction<'_>,
+    stmt: &postgres::Statement,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Reading>> {
+    let rows = tx.query(stmt, params).map_err(pg("fenced"))?;
+    rows.iter()
+        .map(|row| {
+            let mut reading: Reading = Default::default();
+            for (i, value) in reading.iter_mut().enumerate() {
+                *value = row.try_get(i).map_err(pg("fenced"))?;
+            }
+            Ok(reading)
+        })
+        .collect()
 }
 
 /// Whether the connection's prepared statements are as they were: none made by SQL (`PREPARE`,
@@ -188,9 +205,9 @@ fn compare(before: &[Reading], after: &[Reading], track_counts: Option<&str>) ->
                 .into(),
         ));
     }
-    // Functions are told apart by oid as well as name, locks by mode; the rest by name.
+    // Functions are told apart by oid as well as name; the rest by name.
     let same = |a: &Reading, b: &Reading| {
-        let n = if matches!(a[0].as_deref(), Some("function" | "lock")) {
+        let n = if a[0].as_deref() == Some("function") {
             3
         } else {
             2
@@ -218,15 +235,11 @@ fn compare(before: &[Reading], after: &[Reading], track_counts: Option<&str>) ->
                  one), row security policies or planner statistics (ANALYZE, CREATE STATISTICS, \
                  or dropping a table that has statistics): {name} was written"
             )),
-            Some("lock") => refusal(format!(
-                "fenced statements may not lock the library's table {name:?} ({}): row reads \
-                 and writes take what they need",
-                r[2].as_deref().unwrap_or("a strong lock")
-            )),
             _ => crate::rules::fenced::refused_table(&name),
         }
     };
-    let prepared = |r: &&Reading| r[0].as_deref() == Some("prepared");
+    // Compared elsewhere (prepared statements), or not a reading (the settings applied).
+    let prepared = |r: &&Reading| matches!(r[0].as_deref(), Some("prepared" | "settings"));
     for row in after.iter().filter(|r| !prepared(r)) {
         match before.iter().find(|b| same(b, row)) {
             Some(b) if b == row => {}
@@ -427,9 +440,6 @@ impl PgFencedTx<'_, '_> {
     }
 }
 
-const READ_LEASE_FOR_SHARE: &str =
-    "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE";
-
 /// Fenced writes (docs/contract.md section 8) on PostgreSQL.
 impl PgStore {
     /// Runs `work` inside the transaction that checks the lease, and commits its writes only
@@ -535,7 +545,7 @@ fn fenced_in<T>(
     prepared_before: &mut Option<Reading>,
 ) -> Result<Outcome<T>> {
     let mut tx = session.client.transaction().map_err(pg("fenced"))?;
-    let before = fingerprint(&mut tx, false)?;
+    let before = fingerprint(&mut tx, &session.stmts.fingerprint, &[])?;
     *prepared_before = before
         .iter()
         .find(|r| r[0].as_deref() == Some("prepared"))
@@ -562,14 +572,17 @@ fn fenced_in<T>(
         // The check after the rollback sees the same and closes the session.
         _ => return Err(refused_prepared()),
     }
-    tx.execute(&session.stmts.settings, &[&session.lock_timeout])
-        .map_err(pg("fenced"))?;
-    let after = fingerprint(&mut tx, true)?;
+    // Also applies the store's settings again (after GIVE_BACK_SESSION reset them).
+    let after = fingerprint(
+        &mut tx,
+        &session.stmts.fingerprint_after,
+        &[&session.lock_timeout],
+    )?;
     compare(&before, &after, track_counts.as_deref())?;
     let refused = match finish {
         Finish::KeepLease => {
             let row = tx
-                .query_opt(READ_LEASE_FOR_SHARE, &[&job])
+                .query_opt(&session.stmts.read_lease_for_share, &[&job])
                 .map_err(pg("fenced"))?;
             why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now))
         }
@@ -586,7 +599,7 @@ fn fenced_in<T>(
                 // No row matched under READ COMMITTED; read it locked, so it cannot change
                 // before this transaction ends.
                 let row = tx
-                    .query_opt(READ_LEASE_FOR_SHARE, &[&job])
+                    .query_opt(&session.stmts.read_lease_for_share, &[&job])
                     .map_err(pg("fenced"))?;
                 match why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now)) {
                     Some(reason) => Some(reason),

@@ -25,7 +25,12 @@ pub(super) const SESSION_SETTINGS: &str = "SELECT set_config('lock_timeout', $1,
 
 /// The statements of the contract, prepared once per connection with fixed parameter types.
 pub(super) struct Statements {
-    pub(super) settings: Statement,
+    /// The readings of a fenced write (`postgres/fenced.rs`); the second also applies
+    /// [`SESSION_SETTINGS`] again (`$1`).
+    pub(super) fingerprint: Statement,
+    pub(super) fingerprint_after: Statement,
+    /// A fenced write's lease check: the row, locked until the commit.
+    pub(super) read_lease_for_share: Statement,
     pub(super) enqueue: Statement,
     pub(super) state: Statement,
     pub(super) jobs: Statement,
@@ -50,7 +55,12 @@ impl Statements {
         use Type as T;
         let mut p = |sql: &str, types: &[Type]| client.prepare_typed(sql, types);
         Ok(Statements {
-            settings: p(SESSION_SETTINGS, &[T::TEXT])?,
+            fingerprint: p(super::fenced::FINGERPRINT, &[])?,
+            fingerprint_after: p(&super::fenced::fingerprint_after(), &[T::TEXT])?,
+            read_lease_for_share: p(
+                "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE",
+                &[T::TEXT],
+            )?,
             enqueue: p(
                 include_str!("sql/enqueue.sql"),
                 &[T::TEXT, T::FLOAT8, T::TEXT],
