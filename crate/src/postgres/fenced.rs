@@ -77,7 +77,8 @@ use crate::rules::{check_now, unexplained, why_write_refused};
 ///   FUNCTION`);
 /// - `catalog`: this transaction's writes to the catalogs of triggers, rules, row security
 ///   policies and planner statistics, whatever object they were for: a trigger or a rule made
-///   anywhere can reach the library's tables later, from a write outside any fenced write;
+///   anywhere can reach the library's tables later, from a write outside any fenced write (looked
+///   up by name when the reading runs, so that a server without one of them still connects);
 /// - `prepared`: the connection's prepared statements, made by SQL and by the protocol (the
 ///   store's own).
 pub(super) const FINGERPRINT: &str = "\
@@ -102,8 +103,10 @@ UNION ALL SELECT 'function', p.proname::text, p.oid::text, p.xmin::text, NULL, N
 UNION ALL SELECT 'catalog', r.c::text, pg_stat_get_xact_tuples_inserted(r.c)::text, \
        pg_stat_get_xact_tuples_updated(r.c)::text, pg_stat_get_xact_tuples_deleted(r.c)::text, \
        NULL, NULL \
-  FROM unnest('{pg_trigger,pg_rewrite,pg_policy,pg_statistic,pg_statistic_ext,\
-pg_statistic_ext_data}'::regclass[]) AS r(c) \
+  FROM unnest(ARRAY[to_regclass('pg_catalog.pg_trigger'), to_regclass('pg_catalog.pg_rewrite'), \
+       to_regclass('pg_catalog.pg_policy'), to_regclass('pg_catalog.pg_statistic'), \
+       to_regclass('pg_catalog.pg_statistic_ext'), \
+       to_regclass('pg_catalog.pg_statistic_ext_data')]) AS r(c) WHERE r.c IS NOT NULL \
 UNION ALL SELECT 'prepared', 'statements', count(*) FILTER (WHERE from_sql)::text, \
        count(*) FILTER (WHERE NOT from_sql)::text, NULL, NULL, NULL FROM pg_prepared_statements";
 
