@@ -17,7 +17,9 @@
 //! (which `ALTER TABLE` changes), once before the caller's statements and once after; any
 //! difference, a relation that appeared or vanished, or `track_counts` switched off, refuses the
 //! whole transaction (`invalid_argument`) and rolls it back. The library's own write (`complete`)
-//! comes after the second reading.
+//! comes after the second reading. `track_counts` can only be changed by a superuser, and one
+//! that switches it off around a write and on again leaves nothing counted: the checks here are
+//! against statements of an ordinary role.
 //!
 //! The same readings cover the library's schema, which the statements may not change either: its
 //! indexes (whatever their names), the columns' catalog rows (statistics targets), the
