@@ -1703,6 +1703,8 @@ fn fenced_statements_cannot_plant_indexes_statistics_locks_or_rules() {
         "DEALLOCATE ALL",
         "DO $$ BEGIN EXECUTE 'DEALLOCATE ALL'; END $$",
         "DO $$ BEGIN EXECUTE 'PREPARE s1 AS SELECT 1'; END $$",
+        "DO $$ DECLARE n TEXT; BEGIN SELECT name INTO n FROM pg_prepared_statements \
+         WHERE NOT from_sql LIMIT 1; EXECUTE format('DEALLOCATE %I', n); END $$",
     ];
     for sql in attempts {
         let result = fenced_one(&store, fence, sql);
@@ -1733,6 +1735,20 @@ fn fenced_statements_cannot_plant_indexes_statistics_locks_or_rules() {
     assert_eq!(found, (1, 0, 0, 0, -1), "something was planted");
     admin.batch_execute("INSERT INTO app VALUES (1)").unwrap();
     assert_eq!(store.state("j").unwrap().unwrap().fence, fence);
+
+    // Rows a caller keeps from one call and drops in the next are no loss of the store's own
+    // statements.
+    use leasefence::Finish;
+    let kept = store
+        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+            tx.query_values("SELECT x FROM app", &[])
+        })
+        .unwrap();
+    let next = store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+        drop(kept);
+        tx.execute_values("INSERT INTO app VALUES (2)", &[])
+    });
+    assert!(matches!(next, Ok(Outcome::Granted(1))), "{next:?}");
 }
 
 #[test]

@@ -80,9 +80,7 @@ use crate::rules::{check_now, unexplained, why_write_refused};
 /// - `catalog`: this transaction's writes to the catalogs of triggers, rules, row security
 ///   policies and planner statistics, whatever object they were for: a trigger or a rule made
 ///   anywhere can reach the library's tables later, from a write outside any fenced write (looked
-///   up by name when the reading runs, so that a server without one of them still connects);
-/// - `prepared`: the connection's prepared statements, made by SQL and by the protocol (the
-///   store's own).
+///   up by name when the reading runs, so that a server without one of them still connects).
 pub(super) const FINGERPRINT: &str = "\
 WITH ns AS (SELECT relnamespace AS oid FROM pg_class WHERE oid = to_regclass('jobs')), \
 lib AS (SELECT c.oid, c.relname, c.xmin FROM pg_class c \
@@ -108,9 +106,7 @@ UNION ALL SELECT 'catalog', r.c::text, pg_stat_get_xact_tuples_inserted(r.c)::te
   FROM unnest(ARRAY[to_regclass('pg_catalog.pg_trigger'), to_regclass('pg_catalog.pg_rewrite'), \
        to_regclass('pg_catalog.pg_policy'), to_regclass('pg_catalog.pg_statistic'), \
        to_regclass('pg_catalog.pg_statistic_ext'), \
-       to_regclass('pg_catalog.pg_statistic_ext_data')]) AS r(c) WHERE r.c IS NOT NULL \
-UNION ALL SELECT 'prepared', 'statements', count(*) FILTER (WHERE from_sql)::text, \
-       count(*) FILTER (WHERE NOT from_sql)::text, NULL, NULL, NULL FROM pg_prepared_statements";
+       to_regclass('pg_catalog.pg_statistic_ext_data')]) AS r(c) WHERE r.c IS NOT NULL";
 
 /// The second reading: [`FINGERPRINT`] and, in the same round trip, the store's settings applied
 /// again ([`SESSION_SETTINGS`]'s, `$1` the lock timeout), after [`GIVE_BACK_SESSION`] reset them.
@@ -187,13 +183,27 @@ fn fingerprint(
         .collect()
 }
 
-/// Whether the connection's prepared statements are as they were: none made by SQL (`PREPARE`,
-/// also from a function), none of the store's dropped (`DEALLOCATE`). Counts: the caller's own
-/// protocol statements may still be open at the second reading, so only fewer is a loss.
-fn same_prepared(before: &Reading, after: &Reading) -> bool {
-    let count = |r: &Reading, i: usize| r[i].as_deref().and_then(|v| v.parse::<i64>().ok());
-    count(before, 2) == count(after, 2)
-        && count(after, 3).unwrap_or(0) >= count(before, 3).unwrap_or(i64::MAX)
+/// Whether the connection's prepared statements are as the store left them, by the `prepared` row
+/// of [`GIVE_BACK_SESSION`] or [`AFTER_ROLLBACK`]: none made by SQL (`PREPARE`, also from a
+/// function: the store never makes one, and a session that had one was closed), and at least as
+/// many made by the protocol as the store's own (`own`, counted at connect; the caller's open
+/// ones add to them), so none of the store's was dropped by a `DEALLOCATE ALL`. A single one of
+/// the store's dropped while the caller keeps one of theirs open is not seen here; the store's
+/// next use of it fails, and that error closes the session (`Link::with_session`).
+fn prepared_intact(reading: Option<&Reading>, own: i64) -> bool {
+    let count = |i: usize| {
+        reading
+            .and_then(|r| r[i].as_deref())
+            .and_then(|v| v.parse::<i64>().ok())
+    };
+    count(2) == Some(0) && count(3).is_some_and(|n| n >= own)
+}
+
+/// The `prepared` row of a reading.
+fn prepared_row(readings: &[Reading]) -> Option<&Reading> {
+    readings
+        .iter()
+        .find(|r| r[0].as_deref() == Some("prepared"))
 }
 
 fn refusal(message: String) -> Error {
@@ -243,19 +253,15 @@ fn compare(before: &[Reading], after: &[Reading], track_counts: Option<&str>) ->
             _ => crate::rules::fenced::refused_table(&name),
         }
     };
-    // Compared elsewhere (prepared statements), or not a reading (the settings applied).
-    let prepared = |r: &&Reading| matches!(r[0].as_deref(), Some("prepared" | "settings"));
-    for row in after.iter().filter(|r| !prepared(r)) {
+    // Not a reading: the settings applied by the second one.
+    let settings = |r: &&Reading| r[0].as_deref() == Some("settings");
+    for row in after.iter().filter(|r| !settings(r)) {
         match before.iter().find(|b| same(b, row)) {
             Some(b) if b == row => {}
             _ => return Err(refused(row)),
         }
     }
-    if let Some(gone) = before
-        .iter()
-        .filter(|r| !prepared(r))
-        .find(|b| !after.iter().any(|a| same(a, b)))
-    {
+    if let Some(gone) = before.iter().find(|b| !after.iter().any(|a| same(a, b))) {
         return Err(refused(gone));
     }
     Ok(())
@@ -485,28 +491,14 @@ impl PgStore {
             check_text("result", result)?;
         }
         self.link.with_session("fenced", |session| {
-            let mut prepared_before = None;
-            let result = fenced_in(
-                session,
-                job,
-                owner,
-                fence,
-                now,
-                &finish,
-                work,
-                &mut prepared_before,
-            );
+            let result = fenced_in(session, job, owner, fence, now, &finish, work);
             if result.is_err() {
                 // Rolled back: the settings went back with the transaction, advisory locks and
                 // prepared statements did not. A session that cannot be checked, or whose
                 // statements changed, is closed (the next call connects again).
-                let intact = rows(&mut session.client, AFTER_ROLLBACK).map(|after| {
-                    match (&prepared_before, after.first()) {
-                        (Some(before), Some(after)) => same_prepared(before, after),
-                        (None, _) => true,
-                        (Some(_), None) => false,
-                    }
-                });
+                let own = session.own_statements;
+                let intact = rows(&mut session.client, AFTER_ROLLBACK)
+                    .map(|after| prepared_intact(prepared_row(&after), own));
                 if !matches!(intact, Ok(true)) {
                     session.tainted = true;
                 }
@@ -536,9 +528,7 @@ impl PgStore {
     }
 }
 
-/// The fenced transaction on `session`: see [`PgStore::fenced_with`]. `prepared_before` gets the
-/// first reading of the connection's prepared statements, for the check after a rollback.
-#[allow(clippy::too_many_arguments)]
+/// The fenced transaction on `session`: see [`PgStore::fenced_with`].
 fn fenced_in<T>(
     session: &mut Session,
     job: &str,
@@ -547,14 +537,9 @@ fn fenced_in<T>(
     now: f64,
     finish: &Finish,
     work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
-    prepared_before: &mut Option<Reading>,
 ) -> Result<Outcome<T>> {
     let mut tx = session.client.transaction().map_err(pg("fenced"))?;
     let before = fingerprint(&mut tx, &session.stmts.fingerprint, &[])?;
-    *prepared_before = before
-        .iter()
-        .find(|r| r[0].as_deref() == Some("prepared"))
-        .cloned();
     let mut handle = PgFencedTx {
         tx: &mut tx,
         failed: false,
@@ -569,13 +554,9 @@ fn fenced_in<T>(
     }
     let given_back = rows(&mut tx, GIVE_BACK_SESSION)?;
     let track_counts = given_back.first().and_then(|r| r[0].clone());
-    let prepared_after = given_back
-        .iter()
-        .find(|r| r[0].as_deref() == Some("prepared"));
-    match (&*prepared_before, prepared_after) {
-        (Some(b), Some(a)) if same_prepared(b, a) => {}
+    if !prepared_intact(prepared_row(&given_back), session.own_statements) {
         // The check after the rollback sees the same and closes the session.
-        _ => return Err(refused_prepared()),
+        return Err(refused_prepared());
     }
     // Also applies the store's settings again (after GIVE_BACK_SESSION reset them).
     let after = fingerprint(

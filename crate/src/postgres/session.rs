@@ -5,6 +5,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use postgres::error::SqlState;
 use postgres::types::Type;
 use postgres::{Client, Config, NoTls, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -134,6 +135,9 @@ pub(super) struct Session {
     pub(super) stmts: Statements,
     /// The `lock_timeout` value of [`SESSION_SETTINGS`], as sent at connect.
     pub(super) lock_timeout: String,
+    /// How many statements the store prepared on this connection ([`Statements`]), counted by
+    /// the server at connect: a fenced write checks that none of them was dropped.
+    pub(super) own_statements: i64,
     /// Set when something this session cannot undo happened to it (a fenced statement
     /// deallocated the prepared statements, say): the session is dropped after the call, and
     /// the next call connects again.
@@ -202,7 +206,11 @@ impl Link {
                 operation, source, ..
             }) => {
                 let lost = closed || connection_lost(&source);
-                if lost || tainted {
+                // A statement of the store's that the server no longer has (a fenced write's
+                // statements deallocated it): this session cannot serve again; the next call
+                // connects anew. The error itself is what it is.
+                let unprepared = source.code() == Some(&SqlState::INVALID_SQL_STATEMENT_NAME);
+                if lost || tainted || unprepared {
                     *guard = None;
                 }
                 Err(postgres_error(operation, source, lost))
@@ -250,10 +258,21 @@ impl Link {
             create_schema(&mut client).map_err(failed)?;
         }
         let stmts = Statements::prepare(&mut client).map_err(failed)?;
+        // A simple query, so that it is not itself one of the statements counted.
+        let own_statements = client
+            .simple_query("SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql")
+            .map_err(failed)?
+            .iter()
+            .find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse::<i64>().ok(),
+                _ => None,
+            })
+            .unwrap_or(0);
         Ok(Session {
             client,
             stmts,
             lock_timeout,
+            own_statements,
             tainted: false,
         })
     }
