@@ -1512,3 +1512,413 @@ fn the_postgres_guard_accepts_the_highest_fence_only() {
         .get(0);
     assert_eq!(n, 3);
 }
+
+/// A store on a fresh schema with the caller's table `app`, and job `j` leased to `me` (until
+/// 100): the setting of the hostile-caller tests of fenced writes.
+fn fenced_setup(base: &str, test: &str) -> (Schema, PgStore, Fence) {
+    let schema = Schema::new(base, test);
+    let store = PgStore::connect(&schema.url).unwrap();
+    schema
+        .admin()
+        .batch_execute("CREATE TABLE app(x INTEGER)")
+        .unwrap();
+    store.enqueue("j").unwrap();
+    let fence = store
+        .claim("j", "me", 0.0, 100.0)
+        .unwrap()
+        .granted()
+        .unwrap();
+    (schema, store, fence)
+}
+
+/// One fenced statement on `j`, the lease kept.
+fn fenced_one(store: &PgStore, fence: Fence, sql: &str) -> leasefence::Result<Outcome<()>> {
+    use leasefence::{Finish, Statement};
+    store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[Statement::new(sql, [])],
+        Finish::KeepLease,
+    )
+}
+
+/// The settings of the store's own session, as a fenced statement sees them.
+fn store_settings(store: &PgStore, fence: Fence) -> [String; 5] {
+    use leasefence::Finish;
+    let got = store
+        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+            let rows = tx.query_values(
+                "SELECT current_setting('synchronous_commit'), current_setting('lock_timeout'), \
+                 current_setting('search_path'), current_setting('statement_timeout'), \
+                 current_user::text",
+                &[],
+            )?;
+            Ok(std::array::from_fn(|i| rows[0].get::<_, String>(i)))
+        })
+        .unwrap();
+    match got {
+        Outcome::Granted(settings) => settings,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
+    let Some(base) = server("fenced_statements_cannot_change_the_settings") else {
+        return;
+    };
+    let _server = shared_server();
+    let (schema, store, fence) = fenced_setup(&base, "fenced_settings");
+    let before = store_settings(&store, fence);
+    assert_eq!(before[0], "on");
+    for sql in [
+        "SELECT set_config('synchronous_commit', 'off', false)",
+        "SELECT set_config('lock_timeout', '0', false), set_config('statement_timeout', '1h', false)",
+        "SELECT set_config('search_path', 'pg_catalog, ' || current_setting('search_path'), false)",
+        "DO $$ BEGIN PERFORM set_config('synchronous_commit', 'off', false); END $$",
+        "SELECT set_config('synchronous_commit', 'off', true)",
+        "SELECT set_config('role', 'pg_monitor', false)",
+    ] {
+        let result = fenced_one(&store, fence, sql);
+        assert!(
+            matches!(result, Ok(Outcome::Granted(()))),
+            "{sql}: {result:?}"
+        );
+        let after = store_settings(&store, fence);
+        assert_eq!(after, before, "{sql} changed the store's session");
+        // The probe of the issue: it divides by zero when durability is off on the session.
+        let probe = fenced_one(
+            &store,
+            fence,
+            "SELECT 1/(CASE WHEN current_setting('synchronous_commit')='off' THEN 0 ELSE 1 END)",
+        );
+        assert!(matches!(probe, Ok(Outcome::Granted(()))), "{sql}: {probe:?}");
+    }
+    // A refused call leaves nothing behind either.
+    use leasefence::{Finish, Statement};
+    let refused = store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[
+            Statement::new("SELECT set_config('synchronous_commit', 'off', false)", []),
+            Statement::new("UPDATE jobs SET owner = 'x'", []),
+        ],
+        Finish::KeepLease,
+    );
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(store_settings(&store, fence), before);
+    // Nor do they reach the library's own write: with triggers switched off for the session,
+    // the completion would leave the side table claiming the job is open.
+    let done = store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[Statement::new(
+            "SELECT set_config('session_replication_role', 'replica', false)",
+            [],
+        )],
+        Finish::Complete(None),
+    );
+    assert!(matches!(done, Ok(Outcome::Granted(()))), "{done:?}");
+    assert_order_table_consistent(&schema);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn fenced_statements_cannot_disable_drop_or_replace_the_librarys_trigger() {
+    let Some(base) = server("fenced_statements_cannot_disable_the_trigger") else {
+        return;
+    };
+    let _server = shared_server();
+    let (schema, store, fence) = fenced_setup(&base, "fenced_trigger");
+    let attempts = [
+        "ALTER TABLE jobs DISABLE TRIGGER leasefence_track",
+        "ALTER TABLE jobs DISABLE TRIGGER ALL",
+        "DROP TRIGGER leasefence_track ON jobs",
+        "CREATE OR REPLACE FUNCTION leasefence_track() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN RETURN NULL; END $$",
+        "DO $$ BEGIN EXECUTE 'ALTER TABLE jobs DISABLE TRIGGER leasefence_track'; END $$",
+        "ALTER FUNCTION leasefence_track() SECURITY DEFINER",
+        "CREATE FUNCTION leasefence_mine() RETURNS integer LANGUAGE sql AS $$ SELECT 1 $$",
+    ];
+    for sql in attempts {
+        let result = fenced_one(&store, fence, sql);
+        assert!(
+            matches!(result, Err(Error::InvalidArgument { .. })),
+            "{sql}: {result:?}"
+        );
+    }
+    let enabled: String = schema
+        .admin()
+        .query_one(
+            "SELECT tgenabled::text FROM pg_trigger WHERE tgname = 'leasefence_track' \
+             AND tgrelid = 'jobs'::regclass",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(enabled, "O");
+    store.enqueue("later").unwrap();
+    let next = store.claim_next("w", 1.0, 10.0).unwrap();
+    assert_eq!(next.map(|c| c.job), Some("later".to_string()));
+    assert_order_table_consistent(&schema);
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn fenced_statements_cannot_plant_indexes_statistics_locks_or_rules() {
+    let Some(base) = server("fenced_statements_cannot_plant") else {
+        return;
+    };
+    let _server = shared_server();
+    let (schema, store, fence) = fenced_setup(&base, "fenced_plant");
+    let mut admin = schema.admin();
+    admin
+        .batch_execute(
+            "CREATE FUNCTION wipe_jobs() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN DELETE FROM jobs; RETURN NULL; END $$",
+        )
+        .unwrap();
+    let attempts = [
+        "CREATE INDEX evil ON jobs(owner)",
+        "DO $$ BEGIN EXECUTE 'CREATE INDEX evil ON jobs(owner)'; END $$",
+        "ALTER TABLE jobs ALTER COLUMN owner SET STATISTICS 0",
+        "ANALYZE jobs",
+        "DO $$ BEGIN ANALYZE jobs; END $$",
+        "LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE",
+        "CREATE RULE r AS ON INSERT TO app DO ALSO DELETE FROM jobs",
+        "DO $$ BEGIN EXECUTE 'CREATE RULE r AS ON INSERT TO app DO ALSO DELETE FROM jobs'; END $$",
+        "CREATE TRIGGER app_wipes AFTER INSERT ON app FOR EACH ROW EXECUTE FUNCTION wipe_jobs()",
+        "CREATE STATISTICS evil_stats ON owner, until FROM jobs",
+        "COPY jobs TO STDOUT",
+        "DEALLOCATE ALL",
+        "DO $$ BEGIN EXECUTE 'DEALLOCATE ALL'; END $$",
+        "DO $$ BEGIN EXECUTE 'PREPARE s1 AS SELECT 1'; END $$",
+        "DO $$ DECLARE n TEXT; BEGIN SELECT name INTO n FROM pg_prepared_statements \
+         WHERE NOT from_sql LIMIT 1; EXECUTE format('DEALLOCATE %I', n); END $$",
+    ];
+    for sql in attempts {
+        let result = fenced_one(&store, fence, sql);
+        assert!(
+            matches!(result, Err(Error::InvalidArgument { .. })),
+            "{sql}: {result:?}"
+        );
+        // The store works on after each refusal.
+        assert_eq!(
+            store.state("j").unwrap().unwrap().fence,
+            fence,
+            "after {sql}"
+        );
+    }
+    let row = admin
+        .query_one(
+            "SELECT (SELECT count(*) FROM pg_index WHERE indrelid = 'jobs'::regclass), \
+             (SELECT count(*) FROM pg_rewrite WHERE ev_class = 'app'::regclass), \
+             (SELECT count(*) FROM pg_trigger WHERE tgrelid = 'app'::regclass), \
+             (SELECT count(*) FROM pg_statistic WHERE starelid = 'jobs'::regclass), \
+             (SELECT attstattarget FROM pg_attribute WHERE attrelid = 'jobs'::regclass \
+              AND attname = 'owner')::integer",
+            &[],
+        )
+        .unwrap();
+    let found: (i64, i64, i64, i64, i32) =
+        (row.get(0), row.get(1), row.get(2), row.get(3), row.get(4));
+    assert_eq!(found, (1, 0, 0, 0, -1), "something was planted");
+    admin.batch_execute("INSERT INTO app VALUES (1)").unwrap();
+    assert_eq!(store.state("j").unwrap().unwrap().fence, fence);
+
+    // Rows a caller keeps from one call and drops in the next are no loss of the store's own
+    // statements.
+    use leasefence::Finish;
+    let kept = store
+        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+            tx.query_values("SELECT x FROM app", &[])
+        })
+        .unwrap();
+    let next = store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+        drop(kept);
+        tx.execute_values("INSERT INTO app VALUES (2)", &[])
+    });
+    assert!(matches!(next, Ok(Outcome::Granted(1))), "{next:?}");
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn fenced_statements_leave_no_advisory_lock_behind() {
+    use leasefence::{Finish, Statement};
+    let Some(base) = server("fenced_statements_leave_no_advisory_lock") else {
+        return;
+    };
+    let _server = shared_server();
+    let (schema, store, fence) = fenced_setup(&base, "fenced_advisory");
+    let mut admin = schema.admin();
+    let mut free = |key: i64| -> bool {
+        let got: bool = admin
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+            .unwrap()
+            .get(0);
+        if got {
+            admin
+                .query_one("SELECT pg_advisory_unlock($1)", &[&key])
+                .unwrap();
+        }
+        got
+    };
+    let granted = fenced_one(&store, fence, "SELECT pg_advisory_lock(1)");
+    assert!(matches!(granted, Ok(Outcome::Granted(()))), "{granted:?}");
+    assert!(free(1), "the store's session still holds advisory lock 1");
+    // Refused and failed calls too: a session lock outlives a rolled-back transaction.
+    let refused = store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[
+            Statement::new("SELECT pg_advisory_lock(2)", []),
+            Statement::new("UPDATE jobs SET owner = 'x'", []),
+        ],
+        Finish::KeepLease,
+    );
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument { .. })),
+        "{refused:?}"
+    );
+    assert!(free(2), "a refused call left advisory lock 2 behind");
+    let failed = store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[
+            Statement::new("SELECT pg_advisory_lock(3)", []),
+            Statement::new("SELECT * FROM no_such_table", []),
+        ],
+        Finish::KeepLease,
+    );
+    assert!(failed.is_err(), "{failed:?}");
+    assert!(free(3), "a failed call left advisory lock 3 behind");
+    let stale = store.fenced(
+        "j",
+        "me",
+        fence + 1,
+        1.0,
+        &[Statement::new("SELECT pg_advisory_lock(4)", [])],
+        Finish::KeepLease,
+    );
+    assert_eq!(
+        stale.unwrap().reason().map(|r| r.code()),
+        Some("stale_fence")
+    );
+    assert!(free(4), "a rejected call left advisory lock 4 behind");
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn copy_is_refused_and_the_store_works_on() {
+    let Some(base) = server("copy_is_refused_and_the_store_works_on") else {
+        return;
+    };
+    let _server = shared_server();
+    let (_schema, store, fence) = fenced_setup(&base, "fenced_copy");
+    for sql in [
+        "COPY jobs TO STDOUT",
+        "  /* x */ copy (SELECT 1) TO STDOUT",
+        "COPY app FROM STDIN",
+    ] {
+        let result = fenced_one(&store, fence, sql);
+        assert!(
+            matches!(result, Err(Error::InvalidArgument { .. })),
+            "{sql}: {result:?}"
+        );
+        assert_eq!(
+            store.state("j").unwrap().map(|r| r.fence),
+            Some(fence),
+            "after {sql}"
+        );
+        let next = fenced_one(&store, fence, "INSERT INTO app VALUES (1)");
+        assert!(
+            matches!(next, Ok(Outcome::Granted(()))),
+            "after {sql}: {next:?}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn opening_repairs_a_disabled_or_replaced_trigger_and_missing_indexes() {
+    let Some(base) = server("opening_repairs_a_disabled_or_replaced_trigger") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "repair");
+    let store = PgStore::connect(&schema.url).unwrap();
+    store.enqueue("x").unwrap();
+    drop(store);
+    let mut admin = schema.admin();
+    let next = |expect: &str| {
+        let store = PgStore::connect(&schema.url).unwrap();
+        let got = store.claim_next("w", 0.0, 10.0).unwrap().map(|c| c.job);
+        assert_eq!(got.as_deref(), Some(expect));
+        assert_order_table_consistent(&schema);
+    };
+    // Disabled by an administrator, and jobs written meanwhile: one new, one completed.
+    admin
+        .batch_execute(
+            "ALTER TABLE jobs DISABLE TRIGGER leasefence_track; \
+             UPDATE jobs SET done = 1 WHERE id = 'x'; INSERT INTO jobs(id) VALUES ('a')",
+        )
+        .unwrap();
+    next("a");
+    // Its function replaced by one that does nothing.
+    admin
+        .batch_execute(
+            "CREATE OR REPLACE FUNCTION leasefence_track() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RETURN NULL; END $$; INSERT INTO jobs(id) VALUES ('b')",
+        )
+        .unwrap();
+    next("b");
+    // Fired only for replicas.
+    admin
+        .batch_execute(
+            "ALTER TABLE jobs ENABLE REPLICA TRIGGER leasefence_track; \
+             INSERT INTO jobs(id) VALUES ('c')",
+        )
+        .unwrap();
+    next("c");
+    // The indexes dropped.
+    admin
+        .batch_execute(
+            "DROP INDEX leasefence_next; DROP INDEX leasefence_seq; \
+             DROP INDEX leasefence_failures_of_job; INSERT INTO jobs(id) VALUES ('d')",
+        )
+        .unwrap();
+    next("d");
+    let indexes: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+             WHERE c.relname IN ('leasefence_next', 'leasefence_seq', 'leasefence_failures_of_job') \
+             AND c.relnamespace = current_schema()::regnamespace AND i.indisvalid",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(indexes, 3);
+    let enabled: String = admin
+        .query_one(
+            "SELECT tgenabled::text FROM pg_trigger WHERE tgname = 'leasefence_track' \
+             AND tgrelid = 'jobs'::regclass",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(enabled, "O");
+}

@@ -17,83 +17,264 @@
 //! (which `ALTER TABLE` changes), once before the caller's statements and once after; any
 //! difference, a relation that appeared or vanished, or `track_counts` switched off, refuses the
 //! whole transaction (`invalid_argument`) and rolls it back. The library's own write (`complete`)
-//! comes after the second reading.
+//! comes after the second reading. `track_counts` can only be changed by a superuser, and one
+//! that switches it off around a write and on again leaves nothing counted: the checks here are
+//! against statements of an ordinary role.
 //!
-//! Statements that would end the transaction early or change the session for later callers
-//! (`BEGIN`, `COMMIT`, `ROLLBACK`, `SAVEPOINT`, `SET`, `RESET`, `DISCARD`, ...) are refused by
-//! their first keyword before they are sent; inside `DO` or a procedure PostgreSQL itself refuses
-//! to commit a transaction block. A `synchronous_commit` switched off by the statements is
-//! switched back on for the commit, so a granted answer is durable as every other one.
+//! The same readings cover the library's schema, which the statements may not change either: its
+//! indexes (whatever their names), the columns' catalog rows (statistics targets), the
+//! `leasefence_*` functions and the functions its triggers call; and this transaction's writes
+//! to the catalogs of triggers, rules, row security policies and planner statistics, whatever
+//! object they were for, since a trigger or a rule planted on the caller's own table reaches
+//! `jobs` later from a write that is not fenced at all. These are catalog comparisons, not an
+//! event trigger: an event trigger would see every DDL command however it is reached, but it
+//! needs a superuser to create, and the store must work as an ordinary role owning its schema.
+//!
+//! Statements that would end the transaction early, change the session for later callers, or
+//! act on whole tables (`BEGIN`, `COMMIT`, `ROLLBACK`, `SAVEPOINT`, `SET`, `RESET`, `DISCARD`,
+//! `PREPARE`, `DEALLOCATE`, `LISTEN`, `LOAD`, `COPY`, `LOCK`, `ANALYZE`, `VACUUM`, ...) are
+//! refused by their first keyword before they are sent; inside `DO` or a procedure PostgreSQL
+//! itself refuses to commit a transaction block, and `COPY` to the client.
+//!
+//! # The session is the library's
+//!
+//! Settings can also be changed by function calls (`set_config`), which no first keyword shows.
+//! So once the statements ran, and before any of the library's own reading, checking or
+//! committing, the transaction gives the session back (`RESET ALL`, the role, held cursors,
+//! `LISTEN`s, session-level advisory locks) and applies the store's settings again
+//! (`lock_timeout`, `synchronous_commit`): the second reading resolves `jobs` with the store's
+//! `search_path`, the commit is durable, and nothing the statements set outlives the call. A
+//! transaction that rolls back takes its settings with it, but not advisory locks, which are
+//! released after it. Prepared statements are not transactional either: statements that made
+//! one by SQL or dropped one of the store's are refused, and the connection is closed (the next
+//! call connects again).
 
 use bytes::BytesMut;
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Row, Transaction};
 
 use super::failure::pg;
+use super::session::{Session, SESSION_SETTINGS};
 use super::store::{check_text, lease_of, PgStore};
 use crate::error::{Error, Result};
 use crate::outcome::{Fence, Outcome};
 use crate::rules::fenced::{check_statement_kind, Finish, SqlValue, Statement};
 use crate::rules::{check_now, unexplained, why_write_refused};
 
-/// The library's relations (`jobs` and `leasefence_*` in the schema of the `jobs` the session
-/// resolves, and in the session's temporary schema), with what a write to each would change. Sent
-/// as a simple query: one round trip, no statement to prepare. `{sync}` is replaced by a column
-/// that switches `synchronous_commit` back on for the commit (the second reading only).
-const FINGERPRINT: &str = "\
-SELECT c.relname::text, pg_relation_filenode(c.oid)::text, c.xmin::text, \
-       pg_stat_get_xact_tuples_inserted(c.oid)::text, pg_stat_get_xact_tuples_updated(c.oid)::text, \
-       pg_stat_get_xact_tuples_deleted(c.oid)::text, current_setting('track_counts'){sync} \
-FROM pg_class c \
-WHERE (c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = 'jobs'::regclass) \
-       OR c.relnamespace = pg_my_temp_schema()) \
-  AND (c.relname = 'jobs' OR c.relname LIKE 'leasefence\\_%') \
-ORDER BY c.oid";
+/// What the transaction reads, once before the caller's statements and once after (see the module
+/// notes), as rows of seven text columns: a kind, a name and up to five values. Prepared once per
+/// connection (`Statements::fingerprint`), so that it is planned once; `jobs` is looked up when it
+/// runs (`to_regclass`), not when it is planned.
+///
+/// - `relation`: each of the library's relations (`jobs` and `leasefence_*` in the schema of the
+///   `jobs` the session resolves, and in the session's temporary schema, indexes and sequences
+///   included): file node, catalog row version, rows inserted, updated, deleted by this
+///   transaction;
+/// - `index`: each index on those relations, whatever its name: file node, the versions of its
+///   `pg_index` and `pg_class` rows (`CREATE INDEX`, `DROP INDEX`, `REINDEX`);
+/// - `columns`: the versions of the columns' catalog rows of each (`ALTER COLUMN ... SET
+///   STATISTICS`, and every other column change);
+/// - `function`: each `leasefence_*` function of the schema and every function a trigger on
+///   those relations calls: the version of its catalog row (`CREATE OR REPLACE`, `ALTER
+///   FUNCTION`);
+/// - `catalog`: this transaction's writes to the catalogs of triggers, rules, row security
+///   policies and planner statistics, whatever object they were for: a trigger or a rule made
+///   anywhere can reach the library's tables later, from a write outside any fenced write (looked
+///   up by name when the reading runs, so that a server without one of them still connects).
+pub(super) const FINGERPRINT: &str = "\
+WITH ns AS (SELECT relnamespace AS oid FROM pg_class WHERE oid = to_regclass('jobs')), \
+lib AS (SELECT c.oid, c.relname, c.xmin FROM pg_class c \
+  WHERE (c.relnamespace = (SELECT oid FROM ns) OR c.relnamespace = pg_my_temp_schema()) \
+    AND (c.relname = 'jobs' OR c.relname LIKE 'leasefence\\_%')) \
+SELECT 'relation', relname::text, pg_relation_filenode(oid)::text, xmin::text, \
+       pg_stat_get_xact_tuples_inserted(oid)::text, pg_stat_get_xact_tuples_updated(oid)::text, \
+       pg_stat_get_xact_tuples_deleted(oid)::text FROM lib \
+UNION ALL SELECT 'index', c.relname::text, pg_relation_filenode(c.oid)::text, i.xmin::text, \
+       c.xmin::text, i.indrelid::text, NULL \
+  FROM lib JOIN pg_index i ON i.indrelid = lib.oid JOIN pg_class c ON c.oid = i.indexrelid \
+UNION ALL SELECT 'columns', l.relname::text, \
+       string_agg(a.attnum::text || ':' || a.xmin::text, ',' ORDER BY a.attnum), NULL, NULL, NULL, NULL \
+  FROM pg_attribute a JOIN lib l ON l.oid = a.attrelid GROUP BY l.relname \
+UNION ALL SELECT 'function', p.proname::text, p.oid::text, p.xmin::text, NULL, NULL, NULL \
+  FROM pg_proc p WHERE p.oid IN ( \
+    SELECT f.oid FROM pg_proc f WHERE f.pronamespace = (SELECT oid FROM ns) \
+      AND f.proname LIKE 'leasefence\\_%' \
+    UNION SELECT t.tgfoid FROM lib JOIN pg_trigger t ON t.tgrelid = lib.oid) \
+UNION ALL SELECT 'catalog', r.c::text, pg_stat_get_xact_tuples_inserted(r.c)::text, \
+       pg_stat_get_xact_tuples_updated(r.c)::text, pg_stat_get_xact_tuples_deleted(r.c)::text, \
+       NULL, NULL \
+  FROM unnest(ARRAY[to_regclass('pg_catalog.pg_trigger'), to_regclass('pg_catalog.pg_rewrite'), \
+       to_regclass('pg_catalog.pg_policy'), to_regclass('pg_catalog.pg_statistic'), \
+       to_regclass('pg_catalog.pg_statistic_ext'), \
+       to_regclass('pg_catalog.pg_statistic_ext_data')]) AS r(c) WHERE r.c IS NOT NULL";
 
-const RESTORE_SYNC: &str = ", (SELECT set_config('synchronous_commit', 'on', true) \
-    WHERE current_setting('synchronous_commit') = 'off')";
+/// The second reading: [`FINGERPRINT`] and, in the same round trip, the store's settings applied
+/// again ([`SESSION_SETTINGS`]'s, `$1` the lock timeout), after [`GIVE_BACK_SESSION`] reset them.
+/// The settings change nothing this reading reads.
+///
+/// Not read: the locks the transaction holds. `LOCK` is refused by its first keyword; one taken
+/// from a function or a `DO` block lasts until this transaction ends, which the library's commit
+/// follows at once, and refusing the call afterwards would not undo the waits it caused meanwhile
+/// (no more than a long statement holding the job's row would). Reading `pg_locks` costs more
+/// than the rest of the reading together.
+pub(super) fn fingerprint_after() -> String {
+    let settings = SESSION_SETTINGS
+        .strip_prefix("SELECT ")
+        .expect("SESSION_SETTINGS is one SELECT");
+    format!("{FINGERPRINT} UNION ALL SELECT 'settings', {settings}, NULL, NULL, NULL, NULL")
+}
 
-/// Per relation: name, file node, catalog row version, inserted, updated, deleted, track_counts.
-type Fingerprint = Vec<[Option<String>; 7]>;
+/// Run after the caller's statements, before anything of the library's, in the transaction: reads
+/// `track_counts` as the statements left it (it must have stayed on for the counters to count),
+/// then gives the session back its settings as they were at connect (`RESET ALL`; the store's own
+/// settings are applied again right after, by [`fingerprint_after`]), its role, and closes what
+/// would outlive the transaction: held cursors, `LISTEN`s, session-level advisory locks (these
+/// are not transactional: a rollback keeps them). `DISCARD ALL` would do most of this, but it also
+/// drops the store's prepared statements, and cannot run in a transaction. A fixed simple query.
+/// Once it ran, the library's reading, lease check and commit see the store's `search_path`,
+/// `synchronous_commit`, `lock_timeout` and `session_replication_role`, not the statements'.
+/// Last, the connection's prepared statements are read (the `prepared` row), before the store
+/// runs one of its own.
+const GIVE_BACK_SESSION: &str = "SELECT pg_catalog.current_setting('track_counts'); \
+    RESET ALL; RESET SESSION AUTHORIZATION; RESET ROLE; CLOSE ALL; UNLISTEN *; \
+    SELECT pg_catalog.pg_advisory_unlock_all(); \
+    SELECT 'prepared', 'statements', count(*) FILTER (WHERE from_sql)::text, \
+           count(*) FILTER (WHERE NOT from_sql)::text, NULL, NULL, NULL \
+    FROM pg_catalog.pg_prepared_statements";
 
-fn fingerprint(tx: &mut Transaction<'_>, restore_sync: bool) -> Result<Fingerprint> {
-    let sql = FINGERPRINT.replace("{sync}", if restore_sync { RESTORE_SYNC } else { "" });
-    let messages = tx.simple_query(&sql).map_err(pg("fenced"))?;
+/// After a transaction that rolled back: the session's settings went back with it, but advisory
+/// locks and prepared statements do not; the same columns as the `prepared` reading.
+const AFTER_ROLLBACK: &str = "SELECT pg_catalog.pg_advisory_unlock_all(); \
+    SELECT 'prepared', 'statements', count(*) FILTER (WHERE from_sql)::text, \
+           count(*) FILTER (WHERE NOT from_sql)::text, NULL, NULL, NULL \
+    FROM pg_catalog.pg_prepared_statements";
+
+/// One row of a reading: kind, name, values.
+type Reading = [Option<String>; 7];
+
+/// The rows of a simple query, up to seven text columns each (missing ones `None`).
+fn rows(client: &mut impl postgres::GenericClient, sql: &str) -> Result<Vec<Reading>> {
+    let messages = client.simple_query(sql).map_err(pg("fenced"))?;
     Ok(messages
         .iter()
         .filter_map(|m| match m {
-            postgres::SimpleQueryMessage::Row(row) => {
-                Some(std::array::from_fn(|i| row.get(i).map(String::from)))
-            }
+            postgres::SimpleQueryMessage::Row(row) => Some(std::array::from_fn(|i| {
+                row.try_get(i).ok().flatten().map(String::from)
+            })),
             _ => None,
         })
         .collect())
 }
 
-/// What differs between the readings before and after the caller's statements, as the refusal.
-fn compare(before: &Fingerprint, after: &Fingerprint) -> Result<()> {
-    if before
+fn fingerprint(
+    tx: &mut Transaction<'_>,
+    stmt: &postgres::Statement,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Reading>> {
+    let rows = tx.query(stmt, params).map_err(pg("fenced"))?;
+    rows.iter()
+        .map(|row| {
+            let mut reading: Reading = Default::default();
+            for (i, value) in reading.iter_mut().enumerate() {
+                *value = row.try_get(i).map_err(pg("fenced"))?;
+            }
+            Ok(reading)
+        })
+        .collect()
+}
+
+/// Whether the connection's prepared statements are as the store left them, by the `prepared` row
+/// of [`GIVE_BACK_SESSION`] or [`AFTER_ROLLBACK`]: none made by SQL (`PREPARE`, also from a
+/// function: the store never makes one, and a session that had one was closed), and at least as
+/// many made by the protocol as the store's own (`own`, counted at connect; the caller's open
+/// ones add to them), so none of the store's was dropped by a `DEALLOCATE ALL`. A single one of
+/// the store's dropped while the caller keeps one of theirs open is not seen here; the store's
+/// next use of it fails, and that error closes the session (`Link::with_session`).
+fn prepared_intact(reading: Option<&Reading>, own: i64) -> bool {
+    let count = |i: usize| {
+        reading
+            .and_then(|r| r[i].as_deref())
+            .and_then(|v| v.parse::<i64>().ok())
+    };
+    count(2) == Some(0) && count(3).is_some_and(|n| n >= own)
+}
+
+/// The `prepared` row of a reading.
+fn prepared_row(readings: &[Reading]) -> Option<&Reading> {
+    readings
         .iter()
-        .chain(after)
-        .any(|row| row[6].as_deref() != Some("on"))
-    {
-        return Err(Error::invalid(
-            "statements",
+        .find(|r| r[0].as_deref() == Some("prepared"))
+}
+
+fn refusal(message: String) -> Error {
+    Error::invalid("statements", message)
+}
+
+/// What differs between the readings before and after the caller's statements, as the refusal.
+/// `track_counts` is the setting the statements left (read before the session was given back).
+fn compare(before: &[Reading], after: &[Reading], track_counts: Option<&str>) -> Result<()> {
+    if track_counts != Some("on") {
+        return Err(refusal(
             "fenced writes need the server's track_counts setting on (its default): it counts \
-             the writes that tell whether your statements touched the library's tables",
+             the writes that tell whether your statements touched the library's tables"
+                .into(),
         ));
     }
-    let name = |row: &[Option<String>; 7]| row[0].clone().unwrap_or_default();
-    for row in after {
-        match before.iter().find(|b| b[0] == row[0]) {
-            Some(b) if b[..6] == row[..6] => {}
-            _ => return Err(crate::rules::fenced::refused_table(&name(row))),
+    // Functions are told apart by oid as well as name; the rest by name.
+    let same = |a: &Reading, b: &Reading| {
+        let n = if a[0].as_deref() == Some("function") {
+            3
+        } else {
+            2
+        };
+        a[..n] == b[..n]
+    };
+    let name = |r: &Reading| r[1].clone().unwrap_or_default();
+    let refused = |r: &Reading| -> Error {
+        let name = name(r);
+        match r[0].as_deref() {
+            Some("index") => refusal(format!(
+                "fenced statements may not create, drop or rebuild an index of the library's \
+                 tables (index {name:?})"
+            )),
+            Some("columns") => refusal(format!(
+                "fenced statements may not alter the columns of {name:?} (statistics targets \
+                 included)"
+            )),
+            Some("function") => refusal(format!(
+                "fenced statements may not create, replace or alter the library's functions \
+                 ({name:?}, or a function its triggers call)"
+            )),
+            Some("catalog") => refusal(format!(
+                "fenced statements may not create, change or drop triggers, rules (a view is \
+                 one), row security policies or planner statistics (ANALYZE, CREATE STATISTICS, \
+                 or dropping a table that has statistics): {name} was written"
+            )),
+            _ => crate::rules::fenced::refused_table(&name),
+        }
+    };
+    // Not a reading: the settings applied by the second one.
+    let settings = |r: &&Reading| r[0].as_deref() == Some("settings");
+    for row in after.iter().filter(|r| !settings(r)) {
+        match before.iter().find(|b| same(b, row)) {
+            Some(b) if b == row => {}
+            _ => return Err(refused(row)),
         }
     }
-    if let Some(gone) = before.iter().find(|b| !after.iter().any(|a| a[0] == b[0])) {
-        return Err(crate::rules::fenced::refused_table(&name(gone)));
+    if let Some(gone) = before.iter().find(|b| !after.iter().any(|a| same(a, b))) {
+        return Err(refused(gone));
     }
     Ok(())
+}
+
+/// The refusal of statements that made or dropped prepared statements of the connection.
+fn refused_prepared() -> Error {
+    refusal(
+        "fenced statements may not prepare or deallocate statements of the connection (PREPARE, \
+         DEALLOCATE, also from a function): the connection is the library's; it is closed, and \
+         the next call opens a new one"
+            .into(),
+    )
 }
 
 /// A parameter bound to the type PostgreSQL inferred for it, checked before it is sent.
@@ -270,9 +451,6 @@ impl PgFencedTx<'_, '_> {
     }
 }
 
-const READ_LEASE_FOR_SHARE: &str =
-    "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE";
-
 /// Fenced writes (docs/contract.md section 8) on PostgreSQL.
 impl PgStore {
     /// Runs `work` inside the transaction that checks the lease, and commits its writes only
@@ -313,58 +491,19 @@ impl PgStore {
             check_text("result", result)?;
         }
         self.link.with_session("fenced", |session| {
-            let mut tx = session.client.transaction().map_err(pg("fenced"))?;
-            let before = fingerprint(&mut tx, false)?;
-            let mut handle = PgFencedTx {
-                tx: &mut tx,
-                failed: false,
-            };
-            let value = work(&mut handle)?;
-            if handle.failed {
-                return Err(Error::invalid(
-                    "statements",
-                    "a statement failed and the callback went on; PostgreSQL refuses the rest of \
-                     such a transaction, so nothing was committed: return the error instead",
-                ));
-            }
-            // Also switches synchronous_commit back on, should the statements have turned it off.
-            let after = fingerprint(&mut tx, true)?;
-            compare(&before, &after)?;
-            let refused = match &finish {
-                Finish::KeepLease => {
-                    let row = tx
-                        .query_opt(READ_LEASE_FOR_SHARE, &[&job])
-                        .map_err(pg("fenced"))?;
-                    why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now))
+            let result = fenced_in(session, job, owner, fence, now, &finish, work);
+            if result.is_err() {
+                // Rolled back: the settings went back with the transaction, advisory locks and
+                // prepared statements did not. A session that cannot be checked, or whose
+                // statements changed, is closed (the next call connects again).
+                let own = session.own_statements;
+                let intact = rows(&mut session.client, AFTER_ROLLBACK)
+                    .map(|after| prepared_intact(prepared_row(&after), own));
+                if !matches!(intact, Ok(true)) {
+                    session.tainted = true;
                 }
-                Finish::Complete(result) => {
-                    let changed = tx
-                        .execute(
-                            &session.stmts.complete,
-                            &[&job, &owner, &fence, &now, result],
-                        )
-                        .map_err(pg("fenced"))?;
-                    if changed == 1 {
-                        None
-                    } else {
-                        // No row matched under READ COMMITTED; read it locked, so it cannot
-                        // change before this transaction ends.
-                        let row = tx
-                            .query_opt(READ_LEASE_FOR_SHARE, &[&job])
-                            .map_err(pg("fenced"))?;
-                        match why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now)) {
-                            Some(reason) => Some(reason),
-                            None => return Err(unexplained("fenced", job, Some(1))),
-                        }
-                    }
-                }
-            };
-            if let Some(reason) = refused {
-                tx.rollback().map_err(pg("fenced"))?;
-                return Ok(Outcome::Rejected(reason));
             }
-            tx.commit().map_err(pg("fenced"))?;
-            Ok(Outcome::Granted(value))
+            result
         })
     }
 
@@ -387,6 +526,80 @@ impl PgStore {
             Ok(())
         })
     }
+}
+
+/// The fenced transaction on `session`: see [`PgStore::fenced_with`].
+fn fenced_in<T>(
+    session: &mut Session,
+    job: &str,
+    owner: &str,
+    fence: Fence,
+    now: f64,
+    finish: &Finish,
+    work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
+) -> Result<Outcome<T>> {
+    let mut tx = session.client.transaction().map_err(pg("fenced"))?;
+    let before = fingerprint(&mut tx, &session.stmts.fingerprint, &[])?;
+    let mut handle = PgFencedTx {
+        tx: &mut tx,
+        failed: false,
+    };
+    let value = work(&mut handle)?;
+    if handle.failed {
+        return Err(Error::invalid(
+            "statements",
+            "a statement failed and the callback went on; PostgreSQL refuses the rest of such a \
+             transaction, so nothing was committed: return the error instead",
+        ));
+    }
+    let given_back = rows(&mut tx, GIVE_BACK_SESSION)?;
+    let track_counts = given_back.first().and_then(|r| r[0].clone());
+    if !prepared_intact(prepared_row(&given_back), session.own_statements) {
+        // The check after the rollback sees the same and closes the session.
+        return Err(refused_prepared());
+    }
+    // Also applies the store's settings again (after GIVE_BACK_SESSION reset them).
+    let after = fingerprint(
+        &mut tx,
+        &session.stmts.fingerprint_after,
+        &[&session.lock_timeout],
+    )?;
+    compare(&before, &after, track_counts.as_deref())?;
+    let refused = match finish {
+        Finish::KeepLease => {
+            let row = tx
+                .query_opt(&session.stmts.read_lease_for_share, &[&job])
+                .map_err(pg("fenced"))?;
+            why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now))
+        }
+        Finish::Complete(result) => {
+            let changed = tx
+                .execute(
+                    &session.stmts.complete,
+                    &[&job, &owner, &fence, &now, result],
+                )
+                .map_err(pg("fenced"))?;
+            if changed == 1 {
+                None
+            } else {
+                // No row matched under READ COMMITTED; read it locked, so it cannot change
+                // before this transaction ends.
+                let row = tx
+                    .query_opt(&session.stmts.read_lease_for_share, &[&job])
+                    .map_err(pg("fenced"))?;
+                match why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now)) {
+                    Some(reason) => Some(reason),
+                    None => return Err(unexplained("fenced", job, Some(1))),
+                }
+            }
+        }
+    };
+    if let Some(reason) = refused {
+        tx.rollback().map_err(pg("fenced"))?;
+        return Ok(Outcome::Rejected(reason));
+    }
+    tx.commit().map_err(pg("fenced"))?;
+    Ok(Outcome::Granted(value))
 }
 
 #[cfg(test)]

@@ -12,6 +12,27 @@ use crate::rules::columns::{self, ColumnSpec, Dialect, FoundColumn};
 /// NOT EXISTS` alone races on the catalogs). "leasefence" in ASCII, truncated to 63 bits.
 const SCHEMA_LOCK: i64 = 0x6C65_6173_6566_656E;
 
+/// The body of the `leasefence_track` trigger function, `%1$I` standing for the schema (filled in
+/// by the server's `format`): it keeps `leasefence_order` (insertion order, and the copies of
+/// `until` and claimability that claim_next's index reads) in line with `jobs`. One text for the
+/// check at open (`sql/inspect.sql` compares the installed body with it) and the creation
+/// (`sql/schema.sql` reads it from the transaction-local setting `leasefence.track_body`), both
+/// as a bound parameter. Changing a single character of it makes every store re-create the
+/// trigger at its next open.
+pub(super) const TRACK_BODY: &str = concat!(
+    "\nBEGIN\n",
+    "    IF TG_OP = 'INSERT' THEN\n",
+    "        INSERT INTO %1$I.leasefence_order(id, until, open)\n",
+    "        VALUES (NEW.id, NEW.until, NEW.done = 0 AND NEW.fence < 9223372036854775807);\n",
+    "    ELSE\n",
+    "        UPDATE %1$I.leasefence_order\n",
+    "        SET until = NEW.until, open = (NEW.done = 0 AND NEW.fence < 9223372036854775807)\n",
+    "        WHERE id = NEW.id;\n",
+    "    END IF;\n",
+    "    RETURN NULL;\n",
+    "END ",
+);
+
 /// How PostgreSQL's catalog spells the spec: exact lower-case names and `format_type` types, a
 /// default as `pg_get_expr` prints it, a primary key that is always `NOT NULL`.
 struct Postgres;
@@ -39,7 +60,10 @@ impl Dialect for Postgres {
 }
 
 /// Checks, by reading only, that `jobs` (if present) has exactly the contract's shape and that
-/// no other object holds leasefence's names. Returns whether everything is in place. `label` is
+/// no other object holds leasefence's names. Returns whether everything is in place: the tables,
+/// the indexes (valid), and the trigger enabled and calling the library's own function body. When
+/// not, [`create_schema`] makes what is missing and repairs the trigger (`sql/schema.sql` says why
+/// it repairs rather than refuses). `label` is
 /// the redacted URL, for messages.
 pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
     let foreign = |problem: String| Error::NotLeasefenceDatabase {
@@ -47,18 +71,21 @@ pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
         problem,
     };
     let row = client
-        .query_one(include_str!("sql/inspect.sql"), &[])
+        .query_one(include_str!("sql/inspect.sql"), &[&TRACK_BODY])
         .map_err(pg("connect"))?;
     let schema: Option<String> = row.get(0);
     let jobs: Option<String> = row.get(1);
     let order: Option<String> = row.get(2);
     let index: Option<String> = row.get(3);
+    // The trigger is there, enabled, and calls the library's function with the library's body.
     let trigger: bool = row.get(4);
     let side_tables: [(&str, Option<String>); 3] = [
         ("leasefence_payloads", row.get(5)),
         ("leasefence_failures", row.get(6)),
         ("leasefence_dead", row.get(7)),
     ];
+    // leasefence_seq, leasefence_next and leasefence_failures_of_job, valid, on their tables.
+    let indexes: bool = row.get(8);
     if schema.is_none() {
         return Err(Error::Open {
             path: label.to_string(),
@@ -113,6 +140,7 @@ pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
         && order.is_some()
         && index.is_some()
         && trigger
+        && indexes
         && side_tables.iter().all(|(_, found)| found.is_some()))
 }
 
@@ -147,10 +175,15 @@ fn check_columns(
     })
 }
 
-/// Creates whatever is missing, in one transaction holding the schema lock.
+/// Creates whatever is missing and repairs the trigger, in one transaction holding the schema
+/// lock.
 pub(super) fn create_schema(client: &mut Client) -> std::result::Result<(), postgres::Error> {
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
+    tx.execute(
+        "SELECT set_config('leasefence.track_body', $1, true)",
+        &[&TRACK_BODY],
+    )?;
     tx.batch_execute(include_str!("sql/schema.sql"))?;
     tx.commit()
 }

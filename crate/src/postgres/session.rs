@@ -5,6 +5,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use postgres::error::SqlState;
 use postgres::types::Type;
 use postgres::{Client, Config, NoTls, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -14,8 +15,23 @@ use super::schema::{check_schema, create_schema};
 use super::tls;
 use crate::error::{Error, Result};
 
+/// The session settings the store relies on, applied at connect and again after the caller's
+/// statements of every fenced write (`postgres/fenced.rs`): the busy timeout as `lock_timeout`
+/// (`$1`), and durability: a commit returns only once its WAL is flushed. `on` is the server
+/// default; a server configured with `off` is overridden for this session (`local` and the
+/// synchronous-replication levels are at least as strong and are kept).
+pub(super) const SESSION_SETTINGS: &str = "SELECT set_config('lock_timeout', $1, false), \
+     CASE WHEN current_setting('synchronous_commit') = 'off' \
+     THEN set_config('synchronous_commit', 'on', false) END";
+
 /// The statements of the contract, prepared once per connection with fixed parameter types.
 pub(super) struct Statements {
+    /// The readings of a fenced write (`postgres/fenced.rs`); the second also applies
+    /// [`SESSION_SETTINGS`] again (`$1`).
+    pub(super) fingerprint: Statement,
+    pub(super) fingerprint_after: Statement,
+    /// A fenced write's lease check: the row, locked until the commit.
+    pub(super) read_lease_for_share: Statement,
     pub(super) enqueue: Statement,
     pub(super) state: Statement,
     pub(super) jobs: Statement,
@@ -40,6 +56,12 @@ impl Statements {
         use Type as T;
         let mut p = |sql: &str, types: &[Type]| client.prepare_typed(sql, types);
         Ok(Statements {
+            fingerprint: p(super::fenced::FINGERPRINT, &[])?,
+            fingerprint_after: p(&super::fenced::fingerprint_after(), &[T::TEXT])?,
+            read_lease_for_share: p(
+                "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE",
+                &[T::TEXT],
+            )?,
             enqueue: p(
                 include_str!("sql/enqueue.sql"),
                 &[T::TEXT, T::FLOAT8, T::TEXT],
@@ -111,6 +133,15 @@ impl Statements {
 pub(super) struct Session {
     pub(super) client: Client,
     pub(super) stmts: Statements,
+    /// The `lock_timeout` value of [`SESSION_SETTINGS`], as sent at connect.
+    pub(super) lock_timeout: String,
+    /// How many statements the store prepared on this connection ([`Statements`]), counted by
+    /// the server at connect: a fenced write checks that none of them was dropped.
+    pub(super) own_statements: i64,
+    /// Set when something this session cannot undo happened to it (a fenced statement
+    /// deallocated the prepared statements, say): the session is dropped after the call, and
+    /// the next call connects again.
+    pub(super) tainted: bool,
 }
 
 /// Where and how to connect, and the live session if there is one: everything of a
@@ -169,17 +200,27 @@ impl Link {
         };
         let result = work(session);
         let closed = session.client.is_closed();
+        let tainted = session.tainted;
         match result {
             Err(Error::Postgres {
                 operation, source, ..
             }) => {
                 let lost = closed || connection_lost(&source);
-                if lost {
+                // A statement of the store's that the server no longer has (a fenced write's
+                // statements deallocated it): this session cannot serve again; the next call
+                // connects anew. The error itself is what it is.
+                let unprepared = source.code() == Some(&SqlState::INVALID_SQL_STATEMENT_NAME);
+                if lost || tainted || unprepared {
                     *guard = None;
                 }
                 Err(postgres_error(operation, source, lost))
             }
-            other => other,
+            other => {
+                if tainted {
+                    *guard = None;
+                }
+                other
+            }
         }
     }
 
@@ -206,20 +247,9 @@ impl Link {
                 None => failed(source),
             })?;
         let millis = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
+        let lock_timeout = format!("{millis}ms");
         client
-            .query_one(
-                "SELECT set_config('lock_timeout', $1, false)",
-                &[&format!("{millis}ms")],
-            )
-            .map_err(failed)?;
-        // Durability: a commit returns only once its WAL is flushed. `on` is the server default;
-        // a server configured with `off` is overridden for this session (`local` and the
-        // synchronous-replication levels are at least as strong and are kept).
-        client
-            .batch_execute(
-                "SELECT set_config('synchronous_commit', 'on', false) \
-                 WHERE current_setting('synchronous_commit') = 'off'",
-            )
+            .query_one(SESSION_SETTINGS, &[&lock_timeout])
             .map_err(failed)?;
         if !check_schema(&mut client, &self.label).map_err(|err| match err {
             Error::Postgres { source, .. } => failed(source),
@@ -228,6 +258,22 @@ impl Link {
             create_schema(&mut client).map_err(failed)?;
         }
         let stmts = Statements::prepare(&mut client).map_err(failed)?;
-        Ok(Session { client, stmts })
+        // A simple query, so that it is not itself one of the statements counted.
+        let own_statements = client
+            .simple_query("SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql")
+            .map_err(failed)?
+            .iter()
+            .find_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse::<i64>().ok(),
+                _ => None,
+            })
+            .unwrap_or(0);
+        Ok(Session {
+            client,
+            stmts,
+            lock_timeout,
+            own_statements,
+            tainted: false,
+        })
     }
 }

@@ -475,7 +475,7 @@ impl Leases for PgStore {
     fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
         check_text("job", job)?;
         self.link.with_session("inspect", |session| {
-            let Session { client, stmts } = session;
+            let Session { client, stmts, .. } = session;
             // One snapshot for the row, the mark, the payload and the failures.
             let mut tx = client
                 .build_transaction()

@@ -167,28 +167,46 @@ pub(crate) fn refused_table(table: &str) -> Error {
     )
 }
 
-/// Statements that would end the fenced transaction early or change the connection beyond it,
-/// by their first keyword: transaction control, and session settings. PostgreSQL's check (SQLite's
-/// authorizer refuses them by their action codes).
+/// Statements refused by their first keyword, and why (PostgreSQL's check; SQLite's authorizer
+/// refuses the kinds it cannot allow by their action codes). Transaction control would end the
+/// fenced transaction early; session commands would outlive it; `COPY` speaks a sub-protocol the
+/// store's client does not, and `LOCK`, `ANALYZE` and `VACUUM` act on tables as a whole (the
+/// library's among them). The same effects reached from a function or a `DO` block are caught by
+/// PostgreSQL's fenced path itself (see `postgres/fenced.rs`).
 #[cfg_attr(
     not(all(feature = "postgres", not(target_arch = "wasm32"))),
     allow(dead_code)
 )]
-const FORBIDDEN_FIRST_WORDS: [&str; 13] = [
-    "BEGIN",
-    "START",
-    "COMMIT",
-    "END",
-    "ROLLBACK",
-    "ABORT",
-    "SAVEPOINT",
-    "RELEASE",
-    "PREPARE",
-    "SET",
-    "RESET",
-    "DISCARD",
-    "VACUUM",
+const FORBIDDEN_FIRST_WORDS: [(&str, &str); 19] = [
+    ("BEGIN", TRANSACTION),
+    ("START", TRANSACTION),
+    ("COMMIT", TRANSACTION),
+    ("END", TRANSACTION),
+    ("ROLLBACK", TRANSACTION),
+    ("ABORT", TRANSACTION),
+    ("SAVEPOINT", TRANSACTION),
+    ("RELEASE", TRANSACTION),
+    ("PREPARE", SESSION),
+    ("DEALLOCATE", SESSION),
+    ("SET", SESSION),
+    ("RESET", SESSION),
+    ("DISCARD", SESSION),
+    ("LISTEN", SESSION),
+    ("LOAD", SESSION),
+    (
+        "COPY",
+        "COPY streams rows outside the statement protocol the store speaks",
+    ),
+    ("LOCK", TABLES),
+    ("ANALYZE", TABLES),
+    ("VACUUM", TABLES),
 ];
+
+const TRANSACTION: &str = "the library opens, commits and rolls back the transaction itself";
+const SESSION: &str = "the connection is the library's, and what this changes would outlive the \
+                       transaction";
+const TABLES: &str = "it acts on whole tables, and the library's tables and their statistics are \
+                      not the statements' to lock or change";
 
 /// The first keyword of `sql`, after white space and comments (`-- ...`, `/* ... */`, nested as
 /// PostgreSQL nests them), upper-cased; empty when the text starts with something else.
@@ -242,13 +260,10 @@ pub(crate) fn first_word(sql: &str) -> String {
 )]
 pub(crate) fn check_statement_kind(sql: &str) -> Result<()> {
     let word = first_word(sql);
-    if FORBIDDEN_FIRST_WORDS.contains(&word.as_str()) {
+    if let Some((_, why)) = FORBIDDEN_FIRST_WORDS.iter().find(|(w, _)| *w == word) {
         return Err(Error::invalid(
             "statements",
-            format!(
-                "a {word} statement is not allowed in a fenced write: the library opens, commits \
-                 and rolls back the transaction itself, and settings would outlive it"
-            ),
+            format!("a {word} statement is not allowed in a fenced write: {why}"),
         ));
     }
     Ok(())
@@ -284,6 +299,16 @@ mod tests {
         assert!(check_statement_kind("SET LOCAL x = 1").is_err());
         assert!(check_statement_kind("UPDATE t SET x = 1").is_ok());
         assert!(check_statement_kind("settle_table").is_ok());
+        for refused in [
+            "copy jobs TO STDOUT",
+            "LOCK jobs",
+            "analyze",
+            "DEALLOCATE ALL",
+            "LISTEN x",
+        ] {
+            assert!(check_statement_kind(refused).is_err(), "{refused}");
+        }
+        assert!(check_statement_kind("copyist").is_ok());
     }
 
     #[test]
