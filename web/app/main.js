@@ -4,7 +4,7 @@
 import { LeaseStore } from '../store/lease-store.js';
 import * as TL from './model/timeline.js';
 import { docToHash, hashToDoc } from './model/encoding.js';
-import { fenceFor, fenceMemory, knownJobs, leases } from './model/derive.js';
+import { fenceFor, fenceMemory, jobOnShow, knownJobs, leases } from './model/derive.js';
 import { fmt, statusLine } from './model/describe.js';
 import { LANGUAGES, isLanguage, pickLanguage, t } from './model/i18n.js';
 import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
@@ -176,7 +176,19 @@ async function moveTo(doc) {
   state.doc = doc;
   const sc = scenario();
   if (sc) state.story = { id: sc.id, step: stepAt(sc, doc) };
+  followJob();
   await sync();
+}
+
+/**
+ * The job box (and so the worker cards and buttons) follows the job on show: always while a
+ * story is told, and in free play when the box names a job this timeline does not have.
+ */
+function followJob() {
+  const { entries, k } = state.doc;
+  const job = jobOnShow(entries, k);
+  if (job === null || ui.job.value === job) return;
+  if (state.story || !knownJobs(entries, entries.length).includes(ui.job.value)) ui.job.value = job;
 }
 
 async function replaceTimeline(doc, story = null) {
@@ -190,6 +202,7 @@ async function replaceTimeline(doc, story = null) {
   state.rows = [];
   state.prevLeaseRows = [];
   state.leaseRows = [];
+  followJob();
   await sync();
 }
 
@@ -203,6 +216,7 @@ function next() {
       const step = Math.min(state.story.step + 1, sc.steps.length - 1);
       state.story = { id: sc.id, step };
       state.doc = { ...state.doc, ...stepPlayhead(sc, step) };
+      followJob();
       await sync();
     } else {
       await moveTo(TL.stepForward(state.doc));
@@ -217,6 +231,7 @@ function back() {
       const step = Math.max(state.story.step - 1, 0);
       state.story = { id: sc.id, step };
       state.doc = { ...state.doc, ...stepPlayhead(sc, step) };
+      followJob();
       await sync();
     } else {
       await moveTo(TL.stepBack(state.doc));
@@ -609,6 +624,7 @@ async function openStore() {
     state.story = { id: sc.id, step: 0 };
     state.storeAt = -1;
   }
+  followJob();
   document.documentElement.dataset.restored = saved ? (state.storeAt >= 0 ? 'from-store' : 'replayed') : 'new';
   await sync();
   state.ready = true;
