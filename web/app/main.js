@@ -456,8 +456,10 @@ function render() {
 
 function draw() {
   const { doc, outcomes, lang } = state;
+  const focused = document.activeElement;
+  const focusedCard = focused?.closest?.('#timeline .tl-card')?.dataset.index;
   const sc = scenario();
-  renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration, source: ui.storySource },
+  renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration, source: ui.storySource, links: ui.storyLinks },
     sc, state.story?.step ?? 0, lang);
 
   ui.clock.textContent = `t = ${fmt(doc.now)}`;
@@ -472,6 +474,9 @@ function draw() {
     entries: doc.entries, outcomes, k: doc.k, now: doc.now,
     leases: leases(doc.entries, outcomes, doc.now), lang, compact: compact.matches,
   });
+  if (focusedCard !== undefined) {
+    ui.timeline.querySelector(`.tl-card[data-index="${CSS.escape(focusedCard)}"]`)?.focus({ preventScroll: true });
+  }
   renderJobs(ui.jobsBody, ui.jobsEmpty, state.rows, state.prevRows, doc.now, lang);
   renderJobs(ui.leaseOnlyBody, ui.leaseOnlyEmpty, state.leaseRows, state.prevLeaseRows, doc.now, lang,
     { columns: LEASE_ONLY_COLUMNS, against: state.rows });
@@ -499,6 +504,7 @@ function draw() {
   ui.play.disabled = !ready || (!ahead && !playing());
   replace(ui.play, t(lang, playing() ? 'timeline.pause' : 'timeline.play'));
   ui.play.setAttribute('aria-pressed', String(playing()));
+  keepFocus(focused);
   ui.storyNext.classList.toggle('pulse', ready && !!sc && state.story.step === 0);
   // The lab's own time slider: events after it are drawn dimmed, as not yet happened.
   const labAt = state.lab ? Math.min(state.labAt ?? state.lab.end, state.lab.end) : 0;
@@ -511,6 +517,19 @@ function draw() {
   }
   renderLab(ui.labBody, state.lab, lang, labAt);
   ui.labPause.setAttribute('aria-pressed', String(state.labStall));
+}
+
+/**
+ * A control that was just disabled (Next at the story's end, Step at the timeline's) would drop
+ * the focus to <body>, where Space scrolls the page: it moves to the next thing to do instead.
+ */
+function keepFocus(was) {
+  if (!was?.disabled || !ui.controls.includes(was)) return;
+  const instead = {
+    'story-next': ui.scenario, 'story-back': ui.storyNext,
+  }[was.id] ?? ui.scrub;
+  const target = [instead, ui.scrub, ui.scenario].find((c) => !c.disabled);
+  target?.focus({ preventScroll: true });
 }
 
 /**
@@ -683,7 +702,7 @@ function wire() {
   const $ = byId;
   Object.assign(ui, {
     banners: $('banners'), storyPanel: $('story'), storyTitle: $('story-title'), storyProgress: $('story-progress'),
-    narration: $('narration'), storySource: $('story-source'), storyBack: $('story-back'), storyNext: $('story-next'), scenario: $('scenario'),
+    narration: $('narration'), storySource: $('story-source'), storyLinks: $('story-links'), storyBack: $('story-back'), storyNext: $('story-next'), scenario: $('scenario'),
     scenarioStart: $('scenario-start'), lang: $('lang'), clock: $('clock'), toStart: $('to-start'), back: $('back'),
     play: $('play'), next: $('next'), toEnd: $('to-end'), scrub: $('scrub'), scrubMarks: $('scrub-marks'),
     scrubMax: $('scrub-max'), timeline: $('timeline'), status: $('status'), storage: $('storage'), count: $('count'), job: $('job'),
@@ -734,13 +753,28 @@ function wire() {
     state.labStall = !state.labStall;
     render();
   });
-  ui.timeline.addEventListener('click', (event) => {
-    // Clicking a card puts the playhead just after that operation.
+  // Clicking a card, or Enter or Space on it, puts the playhead just after that operation.
+  const toCard = (event) => {
     const card = event.target.closest?.('.tl-card');
-    if (!card || !state.ready) return;
+    if (!card || !state.ready) return false;
     const index = Number(card.dataset.index);
-    if (!Number.isInteger(index)) return;
+    if (!Number.isInteger(index)) return false;
     seek((doc) => (index < doc.entries.length ? { ...doc, k: index + 1, now: doc.entries[index].t } : doc));
+    return true;
+  };
+  ui.timeline.addEventListener('click', toCard);
+  ui.timeline.addEventListener('keydown', (event) => {
+    if ((event.key === 'Enter' || event.key === ' ') && toCard(event)) event.preventDefault();
+  });
+  // The story's links to the tables and the check: scrolled into view and focused, and the
+  // address keeps no #fragment (the page's hash is for shared timelines).
+  ui.storyLinks.addEventListener('click', (event) => {
+    const link = event.target.closest?.('a[href^="#"]');
+    if (!link) return;
+    event.preventDefault();
+    const section = document.getElementById(link.getAttribute('href').slice(1));
+    section?.scrollIntoView({ block: 'start' });
+    section?.focus({ preventScroll: true });
   });
   document.addEventListener('keydown', onKey);
   window.addEventListener('hashchange', () => {

@@ -643,6 +643,15 @@ export function stepAt(scenario, { k, now }) {
   return found;
 }
 
+/**
+ * Whether a step points the reader at the two tables and the check (far below the story): the
+ * last step, and every step that compares the two stores (`leaseOnly`).
+ */
+export function pointsAtTables(scenario, s) {
+  const step = scenario.steps[s];
+  return !!step && (s === scenario.steps.length - 1 || step.leaseOnly !== undefined);
+}
+
 /** The narration of a step in a language (English when missing). */
 export function narration(scenario, s, lang) {
   const say = scenario.steps[s]?.say ?? {};

@@ -144,7 +144,7 @@ function card(item, vm, axis, size) {
   return h('li', {
     class: classes.join(' '),
     style: { left: `${axis.x(entry.t) + 4}px`, top: `${item.top}px`, width: `${size.card - 8}px`, height: `${item.height}px` },
-    attrs: { title: statusLine(entry, outcome, vm.lang) + (future ? t(vm.lang, 'timeline.future') : ''), 'data-index': index },
+    attrs: { title: statusLine(entry, outcome, vm.lang) + (future ? t(vm.lang, 'timeline.future') : ''), 'data-index': index, tabindex: 0 },
   },
   h('div', { class: 'c-head' },
     h('code', { class: 'c-op', text: entry.op }), ' ',
