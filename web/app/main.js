@@ -250,10 +250,12 @@ function act(worker, op) {
     const lang = state.lang;
     const jobProblem = TL.stringProblem(job);
     if (jobProblem) return inputError(t(lang, `input.${jobProblem}`, t(lang, 'input.field.job'), TL.LIMITS.string), ui.job);
+    const typed = TL.typedJobProblem(job);
+    if (typed) return inputError(t(lang, `input.${typed.problem}`, t(lang, 'input.field.job'), typed.char), ui.job);
     let ttl = null;
     if (op === 'claim' || op === 'renew') {
       ttl = Number(ui.ttl.value);
-      if (ui.ttl.value.trim() === '' || TL.checkTtl(ttl)) return inputError(t(lang, 'input.ttl', TL.LIMITS.time), ui.ttl);
+      if (ui.ttl.value.trim() === '' || TL.typedTtlProblem(ttl)) return inputError(t(lang, 'input.ttl', TL.LIMITS.time), ui.ttl);
     }
     let result = null;
     if (op === 'complete') {
@@ -268,7 +270,7 @@ function act(worker, op) {
       // An empty retry box fails the job for good (dead); else it waits that many seconds.
       if (ui.retry.value.trim() !== '') {
         const after = Number(ui.retry.value);
-        if (!Number.isFinite(after) || after < 0) return inputError(t(lang, 'input.retry'), ui.retry);
+        if (!Number.isInteger(after) || after < 0) return inputError(t(lang, 'input.retry'), ui.retry);
         retryAt = state.doc.now + after;
       }
       const typed = ui.failError.value;

@@ -116,6 +116,28 @@ function time(value, where) {
   return value;
 }
 
+// Characters that draw as nothing (format, control and line/paragraph separators): in a typed
+// job id they make two ids that look the same, or one that looks like no id at all.
+const INVISIBLE = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}]/u;
+
+/**
+ * What is wrong with a job id typed into the page, beyond stringProblem: 'blank' (only spaces),
+ * 'edges' (a space at either end) or 'invisible' (with `char`, its code point as U+XXXX); or
+ * null. Imported timelines keep their ids exactly; this is for what a person types.
+ */
+export function typedJobProblem(value) {
+  if (value.trim() === '') return { problem: 'blank' };
+  const hidden = value.match(INVISIBLE);
+  if (hidden) return { problem: 'invisible', char: `U+${hidden[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}` };
+  if (value.trim() !== value) return { problem: 'edges' };
+  return null;
+}
+
+/** What the page's ttl box accepts, as its min, max and step say: whole seconds from 1. */
+export function typedTtlProblem(value) {
+  return Number.isInteger(value) && value >= 1 && value <= LIMITS.time ? null : 'ttl';
+}
+
 export function checkTtl(value) {
   if (typeof value !== 'number' || !Number.isFinite(value)) return 'ttl must be a finite number';
   if (value <= 0 || value > LIMITS.time) return `ttl must be above 0 and at most ${LIMITS.time}`;
