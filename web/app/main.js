@@ -6,8 +6,8 @@ import * as TL from './model/timeline.js';
 import { docToHash, hashToDoc } from './model/encoding.js';
 import { fenceFor, fenceMemory, jobOnShow, knownJobs, leases } from './model/derive.js';
 import { fmt, statusLine } from './model/describe.js';
-import { LANGUAGES, isLanguage, pickLanguage, t } from './model/i18n.js';
-import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
+import { LANGUAGES, MESSAGES, isLanguage, languageTag, pickLanguage, t } from './model/i18n.js';
+import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead, storyOn } from './model/scenarios.js';
 import { parseSaved, serializeSaved } from './model/saved.js';
 import { storageLine } from './model/storage.js';
 import initHost, { storagePersist } from '../pkg/leasefence.js';
@@ -39,6 +39,7 @@ const state = {
   prevLeaseRows: [],
   story: null, // {id, step} while a scenario is being told
   lang: 'en',
+  langChosen: false, // chosen by ?lang=, the picker or a remembered choice (a share link carries it)
   playing: null,
   ready: false,
   lab: null, // the last run of the worker lab (worker-lab.js); links, files and saves carry its settings
@@ -110,6 +111,11 @@ async function save(clean) {
  */
 function withLab(doc) {
   return state.lab ? { ...doc, lab: { mode: state.lab.mode, ...state.lab.settings } } : doc;
+}
+
+/** The timeline with the story's position, so a link opens at the step its sender was at. */
+function withStory(doc) {
+  return state.story ? { ...doc, story: { id: state.story.id, step: state.story.step } } : doc;
 }
 
 /** Puts the lab run's calls on the jobs table into the timeline (it replaces the timeline, with undo). */
@@ -325,10 +331,14 @@ function startScenario(id) {
   schedule('load', () => replaceTimeline(scenarioDoc(sc), { id: sc.id, step: 0 }));
 }
 
-function loadShared(doc, from) {
+function loadShared(carried, from) {
   schedule('load', async () => {
     const previous = { doc: state.doc, story: state.story };
-    await replaceTimeline(doc, null);
+    // A link made during a story opens at the same step of it, on the scenario's own timeline.
+    const { story: position, ...doc } = carried;
+    const story = storyOn(doc, position);
+    if (story) Object.assign(doc, stepPlayhead(findScenario(story.id), story.step));
+    await replaceTimeline(doc, story);
     runCarriedLab(doc);
     showBanner(ui.banners, {
       kind: 'notice', key: 'loaded',
@@ -352,8 +362,10 @@ function reset() {
 
 function share() {
   const url = new URL(location.href);
-  url.searchParams.delete('lang'); // whoever opens the link reads it in their own language
-  url.hash = docToHash(withLab(state.doc));
+  // Whoever opens the link reads it in their own language, unless the sender chose one.
+  if (state.langChosen) url.searchParams.set('lang', state.lang);
+  else url.searchParams.delete('lang');
+  url.hash = docToHash(withStory(withLab(state.doc)));
   ui.shareUrl.value = url.href;
   ui.shareBox.hidden = false;
   ui.shareUrl.focus();
@@ -661,14 +673,16 @@ async function openStore() {
 function setLanguage(code, { remember = true } = {}) {
   state.lang = isLanguage(code) ? code : 'en';
   ui.lang.value = state.lang;
+  translateDefaults(state.lang);
   if (remember) {
+    state.langChosen = true;
     try {
       localStorage.setItem(LANG_KEY, state.lang);
     } catch {
       // private mode: the choice lasts for this page only
     }
   }
-  document.documentElement.lang = state.lang;
+  document.documentElement.lang = languageTag(state.lang);
   translatePage(document, state.lang, t);
   document.title = t(state.lang, 'page.title');
   ui.banners.dataset.dismiss = t(state.lang, 'banner.dismiss');
@@ -676,6 +690,29 @@ function setLanguage(code, { remember = true } = {}) {
   replace(ui.scenario, SCENARIOS.map((sc) => h('option', { attrs: { value: sc.id }, text: scenarioTitle(sc, state.lang) })));
   if (state.story) ui.scenario.value = state.story.id;
   render();
+}
+
+/**
+ * The boxes' default values (results, the error text) in the new language, unless the person
+ * typed their own: a box still holding a default, in any language, gets the new one.
+ */
+function translateDefaults(to) {
+  const defaults = (key, ...args) => Object.keys(MESSAGES).map((lang) => t(lang, key, ...args));
+  const boxes = [
+    ...TL.WORKERS.map((w) => [ui.results[w], 'default.result', w]),
+    [ui.failError, 'default.error'],
+  ];
+  for (const [box, key, ...args] of boxes) {
+    if (defaults(key, ...args).includes(box.value)) box.value = t(to, key, ...args);
+  }
+}
+
+/** The address says the language the page speaks (?lang=), so a reload or a copied address keeps it. */
+function languageIntoAddress() {
+  const url = new URL(location.href);
+  if (url.searchParams.get('lang') === state.lang) return;
+  url.searchParams.set('lang', state.lang);
+  history.replaceState(history.state, '', url.href);
 }
 
 const TYPING = new Set(['INPUT', 'TEXTAREA', 'SELECT']);
@@ -740,7 +777,10 @@ function wire() {
   }
   ui.job.addEventListener('input', render);
   ui.scenarioStart.addEventListener('click', () => startScenario(ui.scenario.value));
-  ui.lang.addEventListener('change', () => setLanguage(ui.lang.value));
+  ui.lang.addEventListener('change', () => {
+    setLanguage(ui.lang.value);
+    languageIntoAddress();
+  });
   ui.share.addEventListener('click', share);
   ui.exportButton.addEventListener('click', exportJson);
   ui.importInput.addEventListener('change', () => importFile(ui.importInput.files?.[0]));
@@ -808,7 +848,7 @@ try {
 }
 const queryLang = new URLSearchParams(location.search).get('lang');
 wire();
-replace(ui.lang, LANGUAGES.map((l) => h('option', { attrs: { value: l.code, lang: l.code }, text: l.name })));
+replace(ui.lang, LANGUAGES.map((l) => h('option', { attrs: { value: l.code, lang: languageTag(l.code) }, text: l.name })));
 setLanguage(pickLanguage({ query: queryLang, saved: savedLang, browser: navigator.languages ?? [navigator.language] }),
   { remember: isLanguage(queryLang) || isLanguage(savedLang) });
 schedule('load', openStore);

@@ -14,6 +14,11 @@ export const LANGUAGES = Object.freeze([
   { code: 'zh', name: '中文' },
 ]);
 
+/** The BCP 47 tag of a language for lang attributes: the page's Chinese is simplified, zh-Hans. */
+export function languageTag(code) {
+  return code === 'zh' ? 'zh-Hans' : code;
+}
+
 export function isLanguage(code) {
   return LANGUAGES.some((l) => l.code === code);
 }
@@ -143,6 +148,9 @@ const en = {
   'workers.release': 'Release',
   'workers.fail': 'Fail',
   'workers.result': 'result',
+  'default.result': (w) => `${w}'s result`,
+  'default.error': 'handler crashed',
+  'lab.report': (w) => `${w}'s report`,
   'mem.none': 'no fence yet',
   'mem.typeJob': 'type a job id above',
   'mem.noFence': (job) => ['no fence for ', { job }, ' yet (would send 0)'],
@@ -360,6 +368,9 @@ const ja = {
   'workers.release': '解放',
   'workers.fail': '失敗',
   'workers.result': '結果',
+  'default.result': (w) => `${w} の結果`,
+  'default.error': 'ハンドラーがクラッシュ',
+  'lab.report': (w) => `${w} のレポート`,
   'mem.none': 'まだフェンスなし',
   'mem.typeJob': '上にジョブ `id` を入力してください',
   'mem.noFence': (job) => [{ job }, ' のフェンスはまだない（0 を送る）'],
@@ -577,6 +588,9 @@ const zh = {
   'workers.release': '释放',
   'workers.fail': '失败',
   'workers.result': '结果',
+  'default.result': (w) => `${w} 的结果`,
+  'default.error': '处理程序崩溃',
+  'lab.report': (w) => `${w} 的报告`,
   'mem.none': '还没有令牌',
   'mem.typeJob': '请在上面输入任务 `id`',
   'mem.noFence': (job) => ['还没有 ', { job }, ' 的令牌（会发送 0）'],
@@ -686,6 +700,11 @@ const zh = {
 
 for (const messages of [en, ja, zh]) {
   for (const w of ['A', 'B', 'C']) messages[`workers.${w}`] = messages['workers.worker'](w);
+  // Operation names in status lines, cards and the check: the words of the buttons that make them
+  // (English keeps the API's lower-case names, which are the buttons' words too).
+  const button = (key) => (messages === en ? messages[key].toLowerCase() : messages[key]);
+  for (const op of ['claim', 'renew', 'complete', 'release', 'fail']) messages[`op.${op}`] = button(`workers.${op}`);
+  for (const op of ['enqueue', 'revive']) messages[`op.${op}`] = button(`store.${op}`);
 }
 
 export const MESSAGES = Object.freeze({ en, ja, zh });

@@ -644,6 +644,18 @@ export function stepAt(scenario, { k, now }) {
 }
 
 /**
+ * The story position `{id, step}` that `position` names on `doc`, or null: only on that scenario's
+ * own timeline (a saved page, a shared link), with a step it has.
+ */
+export function storyOn(doc, position) {
+  if (!position || typeof position !== 'object' || typeof position.id !== 'string' || !Number.isInteger(position.step)) return null;
+  const scenario = findScenario(position.id);
+  if (!scenario || position.step < 0 || position.step >= scenario.steps.length) return null;
+  if (JSON.stringify(scenarioDoc(scenario).entries) !== JSON.stringify(doc.entries)) return null;
+  return { id: scenario.id, step: position.step };
+}
+
+/**
  * Whether a step points the reader at the two tables and the check (far below the story): the
  * last step, and every step that compares the two stores (`leaseOnly`).
  */

@@ -194,7 +194,7 @@ function entry(value, where) {
 export function validateDoc(value) {
   try {
     if (!isPlainObject(value)) fail('the timeline', 'must be a JSON object');
-    onlyKeys(value, ['format', 'v', 'entries', 'k', 'now', 'lab'], 'the timeline');
+    onlyKeys(value, ['format', 'v', 'entries', 'k', 'now', 'lab', 'story'], 'the timeline');
     if (value.format !== undefined && value.format !== FORMAT) fail('format', `must be "${FORMAT}"`);
     if (value.v !== VERSION) fail('v (the format version)', `must be ${VERSION}`);
     if (!Array.isArray(value.entries)) fail('entries', 'must be an array');
@@ -217,6 +217,7 @@ export function validateDoc(value) {
     }
     const doc = { entries, k, now };
     if (value.lab !== undefined) doc.lab = labRun(value.lab);
+    if (value.story !== undefined) doc.story = storyPosition(value.story);
     return { ok: true, doc };
   } catch (error) {
     if (error instanceof Invalid) return { ok: false, error: `Invalid timeline: ${error.message}.` };
@@ -243,7 +244,24 @@ export function parseDocText(text) {
 export function docToJson(doc) {
   const json = { format: FORMAT, v: VERSION, entries: doc.entries, k: doc.k, now: doc.now };
   if (doc.lab) json.lab = { mode: doc.lab.mode, stall: doc.lab.stall, wake: doc.lab.wake };
+  if (doc.story) json.story = { id: doc.story.id, step: doc.story.step };
   return json;
+}
+
+/**
+ * The story step a shared timeline was at: `{id, step}`, checked for its shape here; whether that
+ * scenario and step exist, on this timeline, is the scenarios' to say (scenarios.js storyOn).
+ */
+function storyPosition(value) {
+  if (!isPlainObject(value)) fail('story', 'must be an object {id, step}');
+  onlyKeys(value, ['id', 'step'], 'story');
+  if (typeof value.id !== 'string' || value.id.length === 0 || value.id.length > 100 || !wellFormed(value.id)) {
+    fail('story.id', 'must be a scenario id (text, at most 100 characters)');
+  }
+  if (!Number.isInteger(value.step) || value.step < 0 || value.step > LIMITS.entries) {
+    fail('story.step', `must be a whole number from 0 to ${LIMITS.entries}`);
+  }
+  return { id: value.id, step: value.step };
 }
 
 /** The worker lab run a timeline carries: `{mode, stall, wake}` (the run is replayed, never stored). */

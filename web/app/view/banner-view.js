@@ -1,6 +1,6 @@
 // Banners: errors (role=alert) and notices (role=status), each with optional buttons. The message
-// is always text; buttons get their handlers from the controller.
-import { h } from './dom.js';
+// is always text (its `code` marks drawn as <code>, view/dom.js rich()); buttons get their handlers from the controller.
+import { h, rich } from './dom.js';
 
 /** Shows a banner; returns it. kind: 'error' | 'notice'. actions: [{label, run}]. */
 export function showBanner(region, { kind, title, message, actions = [], key }) {
@@ -12,7 +12,7 @@ export function showBanner(region, { kind, title, message, actions = [], key }) 
   },
   h('div', { class: 'banner-body' },
     title ? h('strong', { class: 'banner-title', text: title }) : null,
-    h('span', { class: 'banner-message', text: message })),
+    h('span', { class: 'banner-message' }, rich(message))),
   h('div', { class: 'banner-actions' },
     actions.map((action) => {
       const button = h('button', { text: action.label, attrs: { type: 'button' } });

@@ -48,6 +48,12 @@ function lane(name, events, end, at, lang) {
     h('ol', { class: 'lab-events' }, events.map((e) => h('li', { class: later(e).trim() || undefined, attrs: { 'data-kind': e.kind } }, h('span', { class: 'lab-t', text: `t=${e.t}` }), ' ', rich(eventText(e, lang))))));
 }
 
+/** A report's body in words: the lab writes "A's report" (its data), drawn in the page's language. */
+function reportText(body, lang) {
+  const lane = ['A', 'B'].find((w) => body === t('en', 'lab.report', w));
+  return lane ? t(lang, 'lab.report', lane) : body;
+}
+
 /** run: the answer of runLab, or null before the first run; at: the time slider (events after it dimmed). */
 export function renderLab(container, run, lang, at = run?.end ?? 0) {
   if (!run) {
@@ -57,7 +63,7 @@ export function renderLab(container, run, lang, at = run?.end ?? 0) {
   const byLane = Object.fromEntries(LANES.map((l) => [l, run.events.filter((e) => e.lane === l)]));
   const lanes = LANES.filter((l) => byLane[l].length > 0 || l === 'A');
   const facts = [];
-  if (run.bucket) facts.push(t(lang, 'lab.bucketHolds', run.bucket.body, run.bucket.fence));
+  if (run.bucket) facts.push(t(lang, 'lab.bucketHolds', reportText(run.bucket.body, lang), run.bucket.fence));
   else if (run.mode !== 'poison') facts.push(t(lang, 'lab.bucketEmpty'));
   if (run.inspect) facts.push(t(lang, 'lab.job', run.inspect));
   for (const [w, s] of Object.entries(run.stats)) facts.push(t(lang, 'lab.stats', w, s));

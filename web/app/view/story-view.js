@@ -2,11 +2,11 @@
 // the narration, all in the chosen language.
 import { replace, rich } from './dom.js';
 import { narration, pointsAtTables, scenarioSource, scenarioTitle } from '../model/scenarios.js';
-import { t } from '../model/i18n.js';
+import { languageTag, t } from '../model/i18n.js';
 
 export function renderStory(nodes, scenario, step, lang) {
-  nodes.narration.setAttribute('lang', lang);
-  nodes.title.setAttribute('lang', lang);
+  nodes.narration.setAttribute('lang', languageTag(lang));
+  nodes.title.setAttribute('lang', languageTag(lang));
   if (!scenario) {
     replace(nodes.title, t(lang, 'story.free.title'));
     replace(nodes.progress, '');
