@@ -531,6 +531,12 @@ function draw() {
   }
   renderLab(ui.labBody, state.lab, lang, labAt);
   ui.labPause.setAttribute('aria-pressed', String(state.labStall));
+  // The toggle says its state with a box, ticked or not, besides its colour; the poison job has
+  // no pause (nor a wake time), so there both do nothing and are disabled.
+  replace(ui.labPause, h('span', { class: 'toggle-box', attrs: { 'aria-hidden': 'true' }, text: state.labStall ? '☑' : '☐' }), ' ', t(lang, 'lab.pause'));
+  const poison = ui.labMode.value === 'poison';
+  ui.labPause.disabled = !ready || poison;
+  ui.labWake.disabled = !ready || poison;
 }
 
 /**
@@ -786,6 +792,7 @@ function wire() {
   ui.importInput.addEventListener('change', () => importFile(ui.importInput.files?.[0]));
   ui.reset.addEventListener('click', reset);
   ui.labRun.addEventListener('click', runWorkers);
+  ui.labMode.addEventListener('change', render);
   ui.labOpen.addEventListener('click', openLabRun);
   ui.labTime.addEventListener('input', () => {
     state.labAt = Number(ui.labTime.value);

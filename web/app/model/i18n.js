@@ -38,6 +38,11 @@ export function pickLanguage({ query, saved, browser = [] }) {
   return 'en';
 }
 
+/** "1 attempt", "3 attempts": English nouns after a count. */
+function many(n, one, more = `${one}s`) {
+  return `${n} ${n === 1 ? one : more}`;
+}
+
 const en = {
   'page.title': 'leasefence playground: leases and fencing tokens',
   skip: 'Skip to the story',
@@ -245,8 +250,8 @@ const en = {
   'lab.ev.fenced': (e) => (e.ok ? `${e.who}’s row and completion (fence ${e.fence}) committed in one transaction` : `${e.who}’s row and completion (fence ${e.fence}, its clock at t=${e.clock}) refused: \`${e.reason?.code}\`, nothing written`),
   'lab.bucketHolds': (body, fence) => `The bucket holds “${body}” (fence ${fence}).`,
   'lab.bucketEmpty': 'The bucket is empty.',
-  'lab.job': (i) => `The job: ${i.dead ? 'dead' : i.state?.done ? 'done' : 'not done'}, ${i.attempts} attempts, ${i.failures.length} failures.`,
-  'lab.stats': (w, s) => `Worker ${w}: ${s.completed} completed, ${s.failed} failed, ${s.dead} dead, ${s.leasesLost} leases lost, ${s.staleWritesRefused} stale writes refused, ${s.renewals} renewals.`,
+  'lab.job': (i) => `The job: ${i.dead ? 'dead' : i.state?.done ? 'done' : 'not done'}, ${many(i.attempts, 'attempt')}, ${many(i.failures.length, 'failure')}.`,
+  'lab.stats': (w, s) => `Worker ${w}: ${s.completed} completed, ${s.failed} failed, ${s.dead} dead, ${many(s.leasesLost, 'lease', 'leases')} lost, ${many(s.staleWritesRefused, 'stale write', 'stale writes')} refused, ${many(s.renewals, 'renewal')}.`,
   'lab.moral.none': 'Without a guard, A’s late upload landed over B’s: the bucket holds a stale report while the job says B finished it.',
   'lab.moral.guard': 'The fence guard refused A’s late upload with the current fence: B’s report stays.',
   'lab.moral.fenced': 'B’s row committed in the same transaction as its completion. A woke with its clock stopped at t=7, so the runtime’s own check saw a live lease; the store checked the fence and refused A’s row with its completion: nothing of it was written.',
@@ -255,6 +260,17 @@ const en = {
   'lab.moral.guard.calm': 'Without the pause, A renewed on time and finished; B found nothing to claim.',
   'lab.moral.fenced.calm': 'Without the pause, A renewed on time and finished; B found nothing to claim.',
   'lab.running': 'Running the workers…',
+  'lab.legend': 'What the marks on the lanes mean',
+  'lab.legend.claim': 'claimed the job (with a new fence)',
+  'lab.legend.renew': 'heartbeat: the lease renewed',
+  'lab.legend.refused': 'refused by the store (a heartbeat, a completion or an upload)',
+  'lab.legend.lost': 'the lost-lease signal fired',
+  'lab.legend.complete': 'completed',
+  'lab.legend.retry': 'failed: the job is retried later (backoff)',
+  'lab.legend.dead': 'failed for good: the job is dead',
+  'lab.legend.upload': 'an upload to the bucket (a write)',
+  'lab.legend.stall': 'the pause: no timers fire for A',
+  'lab.axis': 'time, in seconds of the lab’s clock',
   'lab.time': 'Time',
 };
 
@@ -475,6 +491,17 @@ const ja = {
   'lab.moral.guard.calm': '停止がなければ、A は時間どおりに更新して終えました。B には取るものがありませんでした。',
   'lab.moral.fenced.calm': '停止がなければ、A は時間どおりに更新して終えました。B には取るものがありませんでした。',
   'lab.running': 'ワーカーを動かしています…',
+  'lab.legend': 'レーンの記号の意味',
+  'lab.legend.claim': 'ジョブを取得（新しいフェンスで）',
+  'lab.legend.renew': 'ハートビート：リースを延長',
+  'lab.legend.refused': 'ストアが拒否（ハートビート、完了、アップロード）',
+  'lab.legend.lost': 'リース喪失のシグナルが発火',
+  'lab.legend.complete': '完了',
+  'lab.legend.retry': '失敗：あとで再試行（バックオフ）',
+  'lab.legend.dead': '完全に失敗：ジョブは死',
+  'lab.legend.upload': 'バケットへのアップロード（書き込み）',
+  'lab.legend.stall': '停止中：A のタイマーは動かない',
+  'lab.axis': '時刻（ラボの時計の秒）',
   'lab.time': '時刻',
 };
 
@@ -695,6 +722,17 @@ const zh = {
   'lab.moral.guard.calm': '没有暂停时，A 按时续租并完成了；B 没有可获取的任务。',
   'lab.moral.fenced.calm': '没有暂停时，A 按时续租并完成了；B 没有可获取的任务。',
   'lab.running': '正在运行工作者…',
+  'lab.legend': '泳道上各符号的含义',
+  'lab.legend.claim': '获取了任务（带新的令牌）',
+  'lab.legend.renew': '心跳：续租成功',
+  'lab.legend.refused': '被存储拒绝（心跳、完成或上传）',
+  'lab.legend.lost': '失去租约的信号触发',
+  'lab.legend.complete': '已完成',
+  'lab.legend.retry': '失败：稍后重试（退避）',
+  'lab.legend.dead': '彻底失败：任务已死亡',
+  'lab.legend.upload': '上传到存储桶（一次写入）',
+  'lab.legend.stall': '暂停：A 的定时器都不触发',
+  'lab.axis': '时间（实验时钟的秒数）',
   'lab.time': '时间',
 };
 
