@@ -102,6 +102,7 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
       await page.waitForFunction(() => document.getElementById('share-note').textContent !== '');
       found.push(...await untranslated(page, 'after share'));
       await page.click('#reset');
+      await page.click('#reset-confirm'); // Reset asks first
       await settled(page);
       found.push(...await untranslated(page, 'after reset'));
 

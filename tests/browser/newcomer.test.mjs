@@ -259,3 +259,47 @@ test('the worker lab: a legend and time ticks, a pause toggle that says its stat
     await browser.close();
   }
 });
+
+test('messages where the eye is: in view, on the invalid field; leaving the story and Reset can be undone, Reset asks first', async () => {
+  const browser = await launchBrowser();
+  try {
+    const page = await open(browser);
+    await page.setViewportSize({ width: 360, height: 780 }); // the side panel is far below the top
+    await page.fill('#ttl', '-1');
+    await page.click('#A-claim');
+    const banner = page.locator('.banner-error').first();
+    await banner.waitFor();
+    const box = await banner.boundingBox();
+    assert.ok(box.y >= 0 && box.y + box.height <= 780, `the error is in view: ${JSON.stringify(box)}`);
+    assert.equal(await page.getAttribute('#ttl', 'aria-invalid'), 'true');
+    const described = await page.getAttribute('#ttl', 'aria-describedby');
+    assert.match(await page.locator(`#${described}`).textContent(), /ttl/);
+    await page.fill('#ttl', '10');
+    assert.equal(await page.getAttribute('#ttl', 'aria-invalid'), null, 'typing ends the error');
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // Acting in the story leaves it: Undo brings the story back at its step.
+    await next(page, 2);
+    await page.click('#C-claim');
+    await settled(page);
+    await page.locator('.banner-notice', { hasText: 'You left the story' }).getByRole('button', { name: 'Undo' }).click();
+    await settled(page);
+    assert.equal(await page.locator('#story-progress').textContent(), 'step 3 of 9');
+    assert.equal(await count(page), '2 of 8 operations played');
+
+    // Reset asks first; nothing is erased until it is confirmed; then Undo brings it all back.
+    await page.click('#reset');
+    await settled(page);
+    assert.equal(await count(page), '2 of 8 operations played', 'nothing erased before the answer');
+    await page.click('#reset-confirm');
+    await settled(page);
+    assert.equal(await count(page), '0 of 0 operations played');
+    await page.locator('.banner-notice', { hasText: 'Reset' }).getByRole('button', { name: 'Undo' }).click();
+    await settled(page);
+    assert.equal(await count(page), '2 of 8 operations played');
+    assert.equal(await page.locator('#story-progress').textContent(), 'step 3 of 9');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await browser.close();
+  }
+});

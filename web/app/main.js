@@ -297,21 +297,25 @@ function act(worker, op) {
     }[op]();
     const answer = TL.act(state.doc, { worker, op, args });
     if (answer.error) return inputError(answer.full ? t(lang, 'input.full', TL.LIMITS.entries) : answer.error);
-    clearBanner(ui.banners, 'input');
+    clearInput();
     const k = state.doc.k;
     if (state.storeAt > k) state.storeAt = -1;
     state.outcomes.length = Math.min(state.outcomes.length, k);
     state.traces.length = Math.min(state.traces.length, k);
+    // Leaving the story and forking (the old future is cut off) can be undone: the timeline as it
+    // was is replayed.
+    const previous = { doc: state.doc, story: state.story };
+    const undo = [{ label: t(state.lang, 'banner.undo'), run: () => schedule('load', () => replaceTimeline(previous.doc, previous.story)) }];
     if (state.story) {
       showBanner(ui.banners, {
         kind: 'notice', key: 'fork',
-        message: t(state.lang, 'banner.leftStory'),
+        message: t(state.lang, 'banner.leftStory'), actions: undo,
       });
       state.story = null;
     } else if (answer.forked) {
       showBanner(ui.banners, {
         kind: 'notice', key: 'fork',
-        message: t(state.lang, 'banner.forked', fmt(state.doc.now)),
+        message: t(state.lang, 'banner.forked', fmt(state.doc.now)), actions: undo,
       });
     }
     state.doc = answer.doc;
@@ -320,8 +324,31 @@ function act(worker, op) {
 }
 
 function inputError(message, field) {
-  showBanner(ui.banners, { kind: 'error', key: 'input', title: t(state.lang, 'banner.notDone'), message });
-  field?.focus();
+  const banner = showBanner(ui.banners, { kind: 'error', key: 'input', title: t(state.lang, 'banner.notDone'), message });
+  clearInvalid();
+  if (!field) return;
+  // The field says it is invalid, and why (the banner's message), to a screen reader too.
+  const text = banner.querySelector('.banner-message');
+  text.id = 'input-problem';
+  field.setAttribute('aria-invalid', 'true');
+  field.setAttribute('aria-describedby', text.id);
+  invalidField = field;
+  field.focus();
+}
+
+let invalidField = null;
+
+/** The input error is over: the field is no longer marked, and its banner goes. */
+function clearInput() {
+  clearBanner(ui.banners, 'input');
+  clearInvalid();
+}
+
+function clearInvalid() {
+  if (!invalidField) return;
+  invalidField.removeAttribute('aria-invalid');
+  invalidField.removeAttribute('aria-describedby');
+  invalidField = null;
 }
 
 function startScenario(id) {
@@ -351,12 +378,36 @@ function loadShared(carried, from) {
   });
 }
 
+/** Reset asks first (a banner with the confirming button focused), then can be undone. */
 function reset() {
+  const ask = showBanner(ui.banners, {
+    kind: 'notice', key: 'confirm-reset', message: t(state.lang, 'banner.resetAsk'),
+    actions: [
+      { label: t(state.lang, 'banner.resetYes'), id: 'reset-confirm', run: () => resetNow() },
+      { label: t(state.lang, 'banner.cancel'), run: () => ui.reset.focus() },
+    ],
+  });
+  ask.querySelector('#reset-confirm').focus();
+}
+
+function resetNow() {
   schedule('load', async () => {
+    const previous = { doc: withLab(state.doc), story: state.story };
     state.lab = null;
     await replaceTimeline(TL.emptyDoc(), null);
     clearBanner(ui.banners, 'fork');
-    showBanner(ui.banners, { kind: 'notice', key: 'loaded', message: t(state.lang, 'banner.reset') });
+    showBanner(ui.banners, {
+      kind: 'notice', key: 'loaded', message: t(state.lang, 'banner.reset'),
+      actions: previous.doc.entries.length || previous.doc.lab
+        ? [{
+          label: t(state.lang, 'banner.undo'),
+          run: () => schedule('load', async () => {
+            await replaceTimeline(previous.doc, previous.story);
+            runCarriedLab(previous.doc);
+          }),
+        }]
+        : [],
+    });
   });
 }
 
@@ -563,7 +614,7 @@ function runWorkers() {
   if (!Number.isInteger(wake) || wake < TL.LAB_WAKE.min || wake > TL.LAB_WAKE.max) {
     return inputError(t(state.lang, 'input.wake', TL.LAB_WAKE.min, TL.LAB_WAKE.max), ui.labWake);
   }
-  clearBanner(ui.banners, 'input');
+  clearInput();
   schedule('lab', async () => {
     replace(ui.labBody, t(state.lang, 'lab.running'));
     try {
@@ -782,6 +833,10 @@ function wire() {
     for (const op of TL.WORKER_OPS) $(`${worker}-${op}`).addEventListener('click', () => act(worker, op));
   }
   ui.job.addEventListener('input', render);
+  // Typing into the field an error was about ends that error.
+  document.addEventListener('input', (event) => {
+    if (invalidField && event.target === invalidField) clearInput();
+  });
   ui.scenarioStart.addEventListener('click', () => startScenario(ui.scenario.value));
   ui.lang.addEventListener('change', () => {
     setLanguage(ui.lang.value);

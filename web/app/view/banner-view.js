@@ -2,7 +2,7 @@
 // is always text (its `code` marks drawn as <code>, view/dom.js rich()); buttons get their handlers from the controller.
 import { h, rich } from './dom.js';
 
-/** Shows a banner; returns it. kind: 'error' | 'notice'. actions: [{label, run}]. */
+/** Shows a banner; returns it. kind: 'error' | 'notice'. actions: [{label, run, id?}]. */
 export function showBanner(region, { kind, title, message, actions = [], key }) {
   if (key) region.querySelector(`[data-key="${CSS.escape(key)}"]`)?.remove();
   const close = h('button', { class: 'banner-close', text: '×', attrs: { type: 'button', 'aria-label': region.dataset.dismiss || 'Dismiss' } });
@@ -15,7 +15,7 @@ export function showBanner(region, { kind, title, message, actions = [], key }) 
     h('span', { class: 'banner-message' }, rich(message))),
   h('div', { class: 'banner-actions' },
     actions.map((action) => {
-      const button = h('button', { text: action.label, attrs: { type: 'button' } });
+      const button = h('button', { text: action.label, attrs: { type: 'button', id: action.id } });
       button.addEventListener('click', () => {
         banner.remove();
         action.run();
