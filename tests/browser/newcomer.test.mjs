@@ -153,8 +153,8 @@ test('input: a blank or invisible job id and a fractional ttl are refused, and n
       await banner.first().waitFor();
       assert.match(await banner.first().textContent(), message, `${field} = ${JSON.stringify(value)}`);
       assert.equal(await count(page), before, `${field} = ${JSON.stringify(value)} plays nothing`);
-      await page.fill(field, old);
-      await page.click('.banner-error .banner-close');
+      await page.fill(field, old); // typing into the field ends its error (and its banner)
+      await page.locator('.banner-error').waitFor({ state: 'detached' });
     }
     assert.deepEqual(page.errors, []);
   } finally {
@@ -173,7 +173,7 @@ test('languages: banners, default values, operation names, the address and html 
     await next(page, 2); // A claims
     const claimWord = await page.locator('#A-claim').textContent();
     assert.match(await page.locator('#status').textContent(), new RegExp(`A: ${claimWord} job-42`));
-    assert.equal(await page.locator('#timeline .tl-card .c-op').last().textContent(), claimWord);
+    assert.equal(await page.locator('#timeline .tl-card[data-index="1"] .c-op').textContent(), claimWord);
     // An error banner draws `ttl` as code, not with backticks.
     await page.fill('#ttl', '-1');
     await page.click('#A-claim');
