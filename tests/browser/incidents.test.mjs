@@ -295,6 +295,7 @@ test('free play: Fail (with a backoff, then for good) and Revive, from the keybo
     const page = await open(browser);
     // Free play on an empty timeline.
     await page.click('#reset');
+    await page.click('#reset-confirm'); // Reset asks first
     await settled(page);
     // The answer of the operation just played: the card with the highest index (cards are in lane order).
     const last = () => page.locator('#timeline .tl-card').evaluateAll((cards) => cards

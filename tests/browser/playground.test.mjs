@@ -189,6 +189,7 @@ test('actions fork the timeline, and everything is back after a reload', async (
 
     // Reset: a brand-new database and an empty timeline.
     await page.click('#reset');
+    await page.click('#reset-confirm'); // Reset asks first
     await page.locator('.banner-notice', { hasText: 'Reset' }).waitFor();
     assert.deepEqual(await table(page), []);
     assert.deepEqual(await cards(page), []);

@@ -119,7 +119,7 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     assert.match(fenced.lanes.A[6][2], /lease_lost.*done/, 'the signal carries the store\'s refusal, not the runtime\'s own expiry check');
     assert.ok(kinds(fenced.lanes.B).includes('18:complete'), kinds(fenced.lanes.B).join(' '));
     assert.match(fenced.facts[0], /“B's report” \(fence 2\)/);
-    assert.ok(fenced.facts.some((f) => /^Worker A: 0 completed.*1 leases lost, 1 stale writes refused/.test(f)), fenced.facts.join(' | '));
+    assert.ok(fenced.facts.some((f) => /^Worker A: 0 completed.*1 lease lost, 1 stale write refused/.test(f)), fenced.facts.join(' | '));
 
     // Without the pause: A renews on time, uploads and completes; no lost-lease signal.
     await page.click('#lab-pause');

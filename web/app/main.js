@@ -4,10 +4,10 @@
 import { LeaseStore } from '../store/lease-store.js';
 import * as TL from './model/timeline.js';
 import { docToHash, hashToDoc } from './model/encoding.js';
-import { fenceFor, fenceMemory, knownJobs, leases } from './model/derive.js';
+import { fenceFor, fenceMemory, jobOnShow, knownJobs, leases } from './model/derive.js';
 import { fmt, statusLine } from './model/describe.js';
-import { LANGUAGES, isLanguage, pickLanguage, t } from './model/i18n.js';
-import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead } from './model/scenarios.js';
+import { LANGUAGES, MESSAGES, isLanguage, languageTag, pickLanguage, t } from './model/i18n.js';
+import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead, storyOn } from './model/scenarios.js';
 import { parseSaved, serializeSaved } from './model/saved.js';
 import { storageLine } from './model/storage.js';
 import initHost, { storagePersist } from '../pkg/leasefence.js';
@@ -39,6 +39,7 @@ const state = {
   prevLeaseRows: [],
   story: null, // {id, step} while a scenario is being told
   lang: 'en',
+  langChosen: false, // chosen by ?lang=, the picker or a remembered choice (a share link carries it)
   playing: null,
   ready: false,
   lab: null, // the last run of the worker lab (worker-lab.js); links, files and saves carry its settings
@@ -112,6 +113,11 @@ function withLab(doc) {
   return state.lab ? { ...doc, lab: { mode: state.lab.mode, ...state.lab.settings } } : doc;
 }
 
+/** The timeline with the story's position, so a link opens at the step its sender was at. */
+function withStory(doc) {
+  return state.story ? { ...doc, story: { id: state.story.id, step: state.story.step } } : doc;
+}
+
 /** Puts the lab run's calls on the jobs table into the timeline (it replaces the timeline, with undo). */
 function openLabRun() {
   const run = state.lab;
@@ -176,7 +182,19 @@ async function moveTo(doc) {
   state.doc = doc;
   const sc = scenario();
   if (sc) state.story = { id: sc.id, step: stepAt(sc, doc) };
+  followJob();
   await sync();
+}
+
+/**
+ * The job box (and so the worker cards and buttons) follows the job on show: always while a
+ * story is told, and in free play when the box names a job this timeline does not have.
+ */
+function followJob() {
+  const { entries, k } = state.doc;
+  const job = jobOnShow(entries, k);
+  if (job === null || ui.job.value === job) return;
+  if (state.story || !knownJobs(entries, entries.length).includes(ui.job.value)) ui.job.value = job;
 }
 
 async function replaceTimeline(doc, story = null) {
@@ -190,6 +208,7 @@ async function replaceTimeline(doc, story = null) {
   state.rows = [];
   state.prevLeaseRows = [];
   state.leaseRows = [];
+  followJob();
   await sync();
 }
 
@@ -203,6 +222,7 @@ function next() {
       const step = Math.min(state.story.step + 1, sc.steps.length - 1);
       state.story = { id: sc.id, step };
       state.doc = { ...state.doc, ...stepPlayhead(sc, step) };
+      followJob();
       await sync();
     } else {
       await moveTo(TL.stepForward(state.doc));
@@ -217,6 +237,7 @@ function back() {
       const step = Math.max(state.story.step - 1, 0);
       state.story = { id: sc.id, step };
       state.doc = { ...state.doc, ...stepPlayhead(sc, step) };
+      followJob();
       await sync();
     } else {
       await moveTo(TL.stepBack(state.doc));
@@ -235,10 +256,12 @@ function act(worker, op) {
     const lang = state.lang;
     const jobProblem = TL.stringProblem(job);
     if (jobProblem) return inputError(t(lang, `input.${jobProblem}`, t(lang, 'input.field.job'), TL.LIMITS.string), ui.job);
+    const typed = TL.typedJobProblem(job);
+    if (typed) return inputError(t(lang, `input.${typed.problem}`, t(lang, 'input.field.job'), typed.char), ui.job);
     let ttl = null;
     if (op === 'claim' || op === 'renew') {
       ttl = Number(ui.ttl.value);
-      if (ui.ttl.value.trim() === '' || TL.checkTtl(ttl)) return inputError(t(lang, 'input.ttl', TL.LIMITS.time), ui.ttl);
+      if (ui.ttl.value.trim() === '' || TL.typedTtlProblem(ttl)) return inputError(t(lang, 'input.ttl', TL.LIMITS.time), ui.ttl);
     }
     let result = null;
     if (op === 'complete') {
@@ -253,7 +276,7 @@ function act(worker, op) {
       // An empty retry box fails the job for good (dead); else it waits that many seconds.
       if (ui.retry.value.trim() !== '') {
         const after = Number(ui.retry.value);
-        if (!Number.isFinite(after) || after < 0) return inputError(t(lang, 'input.retry'), ui.retry);
+        if (!Number.isInteger(after) || after < 0) return inputError(t(lang, 'input.retry'), ui.retry);
         retryAt = state.doc.now + after;
       }
       const typed = ui.failError.value;
@@ -274,21 +297,25 @@ function act(worker, op) {
     }[op]();
     const answer = TL.act(state.doc, { worker, op, args });
     if (answer.error) return inputError(answer.full ? t(lang, 'input.full', TL.LIMITS.entries) : answer.error);
-    clearBanner(ui.banners, 'input');
+    clearInput();
     const k = state.doc.k;
     if (state.storeAt > k) state.storeAt = -1;
     state.outcomes.length = Math.min(state.outcomes.length, k);
     state.traces.length = Math.min(state.traces.length, k);
+    // Leaving the story and forking (the old future is cut off) can be undone: the timeline as it
+    // was is replayed.
+    const previous = { doc: state.doc, story: state.story };
+    const undo = [{ label: t(state.lang, 'banner.undo'), run: () => schedule('load', () => replaceTimeline(previous.doc, previous.story)) }];
     if (state.story) {
       showBanner(ui.banners, {
         kind: 'notice', key: 'fork',
-        message: t(state.lang, 'banner.leftStory'),
+        message: t(state.lang, 'banner.leftStory'), actions: undo,
       });
       state.story = null;
     } else if (answer.forked) {
       showBanner(ui.banners, {
         kind: 'notice', key: 'fork',
-        message: t(state.lang, 'banner.forked', fmt(state.doc.now)),
+        message: t(state.lang, 'banner.forked', fmt(state.doc.now)), actions: undo,
       });
     }
     state.doc = answer.doc;
@@ -297,8 +324,31 @@ function act(worker, op) {
 }
 
 function inputError(message, field) {
-  showBanner(ui.banners, { kind: 'error', key: 'input', title: t(state.lang, 'banner.notDone'), message });
-  field?.focus();
+  const banner = showBanner(ui.banners, { kind: 'error', key: 'input', title: t(state.lang, 'banner.notDone'), message });
+  clearInvalid();
+  if (!field) return;
+  // The field says it is invalid, and why (the banner's message), to a screen reader too.
+  const text = banner.querySelector('.banner-message');
+  text.id = 'input-problem';
+  field.setAttribute('aria-invalid', 'true');
+  field.setAttribute('aria-describedby', text.id);
+  invalidField = field;
+  field.focus();
+}
+
+let invalidField = null;
+
+/** The input error is over: the field is no longer marked, and its banner goes. */
+function clearInput() {
+  clearBanner(ui.banners, 'input');
+  clearInvalid();
+}
+
+function clearInvalid() {
+  if (!invalidField) return;
+  invalidField.removeAttribute('aria-invalid');
+  invalidField.removeAttribute('aria-describedby');
+  invalidField = null;
 }
 
 function startScenario(id) {
@@ -308,10 +358,14 @@ function startScenario(id) {
   schedule('load', () => replaceTimeline(scenarioDoc(sc), { id: sc.id, step: 0 }));
 }
 
-function loadShared(doc, from) {
+function loadShared(carried, from) {
   schedule('load', async () => {
     const previous = { doc: state.doc, story: state.story };
-    await replaceTimeline(doc, null);
+    // A link made during a story opens at the same step of it, on the scenario's own timeline.
+    const { story: position, ...doc } = carried;
+    const story = storyOn(doc, position);
+    if (story) Object.assign(doc, stepPlayhead(findScenario(story.id), story.step));
+    await replaceTimeline(doc, story);
     runCarriedLab(doc);
     showBanner(ui.banners, {
       kind: 'notice', key: 'loaded',
@@ -324,19 +378,45 @@ function loadShared(doc, from) {
   });
 }
 
+/** Reset asks first (a banner with the confirming button focused), then can be undone. */
 function reset() {
+  const ask = showBanner(ui.banners, {
+    kind: 'notice', key: 'confirm-reset', message: t(state.lang, 'banner.resetAsk'),
+    actions: [
+      { label: t(state.lang, 'banner.resetYes'), id: 'reset-confirm', run: () => resetNow() },
+      { label: t(state.lang, 'banner.cancel'), run: () => ui.reset.focus() },
+    ],
+  });
+  ask.querySelector('#reset-confirm').focus();
+}
+
+function resetNow() {
   schedule('load', async () => {
+    const previous = { doc: withLab(state.doc), story: state.story };
     state.lab = null;
     await replaceTimeline(TL.emptyDoc(), null);
     clearBanner(ui.banners, 'fork');
-    showBanner(ui.banners, { kind: 'notice', key: 'loaded', message: t(state.lang, 'banner.reset') });
+    showBanner(ui.banners, {
+      kind: 'notice', key: 'loaded', message: t(state.lang, 'banner.reset'),
+      actions: previous.doc.entries.length || previous.doc.lab
+        ? [{
+          label: t(state.lang, 'banner.undo'),
+          run: () => schedule('load', async () => {
+            await replaceTimeline(previous.doc, previous.story);
+            runCarriedLab(previous.doc);
+          }),
+        }]
+        : [],
+    });
   });
 }
 
 function share() {
   const url = new URL(location.href);
-  url.searchParams.delete('lang'); // whoever opens the link reads it in their own language
-  url.hash = docToHash(withLab(state.doc));
+  // Whoever opens the link reads it in their own language, unless the sender chose one.
+  if (state.langChosen) url.searchParams.set('lang', state.lang);
+  else url.searchParams.delete('lang');
+  url.hash = docToHash(withStory(withLab(state.doc)));
   ui.shareUrl.value = url.href;
   ui.shareBox.hidden = false;
   ui.shareUrl.focus();
@@ -441,8 +521,10 @@ function render() {
 
 function draw() {
   const { doc, outcomes, lang } = state;
+  const focused = document.activeElement;
+  const focusedCard = focused?.closest?.('#timeline .tl-card')?.dataset.index;
   const sc = scenario();
-  renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration, source: ui.storySource },
+  renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration, source: ui.storySource, links: ui.storyLinks },
     sc, state.story?.step ?? 0, lang);
 
   ui.clock.textContent = `t = ${fmt(doc.now)}`;
@@ -457,6 +539,9 @@ function draw() {
     entries: doc.entries, outcomes, k: doc.k, now: doc.now,
     leases: leases(doc.entries, outcomes, doc.now), lang, compact: compact.matches,
   });
+  if (focusedCard !== undefined) {
+    ui.timeline.querySelector(`.tl-card[data-index="${CSS.escape(focusedCard)}"]`)?.focus({ preventScroll: true });
+  }
   renderJobs(ui.jobsBody, ui.jobsEmpty, state.rows, state.prevRows, doc.now, lang);
   renderJobs(ui.leaseOnlyBody, ui.leaseOnlyEmpty, state.leaseRows, state.prevLeaseRows, doc.now, lang,
     { columns: LEASE_ONLY_COLUMNS, against: state.rows });
@@ -484,6 +569,7 @@ function draw() {
   ui.play.disabled = !ready || (!ahead && !playing());
   replace(ui.play, t(lang, playing() ? 'timeline.pause' : 'timeline.play'));
   ui.play.setAttribute('aria-pressed', String(playing()));
+  keepFocus(focused);
   ui.storyNext.classList.toggle('pulse', ready && !!sc && state.story.step === 0);
   // The lab's own time slider: events after it are drawn dimmed, as not yet happened.
   const labAt = state.lab ? Math.min(state.labAt ?? state.lab.end, state.lab.end) : 0;
@@ -496,6 +582,25 @@ function draw() {
   }
   renderLab(ui.labBody, state.lab, lang, labAt);
   ui.labPause.setAttribute('aria-pressed', String(state.labStall));
+  // The toggle says its state with a box, ticked or not, besides its colour; the poison job has
+  // no pause (nor a wake time), so there both do nothing and are disabled.
+  replace(ui.labPause, h('span', { class: 'toggle-box', attrs: { 'aria-hidden': 'true' }, text: state.labStall ? '☑' : '☐' }), ' ', t(lang, 'lab.pause'));
+  const poison = ui.labMode.value === 'poison';
+  ui.labPause.disabled = !ready || poison;
+  ui.labWake.disabled = !ready || poison;
+}
+
+/**
+ * A control that was just disabled (Next at the story's end, Step at the timeline's) would drop
+ * the focus to <body>, where Space scrolls the page: it moves to the next thing to do instead.
+ */
+function keepFocus(was) {
+  if (!was?.disabled || !ui.controls.includes(was)) return;
+  const instead = {
+    'story-next': ui.scenario, 'story-back': ui.storyNext,
+  }[was.id] ?? ui.scrub;
+  const target = [instead, ui.scrub, ui.scenario].find((c) => !c.disabled);
+  target?.focus({ preventScroll: true });
 }
 
 /**
@@ -509,7 +614,7 @@ function runWorkers() {
   if (!Number.isInteger(wake) || wake < TL.LAB_WAKE.min || wake > TL.LAB_WAKE.max) {
     return inputError(t(state.lang, 'input.wake', TL.LAB_WAKE.min, TL.LAB_WAKE.max), ui.labWake);
   }
-  clearBanner(ui.banners, 'input');
+  clearInput();
   schedule('lab', async () => {
     replace(ui.labBody, t(state.lang, 'lab.running'));
     try {
@@ -609,6 +714,7 @@ async function openStore() {
     state.story = { id: sc.id, step: 0 };
     state.storeAt = -1;
   }
+  followJob();
   document.documentElement.dataset.restored = saved ? (state.storeAt >= 0 ? 'from-store' : 'replayed') : 'new';
   await sync();
   state.ready = true;
@@ -624,14 +730,16 @@ async function openStore() {
 function setLanguage(code, { remember = true } = {}) {
   state.lang = isLanguage(code) ? code : 'en';
   ui.lang.value = state.lang;
+  translateDefaults(state.lang);
   if (remember) {
+    state.langChosen = true;
     try {
       localStorage.setItem(LANG_KEY, state.lang);
     } catch {
       // private mode: the choice lasts for this page only
     }
   }
-  document.documentElement.lang = state.lang;
+  document.documentElement.lang = languageTag(state.lang);
   translatePage(document, state.lang, t);
   document.title = t(state.lang, 'page.title');
   ui.banners.dataset.dismiss = t(state.lang, 'banner.dismiss');
@@ -639,6 +747,29 @@ function setLanguage(code, { remember = true } = {}) {
   replace(ui.scenario, SCENARIOS.map((sc) => h('option', { attrs: { value: sc.id }, text: scenarioTitle(sc, state.lang) })));
   if (state.story) ui.scenario.value = state.story.id;
   render();
+}
+
+/**
+ * The boxes' default values (results, the error text) in the new language, unless the person
+ * typed their own: a box still holding a default, in any language, gets the new one.
+ */
+function translateDefaults(to) {
+  const defaults = (key, ...args) => Object.keys(MESSAGES).map((lang) => t(lang, key, ...args));
+  const boxes = [
+    ...TL.WORKERS.map((w) => [ui.results[w], 'default.result', w]),
+    [ui.failError, 'default.error'],
+  ];
+  for (const [box, key, ...args] of boxes) {
+    if (defaults(key, ...args).includes(box.value)) box.value = t(to, key, ...args);
+  }
+}
+
+/** The address says the language the page speaks (?lang=), so a reload or a copied address keeps it. */
+function languageIntoAddress() {
+  const url = new URL(location.href);
+  if (url.searchParams.get('lang') === state.lang) return;
+  url.searchParams.set('lang', state.lang);
+  history.replaceState(history.state, '', url.href);
 }
 
 const TYPING = new Set(['INPUT', 'TEXTAREA', 'SELECT']);
@@ -667,7 +798,7 @@ function wire() {
   const $ = byId;
   Object.assign(ui, {
     banners: $('banners'), storyPanel: $('story'), storyTitle: $('story-title'), storyProgress: $('story-progress'),
-    narration: $('narration'), storySource: $('story-source'), storyBack: $('story-back'), storyNext: $('story-next'), scenario: $('scenario'),
+    narration: $('narration'), storySource: $('story-source'), storyLinks: $('story-links'), storyBack: $('story-back'), storyNext: $('story-next'), scenario: $('scenario'),
     scenarioStart: $('scenario-start'), lang: $('lang'), clock: $('clock'), toStart: $('to-start'), back: $('back'),
     play: $('play'), next: $('next'), toEnd: $('to-end'), scrub: $('scrub'), scrubMarks: $('scrub-marks'),
     scrubMax: $('scrub-max'), timeline: $('timeline'), status: $('status'), storage: $('storage'), count: $('count'), job: $('job'),
@@ -702,13 +833,21 @@ function wire() {
     for (const op of TL.WORKER_OPS) $(`${worker}-${op}`).addEventListener('click', () => act(worker, op));
   }
   ui.job.addEventListener('input', render);
+  // Typing into the field an error was about ends that error.
+  document.addEventListener('input', (event) => {
+    if (invalidField && event.target === invalidField) clearInput();
+  });
   ui.scenarioStart.addEventListener('click', () => startScenario(ui.scenario.value));
-  ui.lang.addEventListener('change', () => setLanguage(ui.lang.value));
+  ui.lang.addEventListener('change', () => {
+    setLanguage(ui.lang.value);
+    languageIntoAddress();
+  });
   ui.share.addEventListener('click', share);
   ui.exportButton.addEventListener('click', exportJson);
   ui.importInput.addEventListener('change', () => importFile(ui.importInput.files?.[0]));
   ui.reset.addEventListener('click', reset);
   ui.labRun.addEventListener('click', runWorkers);
+  ui.labMode.addEventListener('change', render);
   ui.labOpen.addEventListener('click', openLabRun);
   ui.labTime.addEventListener('input', () => {
     state.labAt = Number(ui.labTime.value);
@@ -718,13 +857,28 @@ function wire() {
     state.labStall = !state.labStall;
     render();
   });
-  ui.timeline.addEventListener('click', (event) => {
-    // Clicking a card puts the playhead just after that operation.
+  // Clicking a card, or Enter or Space on it, puts the playhead just after that operation.
+  const toCard = (event) => {
     const card = event.target.closest?.('.tl-card');
-    if (!card || !state.ready) return;
+    if (!card || !state.ready) return false;
     const index = Number(card.dataset.index);
-    if (!Number.isInteger(index)) return;
+    if (!Number.isInteger(index)) return false;
     seek((doc) => (index < doc.entries.length ? { ...doc, k: index + 1, now: doc.entries[index].t } : doc));
+    return true;
+  };
+  ui.timeline.addEventListener('click', toCard);
+  ui.timeline.addEventListener('keydown', (event) => {
+    if ((event.key === 'Enter' || event.key === ' ') && toCard(event)) event.preventDefault();
+  });
+  // The story's links to the tables and the check: scrolled into view and focused, and the
+  // address keeps no #fragment (the page's hash is for shared timelines).
+  ui.storyLinks.addEventListener('click', (event) => {
+    const link = event.target.closest?.('a[href^="#"]');
+    if (!link) return;
+    event.preventDefault();
+    const section = document.getElementById(link.getAttribute('href').slice(1));
+    section?.scrollIntoView({ block: 'start' });
+    section?.focus({ preventScroll: true });
   });
   document.addEventListener('keydown', onKey);
   window.addEventListener('hashchange', () => {
@@ -756,7 +910,7 @@ try {
 }
 const queryLang = new URLSearchParams(location.search).get('lang');
 wire();
-replace(ui.lang, LANGUAGES.map((l) => h('option', { attrs: { value: l.code, lang: l.code }, text: l.name })));
+replace(ui.lang, LANGUAGES.map((l) => h('option', { attrs: { value: l.code, lang: languageTag(l.code) }, text: l.name })));
 setLanguage(pickLanguage({ query: queryLang, saved: savedLang, browser: navigator.languages ?? [navigator.language] }),
   { remember: isLanguage(queryLang) || isLanguage(savedLang) });
 schedule('load', openStore);

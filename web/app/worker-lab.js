@@ -16,6 +16,8 @@
 // the completion's transaction.
 import { JobWorker, fencedResult } from '../store/job-worker.js';
 import { LAB_MODES, LAB_WAKE } from './model/timeline.js';
+import { t } from './model/i18n.js';
+// The report's body is data, in English ("A's report"); the lab's view draws it in the page's language.
 
 const JOB = 'job-report';
 const TTL = 10;
@@ -128,7 +130,7 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
 
   /** An upload to the bucket (the none and guard modes; the fenced mode's rows go with the completion). */
   async function upload(lane, fence) {
-    const body = `${lane}'s report`;
+    const body = t('en', 'lab.report', lane);
     if (mode === 'none') {
       // A store that takes any write (a bucket's PUT): the last writer wins.
       await track(store.appSet('bucket', JSON.stringify({ body, fence })));
@@ -145,8 +147,8 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
   /** The fenced mode's handler answer: the report's row, committed with the completion or not at all. */
   const reportRows = (lane, fence) => fencedResult([
     { sql: 'CREATE TABLE IF NOT EXISTS report_rows(key TEXT PRIMARY KEY, body TEXT NOT NULL, fence INTEGER NOT NULL)' },
-    { sql: 'INSERT OR REPLACE INTO report_rows(key, body, fence) VALUES (?, ?, ?)', params: [bucketKey, `${lane}'s report`, fence] },
-  ], `${lane}'s report`);
+    { sql: 'INSERT OR REPLACE INTO report_rows(key, body, fence) VALUES (?, ?, ?)', params: [bucketKey, t('en', 'lab.report', lane), fence] },
+  ], t('en', 'lab.report', lane));
 
   async function readBucket() {
     if (mode === 'none') {
@@ -189,7 +191,7 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
     await sleep(seconds);
     if (mode === 'fenced') return reportRows(lane, fence);
     await upload(lane, fence);
-    return `${lane}'s report`;
+    return t('en', 'lab.report', lane);
   };
 
   vt.install();

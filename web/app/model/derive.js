@@ -37,6 +37,15 @@ export function knownJobs(entries, k) {
 }
 
 /**
+ * The job the timeline shows at its playhead: that of the last operation played, else of the
+ * first one to come; null for an empty timeline. The side panel's job box follows it.
+ */
+export function jobOnShow(entries, k) {
+  const entry = entries[Math.min(k, entries.length) - 1] ?? entries[0];
+  return entry ? entry.args.job : null;
+}
+
+/**
  * Leases as the store granted them, for drawing: one per granted claim, with the time it started,
  * the time it was due to end (`until`, moved by renewals) and how it ended.
  * end.kind: 'expired' (until reached), 'completed', 'released', 'failed' or 'live' (until is after

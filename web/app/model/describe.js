@@ -167,12 +167,17 @@ export function argsText(entry, lang = 'en') {
   }
 }
 
+/** An operation's name in a language: the word on the button that makes it. */
+export function opName(op, lang = 'en') {
+  return t(lang, `op.${op}`);
+}
+
 /** One line for the status bar and screen readers. */
 export function statusLine(entry, outcome, lang = 'en') {
   const o = outcomeText(entry, outcome, lang);
   const who = entry.worker === 'store' ? t(lang, 'lane.store') : entry.worker;
   const args = argsText(entry, lang);
-  return `t=${fmt(entry.t)} · ${who}: ${entry.op} ${entry.args.job}${args ? ` (${args})` : ''} → ${o.icon} ${o.text}`;
+  return `t=${fmt(entry.t)} · ${who}: ${opName(entry.op, lang)} ${entry.args.job}${args ? ` (${args})` : ''} → ${o.icon} ${o.text}`;
 }
 
 const CHIPS = {

@@ -14,6 +14,11 @@ export const LANGUAGES = Object.freeze([
   { code: 'zh', name: '中文' },
 ]);
 
+/** The BCP 47 tag of a language for lang attributes: the page's Chinese is simplified, zh-Hans. */
+export function languageTag(code) {
+  return code === 'zh' ? 'zh-Hans' : code;
+}
+
 export function isLanguage(code) {
   return LANGUAGES.some((l) => l.code === code);
 }
@@ -33,6 +38,11 @@ export function pickLanguage({ query, saved, browser = [] }) {
   return 'en';
 }
 
+/** "1 attempt", "3 attempts": English nouns after a count. */
+function many(n, one, more = `${one}s`) {
+  return `${n} ${n === 1 ? one : more}`;
+}
+
 const en = {
   'page.title': 'leasefence playground: leases and fencing tokens',
   skip: 'Skip to the story',
@@ -46,6 +56,8 @@ const en = {
   'story.start': 'Start',
   'story.step': (n, of) => `step ${n} of ${of}`,
   'story.free.title': 'Free play',
+  'story.seeTables': '↓ The two tables',
+  'story.seeCheck': '↓ The check: the statements SQLite ran',
   'story.free': 'Free play. Enqueue a job, press Claim, Renew, Complete, Release or Fail for any worker, and step the clock. Every answer comes from the real store, with its reason when it says no. Drag the time slider back and act to fork the timeline. Or pick a scenario and press Start.',
   'timeline.title': 'Timeline',
   'timeline.steps': 'Step through the timeline',
@@ -89,7 +101,7 @@ const en = {
   'legend.future': 'future (after the playhead)',
   'legend.lease': 'lease (claim to its end)',
   'legend.now': 'now',
-  'legend.click': 'click a card to move the playhead there',
+  'legend.click': 'click a card (or Tab to it and press Enter) to move the playhead there',
   'status.last': (line) => `Last: ${line}`,
   'status.nothing': 'Nothing has happened yet.',
   'status.opening': 'Opening the database in this browser’s private storage (OPFS)…',
@@ -141,6 +153,9 @@ const en = {
   'workers.release': 'Release',
   'workers.fail': 'Fail',
   'workers.result': 'result',
+  'default.result': (w) => `${w}'s result`,
+  'default.error': 'handler crashed',
+  'lab.report': (w) => `${w}'s report`,
   'mem.none': 'no fence yet',
   'mem.typeJob': 'type a job id above',
   'mem.noFence': (job) => ['no fence for ', { job }, ' yet (would send 0)'],
@@ -181,8 +196,11 @@ const en = {
   'input.long': (field, n) => `${field} is longer than ${n} characters.`,
   'input.nul': (field) => `${field} contains a NUL character.`,
   'input.unicode': (field) => `${field} is not well-formed Unicode (a lone surrogate).`,
-  'input.ttl': (max) => `The ttl must be a number above 0 and at most ${max}.`,
-  'input.retry': 'The retry time must be a number of seconds, 0 or more (or empty for dead).',
+  'input.ttl': (max) => `The \`ttl\` must be a whole number of seconds from 1 to ${max}.`,
+  'input.retry': 'The retry time must be a whole number of seconds, 0 or more (or empty for dead).',
+  'input.blank': (field) => `${field} is only spaces: it would make a job nobody can see.`,
+  'input.edges': (field) => `${field} starts or ends with a space, which would make two ids look the same.`,
+  'input.invisible': (field, char) => `${field} contains an invisible character (${char}), which would make two ids look the same.`,
   'input.full': (n) => `The timeline is full (${n} operations). Step back or reset.`,
   'input.wake': (min, max) => `A’s wake time must be a whole number from ${min} to ${max}.`,
   'banner.loaded': (from, n) => `Loaded the timeline from ${from}: ${n} operation${n === 1 ? '' : 's'}, replayed on the store.`,
@@ -191,6 +209,9 @@ const en = {
   'banner.fromLink': 'the shared link',
   'banner.fromFile': 'the file',
   'banner.reset': 'Reset: the database was erased and the timeline is empty.',
+  'banner.resetAsk': 'Reset erases the database and your timeline. Reset now?',
+  'banner.resetYes': 'Reset now',
+  'banner.cancel': 'Cancel',
   'banner.importRefused': 'Import refused.',
   'banner.linkRefused': 'Shared link refused.',
   'banner.anotherTab': 'Another tab already has the playground open.',
@@ -232,8 +253,8 @@ const en = {
   'lab.ev.fenced': (e) => (e.ok ? `${e.who}’s row and completion (fence ${e.fence}) committed in one transaction` : `${e.who}’s row and completion (fence ${e.fence}, its clock at t=${e.clock}) refused: \`${e.reason?.code}\`, nothing written`),
   'lab.bucketHolds': (body, fence) => `The bucket holds “${body}” (fence ${fence}).`,
   'lab.bucketEmpty': 'The bucket is empty.',
-  'lab.job': (i) => `The job: ${i.dead ? 'dead' : i.state?.done ? 'done' : 'not done'}, ${i.attempts} attempts, ${i.failures.length} failures.`,
-  'lab.stats': (w, s) => `Worker ${w}: ${s.completed} completed, ${s.failed} failed, ${s.dead} dead, ${s.leasesLost} leases lost, ${s.staleWritesRefused} stale writes refused, ${s.renewals} renewals.`,
+  'lab.job': (i) => `The job: ${i.dead ? 'dead' : i.state?.done ? 'done' : 'not done'}, ${many(i.attempts, 'attempt')}, ${many(i.failures.length, 'failure')}.`,
+  'lab.stats': (w, s) => `Worker ${w}: ${s.completed} completed, ${s.failed} failed, ${s.dead} dead, ${many(s.leasesLost, 'lease', 'leases')} lost, ${many(s.staleWritesRefused, 'stale write', 'stale writes')} refused, ${many(s.renewals, 'renewal')}.`,
   'lab.moral.none': 'Without a guard, A’s late upload landed over B’s: the bucket holds a stale report while the job says B finished it.',
   'lab.moral.guard': 'The fence guard refused A’s late upload with the current fence: B’s report stays.',
   'lab.moral.fenced': 'B’s row committed in the same transaction as its completion. A woke with its clock stopped at t=7, so the runtime’s own check saw a live lease; the store checked the fence and refused A’s row with its completion: nothing of it was written.',
@@ -242,6 +263,17 @@ const en = {
   'lab.moral.guard.calm': 'Without the pause, A renewed on time and finished; B found nothing to claim.',
   'lab.moral.fenced.calm': 'Without the pause, A renewed on time and finished; B found nothing to claim.',
   'lab.running': 'Running the workers…',
+  'lab.legend': 'What the marks on the lanes mean',
+  'lab.legend.claim': 'claimed the job (with a new fence)',
+  'lab.legend.renew': 'heartbeat: the lease renewed',
+  'lab.legend.refused': 'refused by the store (a heartbeat, a completion or an upload)',
+  'lab.legend.lost': 'the lost-lease signal fired',
+  'lab.legend.complete': 'completed',
+  'lab.legend.retry': 'failed: the job is retried later (backoff)',
+  'lab.legend.dead': 'failed for good: the job is dead',
+  'lab.legend.upload': 'an upload to the bucket (a write)',
+  'lab.legend.stall': 'the pause: no timers fire for A',
+  'lab.axis': 'time, in seconds of the lab’s clock',
   'lab.time': 'Time',
 };
 
@@ -258,6 +290,8 @@ const ja = {
   'story.start': '開始',
   'story.step': (n, of) => `ステップ ${n} / ${of}`,
   'story.free.title': '自由モード',
+  'story.seeTables': '↓ 2 つの表',
+  'story.seeCheck': '↓ チェック：SQLite が実行した文',
   'story.free': '自由に試せます。ジョブを追加し、各ワーカーの「取得」「延長」「完了」「解放」「失敗」を押して、時計を進めてください。答えはすべて本物のストアから返り、拒否されたときは理由も表示されます。時間スライダーを戻して操作すると、タイムラインが分岐します。シナリオを選んで「開始」を押すこともできます。',
   'timeline.title': 'タイムライン',
   'timeline.steps': 'タイムラインを 1 つずつ進める',
@@ -301,7 +335,7 @@ const ja = {
   'legend.future': '未来（再生位置より後）',
   'legend.lease': 'リース（取得から終わりまで）',
   'legend.now': '現在',
-  'legend.click': 'カードをクリックすると再生位置がそこへ移ります',
+  'legend.click': 'カードをクリックする（または Tab で移って Enter を押す）と再生位置がそこへ移ります',
   'status.last': (line) => `直前：${line}`,
   'status.nothing': 'まだ何も起きていません。',
   'status.opening': 'このブラウザのプライベートな保存領域（OPFS）でデータベースを開いています…',
@@ -353,6 +387,9 @@ const ja = {
   'workers.release': '解放',
   'workers.fail': '失敗',
   'workers.result': '結果',
+  'default.result': (w) => `${w} の結果`,
+  'default.error': 'ハンドラーがクラッシュ',
+  'lab.report': (w) => `${w} のレポート`,
   'mem.none': 'まだフェンスなし',
   'mem.typeJob': '上にジョブ `id` を入力してください',
   'mem.noFence': (job) => [{ job }, ' のフェンスはまだない（0 を送る）'],
@@ -393,8 +430,11 @@ const ja = {
   'input.long': (field, n) => `${field}が ${n} 文字を超えています。`,
   'input.nul': (field) => `${field}にヌル文字が含まれています。`,
   'input.unicode': (field) => `${field}が正しい文字列ではありません（対になっていないサロゲート）。`,
-  'input.ttl': (max) => `\`ttl\` は 0 より大きく ${max} 以下の数でなければなりません。`,
-  'input.retry': '再試行までの時間は 0 以上の秒数にしてください（空にすると死）。',
+  'input.ttl': (max) => `\`ttl\` は 1 から ${max} までの整数の秒数でなければなりません。`,
+  'input.retry': '再試行までの時間は 0 以上の整数の秒数にしてください（空にすると死）。',
+  'input.blank': (field) => `${field}が空白だけです。誰にも見えないジョブになってしまいます。`,
+  'input.edges': (field) => `${field}の先頭か末尾に空白があります。2 つの ID が同じに見えてしまいます。`,
+  'input.invisible': (field, char) => `${field}に見えない文字（${char}）が含まれています。2 つの ID が同じに見えてしまいます。`,
   'input.full': (n) => `タイムラインがいっぱいです（操作 ${n} 個）。一歩戻るか、リセットしてください。`,
   'input.wake': (min, max) => `A が目を覚ます時刻は ${min} から ${max} までの整数にしてください。`,
   'banner.loaded': (from, n) => `${from}からタイムラインを読み込みました：${n} 件の操作をストアで再生しました。`,
@@ -403,6 +443,9 @@ const ja = {
   'banner.fromLink': '共有リンク',
   'banner.fromFile': 'ファイル',
   'banner.reset': 'リセット：データベースを消し、タイムラインは空になりました。',
+  'banner.resetAsk': 'リセットするとデータベースとタイムラインが消えます。リセットしますか？',
+  'banner.resetYes': 'リセットする',
+  'banner.cancel': 'キャンセル',
   'banner.importRefused': '読み込みを拒否しました。',
   'banner.linkRefused': '共有リンクを拒否しました。',
   'banner.anotherTab': '別のタブがすでにプレイグラウンドを開いています。',
@@ -454,6 +497,17 @@ const ja = {
   'lab.moral.guard.calm': '停止がなければ、A は時間どおりに更新して終えました。B には取るものがありませんでした。',
   'lab.moral.fenced.calm': '停止がなければ、A は時間どおりに更新して終えました。B には取るものがありませんでした。',
   'lab.running': 'ワーカーを動かしています…',
+  'lab.legend': 'レーンの記号の意味',
+  'lab.legend.claim': 'ジョブを取得（新しいフェンスで）',
+  'lab.legend.renew': 'ハートビート：リースを延長',
+  'lab.legend.refused': 'ストアが拒否（ハートビート、完了、アップロード）',
+  'lab.legend.lost': 'リース喪失のシグナルが発火',
+  'lab.legend.complete': '完了',
+  'lab.legend.retry': '失敗：あとで再試行（バックオフ）',
+  'lab.legend.dead': '完全に失敗：ジョブは死',
+  'lab.legend.upload': 'バケットへのアップロード（書き込み）',
+  'lab.legend.stall': '停止中：A のタイマーは動かない',
+  'lab.axis': '時刻（ラボの時計の秒）',
   'lab.time': '時刻',
 };
 
@@ -470,6 +524,8 @@ const zh = {
   'story.start': '开始',
   'story.step': (n, of) => `第 ${n} 步，共 ${of} 步`,
   'story.free.title': '自由模式',
+  'story.seeTables': '↓ 两个表',
+  'story.seeCheck': '↓ 检查：SQLite 执行的语句',
   'story.free': '自由模式。让任务入队，点击任意工作者的“获取”“续租”“完成”“释放”或“失败”，并推进时钟。每个回答都来自真实的存储，被拒绝时会给出原因。把时间滑块拖回去再操作，时间线就会分叉。也可以选择一个场景并按“开始”。',
   'timeline.title': '时间线',
   'timeline.steps': '逐步浏览时间线',
@@ -513,7 +569,7 @@ const zh = {
   'legend.future': '未来（在播放位置之后）',
   'legend.lease': '租约（从获取到结束）',
   'legend.now': '现在',
-  'legend.click': '点击卡片，把播放位置移到那里',
+  'legend.click': '点击卡片（或用 Tab 移到卡片上按 Enter），把播放位置移到那里',
   'status.last': (line) => `最近：${line}`,
   'status.nothing': '还什么都没发生。',
   'status.opening': '正在这个浏览器的私有存储（OPFS）里打开数据库…',
@@ -565,6 +621,9 @@ const zh = {
   'workers.release': '释放',
   'workers.fail': '失败',
   'workers.result': '结果',
+  'default.result': (w) => `${w} 的结果`,
+  'default.error': '处理程序崩溃',
+  'lab.report': (w) => `${w} 的报告`,
   'mem.none': '还没有令牌',
   'mem.typeJob': '请在上面输入任务 `id`',
   'mem.noFence': (job) => ['还没有 ', { job }, ' 的令牌（会发送 0）'],
@@ -605,8 +664,11 @@ const zh = {
   'input.long': (field, n) => `${field}超过了 ${n} 个字符。`,
   'input.nul': (field) => `${field}含有空字符。`,
   'input.unicode': (field) => `${field}不是合法的文字（有落单的代理项）。`,
-  'input.ttl': (max) => `\`ttl\` 必须是大于 0、不超过 ${max} 的数。`,
-  'input.retry': '重试时间必须是 0 或更多秒（留空表示死亡）。',
+  'input.ttl': (max) => `\`ttl\` 必须是 1 到 ${max} 之间的整秒数。`,
+  'input.retry': '重试时间必须是 0 或更多的整秒数（留空表示死亡）。',
+  'input.blank': (field) => `${field}只有空格：这会造成一个谁也看不见的任务。`,
+  'input.edges': (field) => `${field}的开头或结尾有空格：这会让两个 ID 看起来一样。`,
+  'input.invisible': (field, char) => `${field}含有不可见字符（${char}）：这会让两个 ID 看起来一样。`,
   'input.full': (n) => `时间线已满（${n} 个操作）。请后退一步或重置。`,
   'input.wake': (min, max) => `A 醒来的时刻必须是 ${min} 到 ${max} 之间的整数。`,
   'banner.loaded': (from, n) => `已从${from}加载时间线：${n} 个操作，已在存储上重放。`,
@@ -615,6 +677,9 @@ const zh = {
   'banner.fromLink': '分享链接',
   'banner.fromFile': '文件',
   'banner.reset': '已重置：数据库已清空，时间线为空。',
+  'banner.resetAsk': '重置会清除数据库和你的时间线。现在重置吗？',
+  'banner.resetYes': '立即重置',
+  'banner.cancel': '取消',
   'banner.importRefused': '导入被拒绝。',
   'banner.linkRefused': '分享链接被拒绝。',
   'banner.anotherTab': '另一个标签页已经打开了演练场。',
@@ -666,11 +731,27 @@ const zh = {
   'lab.moral.guard.calm': '没有暂停时，A 按时续租并完成了；B 没有可获取的任务。',
   'lab.moral.fenced.calm': '没有暂停时，A 按时续租并完成了；B 没有可获取的任务。',
   'lab.running': '正在运行工作者…',
+  'lab.legend': '泳道上各符号的含义',
+  'lab.legend.claim': '获取了任务（带新的令牌）',
+  'lab.legend.renew': '心跳：续租成功',
+  'lab.legend.refused': '被存储拒绝（心跳、完成或上传）',
+  'lab.legend.lost': '失去租约的信号触发',
+  'lab.legend.complete': '已完成',
+  'lab.legend.retry': '失败：稍后重试（退避）',
+  'lab.legend.dead': '彻底失败：任务已死亡',
+  'lab.legend.upload': '上传到存储桶（一次写入）',
+  'lab.legend.stall': '暂停：A 的定时器都不触发',
+  'lab.axis': '时间（实验时钟的秒数）',
   'lab.time': '时间',
 };
 
 for (const messages of [en, ja, zh]) {
   for (const w of ['A', 'B', 'C']) messages[`workers.${w}`] = messages['workers.worker'](w);
+  // Operation names in status lines, cards and the check: the words of the buttons that make them
+  // (English keeps the API's lower-case names, which are the buttons' words too).
+  const button = (key) => (messages === en ? messages[key].toLowerCase() : messages[key]);
+  for (const op of ['claim', 'renew', 'complete', 'release', 'fail']) messages[`op.${op}`] = button(`workers.${op}`);
+  for (const op of ['enqueue', 'revive']) messages[`op.${op}`] = button(`store.${op}`);
 }
 
 export const MESSAGES = Object.freeze({ en, ja, zh });

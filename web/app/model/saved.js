@@ -2,7 +2,7 @@
 // timeline, the store's answers so far, the story position, and whether the store was left in
 // step with the timeline. Read back with the same strictness as an imported file.
 import { docToJson, validateDoc, LIMITS } from './timeline.js';
-import { findScenario, scenarioDoc } from './scenarios.js';
+import { storyOn } from './scenarios.js';
 
 const REASONS = ['not_found', 'done', 'held', 'scheduled', 'stale_fence', 'not_owner', 'expired', 'not_dead'];
 
@@ -50,16 +50,8 @@ export function parseSaved(text) {
     value.outcomes.every(validOutcome)
     ? value.outcomes.map((o) => (o === null ? undefined : o))
     : [];
-  let story = null;
-  const s = value.story;
-  if (s && typeof s === 'object' && typeof s.id === 'string' && Number.isInteger(s.step)) {
-    const scenario = findScenario(s.id);
-    // A story position only means something on that scenario's own timeline.
-    if (scenario && s.step >= 0 && s.step < scenario.steps.length &&
-        JSON.stringify(scenarioDoc(scenario).entries) === JSON.stringify(doc.entries)) {
-      story = { id: s.id, step: s.step };
-    }
-  }
+  // A story position only means something on that scenario's own timeline.
+  const story = storyOn(doc, value.story);
   // Outcomes are only trusted when every played entry has one.
   const complete = outcomes.length === doc.entries.length && outcomes.slice(0, doc.k).every(Boolean);
   return { doc, outcomes: complete ? outcomes : [], story, clean: value.clean === true && complete };

@@ -643,6 +643,27 @@ export function stepAt(scenario, { k, now }) {
   return found;
 }
 
+/**
+ * The story position `{id, step}` that `position` names on `doc`, or null: only on that scenario's
+ * own timeline (a saved page, a shared link), with a step it has.
+ */
+export function storyOn(doc, position) {
+  if (!position || typeof position !== 'object' || typeof position.id !== 'string' || !Number.isInteger(position.step)) return null;
+  const scenario = findScenario(position.id);
+  if (!scenario || position.step < 0 || position.step >= scenario.steps.length) return null;
+  if (JSON.stringify(scenarioDoc(scenario).entries) !== JSON.stringify(doc.entries)) return null;
+  return { id: scenario.id, step: position.step };
+}
+
+/**
+ * Whether a step points the reader at the two tables and the check (far below the story): the
+ * last step, and every step that compares the two stores (`leaseOnly`).
+ */
+export function pointsAtTables(scenario, s) {
+  const step = scenario.steps[s];
+  return !!step && (s === scenario.steps.length - 1 || step.leaseOnly !== undefined);
+}
+
 /** The narration of a step in a language (English when missing). */
 export function narration(scenario, s, lang) {
   const say = scenario.steps[s]?.say ?? {};

@@ -116,6 +116,28 @@ function time(value, where) {
   return value;
 }
 
+// Characters that draw as nothing (format, control and line/paragraph separators): in a typed
+// job id they make two ids that look the same, or one that looks like no id at all.
+const INVISIBLE = /[\p{Cf}\p{Cc}\p{Zl}\p{Zp}]/u;
+
+/**
+ * What is wrong with a job id typed into the page, beyond stringProblem: 'blank' (only spaces),
+ * 'edges' (a space at either end) or 'invisible' (with `char`, its code point as U+XXXX); or
+ * null. Imported timelines keep their ids exactly; this is for what a person types.
+ */
+export function typedJobProblem(value) {
+  if (value.trim() === '') return { problem: 'blank' };
+  const hidden = value.match(INVISIBLE);
+  if (hidden) return { problem: 'invisible', char: `U+${hidden[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}` };
+  if (value.trim() !== value) return { problem: 'edges' };
+  return null;
+}
+
+/** What the page's ttl box accepts, as its min, max and step say: whole seconds from 1. */
+export function typedTtlProblem(value) {
+  return Number.isInteger(value) && value >= 1 && value <= LIMITS.time ? null : 'ttl';
+}
+
 export function checkTtl(value) {
   if (typeof value !== 'number' || !Number.isFinite(value)) return 'ttl must be a finite number';
   if (value <= 0 || value > LIMITS.time) return `ttl must be above 0 and at most ${LIMITS.time}`;
@@ -172,7 +194,7 @@ function entry(value, where) {
 export function validateDoc(value) {
   try {
     if (!isPlainObject(value)) fail('the timeline', 'must be a JSON object');
-    onlyKeys(value, ['format', 'v', 'entries', 'k', 'now', 'lab'], 'the timeline');
+    onlyKeys(value, ['format', 'v', 'entries', 'k', 'now', 'lab', 'story'], 'the timeline');
     if (value.format !== undefined && value.format !== FORMAT) fail('format', `must be "${FORMAT}"`);
     if (value.v !== VERSION) fail('v (the format version)', `must be ${VERSION}`);
     if (!Array.isArray(value.entries)) fail('entries', 'must be an array');
@@ -195,6 +217,7 @@ export function validateDoc(value) {
     }
     const doc = { entries, k, now };
     if (value.lab !== undefined) doc.lab = labRun(value.lab);
+    if (value.story !== undefined) doc.story = storyPosition(value.story);
     return { ok: true, doc };
   } catch (error) {
     if (error instanceof Invalid) return { ok: false, error: `Invalid timeline: ${error.message}.` };
@@ -221,7 +244,24 @@ export function parseDocText(text) {
 export function docToJson(doc) {
   const json = { format: FORMAT, v: VERSION, entries: doc.entries, k: doc.k, now: doc.now };
   if (doc.lab) json.lab = { mode: doc.lab.mode, stall: doc.lab.stall, wake: doc.lab.wake };
+  if (doc.story) json.story = { id: doc.story.id, step: doc.story.step };
   return json;
+}
+
+/**
+ * The story step a shared timeline was at: `{id, step}`, checked for its shape here; whether that
+ * scenario and step exist, on this timeline, is the scenarios' to say (scenarios.js storyOn).
+ */
+function storyPosition(value) {
+  if (!isPlainObject(value)) fail('story', 'must be an object {id, step}');
+  onlyKeys(value, ['id', 'step'], 'story');
+  if (typeof value.id !== 'string' || value.id.length === 0 || value.id.length > 100 || !wellFormed(value.id)) {
+    fail('story.id', 'must be a scenario id (text, at most 100 characters)');
+  }
+  if (!Number.isInteger(value.step) || value.step < 0 || value.step > LIMITS.entries) {
+    fail('story.step', `must be a whole number from 0 to ${LIMITS.entries}`);
+  }
+  return { id: value.id, step: value.step };
 }
 
 /** The worker lab run a timeline carries: `{mode, stall, wake}` (the run is replayed, never stored). */

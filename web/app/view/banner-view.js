@@ -1,8 +1,8 @@
 // Banners: errors (role=alert) and notices (role=status), each with optional buttons. The message
-// is always text; buttons get their handlers from the controller.
-import { h } from './dom.js';
+// is always text (its `code` marks drawn as <code>, view/dom.js rich()); buttons get their handlers from the controller.
+import { h, rich } from './dom.js';
 
-/** Shows a banner; returns it. kind: 'error' | 'notice'. actions: [{label, run}]. */
+/** Shows a banner; returns it. kind: 'error' | 'notice'. actions: [{label, run, id?}]. */
 export function showBanner(region, { kind, title, message, actions = [], key }) {
   if (key) region.querySelector(`[data-key="${CSS.escape(key)}"]`)?.remove();
   const close = h('button', { class: 'banner-close', text: '×', attrs: { type: 'button', 'aria-label': region.dataset.dismiss || 'Dismiss' } });
@@ -12,10 +12,10 @@ export function showBanner(region, { kind, title, message, actions = [], key }) 
   },
   h('div', { class: 'banner-body' },
     title ? h('strong', { class: 'banner-title', text: title }) : null,
-    h('span', { class: 'banner-message', text: message })),
+    h('span', { class: 'banner-message' }, rich(message))),
   h('div', { class: 'banner-actions' },
     actions.map((action) => {
-      const button = h('button', { text: action.label, attrs: { type: 'button' } });
+      const button = h('button', { text: action.label, attrs: { type: 'button', id: action.id } });
       button.addEventListener('click', () => {
         banner.remove();
         action.run();

@@ -48,6 +48,34 @@ function lane(name, events, end, at, lang) {
     h('ol', { class: 'lab-events' }, events.map((e) => h('li', { class: later(e).trim() || undefined, attrs: { 'data-kind': e.kind } }, h('span', { class: 'lab-t', text: `t=${e.t}` }), ' ', rich(eventText(e, lang))))));
 }
 
+// The legend: every mark a lane may show, as lane() draws it (mark() above), with its meaning.
+const LEGEND = [
+  ['●', 'ok', 'claim'], ['|', 'tick', 'renew'], ['✗', 'refused', 'refused'], ['⚡', 'lost', 'lost'],
+  ['✓', 'ok', 'complete'], ['↻', 'retry', 'retry'], ['☠', 'dead', 'dead'], ['⬆', 'ok', 'upload'],
+];
+
+function legend(lang) {
+  return h('ul', { class: 'lab-legend', attrs: { 'aria-label': t(lang, 'lab.legend') } },
+    LEGEND.map(([sym, cls, key]) => h('li', {},
+      h('span', { class: `lab-key lab-${cls}`, attrs: { 'aria-hidden': 'true' }, text: sym }), ' ', t(lang, `lab.legend.${key}`))),
+    h('li', {}, h('span', { class: 'lab-key lab-key-stall', attrs: { 'aria-hidden': 'true' } }), ' ', t(lang, 'lab.legend.stall')));
+}
+
+/** Time ticks over the lanes' tracks, every 1, 2, 5, 10, 20, ... seconds: about six of them. */
+function axis(end, lang) {
+  const step = [1, 2, 5, 10, 20, 50, 100, 200, 500].find((s) => end / s <= 6) ?? Math.ceil(end / 6);
+  const ticks = [];
+  for (let s = 0; s <= end; s += step) ticks.push(s);
+  return h('div', { class: 'lab-axis', attrs: { title: t(lang, 'lab.axis') } },
+    ticks.map((s) => h('span', { class: 'lab-axis-tick', style: { left: `${(s / end) * 100}%` }, text: `t=${s}` })));
+}
+
+/** A report's body in words: the lab writes "A's report" (its data), drawn in the page's language. */
+function reportText(body, lang) {
+  const lane = ['A', 'B'].find((w) => body === t('en', 'lab.report', w));
+  return lane ? t(lang, 'lab.report', lane) : body;
+}
+
 /** run: the answer of runLab, or null before the first run; at: the time slider (events after it dimmed). */
 export function renderLab(container, run, lang, at = run?.end ?? 0) {
   if (!run) {
@@ -57,12 +85,14 @@ export function renderLab(container, run, lang, at = run?.end ?? 0) {
   const byLane = Object.fromEntries(LANES.map((l) => [l, run.events.filter((e) => e.lane === l)]));
   const lanes = LANES.filter((l) => byLane[l].length > 0 || l === 'A');
   const facts = [];
-  if (run.bucket) facts.push(t(lang, 'lab.bucketHolds', run.bucket.body, run.bucket.fence));
+  if (run.bucket) facts.push(t(lang, 'lab.bucketHolds', reportText(run.bucket.body, lang), run.bucket.fence));
   else if (run.mode !== 'poison') facts.push(t(lang, 'lab.bucketEmpty'));
   if (run.inspect) facts.push(t(lang, 'lab.job', run.inspect));
   for (const [w, s] of Object.entries(run.stats)) facts.push(t(lang, 'lab.stats', w, s));
   replace(container,
+    axis(run.end, lang),
     h('ul', { class: 'lab-lanes', attrs: { 'data-mode': run.mode, 'data-at': String(at) } }, lanes.map((l) => lane(l, byLane[l], run.end, at, lang))),
+    legend(lang),
     h('ul', { class: 'lab-facts' }, facts.map((f) => h('li', {}, rich(f)))),
     h('p', { class: 'lab-moral' }, rich(t(lang, moralKey(run)))));
 }

@@ -1,18 +1,19 @@
 // The story panel: the scenario's title, the step, its source (presets from real incidents) and
 // the narration, all in the chosen language.
 import { replace, rich } from './dom.js';
-import { narration, scenarioSource, scenarioTitle } from '../model/scenarios.js';
-import { t } from '../model/i18n.js';
+import { narration, pointsAtTables, scenarioSource, scenarioTitle } from '../model/scenarios.js';
+import { languageTag, t } from '../model/i18n.js';
 
 export function renderStory(nodes, scenario, step, lang) {
-  nodes.narration.setAttribute('lang', lang);
-  nodes.title.setAttribute('lang', lang);
+  nodes.narration.setAttribute('lang', languageTag(lang));
+  nodes.title.setAttribute('lang', languageTag(lang));
   if (!scenario) {
     replace(nodes.title, t(lang, 'story.free.title'));
     replace(nodes.progress, '');
     delete nodes.progress.dataset.step;
     replace(nodes.narration, rich(t(lang, 'story.free')));
     nodes.source.hidden = true;
+    nodes.links.hidden = true;
     nodes.panel.classList.remove('telling');
     return;
   }
@@ -23,5 +24,6 @@ export function renderStory(nodes, scenario, step, lang) {
   const source = scenarioSource(scenario, lang);
   nodes.source.hidden = !source;
   replace(nodes.source, source ? rich(source) : '');
+  nodes.links.hidden = !pointsAtTables(scenario, step);
   nodes.panel.classList.add('telling');
 }

@@ -4,7 +4,7 @@
 import { h, replace } from './dom.js';
 import { LANES } from '../model/timeline.js';
 import { granted } from '../model/derive.js';
-import { argsText, fmt, outcomeText, statusLine, storeChipText } from '../model/describe.js';
+import { argsText, fmt, opName, outcomeText, statusLine, storeChipText } from '../model/describe.js';
 import { t } from '../model/i18n.js';
 
 const SIZES = {
@@ -144,10 +144,10 @@ function card(item, vm, axis, size) {
   return h('li', {
     class: classes.join(' '),
     style: { left: `${axis.x(entry.t) + 4}px`, top: `${item.top}px`, width: `${size.card - 8}px`, height: `${item.height}px` },
-    attrs: { title: statusLine(entry, outcome, vm.lang) + (future ? t(vm.lang, 'timeline.future') : ''), 'data-index': index },
+    attrs: { title: statusLine(entry, outcome, vm.lang) + (future ? t(vm.lang, 'timeline.future') : ''), 'data-index': index, tabindex: 0 },
   },
   h('div', { class: 'c-head' },
-    h('code', { class: 'c-op', text: entry.op }), ' ',
+    h(vm.lang === 'en' ? 'code' : 'span', { class: 'c-op', text: opName(entry.op, vm.lang), attrs: { 'data-op': entry.op } }), ' ',
     h('span', { class: 'c-job', text: entry.args.job })),
   h('div', { class: 'c-args' },
     h('span', { class: 'c-t', text: `t=${fmt(entry.t)}` }), args ? ` · ${args}` : ''),
