@@ -86,7 +86,9 @@ function assertCompiles(result, what) {
 const EXACT = `
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function exact<T>() {
-  return <U>(value: U, ..._mismatch: Equal<T, U> extends true ? [] : [error: 'the type is not the expected one']) => value;
+  return function <U>(value: U, ..._mismatch: Equal<T, U> extends true ? [] : [error: 'the type is not the expected one']): U {
+    return value;
+  };
 }
 `;
 
@@ -364,4 +366,126 @@ exact<typeof fencedResult>()(leasefence.fencedResult);
   // A bundled app: the DOM's types, not Node's.
   const options = { ...STRICT, module: 'esnext', moduleResolution: 'bundler', lib: ['es2022', 'dom'], types: [] };
   assertCompiles(compile('bundler', options, { 'use.ts': program }), 'module esnext, moduleResolution bundler');
+});
+
+test('tsc fails on type errors in a user program, with exactly the expected errors', { timeout: 300_000 }, () => {
+  // Each line marked `// expect TSnnnn` must fail with that error, and nothing else may fail.
+  const program = `import { LeaseStore, JobWorker, FencedResult, fencedResult } from 'leasefence';
+import type { Reason } from 'leasefence';
+import leasefence = require('leasefence');
+${EXACT}
+export async function wrong(s: LeaseStore, reason: Reason): Promise<void> {
+  s.claim('job', 'me', 0, '30'); // expect TS2345
+  const fence: string | null = s.claim('job', 'me', 0, 30); // expect TS2322
+  exact<string>()(s.claim('job', 'me', 0, 30)); // expect TS2554
+  const untyped: any = s;
+  exact<LeaseStore>()(untyped); // expect TS2554
+  s.enqueue('job', 'soon'); // expect TS2345
+  s.fenced('job', 'me', 1, 0, [{ sql: 'UPDATE t SET a = $1', params: [{}] }]); // expect TS2322
+  s.withReason.stats(0).value.running; // expect TS2339
+  new LeaseStore(); // expect TS2673
+  await LeaseStore.open(); // expect TS2554
+  new JobWorker(s, { owner: 'w' }); // expect TS2345
+  new JobWorker(s, { ttl: 30, heartbeat: 'threads' }); // expect TS2820
+  if (reason.code === 'held') reason.fence; // expect TS2339
+  // require('leasefence') has no \`default\`; FencedResult is a type only (the package exports no such value).
+  leasefence.default; // expect TS2339
+  fencedResult([]) instanceof FencedResult; // expect TS1362
+  void fence;
+}
+`;
+  const result = compile('negative', { ...NODE, module: 'nodenext' }, { 'wrong.cts': program });
+  const expected = program
+    .split('\n')
+    .flatMap((line, i) => [...line.matchAll(/\/\/ expect (TS\d+)/g)].map(([, code]) => `wrong.cts:${i + 1} ${code}`));
+  assert.notEqual(result.status, 0, `tsc accepted a program with type errors:\n${result.output}`);
+  assert.deepEqual(result.errors.sort(), expected.sort(), `tsc's errors are not the expected ones:\n${result.output}`);
+});
+
+// Run in the user's project: the value exports the typings declare (what `typeof` a require and a
+// namespace import has, as tsc sees them) and the classes' static and prototype methods, next to
+// what require() and import() give at runtime.
+const EXPORTS_PROBE = String.raw`
+const ts = require('typescript');
+const path = require('node:path');
+
+function declaredOf(dir, file) {
+  const config = ts.getParsedCommandLineOfConfigFile(path.join(dir, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => { throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n')); } });
+  const program = ts.createProgram(config.fileNames, config.options);
+  const diagnostics = ts.getPreEmitDiagnostics(program);
+  if (diagnostics.length) throw new Error(ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => dir, getNewLine: () => '\n' }));
+  const checker = program.getTypeChecker();
+  const source = program.getSourceFile(path.join(dir, file));
+  let binding;
+  source.forEachChild((node) => {
+    if (ts.isImportEqualsDeclaration(node)) binding = node.name;
+    if (ts.isImportDeclaration(node) && node.importClause?.namedBindings && ts.isNamespaceImport(node.importClause.namedBindings)) binding = node.importClause.namedBindings.name;
+  });
+  const ours = (symbol) => (symbol.declarations ?? []).some((d) => d.getSourceFile().fileName.includes('/node_modules/leasefence/'));
+  const members = {};
+  const exports = checker.getTypeAtLocation(binding).getProperties().map((symbol) => {
+    const type = checker.getTypeOfSymbolAtLocation(symbol, binding);
+    const prototype = type.getProperty('prototype');
+    if (prototype && symbol.name !== 'default') {
+      const instance = checker.getTypeOfSymbolAtLocation(prototype, binding);
+      members[symbol.name] = {
+        static: type.getProperties().filter((p) => p.name !== 'prototype' && ours(p)).map((p) => p.name).sort(),
+        methods: instance.getProperties().filter((p) => ours(p) && p.declarations.every((d) => ts.isMethodDeclaration(d) || ts.isMethodSignature(d))).map((p) => p.name).sort(),
+        properties: instance.getProperties().filter((p) => ours(p) && p.declarations.every((d) => ts.isPropertyDeclaration(d) || ts.isPropertySignature(d) || ts.isGetAccessor(d))).map((p) => p.name).sort(),
+      };
+    }
+    return symbol.name;
+  });
+  return { exports: exports.sort(), members };
+}
+
+function runtimeOf(module) {
+  const members = {};
+  for (const [name, value] of Object.entries(module)) {
+    if (typeof value !== 'function' || !value.prototype || name === 'default') continue;
+    const methods = new Set();
+    const getters = new Set();
+    for (let p = value.prototype; p && p !== Object.prototype && p !== Error.prototype; p = Object.getPrototypeOf(p)) {
+      for (const [key, d] of Object.entries(Object.getOwnPropertyDescriptors(p))) {
+        if (key === 'constructor') continue;
+        if (typeof d.value === 'function') methods.add(key);
+        else if (d.get) getters.add(key);
+      }
+    }
+    const statics = Object.getOwnPropertyNames(value).filter((k) => !['length', 'name', 'prototype'].includes(k));
+    members[name] = { static: statics.sort(), methods: [...methods].sort(), getters: [...getters].sort() };
+  }
+  return { exports: Object.keys(module).sort(), members };
+}
+
+(async () => {
+  console.log(JSON.stringify({
+    declared: { require: declaredOf(path.resolve('probe-cjs'), 'use.cts'), import: declaredOf(path.resolve('probe-esm'), 'use.mts') },
+    runtime: { require: runtimeOf(require('leasefence')), import: runtimeOf(await import('leasefence')) },
+  }));
+})().catch((error) => { console.error(error); process.exit(1); });
+`;
+
+test('the values the typings declare are the ones the package exports, required and imported', { timeout: 300_000 }, () => {
+  const probe = (dir, file, imports) => {
+    fs.mkdirSync(path.join(project, dir), { recursive: true });
+    fs.writeFileSync(path.join(project, dir, file), imports);
+    writeJson(path.join(project, dir, 'tsconfig.json'), { compilerOptions: { ...NODE, module: 'nodenext' }, files: [file] });
+  };
+  probe('probe-cjs', 'use.cts', "import leasefence = require('leasefence');\nvoid leasefence;\n");
+  probe('probe-esm', 'use.mts', "import * as leasefence from 'leasefence';\nvoid leasefence;\n");
+  fs.writeFileSync(path.join(project, 'exports-probe.cjs'), EXPORTS_PROBE);
+  const run = spawnSync(process.execPath, ['exports-probe.cjs'], { cwd: project, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(run.status, 0, `the exports probe failed:\n${run.stdout}\n${run.stderr}`);
+  const { declared, runtime } = JSON.parse(run.stdout);
+  for (const how of ['require', 'import']) {
+    assert.deepEqual(declared[how].exports, runtime[how].exports, `${how}('leasefence'): the values declared (actual) are not the values exported (expected)`);
+    for (const [name, members] of Object.entries(runtime[how].members)) {
+      const types = declared[how].members[name];
+      assert.ok(types, `${name} is a class at runtime but not declared as one`);
+      assert.deepEqual(types.static, members.static, `${name}: static members declared (actual) vs at runtime (expected)`);
+      assert.deepEqual(types.methods, members.methods, `${name}: methods declared (actual) vs on the prototype (expected)`);
+      for (const getter of members.getters) assert.ok(types.properties.includes(getter), `${name}.${getter} (a getter) is not declared`);
+    }
+  }
 });
