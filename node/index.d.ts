@@ -156,6 +156,7 @@ export declare class LeaseStore {
   inspect(job: string): Inspection | null;
   /** How many jobs are queued, scheduled, leased, done and dead at `now`. */
   stats(now: number): JobCounts;
+  /**
    * Fenced write: runs your statements (a list, or a synchronous callback) inside the transaction
    * that checks your lease with renew's checks, and commits them only if the lease is current;
    * with `{complete: true, result}` the job completes in the same commit. All or nothing: false
@@ -194,6 +195,7 @@ export declare class LeaseStore {
  * or `{code: 'expired', until}`) or `stopped` (`worker.stop()`; `reason` null).
  */
 export declare class LeaseLostError extends Error {
+  constructor(code: 'lease_lost' | 'stopped', message: string, reason?: Reason | null);
   readonly name: 'LeaseLostError';
   readonly code: 'lease_lost' | 'stopped';
   readonly reason: Reason | null;
