@@ -219,12 +219,16 @@ export declare function exponentialBackoff(options?: {
   random?: () => number;
 }): Backoff;
 
-/** A handler's answer that commits its statements and the completion in one transaction (see `fencedResult`). */
-export declare class FencedResult {
+/**
+ * A handler's answer that commits its statements and the completion in one transaction (see
+ * `fencedResult`, the only way to make one). A type only: the package exports no such value.
+ */
+declare class FencedResult {
   private constructor();
   readonly statements: readonly FencedStatement[];
   readonly result: unknown;
 }
+export type { FencedResult };
 
 /**
  * Returned by a handler: the runtime calls `fenced(..., {complete: true, result})` instead of
@@ -364,14 +368,3 @@ export declare class FenceGuard {
   /** Closes the connection. */
   close(): void;
 }
-
-declare const _default: {
-  LeaseStore: typeof LeaseStore;
-  FenceGuard: typeof FenceGuard;
-  JobWorker: typeof JobWorker;
-  LeaseLostError: typeof LeaseLostError;
-  fixedBackoff: typeof fixedBackoff;
-  exponentialBackoff: typeof exponentialBackoff;
-  fencedResult: typeof fencedResult;
-};
-export default _default;
