@@ -1,8 +1,8 @@
 // The typings as a TypeScript user gets them: the packed tarball (dist/leasefence-*.tgz) installed
 // next to typescript, and user programs that call every exported class, function and method,
 // compiled with `tsc --strict --noEmit` (skipLibCheck off, so index.d.ts itself is checked) under
-// `module: nodenext` from a CommonJS file (.cts) and from an ES module (.mts), and under
-// `moduleResolution: bundler`. Every result is checked for its exact type (`exact<T>()(value)`
+// `module: nodenext` from a CommonJS file (.cts) and from an ES module (.mts), under
+// `moduleResolution: bundler`, and under the older `module: commonjs` with `node10` resolution. Every result is checked for its exact type (`exact<T>()(value)`
 // does not compile for another type, `any` included), so a wrong declaration fails here, not in a
 // user's build. A program with deliberate type errors must fail with exactly those errors (the
 // types are checked, not `any`), and the names the package exports at runtime, required and
@@ -366,6 +366,17 @@ exact<typeof fencedResult>()(leasefence.fencedResult);
   // A bundled app: the DOM's types, not Node's.
   const options = { ...STRICT, module: 'esnext', moduleResolution: 'bundler', lib: ['es2022', 'dom'], types: [] };
   assertCompiles(compile('bundler', options, { 'use.ts': program }), 'module esnext, moduleResolution bundler');
+});
+
+test('tsc --strict, module commonjs with moduleResolution node10 (the typings found by `types`, not `exports`)', { timeout: 300_000 }, () => {
+  const program = `${NAMED}import leasefence = require('leasefence');
+import interop from 'leasefence';
+${USE_ALL}
+exact<typeof LeaseStore>()(leasefence.LeaseStore);
+exact<typeof fencedResult>()(interop.fencedResult);
+`;
+  const options = { ...NODE, module: 'commonjs', moduleResolution: 'node10', esModuleInterop: true };
+  assertCompiles(compile('node10', options, { 'use.ts': program }), 'module commonjs, moduleResolution node10');
 });
 
 test('tsc fails on type errors in a user program, with exactly the expected errors', { timeout: 300_000 }, () => {
