@@ -2,11 +2,12 @@
 // next to typescript, and user programs that call every exported class, function and method,
 // compiled with `tsc --strict --noEmit` (skipLibCheck off, so index.d.ts itself is checked) under
 // `module: nodenext` from a CommonJS file (.cts) and from an ES module (.mts), under
-// `moduleResolution: bundler`, and under the older `module: commonjs` with `node10` resolution. Every result is checked for its exact type (`exact<T>()(value)`
-// does not compile for another type, `any` included), so a wrong declaration fails here, not in a
-// user's build. A program with deliberate type errors must fail with exactly those errors (the
-// types are checked, not `any`), and the names the package exports at runtime, required and
-// imported, are the ones the typings declare as values.
+// `moduleResolution: bundler`, and under the older `module: commonjs` with `node10` resolution.
+// Every result is checked for its exact type (`exact<T>()(value)` does not compile for another
+// type, `any` included), so a wrong declaration fails here, not in a user's build. A program with
+// deliberate type errors must fail with exactly those errors (the types are checked, not `any`),
+// and the names the package exports at runtime, required and imported, are the ones the typings
+// declare as values, classes with their static and prototype methods.
 //
 // The first run downloads typescript and @types/node from the npm registry (into npm's cache);
 // later runs install from the cache.
@@ -35,7 +36,7 @@ before(() => {
     ['install', '--prefer-offline', '--no-audit', '--no-fund', '--no-save', `./${name}`, TYPESCRIPT, TYPES_NODE],
     { cwd: project, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' }, timeout: 280_000 },
   );
-  assert.equal(install.status, 0, `npm install failed:\n${install.stdout}\n${install.stderr}`);
+  assert.equal(install.status, 0, `npm install failed:\n${install.error ?? ''}\n${install.stdout}\n${install.stderr}`);
   // The typings compiled below are the ones in the working tree (a stale tarball would test old ones).
   assert.equal(
     fs.readFileSync(path.join(project, 'node_modules/leasefence/index.d.ts'), 'utf8'),
