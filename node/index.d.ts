@@ -156,6 +156,7 @@ export declare class LeaseStore {
   inspect(job: string): Inspection | null;
   /** How many jobs are queued, scheduled, leased, done and dead at `now`. */
   stats(now: number): JobCounts;
+  /**
    * Fenced write: runs your statements (a list, or a synchronous callback) inside the transaction
    * that checks your lease with renew's checks, and commits them only if the lease is current;
    * with `{complete: true, result}` the job completes in the same commit. All or nothing: false
@@ -194,6 +195,7 @@ export declare class LeaseStore {
  * or `{code: 'expired', until}`) or `stopped` (`worker.stop()`; `reason` null).
  */
 export declare class LeaseLostError extends Error {
+  constructor(code: 'lease_lost' | 'stopped', message: string, reason?: Reason | null);
   readonly name: 'LeaseLostError';
   readonly code: 'lease_lost' | 'stopped';
   readonly reason: Reason | null;
@@ -217,12 +219,16 @@ export declare function exponentialBackoff(options?: {
   random?: () => number;
 }): Backoff;
 
-/** A handler's answer that commits its statements and the completion in one transaction (see `fencedResult`). */
-export declare class FencedResult {
+/**
+ * A handler's answer that commits its statements and the completion in one transaction (see
+ * `fencedResult`, the only way to make one). A type only: the package exports no such value.
+ */
+declare class FencedResult {
   private constructor();
   readonly statements: readonly FencedStatement[];
   readonly result: unknown;
 }
+export type { FencedResult };
 
 /**
  * Returned by a handler: the runtime calls `fenced(..., {complete: true, result})` instead of
@@ -362,14 +368,3 @@ export declare class FenceGuard {
   /** Closes the connection. */
   close(): void;
 }
-
-declare const _default: {
-  LeaseStore: typeof LeaseStore;
-  FenceGuard: typeof FenceGuard;
-  JobWorker: typeof JobWorker;
-  LeaseLostError: typeof LeaseLostError;
-  fixedBackoff: typeof fixedBackoff;
-  exponentialBackoff: typeof exponentialBackoff;
-  fencedResult: typeof fencedResult;
-};
-export default _default;

@@ -46,7 +46,7 @@ fi
 step "python seed module against the same vectors"
 bounded 10 python3 tests/interop/run_vectors.py
 
-step "node package: build, then vectors, arguments, threads, stress, crash, native mix, tarball"
+step "node package: build, then vectors, arguments, threads, stress, crash, native mix, tarball, typings (tsc)"
 bash scripts/package.sh
 command -v strace >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null; }
 bounded 25 "${NODE_TEST[@]}" tests/node/

@@ -25,6 +25,14 @@ export function loadWasm() {
   return require(path.join(PKG, 'wasm', 'leasefence.js'));
 }
 
+/** The one dist/leasefence-*.tgz that `npm run package` leaves (asserts there is exactly one). */
+export function packedTarball() {
+  const dist = path.join(ROOT, 'dist');
+  const found = fs.existsSync(dist) ? fs.readdirSync(dist).filter((f) => /^leasefence-.*\.tgz$/.test(f)) : [];
+  assert.equal(found.length, 1, `exactly one dist/leasefence-*.tgz, found ${JSON.stringify(found)} (run npm run package)`);
+  return path.join(dist, found[0]);
+}
+
 /** A fresh temp directory, removed when the process exits. */
 export function tempDir(prefix = 'leasefence-node-') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));

@@ -7,16 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import test from 'node:test';
 
-import { ROOT, assertIntegrity, tempDir } from './helpers.mjs';
+import { assertIntegrity, packedTarball as tarball, tempDir } from './helpers.mjs';
 
-const dist = path.join(ROOT, 'dist');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-
-function tarball() {
-  const found = fs.readdirSync(dist).filter((f) => /^leasefence-.*\.tgz$/.test(f));
-  assert.equal(found.length, 1, `exactly one dist/leasefence-*.tgz, found ${JSON.stringify(found)} (run npm run package)`);
-  return path.join(dist, found[0]);
-}
 
 function tarList(tgz) {
   const run = spawnSync('tar', ['-tzf', tgz], { encoding: 'utf8' });
