@@ -176,6 +176,66 @@ fn the_authorizer_is_gone_after_the_fenced_write() {
         .is_granted());
 }
 
+/// A failing statement of the caller's is `Error::Statement`, naming its index and SQLite's
+/// message (code `storage`, not retryable), in the list form and the closure form; a refusal stays
+/// `invalid_argument`; nothing is applied.
+#[test]
+fn a_failing_statement_is_a_statement_error_naming_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    let list = [
+        Statement::new("UPDATE t SET v = 7", []),
+        Statement::new("UPDATE t SET v = v + 1", []),
+        Statement::new("INSERT INTO t VALUES ('a', 1)", []),
+    ];
+    let err = store
+        .fenced("j", "me", fence, 1.0, &list, Finish::Complete(None))
+        .unwrap_err();
+    match &err {
+        Error::Statement {
+            index,
+            message,
+            busy,
+        } => {
+            assert_eq!((*index, *busy), (2, false));
+            assert!(
+                message.contains("UNIQUE constraint failed: t.k"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a statement error, got {other:?}"),
+    }
+    assert_eq!((err.code(), err.is_retryable()), ("storage", false));
+    assert!(err.to_string().contains("statement #2"), "{err}");
+    assert_eq!(value(&store), 0);
+    assert!(!store.state("j").unwrap().unwrap().done);
+
+    let err = store
+        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+            tx.execute_values("UPDATE t SET v = 8", &[])?;
+            tx.execute("SELECT * FROM no_such_table", [])
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Statement { index: 1, message, .. } if message.contains("no such table")),
+        "{err:?}"
+    );
+    assert_eq!(value(&store), 0);
+
+    let refused = store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[Statement::new("DELETE FROM jobs", [])],
+        Finish::KeepLease,
+    );
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument { .. })),
+        "{refused:?}"
+    );
+}
+
 #[test]
 fn a_claim_from_another_connection_waits_for_the_fenced_transaction() {
     let dir = tempfile::tempdir().unwrap();

@@ -1463,6 +1463,29 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
         "{swallowed:?}"
     );
     assert_eq!(v(&mut admin), 1);
+    // A failing statement is `Error::Statement`, naming its index and the server's message.
+    let list = [
+        Statement::new("UPDATE t SET v = 70", []),
+        Statement::new("INSERT INTO t VALUES ('a', 1)", []),
+    ];
+    let err = store
+        .fenced("j", "me", fence, 2.0, &list, Finish::KeepLease)
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Statement { index: 1, busy: false, message } if message.contains("SQLSTATE 23505")),
+        "{err:?}"
+    );
+    assert_eq!((err.code(), err.is_retryable()), ("storage", false));
+    let err = store
+        .fenced_with("j", "me", fence, 2.0, Finish::KeepLease, |tx| {
+            tx.execute_values("SELECT * FROM no_such_table", &[])
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Statement { index: 0, message, .. } if message.contains("42P01")),
+        "{err:?}"
+    );
+    assert_eq!(v(&mut admin), 1);
     // Durability is not the statements' to switch off: the commit runs with it on, and the
     // session's setting is back afterwards.
     let list = [Statement::new(

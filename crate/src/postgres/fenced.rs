@@ -53,7 +53,7 @@ use bytes::BytesMut;
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Row, Transaction};
 
-use super::failure::pg;
+use super::failure::{pg, statement_error};
 use super::session::{Session, SESSION_SETTINGS};
 use super::store::{check_text, lease_of, PgStore};
 use crate::error::{Error, Result};
@@ -351,6 +351,8 @@ impl ToSql for Bound<'_> {
 pub struct PgFencedTx<'t, 'c> {
     tx: &'t mut Transaction<'c>,
     failed: bool,
+    /// How many statements were started: the next one's index.
+    started: usize,
 }
 
 impl std::fmt::Debug for PgFencedTx<'_, '_> {
@@ -365,7 +367,10 @@ impl PgFencedTx<'_, '_> {
         result
     }
 
+    /// Counts the statement, checks it, and prepares it; the server's refusal of it is
+    /// [`Error::Statement`].
     fn prepare(&mut self, sql: &str, params: &[SqlValue]) -> Result<postgres::Statement> {
+        self.started += 1;
         check_statement_kind(sql)?;
         check_text("statements", sql)?;
         for value in params {
@@ -373,7 +378,7 @@ impl PgFencedTx<'_, '_> {
                 check_text("params", t)?;
             }
         }
-        let stmt = self.tx.prepare(sql).map_err(pg("fenced"))?;
+        let stmt = self.tx.prepare(sql).map_err(|e| self.statement_failed(e))?;
         let types = stmt.params();
         if types.len() != params.len() {
             return Err(Error::invalid(
@@ -423,7 +428,14 @@ impl PgFencedTx<'_, '_> {
         let bound: Vec<Bound<'_>> = params.iter().map(Bound).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        self.tx.execute(&stmt, &refs).map_err(pg("fenced"))
+        let index = self.started - 1;
+        self.tx
+            .execute(&stmt, &refs)
+            .map_err(|e| statement_error(index, e))
+    }
+
+    fn statement_failed(&self, err: postgres::Error) -> Error {
+        statement_error(self.started.saturating_sub(1), err)
     }
 
     /// Reads the rows of one query with [`SqlValue`] parameters, as the client's [`Row`]s.
@@ -445,7 +457,10 @@ impl PgFencedTx<'_, '_> {
             let bound: Vec<Bound<'_>> = params.iter().map(Bound).collect();
             let refs: Vec<&(dyn ToSql + Sync)> =
                 bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-            self.tx.query(&stmt, &refs).map_err(pg("fenced"))
+            let index = self.started - 1;
+            self.tx
+                .query(&stmt, &refs)
+                .map_err(|e| statement_error(index, e))
         })();
         self.checked(result)
     }
@@ -543,6 +558,7 @@ fn fenced_in<T>(
     let mut handle = PgFencedTx {
         tx: &mut tx,
         failed: false,
+        started: 0,
     };
     let value = work(&mut handle)?;
     if handle.failed {

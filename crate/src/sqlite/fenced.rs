@@ -48,12 +48,14 @@ impl Protected {
 }
 
 /// What the caller phase learned: what the authorizer refused last (for the error message),
-/// whether any statement failed (a failure the caller's code swallowed still rolls back), and
-/// whether the statement being compiled alters a table (its new name is checked after it ran).
+/// whether any statement failed (a failure the caller's code swallowed still rolls back), how many
+/// statements were started (the index a failure names), and whether the statement being compiled
+/// alters a table (its new name is checked after it ran).
 #[derive(Debug, Default)]
 pub(crate) struct PhaseState {
     refused: Option<String>,
     failed: bool,
+    started: usize,
     alters_table: bool,
     protect: Protected,
 }
@@ -216,7 +218,7 @@ impl Drop for CallerPhase<'_> {
 /// The caller's handle on a fenced transaction: statements on the caller's own tables, inside
 /// the transaction that checks the lease. Writes to `jobs` or a `leasefence_*` table, transaction
 /// control, `PRAGMA` and `ATTACH` are refused with [`Error::InvalidArgument`]; a failing
-/// statement is [`Error::Storage`]. Either error, returned from the closure, rolls everything
+/// statement is [`Error::Statement`]. Either error, returned from the closure, rolls everything
 /// back. See [`LeaseStore::fenced_with`](crate::LeaseStore::fenced_with).
 pub struct FencedTx<'c> {
     conn: &'c Connection,
@@ -242,14 +244,18 @@ impl<'c> FencedTx<'c> {
     }
 
     /// A refusal by the authorizer becomes `invalid_argument` naming what was refused; any other
-    /// failure is `storage`.
+    /// failure is [`Error::Statement`], naming the statement.
     fn failed(&self, err: rusqlite::Error) -> Error {
-        let (refused, protect) = match self.refusal.lock() {
+        let (refused, protect, index) = match self.refusal.lock() {
             Ok(mut slot) => {
                 slot.failed = true;
-                (slot.refused.take(), slot.protect)
+                (
+                    slot.refused.take(),
+                    slot.protect,
+                    slot.started.saturating_sub(1),
+                )
             }
-            Err(_) => (None, Protected::LeaseStore),
+            Err(_) => (None, Protected::LeaseStore, 0),
         };
         match (&err, refused) {
             (rusqlite::Error::SqliteFailure(e, _), Some(why))
@@ -276,10 +282,7 @@ impl<'c> FencedTx<'c> {
                 "statements",
                 "one SQL statement per entry: split the text into several statements",
             ),
-            _ => Error::Storage {
-                operation: "fenced",
-                source: err,
-            },
+            _ => Error::statement(index, &err),
         }
     }
 
@@ -304,6 +307,9 @@ impl<'c> FencedTx<'c> {
         sql: &str,
         step: impl FnOnce(&mut rusqlite::Statement<'c>) -> Result<T>,
     ) -> Result<T> {
+        if let Ok(mut slot) = self.refusal.lock() {
+            slot.started += 1;
+        }
         let mut stmt = self.prepare(sql)?;
         let alters = self
             .refusal
