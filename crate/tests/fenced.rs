@@ -7,7 +7,9 @@
 use std::time::{Duration, Instant};
 
 use leasefence::guard::{self, Guarded, SqliteGuard};
-use leasefence::{Error, Finish, LeaseStore, Outcome, Reason, Statement};
+use leasefence::{
+    fenced_value, Error, Finish, LeaseStore, Leases, Outcome, Reason, SqlValue, Statement,
+};
 
 fn store_with_lease(dir: &tempfile::TempDir) -> (LeaseStore, i64) {
     let store = LeaseStore::open(dir.path().join("q.db")).unwrap();
@@ -234,6 +236,58 @@ fn a_failing_statement_is_a_statement_error_naming_its_index() {
         matches!(refused, Err(Error::InvalidArgument { .. })),
         "{refused:?}"
     );
+}
+
+/// The backend-neutral form through `&dyn Leases`: reads as `Rows`, writes, a value out, a stale
+/// lease rolled back with its reason, a failing statement rolled back.
+#[test]
+fn the_neutral_handle_through_dyn_leases() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    let leases: &dyn Leases = &store;
+    let got = fenced_value(leases, "j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+        let read = tx.query(
+            "SELECT k, v, 1.5 AS f, NULL AS z FROM t WHERE k = $1",
+            &["a".into()],
+        )?;
+        assert_eq!(read.columns, ["k", "v", "f", "z"]);
+        assert_eq!(
+            read.rows,
+            [vec![
+                SqlValue::Text("a".into()),
+                SqlValue::Integer(0),
+                SqlValue::Real(1.5),
+                SqlValue::Null
+            ]]
+        );
+        tx.execute("UPDATE t SET v = $1", &[3.into()])
+    })
+    .unwrap();
+    assert_eq!(got, Outcome::Granted(1));
+    assert_eq!(value(&store), 3);
+    let stale = leases
+        .fenced_with("j", "me", fence + 1, 2.0, Finish::KeepLease, &mut |tx| {
+            tx.execute("UPDATE t SET v = 50", &[]).map(drop)
+        })
+        .unwrap();
+    assert_eq!(stale.reason(), Some(&Reason::StaleFence { current: fence }));
+    let failed = leases.fenced_with("j", "me", fence, 2.0, Finish::Complete(None), &mut |tx| {
+        tx.execute("UPDATE t SET v = 60", &[])?;
+        tx.execute("INSERT INTO t VALUES ('a', 1)", &[]).map(drop)
+    });
+    assert!(
+        matches!(failed, Err(Error::Statement { index: 1, .. })),
+        "{failed:?}"
+    );
+    assert_eq!(value(&store), 3);
+    let done = leases
+        .fenced_with("j", "me", fence, 2.0, Finish::Complete(None), &mut |tx| {
+            tx.execute("UPDATE t SET v = 4", &[]).map(drop)
+        })
+        .unwrap();
+    assert!(done.is_granted());
+    assert_eq!(value(&store), 4);
+    assert!(store.state("j").unwrap().unwrap().done);
 }
 
 #[test]

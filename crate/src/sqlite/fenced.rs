@@ -23,7 +23,9 @@ use rusqlite::{ffi, Connection};
 use super::ops::{immediate, read_lease};
 use crate::error::{Error, Result};
 use crate::outcome::{Fence, Outcome};
-use crate::rules::fenced::{is_library_table, refused_table, Finish, SqlValue, Statement};
+use crate::rules::fenced::{
+    is_library_table, refused_table, FencedHandle, Finish, Rows, SqlValue, Statement,
+};
 use crate::rules::{unexplained, why_write_refused};
 
 /// Whose tables the caller's statements may not write.
@@ -470,6 +472,32 @@ impl<'c> FencedTx<'c> {
             out.push(values);
         }
         Ok((columns, out))
+    }
+}
+
+/// The backend-neutral handle (what [`Leases::fenced_with`](crate::Leases::fenced_with) hands
+/// out on SQLite): [`FencedTx::execute_values`] and [`FencedTx::query_values`].
+///
+/// ```
+/// use leasefence::{FencedHandle, Finish, LeaseStore, SqlValue};
+/// let store = LeaseStore::open_in_memory()?;
+/// store.enqueue("j")?;
+/// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+/// let read = store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+///     let mut handle = tx;
+///     FencedHandle::query(&mut handle, "SELECT $1 AS x", &[7.into()])
+/// })?;
+/// assert_eq!(read.granted().unwrap().get(0, "x"), Some(&SqlValue::Integer(7)));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+impl FencedHandle for &FencedTx<'_> {
+    fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<u64> {
+        self.execute_values(sql, params).map(|n| n as u64)
+    }
+
+    fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Rows> {
+        let (columns, rows) = self.query_values(sql, params)?;
+        Ok(Rows { columns, rows })
     }
 }
 
