@@ -9,7 +9,8 @@ use std::fmt;
 /// Why an operation could not be carried out. Nothing was changed in the database.
 ///
 /// Every variant has a stable [`code`](Error::code) (`invalid_argument` or `storage`), the one the
-/// JSON-lines protocol and the JavaScript package report.
+/// JSON-lines protocol and the JavaScript package report. A failing statement of the caller's own
+/// in a fenced write is [`Error::Statement`] (code `storage`), never the store's own kinds.
 ///
 /// ```
 /// use leasefence::{Error, LeaseStore};
@@ -64,6 +65,34 @@ pub enum Error {
     Internal {
         /// What broke.
         message: String,
+    },
+    /// One of the caller's own statements in a fenced write (or a guarded write) failed in the
+    /// database: a syntax error, a broken constraint, a missing table, a lock wait that timed
+    /// out. Nothing was committed. Code `storage`; retryable only when `busy`. Told apart from
+    /// [`Error::Storage`] and [`Error::Postgres`] (the store's own statements failing) so that a
+    /// runtime can classify by kind: a statement's failure is the caller's (the worker fails the
+    /// job), a store's failure is not.
+    ///
+    /// ```
+    /// use leasefence::{Error, Finish, LeaseStore, Statement};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.enqueue("j")?;
+    /// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// let list = [Statement::new("CREATE TABLE mine(x)", []), Statement::new("INSERT INTO nowhere VALUES (1)", [])];
+    /// let err = store.fenced("j", "me", fence, 1.0, &list, Finish::KeepLease).unwrap_err();
+    /// assert!(matches!(err, Error::Statement { index: 1, busy: false, .. }), "{err:?}");
+    /// assert_eq!((err.code(), err.is_retryable()), ("storage", false));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    Statement {
+        /// Which statement failed: its position, from 0, among the statements the fenced write
+        /// ran (its index in a statement list; with a closure, the handle's calls counted from 0).
+        index: usize,
+        /// The database's message (on PostgreSQL with its severity, SQLSTATE and detail).
+        message: String,
+        /// Whether it failed waiting for a lock or on a transient conflict (SQLite busy;
+        /// PostgreSQL `lock_timeout`, a deadlock, a serialization failure): retrying may succeed.
+        busy: bool,
     },
     /// SQLite failed while running an operation (I/O error, full disk, lock wait timed out,
     /// corruption). The message says what to do. One case is not "nothing changed" for certain:
@@ -140,6 +169,7 @@ impl Error {
         match self {
             Error::Storage { source, .. } => is_busy(source),
             Error::Contended { .. } => true,
+            Error::Statement { busy, .. } => *busy,
             #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
             Error::Postgres {
                 disconnected,
@@ -154,6 +184,15 @@ impl Error {
         Error::InvalidArgument {
             argument,
             message: message.into(),
+        }
+    }
+
+    /// A failure of the caller's statement number `index` (from 0), from SQLite.
+    pub(crate) fn statement(index: usize, source: &rusqlite::Error) -> Self {
+        Error::Statement {
+            index,
+            message: source.to_string(),
+            busy: is_busy(source),
         }
     }
 
@@ -195,6 +234,20 @@ impl fmt::Display for Error {
             ),
             Error::Internal { message } => {
                 write!(f, "internal error: {message}; please report this as a bug")
+            }
+            Error::Statement {
+                index,
+                message,
+                busy,
+            } => {
+                write!(
+                    f,
+                    "fenced statement #{index} failed: {message}; nothing was committed"
+                )?;
+                if *busy {
+                    write!(f, " (a lock wait or a transient conflict: retry)")?;
+                }
+                Ok(())
             }
             Error::Storage { operation, source } => {
                 write!(f, "storage failed during {operation}: {source}")?;

@@ -8,9 +8,9 @@
 //! tell the backends apart by their answers. [`LeaseStore`](crate::LeaseStore) (SQLite) implements it by delegating
 //! to its own methods; `PgStore` (feature `postgres`) implements it on a server.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
-use crate::rules::fenced::{Finish, Statement};
+use crate::rules::fenced::{FencedHandle, Finish, Statement};
 use crate::rules::LeaseWindow;
 
 /// The lease contract (docs/contract.md sections 2 and 3) on some storage: every operation of
@@ -145,6 +145,75 @@ pub trait Leases: std::fmt::Debug + Send {
         statements: &[Statement],
         finish: Finish,
     ) -> Result<Outcome<()>>;
+
+    /// Fenced writes with a closure (docs/contract.md section 8), on any backend: `work` runs in
+    /// the transaction that then checks the lease with `renew`'s checks and reasons (or
+    /// completes the job, with [`Finish::Complete`]) and commits only while the lease is current;
+    /// all or nothing. It gets the backend-neutral [`FencedHandle`]; an error it returns rolls
+    /// back and is returned. Object-safe; [`fenced_value`] passes a value out of the closure.
+    ///
+    /// ```
+    /// use leasefence::{Finish, Leases, LeaseStore};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.connection().execute("CREATE TABLE out(v)", []).unwrap();
+    /// let leases: &dyn Leases = &store;
+    /// leases.enqueue("j")?;
+    /// let fence = leases.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// let wrote = leases.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, &mut |tx| {
+    ///     tx.execute("INSERT INTO out VALUES ($1)", &[1.into()]).map(drop)
+    /// })?;
+    /// assert!(wrote.is_granted());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn fenced_with(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        finish: Finish,
+        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
+    ) -> Result<Outcome<()>>;
+}
+
+/// [`Leases::fenced_with`] with a closure that answers a value: `Outcome::Granted` carries it when
+/// the write committed.
+///
+/// ```
+/// use leasefence::{fenced_value, Finish, Leases, LeaseStore, SqlValue};
+/// let store = LeaseStore::open_in_memory()?;
+/// store.enqueue("j")?;
+/// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+/// let read = fenced_value(&store, "j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+///     tx.query("SELECT 7 AS n", &[])
+/// })?;
+/// assert_eq!(read.granted().unwrap().get(0, "n"), Some(&SqlValue::Integer(7)));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+pub fn fenced_value<L: Leases + ?Sized, T>(
+    store: &L,
+    job: &str,
+    owner: &str,
+    fence: Fence,
+    now: f64,
+    finish: Finish,
+    work: impl FnOnce(&mut dyn FencedHandle) -> Result<T>,
+) -> Result<Outcome<T>> {
+    let mut work = Some(work);
+    let mut value = None;
+    let outcome = store.fenced_with(job, owner, fence, now, finish, &mut |tx| {
+        let work = work.take().ok_or_else(|| Error::Internal {
+            message: "a fenced closure was called twice".into(),
+        })?;
+        value = Some(work(tx)?);
+        Ok(())
+    })?;
+    Ok(match outcome {
+        Outcome::Granted(()) => Outcome::Granted(value.ok_or_else(|| Error::Internal {
+            message: "a fenced write committed without running its closure".into(),
+        })?),
+        Outcome::Rejected(reason) => Outcome::Rejected(reason),
+    })
 }
 
 /// `claim_many` on one connection: each owner's claim in turn. Same answers as the concurrent

@@ -64,11 +64,11 @@ mod wasm;
 pub use wasm::{check_arguments, WasmStore};
 
 pub use error::{Error, Result};
-pub use leases::Leases;
+pub use leases::{fenced_value, Leases};
 pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
-pub use rules::fenced::{is_library_table, Finish, SqlValue, Statement};
+pub use rules::fenced::{is_library_table, FencedHandle, Finish, Rows, SqlValue, Statement};
 pub use sqlite::{FencedTx, LeaseStore};
 #[cfg(not(target_arch = "wasm32"))]
 pub use {

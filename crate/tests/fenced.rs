@@ -7,7 +7,9 @@
 use std::time::{Duration, Instant};
 
 use leasefence::guard::{self, Guarded, SqliteGuard};
-use leasefence::{Error, Finish, LeaseStore, Outcome, Reason, Statement};
+use leasefence::{
+    fenced_value, Error, Finish, LeaseStore, Leases, Outcome, Reason, SqlValue, Statement,
+};
 
 fn store_with_lease(dir: &tempfile::TempDir) -> (LeaseStore, i64) {
     let store = LeaseStore::open(dir.path().join("q.db")).unwrap();
@@ -174,6 +176,118 @@ fn the_authorizer_is_gone_after_the_fenced_write() {
         .complete("j", "me", fence, 3.0, Some("r"))
         .unwrap()
         .is_granted());
+}
+
+/// A failing statement of the caller's is `Error::Statement`, naming its index and SQLite's
+/// message (code `storage`, not retryable), in the list form and the closure form; a refusal stays
+/// `invalid_argument`; nothing is applied.
+#[test]
+fn a_failing_statement_is_a_statement_error_naming_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    let list = [
+        Statement::new("UPDATE t SET v = 7", []),
+        Statement::new("UPDATE t SET v = v + 1", []),
+        Statement::new("INSERT INTO t VALUES ('a', 1)", []),
+    ];
+    let err = store
+        .fenced("j", "me", fence, 1.0, &list, Finish::Complete(None))
+        .unwrap_err();
+    match &err {
+        Error::Statement {
+            index,
+            message,
+            busy,
+        } => {
+            assert_eq!((*index, *busy), (2, false));
+            assert!(
+                message.contains("UNIQUE constraint failed: t.k"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a statement error, got {other:?}"),
+    }
+    assert_eq!((err.code(), err.is_retryable()), ("storage", false));
+    assert!(err.to_string().contains("statement #2"), "{err}");
+    assert_eq!(value(&store), 0);
+    assert!(!store.state("j").unwrap().unwrap().done);
+
+    let err = store
+        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+            tx.execute_values("UPDATE t SET v = 8", &[])?;
+            tx.execute("SELECT * FROM no_such_table", [])
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Statement { index: 1, message, .. } if message.contains("no such table")),
+        "{err:?}"
+    );
+    assert_eq!(value(&store), 0);
+
+    let refused = store.fenced(
+        "j",
+        "me",
+        fence,
+        1.0,
+        &[Statement::new("DELETE FROM jobs", [])],
+        Finish::KeepLease,
+    );
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument { .. })),
+        "{refused:?}"
+    );
+}
+
+/// The backend-neutral form through `&dyn Leases`: reads as `Rows`, writes, a value out, a stale
+/// lease rolled back with its reason, a failing statement rolled back.
+#[test]
+fn the_neutral_handle_through_dyn_leases() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, fence) = store_with_lease(&dir);
+    let leases: &dyn Leases = &store;
+    let got = fenced_value(leases, "j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+        let read = tx.query(
+            "SELECT k, v, 1.5 AS f, NULL AS z FROM t WHERE k = $1",
+            &["a".into()],
+        )?;
+        assert_eq!(read.columns, ["k", "v", "f", "z"]);
+        assert_eq!(
+            read.rows,
+            [vec![
+                SqlValue::Text("a".into()),
+                SqlValue::Integer(0),
+                SqlValue::Real(1.5),
+                SqlValue::Null
+            ]]
+        );
+        tx.execute("UPDATE t SET v = $1", &[3.into()])
+    })
+    .unwrap();
+    assert_eq!(got, Outcome::Granted(1));
+    assert_eq!(value(&store), 3);
+    let stale = leases
+        .fenced_with("j", "me", fence + 1, 2.0, Finish::KeepLease, &mut |tx| {
+            tx.execute("UPDATE t SET v = 50", &[]).map(drop)
+        })
+        .unwrap();
+    assert_eq!(stale.reason(), Some(&Reason::StaleFence { current: fence }));
+    let failed = leases.fenced_with("j", "me", fence, 2.0, Finish::Complete(None), &mut |tx| {
+        tx.execute("UPDATE t SET v = 60", &[])?;
+        tx.execute("INSERT INTO t VALUES ('a', 1)", &[]).map(drop)
+    });
+    assert!(
+        matches!(failed, Err(Error::Statement { index: 1, .. })),
+        "{failed:?}"
+    );
+    assert_eq!(value(&store), 3);
+    let done = leases
+        .fenced_with("j", "me", fence, 2.0, Finish::Complete(None), &mut |tx| {
+            tx.execute("UPDATE t SET v = 4", &[]).map(drop)
+        })
+        .unwrap();
+    assert!(done.is_granted());
+    assert_eq!(value(&store), 4);
+    assert!(store.state("j").unwrap().unwrap().done);
 }
 
 #[test]

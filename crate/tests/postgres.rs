@@ -32,7 +32,8 @@ use std::time::{Duration, Instant};
 
 use leasefence::protocol::{Backend, TargetBackend};
 use leasefence::{
-    ClaimedJob, Error, Fence, JobState, Leases, OpenOptions, Outcome, PgStore, Reason,
+    fenced_value, ClaimedJob, Error, Fence, JobState, Leases, OpenOptions, Outcome, PgStore,
+    Reason, SqlValue,
 };
 use postgres::NoTls;
 use serde_json::{json, Value};
@@ -1461,6 +1462,62 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
     assert!(
         matches!(swallowed, Err(Error::InvalidArgument { .. })),
         "{swallowed:?}"
+    );
+    assert_eq!(v(&mut admin), 1);
+    // The backend-neutral handle through `&dyn Leases`: rows as `SqlValue`s by the column's type,
+    // a type without one refused (and rolled back), a value out.
+    let leases: &dyn Leases = &store;
+    let got = fenced_value(leases, "j", "me", fence, 2.0, Finish::KeepLease, |tx| {
+        let read = tx.query(
+            "SELECT k, v, v::int8 AS w, 1.5::float8 AS f, true AS b, NULL::text AS z FROM t WHERE k = $1",
+            &["a".into()],
+        )?;
+        assert_eq!(read.columns, ["k", "v", "w", "f", "b", "z"]);
+        assert_eq!(
+            read.rows,
+            [vec![
+                SqlValue::Text("a".into()),
+                SqlValue::Integer(1),
+                SqlValue::Integer(1),
+                SqlValue::Real(1.5),
+                SqlValue::Bool(true),
+                SqlValue::Null
+            ]]
+        );
+        tx.execute("UPDATE t SET v = v", &[])
+    })
+    .unwrap();
+    assert_eq!(got, Outcome::Granted(1));
+    let typed = leases.fenced_with("j", "me", fence, 2.0, Finish::KeepLease, &mut |tx| {
+        tx.execute("UPDATE t SET v = 80", &[])?;
+        tx.query("SELECT 1.5::numeric AS n", &[]).map(drop)
+    });
+    assert!(
+        matches!(&typed, Err(Error::InvalidArgument { message, .. }) if message.contains("::text")),
+        "{typed:?}"
+    );
+    assert_eq!(v(&mut admin), 1);
+    // A failing statement is `Error::Statement`, naming its index and the server's message.
+    let list = [
+        Statement::new("UPDATE t SET v = 70", []),
+        Statement::new("INSERT INTO t VALUES ('a', 1)", []),
+    ];
+    let err = store
+        .fenced("j", "me", fence, 2.0, &list, Finish::KeepLease)
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Statement { index: 1, busy: false, message } if message.contains("SQLSTATE 23505")),
+        "{err:?}"
+    );
+    assert_eq!((err.code(), err.is_retryable()), ("storage", false));
+    let err = store
+        .fenced_with("j", "me", fence, 2.0, Finish::KeepLease, |tx| {
+            tx.execute_values("SELECT * FROM no_such_table", &[])
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Statement { index: 0, message, .. } if message.contains("42P01")),
+        "{err:?}"
     );
     assert_eq!(v(&mut admin), 1);
     // Durability is not the statements' to switch off: the commit runs with it on, and the

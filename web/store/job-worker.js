@@ -378,9 +378,10 @@ class JobWorker {
         try {
           await this.#finish(lease, 'fenced', (now) => [job, this.#owner, fence, now, fenced.statements, { complete: true, result: text }], 'completed', { retryOnlyRetryable: true });
         } catch (error) {
-          // The store rolled the statements back: a broken constraint or a refused statement is
-          // the handler's failure, retried with backoff like a throw.
-          if (error === null || typeof error !== 'object' || (error.code !== 'storage' && error.code !== 'invalid_argument')) throw error;
+          // The store rolled the statements back: a statement that failed (a broken constraint:
+          // the store names it in `statement`) or was refused (`invalid_argument`) is the
+          // handler's failure, retried with backoff like a throw; any other error is the store's.
+          if (error === null || typeof error !== 'object' || (typeof error.statement !== 'number' && error.code !== 'invalid_argument')) throw error;
           await this.#failed(lease, attempt, error);
         }
       } else {

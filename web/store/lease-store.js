@@ -19,8 +19,10 @@
 // The open() retry while a reloaded page's worker still holds the OPFS handles stays ours either way.
 import { LeaseStoreCore } from './core.js';
 
-function makeError(code, message, retryable = false) {
-  return Object.assign(new Error(message), { code, retryable });
+function makeError(code, message, retryable = false, statement = undefined) {
+  const error = Object.assign(new Error(message), { code, retryable });
+  if (typeof statement === 'number') error.statement = statement;
+  return error;
 }
 
 export class LeaseStore extends LeaseStoreCore {
@@ -81,7 +83,7 @@ export class LeaseStore extends LeaseStoreCore {
       if (!pending) return;
       this.#pending.delete(id);
       if (ok) pending.resolve(value);
-      else pending.reject(makeError(error.code, error.message, error.retryable));
+      else pending.reject(makeError(error.code, error.message, error.retryable, error.statement));
     };
     worker.onerror = (event) => {
       event.preventDefault();

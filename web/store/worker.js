@@ -11,6 +11,8 @@ function failure(error) {
     code: error && typeof error.code === 'string' ? error.code : 'storage',
     message: error && error.message ? String(error.message) : String(error),
     retryable: Boolean(error && error.retryable),
+    // A failing statement of the caller's names its index (the store's own failures do not).
+    ...(error && typeof error.statement === 'number' ? { statement: error.statement } : {}),
   };
 }
 

@@ -67,3 +67,28 @@ pub(super) fn is_transient(err: &postgres::Error) -> bool {
         .contains(code)
     })
 }
+
+/// A failure of the caller's statement number `index` (from 0) in a fenced write: the server's
+/// answer as [`Error::Statement`] (`busy` when transient). A lost connection stays
+/// [`Error::Postgres`], so that the session is dropped and the call is retryable.
+pub(super) fn statement_error(index: usize, source: postgres::Error) -> Error {
+    match source.as_db_error() {
+        Some(db) if !connection_lost(&source) => {
+            let mut message = format!(
+                "{}: {} (SQLSTATE {})",
+                db.severity(),
+                db.message(),
+                db.code().code()
+            );
+            if let Some(detail) = db.detail() {
+                message.push_str(&format!(" ({detail})"));
+            }
+            Error::Statement {
+                index,
+                message,
+                busy: is_transient(&source),
+            }
+        }
+        _ => pg("fenced")(source),
+    }
+}

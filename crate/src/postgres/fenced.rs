@@ -53,12 +53,12 @@ use bytes::BytesMut;
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Row, Transaction};
 
-use super::failure::pg;
+use super::failure::{pg, statement_error};
 use super::session::{Session, SESSION_SETTINGS};
 use super::store::{check_text, lease_of, PgStore};
 use crate::error::{Error, Result};
 use crate::outcome::{Fence, Outcome};
-use crate::rules::fenced::{check_statement_kind, Finish, SqlValue, Statement};
+use crate::rules::fenced::{check_statement_kind, FencedHandle, Finish, Rows, SqlValue, Statement};
 use crate::rules::{check_now, unexplained, why_write_refused};
 
 /// What the transaction reads, once before the caller's statements and once after (see the module
@@ -351,6 +351,8 @@ impl ToSql for Bound<'_> {
 pub struct PgFencedTx<'t, 'c> {
     tx: &'t mut Transaction<'c>,
     failed: bool,
+    /// How many statements were started: the next one's index.
+    started: usize,
 }
 
 impl std::fmt::Debug for PgFencedTx<'_, '_> {
@@ -365,7 +367,10 @@ impl PgFencedTx<'_, '_> {
         result
     }
 
+    /// Counts the statement, checks it, and prepares it; the server's refusal of it is
+    /// [`Error::Statement`].
     fn prepare(&mut self, sql: &str, params: &[SqlValue]) -> Result<postgres::Statement> {
+        self.started += 1;
         check_statement_kind(sql)?;
         check_text("statements", sql)?;
         for value in params {
@@ -373,7 +378,7 @@ impl PgFencedTx<'_, '_> {
                 check_text("params", t)?;
             }
         }
-        let stmt = self.tx.prepare(sql).map_err(pg("fenced"))?;
+        let stmt = self.tx.prepare(sql).map_err(|e| self.statement_failed(e))?;
         let types = stmt.params();
         if types.len() != params.len() {
             return Err(Error::invalid(
@@ -423,7 +428,14 @@ impl PgFencedTx<'_, '_> {
         let bound: Vec<Bound<'_>> = params.iter().map(Bound).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        self.tx.execute(&stmt, &refs).map_err(pg("fenced"))
+        let index = self.started - 1;
+        self.tx
+            .execute(&stmt, &refs)
+            .map_err(|e| statement_error(index, e))
+    }
+
+    fn statement_failed(&self, err: postgres::Error) -> Error {
+        statement_error(self.started.saturating_sub(1), err)
     }
 
     /// Reads the rows of one query with [`SqlValue`] parameters, as the client's [`Row`]s.
@@ -445,7 +457,95 @@ impl PgFencedTx<'_, '_> {
             let bound: Vec<Bound<'_>> = params.iter().map(Bound).collect();
             let refs: Vec<&(dyn ToSql + Sync)> =
                 bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-            self.tx.query(&stmt, &refs).map_err(pg("fenced"))
+            let index = self.started - 1;
+            self.tx
+                .query(&stmt, &refs)
+                .map_err(|e| statement_error(index, e))
+        })();
+        self.checked(result)
+    }
+}
+
+/// One value of a fenced query's row as a [`SqlValue`], by the column's type; a type with no such
+/// value (numeric, a date, JSON, ...) is refused with the hint to cast it.
+fn neutral_value(row: &Row, i: usize) -> Result<SqlValue> {
+    let column = &row.columns()[i];
+    let got = |e: postgres::Error| Error::Internal {
+        message: format!("reading column {:?} of a fenced query: {e}", column.name()),
+    };
+    let ty = column.type_();
+    Ok(match *ty {
+        Type::BOOL => row.try_get::<_, Option<bool>>(i).map_err(got)?.into(),
+        Type::INT2 => row
+            .try_get::<_, Option<i16>>(i)
+            .map_err(got)?
+            .map(i64::from)
+            .into(),
+        Type::INT4 => row
+            .try_get::<_, Option<i32>>(i)
+            .map_err(got)?
+            .map(i64::from)
+            .into(),
+        Type::INT8 => row.try_get::<_, Option<i64>>(i).map_err(got)?.into(),
+        Type::FLOAT4 => row
+            .try_get::<_, Option<f32>>(i)
+            .map_err(got)?
+            .map(f64::from)
+            .into(),
+        Type::FLOAT8 => row.try_get::<_, Option<f64>>(i).map_err(got)?.into(),
+        _ if TEXT_TYPES.contains(ty) => row.try_get::<_, Option<String>>(i).map_err(got)?.into(),
+        _ => {
+            return Err(Error::invalid(
+                "statements",
+                format!(
+                    "column {:?} is of type {ty}, which has no SqlValue: cast it in the SQL \
+                     ({0}::text, or ::bigint, ::float8)",
+                    column.name()
+                ),
+            ))
+        }
+    })
+}
+
+/// The backend-neutral handle (what [`Leases::fenced_with`](crate::Leases::fenced_with) hands
+/// out on PostgreSQL): [`PgFencedTx::execute_values`], and the rows of
+/// [`PgFencedTx::query_values`] as [`SqlValue`]s.
+///
+/// ```no_run
+/// use leasefence::{fenced_value, Finish, Leases, PgStore};
+/// let store = PgStore::connect("postgres://localhost/queue")?;
+/// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+/// let read = fenced_value(&store, "j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+///     tx.query("SELECT n FROM counters WHERE id = $1", &["c".into()])
+/// })?;
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+impl FencedHandle for PgFencedTx<'_, '_> {
+    fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<u64> {
+        self.execute_values(sql, params)
+    }
+
+    fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Rows> {
+        let result = (|| {
+            let stmt = self.prepare(sql, params)?;
+            let columns = stmt
+                .columns()
+                .iter()
+                .map(|c| c.name().to_string())
+                .collect();
+            let bound: Vec<Bound<'_>> = params.iter().map(Bound).collect();
+            let refs: Vec<&(dyn ToSql + Sync)> =
+                bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+            let index = self.started - 1;
+            let read = self
+                .tx
+                .query(&stmt, &refs)
+                .map_err(|e| statement_error(index, e))?;
+            let rows = read
+                .iter()
+                .map(|row| (0..row.len()).map(|i| neutral_value(row, i)).collect())
+                .collect::<Result<_>>()?;
+            Ok(Rows { columns, rows })
         })();
         self.checked(result)
     }
@@ -543,6 +643,7 @@ fn fenced_in<T>(
     let mut handle = PgFencedTx {
         tx: &mut tx,
         failed: false,
+        started: 0,
     };
     let value = work(&mut handle)?;
     if handle.failed {

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::leases::Leases;
 use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome};
-use crate::rules::fenced::{Finish, Statement as FencedStatement};
+use crate::rules::fenced::{FencedHandle, Finish, Statement as FencedStatement};
 use crate::rules::{
     check_now, check_owner_count, check_time, target::redact_url, unexplained, why_claim_refused,
     why_revive_refused, why_write_refused, ClaimRefusal, Lease, LeaseWindow,
@@ -578,5 +578,17 @@ impl Leases for PgStore {
         finish: Finish,
     ) -> Result<Outcome<()>> {
         self.fenced_statements(job, owner, fence, now, statements, finish)
+    }
+
+    fn fenced_with(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        finish: Finish,
+        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
+    ) -> Result<Outcome<()>> {
+        PgStore::fenced_with(self, job, owner, fence, now, finish, |tx| work(tx))
     }
 }

@@ -107,6 +107,65 @@ impl Statement {
     }
 }
 
+/// What a fenced query read, the same on both backends: the column names, then each row's values
+/// in column order.
+///
+/// ```
+/// use leasefence::{Rows, SqlValue};
+/// let read = Rows { columns: vec!["n".into()], rows: vec![vec![SqlValue::Integer(1)]] };
+/// assert_eq!(read.get(0, "n"), Some(&SqlValue::Integer(1)));
+/// assert_eq!(read.get(1, "n"), None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Rows {
+    /// The names of the columns, in order.
+    pub columns: Vec<String>,
+    /// The rows, each with one value per column.
+    pub rows: Vec<Vec<SqlValue>>,
+}
+
+impl Rows {
+    /// The value of column `column` in row `row` (from 0); `None` when either is missing.
+    ///
+    /// ```
+    /// # use leasefence::{Rows, SqlValue};
+    /// let read = Rows { columns: vec!["a".into(), "b".into()], rows: vec![vec![SqlValue::Null, 2.into()]] };
+    /// assert_eq!(read.get(0, "b"), Some(&SqlValue::Integer(2)));
+    /// assert_eq!(read.get(0, "c"), None);
+    /// ```
+    pub fn get(&self, row: usize, column: &str) -> Option<&SqlValue> {
+        let at = self.columns.iter().position(|c| c == column)?;
+        self.rows.get(row)?.get(at)
+    }
+}
+
+/// The caller's handle on a fenced transaction, the same on every backend: statements on the
+/// caller's own tables with [`SqlValue`] parameters (`$1`, `$2`, ...), inside the transaction
+/// that checks the lease. What [`Leases::fenced_with`](crate::Leases::fenced_with) hands its
+/// closure. A refused statement is [`Error::InvalidArgument`], a failing one
+/// [`Error::Statement`]; either, returned from the closure, rolls everything back (and a failure
+/// the closure swallows still fails the call).
+///
+/// ```
+/// use leasefence::{FencedHandle, Result, SqlValue};
+/// fn bump(tx: &mut dyn FencedHandle, id: &str) -> Result<i64> {
+///     let read = tx.query("SELECT n FROM counters WHERE id = $1", &[id.into()])?;
+///     let n = match read.get(0, "n") { Some(SqlValue::Integer(n)) => *n, _ => 0 };
+///     tx.execute("UPDATE counters SET n = $1 WHERE id = $2", &[(n + 1).into(), id.into()])?;
+///     Ok(n + 1)
+/// }
+/// # let _ = bump;
+/// ```
+pub trait FencedHandle {
+    /// Runs one statement; the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<u64>;
+
+    /// Reads every row of one query. On SQLite a blob column is refused (select `hex(column)`);
+    /// on PostgreSQL a column of a type other than boolean, integer, floating point or text is
+    /// (cast it: `column::text`).
+    fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Rows>;
+}
+
 /// What a fenced transaction does to the job when the lease is current and every statement ran.
 ///
 /// ```

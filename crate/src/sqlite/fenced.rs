@@ -23,7 +23,9 @@ use rusqlite::{ffi, Connection};
 use super::ops::{immediate, read_lease};
 use crate::error::{Error, Result};
 use crate::outcome::{Fence, Outcome};
-use crate::rules::fenced::{is_library_table, refused_table, Finish, SqlValue, Statement};
+use crate::rules::fenced::{
+    is_library_table, refused_table, FencedHandle, Finish, Rows, SqlValue, Statement,
+};
 use crate::rules::{unexplained, why_write_refused};
 
 /// Whose tables the caller's statements may not write.
@@ -48,12 +50,14 @@ impl Protected {
 }
 
 /// What the caller phase learned: what the authorizer refused last (for the error message),
-/// whether any statement failed (a failure the caller's code swallowed still rolls back), and
-/// whether the statement being compiled alters a table (its new name is checked after it ran).
+/// whether any statement failed (a failure the caller's code swallowed still rolls back), how many
+/// statements were started (the index a failure names), and whether the statement being compiled
+/// alters a table (its new name is checked after it ran).
 #[derive(Debug, Default)]
 pub(crate) struct PhaseState {
     refused: Option<String>,
     failed: bool,
+    started: usize,
     alters_table: bool,
     protect: Protected,
 }
@@ -216,7 +220,7 @@ impl Drop for CallerPhase<'_> {
 /// The caller's handle on a fenced transaction: statements on the caller's own tables, inside
 /// the transaction that checks the lease. Writes to `jobs` or a `leasefence_*` table, transaction
 /// control, `PRAGMA` and `ATTACH` are refused with [`Error::InvalidArgument`]; a failing
-/// statement is [`Error::Storage`]. Either error, returned from the closure, rolls everything
+/// statement is [`Error::Statement`]. Either error, returned from the closure, rolls everything
 /// back. See [`LeaseStore::fenced_with`](crate::LeaseStore::fenced_with).
 pub struct FencedTx<'c> {
     conn: &'c Connection,
@@ -242,14 +246,18 @@ impl<'c> FencedTx<'c> {
     }
 
     /// A refusal by the authorizer becomes `invalid_argument` naming what was refused; any other
-    /// failure is `storage`.
+    /// failure is [`Error::Statement`], naming the statement.
     fn failed(&self, err: rusqlite::Error) -> Error {
-        let (refused, protect) = match self.refusal.lock() {
+        let (refused, protect, index) = match self.refusal.lock() {
             Ok(mut slot) => {
                 slot.failed = true;
-                (slot.refused.take(), slot.protect)
+                (
+                    slot.refused.take(),
+                    slot.protect,
+                    slot.started.saturating_sub(1),
+                )
             }
-            Err(_) => (None, Protected::LeaseStore),
+            Err(_) => (None, Protected::LeaseStore, 0),
         };
         match (&err, refused) {
             (rusqlite::Error::SqliteFailure(e, _), Some(why))
@@ -276,10 +284,7 @@ impl<'c> FencedTx<'c> {
                 "statements",
                 "one SQL statement per entry: split the text into several statements",
             ),
-            _ => Error::Storage {
-                operation: "fenced",
-                source: err,
-            },
+            _ => Error::statement(index, &err),
         }
     }
 
@@ -304,6 +309,9 @@ impl<'c> FencedTx<'c> {
         sql: &str,
         step: impl FnOnce(&mut rusqlite::Statement<'c>) -> Result<T>,
     ) -> Result<T> {
+        if let Ok(mut slot) = self.refusal.lock() {
+            slot.started += 1;
+        }
         let mut stmt = self.prepare(sql)?;
         let alters = self
             .refusal
@@ -464,6 +472,32 @@ impl<'c> FencedTx<'c> {
             out.push(values);
         }
         Ok((columns, out))
+    }
+}
+
+/// The backend-neutral handle (what [`Leases::fenced_with`](crate::Leases::fenced_with) hands
+/// out on SQLite): [`FencedTx::execute_values`] and [`FencedTx::query_values`].
+///
+/// ```
+/// use leasefence::{FencedHandle, Finish, LeaseStore, SqlValue};
+/// let store = LeaseStore::open_in_memory()?;
+/// store.enqueue("j")?;
+/// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+/// let read = store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+///     let mut handle = tx;
+///     FencedHandle::query(&mut handle, "SELECT $1 AS x", &[7.into()])
+/// })?;
+/// assert_eq!(read.granted().unwrap().get(0, "x"), Some(&SqlValue::Integer(7)));
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+impl FencedHandle for &FencedTx<'_> {
+    fn execute(&mut self, sql: &str, params: &[SqlValue]) -> Result<u64> {
+        self.execute_values(sql, params).map(|n| n as u64)
+    }
+
+    fn query(&mut self, sql: &str, params: &[SqlValue]) -> Result<Rows> {
+        let (columns, rows) = self.query_values(sql, params)?;
+        Ok(Rows { columns, rows })
     }
 }
 

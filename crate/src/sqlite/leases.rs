@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::leases::Leases;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
-use crate::rules::fenced::{Finish, Statement};
+use crate::rules::fenced::{FencedHandle, Finish, Statement};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::rules::LeaseWindow;
 use crate::sqlite::LeaseStore;
@@ -121,5 +121,20 @@ impl Leases for LeaseStore {
         finish: Finish,
     ) -> Result<Outcome<()>> {
         LeaseStore::fenced(self, job, owner, fence, now, statements, finish)
+    }
+
+    fn fenced_with(
+        &self,
+        job: &str,
+        owner: &str,
+        fence: Fence,
+        now: f64,
+        finish: Finish,
+        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
+    ) -> Result<Outcome<()>> {
+        LeaseStore::fenced_with(self, job, owner, fence, now, finish, |tx| {
+            let mut tx = tx;
+            work(&mut tx)
+        })
     }
 }

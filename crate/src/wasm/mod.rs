@@ -74,8 +74,15 @@ fn js_error_retryable(code: &str, message: &str, retryable: bool) -> JsValue {
     error.into()
 }
 
+/// The error as JavaScript's: `code`, `retryable`, and for a failing statement of the caller's
+/// ([`crate::Error::Statement`]) its index as `statement`, so that a runtime tells the caller's
+/// failure from the store's by kind.
 pub(crate) fn error_to_js(err: &crate::Error) -> JsValue {
-    js_error_retryable(err.code(), &err.to_string(), err.is_retryable())
+    let error = js_error_retryable(err.code(), &err.to_string(), err.is_retryable());
+    if let crate::Error::Statement { index, .. } = err {
+        let _ = js_sys::Reflect::set(&error, &"statement".into(), &(*index as f64).into());
+    }
+    error
 }
 
 #[wasm_bindgen]

@@ -919,9 +919,9 @@ impl Worker {
     }
 
     /// Completes the job; with statements, as one fenced write. A store error that retrying
-    /// cannot cure ends the run for a plain completion, but fails the job when there are
-    /// statements: there it is the statements' own error (a refused table, a constraint), and
-    /// nothing was applied.
+    /// cannot cure ends the run; an error of the statements themselves fails the job, by its
+    /// kind: [`Error::Statement`] (a broken constraint, a missing table) or
+    /// [`Error::InvalidArgument`] (a refused table, a bad parameter). Nothing was applied.
     fn complete(
         &self,
         claimed: &ClaimedJob,
@@ -956,7 +956,9 @@ impl Worker {
             Ok(Some(Outcome::Granted(()))) => self.counters.add(&self.counters.completed),
             Ok(Some(Outcome::Rejected(_))) => self.refused(),
             Ok(None) => self.counters.add(&self.counters.leases_lost),
-            Err(err) if !statements.is_empty() => {
+            Err(err @ (Error::Statement { .. } | Error::InvalidArgument { .. }))
+                if !statements.is_empty() =>
+            {
                 let retry = self.retry_at(claimed.fence);
                 return self.fail(claimed, token, retry, &err.to_string());
             }
