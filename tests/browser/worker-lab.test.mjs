@@ -289,3 +289,48 @@ test('a lab run opened in the timeline: the runtime\'s calls replayed on both ta
     await browser.close();
   }
 });
+
+test('a reload during a lab run: the story step and the timeline come back, the page says the run was started again, and it ends', async () => {
+  const browser = await launchBrowser();
+  try {
+    const { page, errors } = await openPlayground(browser, server.url);
+    const progress = () => page.locator('#story-progress').textContent();
+    for (let s = 2; s <= 4; s++) {
+      await page.click('#story-next');
+      await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
+    }
+    await settled(page);
+    const before = await bothTables(page);
+    assert.equal(before.jobs.length, 1);
+    let interruptedRuns = 0;
+    for (const delay of [0, 50, 150, 300, 500, 700]) {
+      await page.selectOption('#lab-mode', 'guard');
+      await page.click('#lab-run');
+      await page.waitForTimeout(delay);
+      // Whether the run had not ended yet, read in the same task that starts the reload.
+      const running = await page.evaluate(() => {
+        const pending = localStorage.getItem('leasefence-playground:lab-run') !== null;
+        location.reload();
+        return pending;
+      });
+      await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+      await settled(page);
+      assert.equal(await progress(page), 'step 4 of 10', `reload ${delay} ms into a run: the story step`);
+      if (running) {
+        interruptedRuns += 1;
+        await page.locator('.banner-notice', { hasText: 'The page was reloaded while the worker lab was running' }).waitFor();
+      }
+      // The run (started again, or the one that had ended) is shown to its end, then the timeline replayed.
+      await page.waitForFunction(() => document.querySelector('#lab-body .lab-lanes')?.dataset.mode === 'guard', null, { timeout: 20_000 });
+      await settled(page);
+      assert.equal(await progress(page), 'step 4 of 10', `reload ${delay} ms into a run: the story step after the run`);
+      assert.deepEqual(await bothTables(page), before, `reload ${delay} ms into a run: both tables`);
+      assert.equal(await page.evaluate(() => localStorage.getItem('leasefence-playground:lab-run')), null, 'nothing is left pending');
+      assert.match((await lab(page)).moral, /./);
+    }
+    assert.ok(interruptedRuns >= 3, `at least three reloads came during a run (${interruptedRuns})`);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+});

@@ -23,6 +23,9 @@ import { renderLab } from './view/lab-view.js';
 
 const DB_NAME = 'playground';
 const SAVE_KEY = 'timeline';
+// A lab run erases the store (and the saved timeline with it) until it ends; while it lasts, the
+// timeline as it was is also kept here, so a reload in the middle of a run comes back to it.
+const LAB_PENDING_KEY = 'leasefence-playground:lab-run';
 const LANG_KEY = 'leasefence-playground-lang';
 const LOCK = 'leasefence-playground-db';
 const PLAY_MS = { story: 3200, free: 900 };
@@ -617,6 +620,7 @@ function runWorkers() {
   clearInput();
   schedule('lab', async () => {
     replace(ui.labBody, t(state.lang, 'lab.running'));
+    keepDuringLab({ mode, stall: state.labStall, wake });
     try {
       // Loaded on the first run only: the runtime is not part of the page's load.
       const { runLab } = await import('./worker-lab.js');
@@ -626,8 +630,35 @@ function runWorkers() {
     } finally {
       state.storeAt = -1;
       await sync();
+      forgetLabPending(); // the store holds the timeline again, and its save
     }
   });
+}
+
+/** Keeps the timeline (with the run's settings, so a reload runs it again) outside the store. */
+function keepDuringLab(lab) {
+  try {
+    localStorage.setItem(LAB_PENDING_KEY, serializeSaved({ ...state, doc: { ...state.doc, lab }, clean: false }));
+  } catch {
+    // No localStorage (or full): a reload during the run starts afresh, as before.
+  }
+}
+
+function forgetLabPending() {
+  try {
+    localStorage.removeItem(LAB_PENDING_KEY);
+  } catch {
+    // nothing kept
+  }
+}
+
+/** The timeline kept by a lab run the page did not see to its end, or null. */
+function labPending() {
+  try {
+    return parseSaved(localStorage.getItem(LAB_PENDING_KEY));
+  } catch {
+    return null;
+  }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -701,7 +732,8 @@ async function openStore() {
   showStorage(store);
 
   const shared = readHash();
-  const saved = parseSaved(await store.appGet(SAVE_KEY));
+  const interrupted = shared ? null : labPending();
+  const saved = interrupted ?? parseSaved(await store.appGet(SAVE_KEY));
   if (saved) {
     state.doc = saved.doc;
     state.outcomes = saved.outcomes;
@@ -718,8 +750,13 @@ async function openStore() {
   document.documentElement.dataset.restored = saved ? (state.storeAt >= 0 ? 'from-store' : 'replayed') : 'new';
   await sync();
   state.ready = true;
-  if (shared) loadShared(shared, 'banner.fromLink');
-  else if (saved) runCarriedLab(saved.doc);
+  if (shared) {
+    forgetLabPending();
+    loadShared(shared, 'banner.fromLink');
+  } else if (saved) {
+    if (interrupted) showBanner(ui.banners, { kind: 'notice', key: 'lab-interrupted', message: t(state.lang, 'banner.labInterrupted') });
+    runCarriedLab(saved.doc);
+  }
   document.documentElement.dataset.ready = 'true';
   document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
 }
