@@ -26,6 +26,8 @@ const SAVE_KEY = 'timeline';
 // A lab run erases the store (and the saved timeline with it) until it ends; while it lasts, the
 // timeline as it was is also kept here, so a reload in the middle of a run comes back to it.
 const LAB_PENDING_KEY = 'leasefence-playground:lab-run';
+/** Whether the page knows what the story panel shows (a save, a link or the story's start). */
+let positioned = false;
 const LANG_KEY = 'leasefence-playground-lang';
 const LOCK = 'leasefence-playground-db';
 const PLAY_MS = { story: 3200, free: 900 };
@@ -527,8 +529,12 @@ function draw() {
   const focused = document.activeElement;
   const focusedCard = focused?.closest?.('#timeline .tl-card')?.dataset.index;
   const sc = scenario();
-  renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration, source: ui.storySource, links: ui.storyLinks },
-    sc, state.story?.step ?? 0, lang);
+  // Until the store is open the page does not know yet whether a story is told (a save, a link):
+  // the panel keeps its loading line instead of showing free play's text first.
+  if (positioned) {
+    renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration, source: ui.storySource, links: ui.storyLinks },
+      sc, state.story?.step ?? 0, lang);
+  }
 
   ui.clock.textContent = `t = ${fmt(doc.now)}`;
   const span = TL.timeSpan(doc);
@@ -746,6 +752,7 @@ async function openStore() {
     state.story = { id: sc.id, step: 0 };
     state.storeAt = -1;
   }
+  positioned = true;
   followJob();
   document.documentElement.dataset.restored = saved ? (state.storeAt >= 0 ? 'from-store' : 'replayed') : 'new';
   await sync();
