@@ -1,5 +1,7 @@
 // The first seconds of a visit, in headless Chromium: the story panel never shows free play's text
-// before the story's first step.
+// before the story's first step, and the 1 MB wasm that the page and the store's worker both load
+// crosses the network once per load at most (the server answers a validator, a copy the browser
+// already has comes back as 304 without its body), and not at all on a reload.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, launchBrowser } from './harness.mjs';
@@ -45,6 +47,40 @@ test('from the first paint, the story panel shows the loading line or the story,
     });
     assert.ok(seen.every((text) => !text.includes(free)), `free play's text was shown: ${JSON.stringify(seen)}`);
     assert.deepEqual(seen, [loading, story], 'the loading line, then the story\'s first step');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+});
+
+test('the wasm crosses the network once on a first load and not on a reload', async () => {
+  const browser = await launchBrowser();
+  try {
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    const errors = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    // The wasm fetches of the page and of every worker, with the bytes each took from the network.
+    const fetches = async () => {
+      const read = () => performance.getEntriesByType('resource')
+        .filter((e) => e.name.endsWith('.wasm')).map((e) => ({ name: e.name, transferSize: e.transferSize, bodySize: e.encodedBodySize }));
+      const all = [...await page.evaluate(read)];
+      for (const worker of page.workers()) all.push(...await worker.evaluate(read));
+      return all;
+    };
+    const load = async (go) => {
+      await go();
+      await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+      // The page loads the wasm for persist() once the store is open: wait for the storage line.
+      await page.waitForFunction(() => /used of/.test(document.getElementById('storage')?.textContent ?? ''), null, { timeout: 20_000 });
+      return fetches();
+    };
+    const first = await load(() => page.goto(server.url));
+    assert.ok(first.length >= 2, `the page and the store's worker both load the wasm: ${JSON.stringify(first)}`);
+    const full = (list) => list.filter((f) => f.transferSize > 100_000);
+    assert.equal(full(first).length, 1, `the wasm's body crossed the network once: ${JSON.stringify(first)}`);
+    const again = await load(() => page.reload());
+    assert.ok(again.length >= 2, JSON.stringify(again));
+    assert.deepEqual(full(again), [], `after a reload the wasm is revalidated, not fetched again: ${JSON.stringify(again)}`);
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();
