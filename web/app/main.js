@@ -724,7 +724,8 @@ async function openStore() {
     showBanner(ui.banners, {
       kind: 'error', key: 'storage',
       title: t(state.lang, another ? 'banner.anotherTab' : 'banner.cannotStart'),
-      message: String(error?.message ?? error),
+      // Another tab's hold on the database, in plain words; any other failure as the browser said it.
+      message: another ? t(state.lang, 'banner.anotherTabHow') : String(error?.message ?? error),
       actions: [{ label: t(state.lang, 'banner.tryAgain'), run: () => schedule('load', openStore) }],
     });
     replace(ui.status, t(state.lang, another ? 'status.waiting' : 'status.needsOpfs'));
