@@ -285,18 +285,18 @@ test('messages where the eye is: in view, on the invalid field; leaving the stor
     await page.locator('.banner-notice', { hasText: 'You left the story' }).getByRole('button', { name: 'Undo' }).click();
     await settled(page);
     assert.equal(await page.locator('#story-progress').textContent(), 'step 3 of 10');
-    assert.equal(await count(page), '2 of 6 operations played');
+    assert.equal(await count(page), '2 of 7 operations played');
 
     // Reset asks first; nothing is erased until it is confirmed; then Undo brings it all back.
     await page.click('#reset');
     await settled(page);
-    assert.equal(await count(page), '2 of 6 operations played', 'nothing erased before the answer');
+    assert.equal(await count(page), '2 of 7 operations played', 'nothing erased before the answer');
     await page.click('#reset-confirm');
     await settled(page);
     assert.equal(await count(page), '0 of 0 operations played');
     await page.locator('.banner-notice', { hasText: 'Reset' }).getByRole('button', { name: 'Undo' }).click();
     await settled(page);
-    assert.equal(await count(page), '2 of 6 operations played');
+    assert.equal(await count(page), '2 of 7 operations played');
     assert.equal(await page.locator('#story-progress').textContent(), 'step 3 of 10');
     assert.deepEqual(page.errors, []);
   } finally {
