@@ -32,13 +32,29 @@ const server = createServer(async (request, response) => {
       response.writeHead(403).end('forbidden');
       return;
     }
-    if ((await stat(file).catch(() => null))?.isDirectory()) file = path.join(file, 'index.html');
-    const body = await readFile(file);
-    response.writeHead(200, {
+    let info = await stat(file).catch(() => null);
+    if (info?.isDirectory()) {
+      file = path.join(file, 'index.html');
+      info = await stat(file);
+    }
+    // Every file is revalidated (no-cache: an edit shows on the next load) against a validator, so
+    // a file the browser already has, such as the 1 MB wasm the page and the store's worker both
+    // fetch, comes back as 304 without its body.
+    const etag = `"${info.size.toString(36)}-${Math.floor(info.mtimeMs).toString(36)}"`;
+    const headers = {
       'content-type': types[path.extname(file)] ?? 'application/octet-stream',
       'cache-control': 'no-cache',
+      etag,
+      'last-modified': new Date(info.mtimeMs).toUTCString(),
       'x-content-type-options': 'nosniff',
-    });
+    };
+    const seen = request.headers['if-none-match'];
+    if (seen && seen.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) {
+      response.writeHead(304, headers).end();
+      return;
+    }
+    const body = await readFile(file);
+    response.writeHead(200, headers);
     response.end(body);
   } catch {
     response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');

@@ -33,18 +33,40 @@ const PRESETS = [
   {
     id: 'stale-worker',
     jobs: [row('job-42', 'B', 't=22', '2', "B's result", '✓ yes')],
-    leaseOnly: [lo('job-42', 'B', 't=22', "A's result", '✓ yes')], // A's late result overwrote B's
-    differs: ['result'],
+    // The lease-only table took A's stale result while B held the job, then B's over it.
+    leaseOnly: [lo('job-42', 'B', 't=22', "B's result", '✓ yes')],
+    differs: [],
     dead: NO_DEAD,
-    last: { op: 'complete', values: ["'job-42'", "'A'", 'fence = 1', "'A''s result'"], fencedChanged: 0, leaseOnlyChanged: 1 },
+    during: {
+      // A's late completion (fence 1) while B holds the job: leasefence refuses it by the fence
+      // (the job is not done); the lease-only store stores A's result and marks the job done.
+      7: {
+        jobs: [row('job-42', 'B', 't=22live', '2', '—', 'no')],
+        leaseOnly: [lo('job-42', 'B', 't=22', "A's result", '✓ yes')],
+        differs: ['result', 'done'],
+        dead: NO_DEAD,
+      },
+    },
+    // B's completion delivered again: refused by `done` (B's fence is the current one).
+    last: { op: 'complete', values: ["'job-42'", "'B'", 'fence = 2', "'B''s result'"], fencedChanged: 0, leaseOnlyChanged: 1 },
   },
   {
     id: 'gc-pause',
     jobs: [row('job-33', 'B', 't=21', '2', "B's result", '✓ yes')],
-    leaseOnly: [lo('job-33', 'B', 't=21', "A's result", '✓ yes')],
-    differs: ['result'],
+    leaseOnly: [lo('job-33', 'B', 't=21', "B's result", '✓ yes')],
+    differs: [],
     dead: NO_DEAD,
-    last: { op: 'complete', values: ["'job-33'", "'A'", 'fence = 1'], fencedChanged: 0, leaseOnlyChanged: 1 },
+    during: {
+      // A's write with fence 1 at t=15, while B holds the job: only the fence refuses it.
+      5: {
+        jobs: [row('job-33', 'B', 't=21live', '2', '—', 'no')],
+        leaseOnly: [lo('job-33', 'B', 't=21', "A's result", '✓ yes')],
+        differs: ['result', 'done'],
+        dead: NO_DEAD,
+      },
+    },
+    // A's stale write, the decisive one: refused in leasefence, taken by the lease-only store.
+    last: { index: 3, op: 'complete', values: ["'job-33'", "'A'", 'fence = 1', 'until > 15.0'], fencedChanged: 0, leaseOnlyChanged: 1 },
   },
   {
     id: 'late-renewals',
@@ -228,8 +250,10 @@ test('the story and every incident preset: both tables at the end, the SQL the s
       assert.ok(plain, `${preset.id}: the check shows lease_only_${file}.sql: ${JSON.stringify(shown.leaseOnly.statements.map((s) => s.sql))}`);
       assert.match(plain.facts, new RegExp(`^${leaseOnlyChanged} rows? changed`), preset.id);
 
+      // The link carries the playhead where the last write's card put it: both tables as they are there.
+      const shared = await tables(page);
       await page.click('#share');
-      links.push({ preset, link: await page.inputValue('#share-url'), want: got });
+      links.push({ preset, link: await page.inputValue('#share-url'), want: shared });
     }
     assert.deepEqual(page.errors, []);
   } finally {
@@ -249,17 +273,19 @@ test('the story and every incident preset: both tables at the end, the SQL the s
   }
 });
 
-test('the story\'s refusal, step by step: the check names the statement, its values and the reason', async () => {
+test('the story\'s refusals, step by step: the check names the statement, its values and the reason', async () => {
   const browser = await launchBrowser();
   try {
     const page = await open(browser);
-    for (let s = 2; s <= 8; s++) {
-      await page.click('#story-next');
+    const goTo = async (s) => {
+      await page.click(s > Number(await page.locator('#story-progress').getAttribute('data-step')) ? '#story-next' : '#story-back');
       await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
-    }
+    };
+    for (let s = 2; s <= 7; s++) await goTo(s);
+    // A's late completion while B holds the job: not done yet, so the fence is the reason.
     const shown = await check(page);
     assert.equal(shown.fenced.summary,
-      '0 rows, so the reason was read in the same transaction: job already done. Nothing was written (ROLLBACK).');
+      '0 rows, so the reason was read in the same transaction: stale fence 1, current 2. Nothing was written (ROLLBACK).');
     assert.deepEqual(shown.fenced.statements.map((s) => [s.sql, s.facts]), [
       ['BEGIN IMMEDIATE', null],
       [FENCED_SQL.complete, '0 rows changed'],
@@ -267,16 +293,32 @@ test('the story\'s refusal, step by step: the check names the statement, its val
       ['ROLLBACK', null],
     ]);
     assert.match(shown.fenced.statements[1].expanded,
-      /WHERE id = 'job-42' AND owner = 'A' AND fence = 1 AND done = 0 AND until > 16\.0$/);
+      /WHERE id = 'job-42' AND owner = 'A' AND fence = 1 AND done = 0 AND until > 14\.0$/);
     assert.deepEqual(shown.leaseOnly.statements.map((s) => [s.sql, s.facts]), [[LEASE_ONLY_SQL.complete, '1 row changed']]);
     assert.match(shown.leaseOnly.statements[0].expanded, /SET result = 'A''s result', done = 1 WHERE id = 'job-42'$/);
+    const during = await tables(page);
+    assert.deepEqual(during.jobs, [row('job-42', 'B', 't=22live', '2', '—', 'no')], 'leasefence: B still holds the job, not done');
+    assert.deepEqual(during.leaseOnly, [lo('job-42', 'B', 't=22', "A's result", '✓ yes')],
+      'lease-only: A\'s stale result stored and the job done while B holds the lease');
+    assert.deepEqual(during.differs, ['result', 'done']);
 
-    // One step back: B's completion, granted by the same statement with B's fence.
-    await page.click('#story-back');
-    await page.waitForFunction(() => document.getElementById('story-progress').textContent.startsWith('step 7 of'));
+    // B's completion, granted by the same statement with B's fence.
+    await goTo(8);
     const granted = await check(page);
     assert.equal(granted.fenced.summary, 'The UPDATE matched 1 row: the write is done, in one transaction.');
     assert.match(granted.fenced.statements[1].expanded, /owner = 'B' AND fence = 2/);
+
+    // B's completion again, with the current fence: only `done` refuses it.
+    await goTo(9);
+    const again = await check(page);
+    assert.equal(again.fenced.summary,
+      '0 rows, so the reason was read in the same transaction: job already done. Nothing was written (ROLLBACK).');
+    assert.match(again.fenced.statements[1].expanded,
+      /WHERE id = 'job-42' AND owner = 'B' AND fence = 2 AND done = 0 AND until > 18\.0$/);
+    assert.deepEqual(again.leaseOnly.statements.map((s) => [s.sql, s.facts]), [[LEASE_ONLY_SQL.complete, '1 row changed']]);
+
+    // Before A wakes, both tables agree.
+    for (const s of [8, 7, 6]) await goTo(s);
     assert.deepEqual((await tables(page)).differs, [], 'before A wakes, both tables agree');
     assert.deepEqual(page.errors, []);
   } finally {

@@ -94,11 +94,11 @@ test('the story end: links to the tables and the check, focus stays on a control
   try {
     const page = await open(browser);
     await page.focus('#story-next');
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 9; i++) {
       await page.keyboard.press('Enter');
       await settled(page);
     }
-    assert.equal(await page.locator('#story-progress').textContent(), 'step 9 of 9');
+    assert.equal(await page.locator('#story-progress').textContent(), 'step 10 of 10');
     const focused = await page.evaluate(() => {
       const el = document.activeElement;
       return { tag: el.tagName, id: el.id, disabled: !!el.disabled };
@@ -199,7 +199,7 @@ test('a shared link keeps the story step, and the language when the sender chose
   try {
     const page = await open(sender);
     await next(page, 3);
-    assert.equal(await page.locator('#story-progress').textContent(), 'step 4 of 9');
+    assert.equal(await page.locator('#story-progress').textContent(), 'step 4 of 10');
     await page.click('#share');
     plain = await page.inputValue('#share-url');
     assert.equal(new URL(plain).searchParams.get('lang'), null, 'no language the sender did not choose');
@@ -214,7 +214,7 @@ test('a shared link keeps the story step, and the language when the sender chose
   const recipient = await launchBrowser({ locale: 'en-US' });
   try {
     const page = await open(recipient, plain);
-    assert.equal(await page.locator('#story-progress').textContent(), 'step 4 of 9');
+    assert.equal(await page.locator('#story-progress').textContent(), 'step 4 of 10');
     assert.doesNotMatch(await page.locator('#story-title').textContent(), /Free play/);
     assert.match(await page.locator('#narration').textContent(), /At t=5 worker B tries to claim job-42/);
     assert.deepEqual(page.errors, []);
@@ -284,20 +284,20 @@ test('messages where the eye is: in view, on the invalid field; leaving the stor
     await settled(page);
     await page.locator('.banner-notice', { hasText: 'You left the story' }).getByRole('button', { name: 'Undo' }).click();
     await settled(page);
-    assert.equal(await page.locator('#story-progress').textContent(), 'step 3 of 9');
-    assert.equal(await count(page), '2 of 6 operations played');
+    assert.equal(await page.locator('#story-progress').textContent(), 'step 3 of 10');
+    assert.equal(await count(page), '2 of 7 operations played');
 
     // Reset asks first; nothing is erased until it is confirmed; then Undo brings it all back.
     await page.click('#reset');
     await settled(page);
-    assert.equal(await count(page), '2 of 6 operations played', 'nothing erased before the answer');
+    assert.equal(await count(page), '2 of 7 operations played', 'nothing erased before the answer');
     await page.click('#reset-confirm');
     await settled(page);
     assert.equal(await count(page), '0 of 0 operations played');
     await page.locator('.banner-notice', { hasText: 'Reset' }).getByRole('button', { name: 'Undo' }).click();
     await settled(page);
-    assert.equal(await count(page), '2 of 6 operations played');
-    assert.equal(await page.locator('#story-progress').textContent(), 'step 3 of 9');
+    assert.equal(await count(page), '2 of 7 operations played');
+    assert.equal(await page.locator('#story-progress').textContent(), 'step 3 of 10');
     assert.deepEqual(page.errors, []);
   } finally {
     await browser.close();

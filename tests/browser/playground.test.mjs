@@ -78,7 +78,7 @@ test('end to end: the stale-worker story, played by clicking', async () => {
 
     // A new visitor lands on the story's first step, with Next to press.
     assert.match(await page.locator('#narration').textContent(), /Welcome!/);
-    assert.equal(await progress(page), 'step 1 of 9');
+    assert.equal(await progress(page), 'step 1 of 10');
     assert.equal(await page.locator('#story-next').isEnabled(), true);
 
     await clickNext(page, 2); // enqueue
@@ -90,14 +90,22 @@ test('end to end: the stale-worker story, played by clicking', async () => {
     assert.equal(await page.locator('#clock').textContent(), 't = 10');
     await clickNext(page, 6); // B claims at t=12: fence 2
     assert.match(await page.locator('#mem-A').textContent(), /remembers fence 1 for job-42.*stale: store has 2/);
-    await clickNext(page, 7); // B completes
-    assert.match(await status(page), /B: complete job-42 \(fence 2 · “B's result”\) → ✓ done, result stored/);
-    await clickNext(page, 8); // A's late complete
-    const rejected = page.locator('#timeline .tl-card.kind-refused', { hasText: 'job already done' });
+    await clickNext(page, 7); // A's late complete, while B holds the job: refused by the fence
+    const rejected = page.locator('#timeline .tl-card.kind-refused', { hasText: 'stale fence 1, current 2' });
     await rejected.waitFor({ state: 'visible' });
     assert.match(await rejected.textContent(), /complete job-42/);
-    assert.match(await status(page), /A: complete job-42 \(fence 1 · “A's result”\) → ✗ job already done/);
-    await clickNext(page, 9); // the moral
+    assert.match(await status(page), /t=14 · A: complete job-42 \(fence 1 · “A's result”\) → ✗ stale fence 1, current 2/);
+    assert.deepEqual(await table(page), [
+      { id: 'job-42', owner: 'B', until: 't=22live', fence: '2', result: '—', done: 'no' },
+    ], 'the job is not done: only the fence refused A');
+    assert.deepEqual(await page.locator('#lease-only-body .col-result .v').allTextContents(), ["A's result"],
+      'the lease-only store kept A\'s stale result while B holds the job');
+    await clickNext(page, 8); // B completes
+    assert.match(await status(page), /t=16 · B: complete job-42 \(fence 2 · “B's result”\) → ✓ done, result stored/);
+    await clickNext(page, 9); // B's completion again: the done check, the second line of defence
+    assert.match(await status(page), /t=18 · B: complete job-42 \(fence 2 · “B's result”\) → ✗ job already done/);
+    assert.match(await page.locator('#narration').textContent(), /second line of defence/);
+    await clickNext(page, 10); // the moral
     assert.equal(await page.locator('#story-next').isDisabled(), true);
 
     assert.equal(await rejected.isVisible(), true, 'the rejected completion stays on the timeline');
@@ -115,6 +123,7 @@ test('end to end: the stale-worker story, played by clicking', async () => {
     assert.match(await page.locator('#narration').textContent(), /No lease length could have saved/);
 
     // Back steps through the story again: the store is erased and replayed up to there.
+    await page.click('#story-back');
     await page.click('#story-back');
     await page.click('#story-back');
     await page.click('#story-back');
@@ -377,10 +386,9 @@ test('360 px wide: no sideways scrolling, every control reachable; keyboard work
     assert.notEqual(outline, 'none', 'the focused control shows a focus ring');
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => document.getElementById('story-progress').textContent.startsWith('step 2 of'));
-    for (let i = 0; i < 6; i++) await page.keyboard.press('ArrowRight');
-    await page.waitForFunction(() => document.getElementById('story-progress').textContent.startsWith('step 8 of'));
-    await page.locator('#timeline .tl-card', { hasText: 'job already done' }).waitFor();
-    await page.keyboard.press('ArrowLeft');
+    for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowRight');
+    await page.waitForFunction(() => document.getElementById('story-progress').textContent.startsWith('step 7 of'));
+    await page.locator('#timeline .tl-card', { hasText: 'stale fence 1, current 2' }).waitFor();
     await page.keyboard.press('ArrowLeft');
     await page.waitForFunction(() => document.getElementById('story-progress').textContent.startsWith('step 6 of'));
     await settled(page);
@@ -430,7 +438,9 @@ test('a second tab is told that another tab holds the database; the first keeps 
     await second.goto(server.url);
     const banner = second.locator('.banner-error', { hasText: 'Another tab already has the playground open.' });
     await banner.waitFor({ timeout: 15_000 });
-    assert.match(await banner.textContent(), /another tab or window of this site already holds the leasefence database/);
+    // In plain words: why, and what to do; not the browser's exception.
+    assert.match(await banner.textContent(), /only one tab can use it at a time\. Close the playground in the other tab, or carry on there: this tab opens it by itself/);
+    assert.doesNotMatch(await banner.textContent(), /DOMException|Error\b|leasefence database/);
     assert.equal(await second.locator('#story-next').isDisabled(), true);
     assert.equal(await second.locator('#A-claim').isDisabled(), true);
 
@@ -445,7 +455,7 @@ test('a second tab is told that another tab holds the database; the first keeps 
     await second.waitForSelector('html[data-ready="true"]', { timeout: 15_000 });
     assert.equal(await banner.count(), 0);
     assert.deepEqual(await table(second), [{ id: 'job-42', owner: 'B', until: 't=22live', fence: '2', result: '—', done: 'no' }]);
-    assert.equal(await progress(second), 'step 6 of 9');
+    assert.equal(await progress(second), 'step 6 of 10');
   } finally {
     await browser.close();
   }

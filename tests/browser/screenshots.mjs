@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { repo, startServer, launchBrowser } from './harness.mjs';
 
-const STEP = 8; // A's late completion: refused by leasefence, overwriting B's result without fencing
+const STEP = 7; // A's late completion while B holds the job: refused by the fence; stored, done, without fencing
 const out = path.join(repo, 'docs');
 mkdirSync(out, { recursive: true });
 

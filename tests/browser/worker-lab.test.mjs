@@ -109,15 +109,17 @@ test('the worker lab: heartbeats, a stall, the lost-lease signal, the bucket wit
     assert.ok(kinds(guard.lanes.A).includes('20:lost'));
 
     // fencedResult: each handler's row commits in its completion's transaction. A's clock stops
-    // with it, so its runtime sees a live lease and sends the row; the store refuses it (done).
+    // with it, so its runtime sees a live lease and sends the row; B's report takes 6 s here, so
+    // B still holds the job (not done) when A wakes: the store refuses A by the fence.
     const fenced = await run(page, 'fenced');
-    assert.deepEqual(kinds(fenced.lanes.bucket), ['18:fenced', '20:fenced']);
-    assert.match(fenced.lanes.bucket[0][2], /B’s row and completion \(fence 2\) committed in one transaction/);
-    assert.match(fenced.lanes.bucket[1][2], /A’s row and completion \(fence 1, its clock at t=7\) refused: done, nothing written/);
+    assert.deepEqual(kinds(fenced.lanes.bucket), ['20:fenced', '22:fenced']);
+    assert.match(fenced.lanes.bucket[0][2], /A’s row and completion \(fence 1, its clock at t=7\) refused: stale_fence, nothing written/);
+    assert.match(fenced.lanes.bucket[1][2], /B’s row and completion \(fence 2\) committed in one transaction/);
     assert.deepEqual(kinds(fenced.lanes.A), ['0:claim', '3:renew', '6:renew', '7:stall', '20:resume', '20:complete', '20:lost']);
     assert.match(fenced.lanes.A[4][2], /its clock reads t=7/);
-    assert.match(fenced.lanes.A[6][2], /lease_lost.*done/, 'the signal carries the store\'s refusal, not the runtime\'s own expiry check');
-    assert.ok(kinds(fenced.lanes.B).includes('18:complete'), kinds(fenced.lanes.B).join(' '));
+    assert.match(fenced.lanes.A[6][2], /lease_lost.*stale_fence/, 'the signal carries the store\'s refusal, not the runtime\'s own expiry check');
+    assert.ok(kinds(fenced.lanes.B).includes('22:complete'), kinds(fenced.lanes.B).join(' '));
+    assert.match(fenced.moral, /B still held the job, which was not done yet, so a check of `?done`? could not have refused A/);
     assert.match(fenced.facts[0], /“B's report” \(fence 2\)/);
     assert.ok(fenced.facts.some((f) => /^Worker A: 0 completed.*1 lease lost, 1 stale write refused/.test(f)), fenced.facts.join(' | '));
 
@@ -254,16 +256,25 @@ test('a lab run opened in the timeline: the runtime\'s calls replayed on both ta
       .map(([t, kind, text]) => [t, kind, /refused/.test(text) ? 'refused' : 'granted']));
     lab.sort((a, b) => a[0] - b[0]);
     assert.deepEqual(await cards(page), [[0, 'enqueue', 'granted'], ...lab]);
-    assert.deepEqual(lab.at(-1), [20, 'complete', 'refused'], 'A\'s late completion is the last call');
+    assert.deepEqual(lab.slice(-2), [[20, 'complete', 'refused'], [22, 'complete', 'granted']],
+      'A\'s late completion comes while B holds the job, before B\'s');
     const both = await bothTables(page);
     assert.deepEqual(
       { owner: both.jobs[0].owner, fence: both.jobs[0].fence, result: both.jobs[0].result },
       { owner: 'B', fence: '2', result: 'B\'s report' }, 'leasefence kept B\'s result');
-    assert.equal(both.leaseOnly[0].result, 'A\'s report', 'without fencing the stale worker\'s result is what the table holds');
-    // The check, at A's late completion: refused by leasefence, one row changed without fencing.
+    // The check, at A's late completion: refused by the fence, one row changed without fencing,
+    // where A's stale result was stored and the job marked done while B still held it.
+    const aCard = page.locator('#timeline .tl-card.kind-refused', { hasText: 'stale fence 1, current 2' });
+    assert.equal(await aCard.count(), 1);
+    await aCard.click();
+    await settled(page);
     const checkText = await page.locator('#check-body').textContent();
-    assert.match(checkText, /0 rows, so the reason was read in the same transaction: job already done/);
+    assert.match(checkText, /0 rows, so the reason was read in the same transaction: stale fence 1, current 2/);
     assert.match(checkText, /1 row changed/);
+    const atA = await bothTables(page);
+    assert.deepEqual({ owner: atA.jobs[0].owner, done: atA.jobs[0].done }, { owner: 'B', done: 'no' }, 'leasefence: B holds it, not done');
+    assert.deepEqual({ owner: atA.leaseOnly[0].owner, result: atA.leaseOnly[0].result, done: atA.leaseOnly[0].done },
+      { owner: 'B', result: 'A\'s report', done: '✓ yes' }, 'without fencing the stale worker\'s result is stored, done, under B\'s lease');
 
     // The poison run: three attempts failed through the runtime, dead in both tables.
     await run(page, 'poison');
@@ -273,6 +284,51 @@ test('a lab run opened in the timeline: the runtime\'s calls replayed on both ta
       ['0:enqueue:granted', '0:claim:granted', '1:fail:granted', '5:claim:granted', '6:fail:granted', '10:claim:granted', '11:fail:granted']);
     assert.equal(await page.locator('#jobs-body td.col-done.is-dead').count(), 1);
     assert.equal(await page.locator('#lease-only-body td.col-done.is-dead').count(), 1);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+  }
+});
+
+test('a reload during a lab run: the story step and the timeline come back, the page says the run was started again, and it ends', async () => {
+  const browser = await launchBrowser();
+  try {
+    const { page, errors } = await openPlayground(browser, server.url);
+    const progress = () => page.locator('#story-progress').textContent();
+    for (let s = 2; s <= 4; s++) {
+      await page.click('#story-next');
+      await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
+    }
+    await settled(page);
+    const before = await bothTables(page);
+    assert.equal(before.jobs.length, 1);
+    let interruptedRuns = 0;
+    for (const delay of [0, 50, 150, 300, 500, 700]) {
+      await page.selectOption('#lab-mode', 'guard');
+      await page.click('#lab-run');
+      await page.waitForTimeout(delay);
+      // Whether the run had not ended yet, read in the same task that starts the reload.
+      const running = await page.evaluate(() => {
+        const pending = localStorage.getItem('leasefence-playground:lab-run') !== null;
+        location.reload();
+        return pending;
+      });
+      await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+      await settled(page);
+      assert.equal(await progress(page), 'step 4 of 10', `reload ${delay} ms into a run: the story step`);
+      if (running) {
+        interruptedRuns += 1;
+        await page.locator('.banner-notice', { hasText: 'The page was reloaded while the worker lab was running' }).waitFor();
+      }
+      // The run (started again, or the one that had ended) is shown to its end, then the timeline replayed.
+      await page.waitForFunction(() => document.querySelector('#lab-body .lab-lanes')?.dataset.mode === 'guard', null, { timeout: 20_000 });
+      await settled(page);
+      assert.equal(await progress(page), 'step 4 of 10', `reload ${delay} ms into a run: the story step after the run`);
+      assert.deepEqual(await bothTables(page), before, `reload ${delay} ms into a run: both tables`);
+      assert.equal(await page.evaluate(() => localStorage.getItem('leasefence-playground:lab-run')), null, 'nothing is left pending');
+      assert.match((await lab(page)).moral, /./);
+    }
+    assert.ok(interruptedRuns >= 3, `at least three reloads came during a run (${interruptedRuns})`);
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

@@ -23,6 +23,11 @@ import { renderLab } from './view/lab-view.js';
 
 const DB_NAME = 'playground';
 const SAVE_KEY = 'timeline';
+// A lab run erases the store (and the saved timeline with it) until it ends; while it lasts, the
+// timeline as it was is also kept here, so a reload in the middle of a run comes back to it.
+const LAB_PENDING_KEY = 'leasefence-playground:lab-run';
+/** Whether the page knows what the story panel shows (a save, a link or the story's start). */
+let positioned = false;
 const LANG_KEY = 'leasefence-playground-lang';
 const LOCK = 'leasefence-playground-db';
 const PLAY_MS = { story: 3200, free: 900 };
@@ -524,8 +529,12 @@ function draw() {
   const focused = document.activeElement;
   const focusedCard = focused?.closest?.('#timeline .tl-card')?.dataset.index;
   const sc = scenario();
-  renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration, source: ui.storySource, links: ui.storyLinks },
-    sc, state.story?.step ?? 0, lang);
+  // Until the store is open the page does not know yet whether a story is told (a save, a link):
+  // the panel keeps its loading line instead of showing free play's text first.
+  if (positioned) {
+    renderStory({ panel: ui.storyPanel, title: ui.storyTitle, progress: ui.storyProgress, narration: ui.narration, source: ui.storySource, links: ui.storyLinks },
+      sc, state.story?.step ?? 0, lang);
+  }
 
   ui.clock.textContent = `t = ${fmt(doc.now)}`;
   const span = TL.timeSpan(doc);
@@ -617,6 +626,7 @@ function runWorkers() {
   clearInput();
   schedule('lab', async () => {
     replace(ui.labBody, t(state.lang, 'lab.running'));
+    keepDuringLab({ mode, stall: state.labStall, wake });
     try {
       // Loaded on the first run only: the runtime is not part of the page's load.
       const { runLab } = await import('./worker-lab.js');
@@ -626,8 +636,35 @@ function runWorkers() {
     } finally {
       state.storeAt = -1;
       await sync();
+      forgetLabPending(); // the store holds the timeline again, and its save
     }
   });
+}
+
+/** Keeps the timeline (with the run's settings, so a reload runs it again) outside the store. */
+function keepDuringLab(lab) {
+  try {
+    localStorage.setItem(LAB_PENDING_KEY, serializeSaved({ ...state, doc: { ...state.doc, lab }, clean: false }));
+  } catch {
+    // No localStorage (or full): a reload during the run starts afresh, as before.
+  }
+}
+
+function forgetLabPending() {
+  try {
+    localStorage.removeItem(LAB_PENDING_KEY);
+  } catch {
+    // nothing kept
+  }
+}
+
+/** The timeline kept by a lab run the page did not see to its end, or null. */
+function labPending() {
+  try {
+    return parseSaved(localStorage.getItem(LAB_PENDING_KEY));
+  } catch {
+    return null;
+  }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -687,7 +724,8 @@ async function openStore() {
     showBanner(ui.banners, {
       kind: 'error', key: 'storage',
       title: t(state.lang, another ? 'banner.anotherTab' : 'banner.cannotStart'),
-      message: String(error?.message ?? error),
+      // Another tab's hold on the database, in plain words; any other failure as the browser said it.
+      message: another ? t(state.lang, 'banner.anotherTabHow') : String(error?.message ?? error),
       actions: [{ label: t(state.lang, 'banner.tryAgain'), run: () => schedule('load', openStore) }],
     });
     replace(ui.status, t(state.lang, another ? 'status.waiting' : 'status.needsOpfs'));
@@ -701,7 +739,8 @@ async function openStore() {
   showStorage(store);
 
   const shared = readHash();
-  const saved = parseSaved(await store.appGet(SAVE_KEY));
+  const interrupted = shared ? null : labPending();
+  const saved = interrupted ?? parseSaved(await store.appGet(SAVE_KEY));
   if (saved) {
     state.doc = saved.doc;
     state.outcomes = saved.outcomes;
@@ -714,12 +753,18 @@ async function openStore() {
     state.story = { id: sc.id, step: 0 };
     state.storeAt = -1;
   }
+  positioned = true;
   followJob();
   document.documentElement.dataset.restored = saved ? (state.storeAt >= 0 ? 'from-store' : 'replayed') : 'new';
   await sync();
   state.ready = true;
-  if (shared) loadShared(shared, 'banner.fromLink');
-  else if (saved) runCarriedLab(saved.doc);
+  if (shared) {
+    forgetLabPending();
+    loadShared(shared, 'banner.fromLink');
+  } else if (saved) {
+    if (interrupted) showBanner(ui.banners, { kind: 'notice', key: 'lab-interrupted', message: t(state.lang, 'banner.labInterrupted') });
+    runCarriedLab(saved.doc);
+  }
   document.documentElement.dataset.ready = 'true';
   document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
 }

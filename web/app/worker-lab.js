@@ -225,7 +225,9 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
             clockStops = mode === 'fenced';
             record({ lane: 'A', kind: 'stall', until: wake, clockStops });
           }
-          start('B', reporter('B', 2));
+          // B's report takes 2 s; in the fenced mode 6 s, so that A wakes (at 20 by default)
+          // while B still holds the job: the job is not done, and only the fence refuses A.
+          start('B', reporter('B', mode === 'fenced' ? 6 : 2));
           continue;
         }
         vt.clock.now = Math.max(vt.clock.now, next.at);

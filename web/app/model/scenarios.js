@@ -27,6 +27,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(0, 'store', 'enqueue', { job: 'job-42' }),
         expect: 'queued', // the store's answer, in English (checked by the browser tests)
+        claims: 'granted',
         say: {
           en: 'A job, job-42, is enqueued, in both tables.',
           ja: 'ジョブ job-42 が両方の表のキューに入ります。',
@@ -36,6 +37,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(0, 'A', 'claim', { job: 'job-42', ttl: 10 }),
         expect: 'fence 1, until t=10',
+        claims: 'granted',
         say: {
           en: 'At t=0 worker A claims job-42 for 10 seconds. The store grants it with fence 1: A’s lease lasts until t=10, and A keeps fence 1 to show with its writes.',
           ja: 't=0 にワーカー A が job-42 を 10 秒間 `claim` します。ストアはフェンス 1 で許可しました。A のリースは t=10 までで、A は書き込みに使うフェンス 1 を覚えておきます。',
@@ -45,6 +47,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(5, 'B', 'claim', { job: 'job-42', ttl: 10 }),
         expect: 'held by A until t=10',
+        claims: 'held',
         say: {
           en: 'Then A stalls: a long garbage-collection pause, and A does not know it. At t=5 worker B tries to claim job-42: refused, held by A until t=10. While a lease is live, it protects its holder, in both stores.',
           ja: 'ところが A は止まってしまいます。長い GC の一時停止で、A 自身は気づいていません。t=5 にワーカー B が job-42 を `claim` しようとしますが、拒否されます：A が t=10 まで保持中。リースが有効な間は、どちらのストアでも持ち主が守られます。',
@@ -62,6 +65,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(12, 'B', 'claim', { job: 'job-42', ttl: 10 }),
         expect: 'fence 2, until t=22',
+        claims: 'granted',
         say: {
           en: 'At t=12 B claims job-42 again. The lease has expired, so B gets it, with fence 2. Fences only go up: from now on, A’s fence 1 is stale. The lease-only table has no fence: it only knows that B holds the lease.',
           ja: 't=12 に B がもう一度 job-42 を `claim` します。リースは切れているので B が獲得し、フェンスは 2 です。フェンスは増える一方なので、この時点で A のフェンス 1 は古くなりました。リースだけの表にはフェンスがなく、B がリースを持っていることしか分かりません。',
@@ -69,30 +73,43 @@ export const SCENARIOS = Object.freeze([
         },
       },
       {
-        do: e(14, 'B', 'complete', { job: 'job-42', fence: 2, result: B_RESULT }),
+        do: e(14, 'A', 'complete', { job: 'job-42', fence: 1, result: A_RESULT }),
+        expect: 'stale fence 1, current 2',
+        claims: 'stale_fence',
+        leaseOnly: true,
+        say: {
+          en: 'At t=14 A wakes up and, as if nothing happened, completes job-42 with its own result and fence 1, while B is still working on it. The job is not done yet, so only the fence can tell that A is late: leasefence checks owner, fence, done and the lease in the one `UPDATE` that writes, matches no row, and refuses A: stale fence 1, current 2. The store without fencing checks the job id only: it stores A’s stale result and marks the job done while B still holds the lease. Compare the two tables, and open “The check” to see both statements.',
+          ja: 't=14、A が目を覚まし、何事もなかったかのように自分の結果とフェンス 1 で job-42 を `complete` します。B はまだ処理中です。ジョブはまだ完了していないので、A が遅れていると分かるのはフェンスだけです。leasefence は書き込む 1 つの `UPDATE` の中で持ち主・フェンス・完了・リースを確かめ、一致する行がないので A を拒否します：古いフェンス 1（現在は 2）。フェンスのないストアはジョブ `id` しか見ないので、B がリースを持っているのに A の古い結果を保存し、ジョブを完了にします。2 つの表を比べ、「チェック」で両方の文を見てください。',
+          zh: 't=14 时 A 醒了过来，若无其事地用自己的结果和令牌 1 去 `complete` job-42，而 B 还在处理它。任务还没完成，所以只有令牌能看出 A 迟到了：leasefence 在执行写入的那一条 `UPDATE` 里同时检查持有者、令牌、是否完成和租约，没有匹配的行，于是拒绝 A：过期的令牌 1，当前为 2。没有防护令牌的存储只检查任务 `id`：B 还持有租约，它却保存了 A 过期的结果，并把任务标记为完成。比较一下两个表，再打开“检查”看看这两条语句。',
+        },
+      },
+      {
+        do: e(16, 'B', 'complete', { job: 'job-42', fence: 2, result: B_RESULT }),
         expect: 'done, result stored',
+        claims: 'granted',
         leaseOnly: true,
         say: {
-          en: 'At t=14 B completes job-42 with its result and fence 2: granted in both stores. The job is done, and the stored result is B’s.',
-          ja: 't=14 に B が自分の結果とフェンス 2 で job-42 を `complete` します。どちらのストアでも許可。ジョブは完了し、保存された結果は B のものです。',
-          zh: 't=14 时 B 用自己的结果和令牌 2 `complete` job-42：两个存储都成功。任务完成，保存的结果是 B 的。',
+          en: 'At t=16 B completes job-42 with its result and fence 2: granted, and in leasefence the stored result is B’s. The store without fencing accepts it too, over a job it had already marked done: for two seconds its answer was A’s stale result, and anyone who read it then acted on it. B overwrites it now; the job was completed twice.',
+          ja: 't=16 に B が自分の結果とフェンス 2 で job-42 を `complete` します。許可され、leasefence に保存された結果は B のものです。フェンスのないストアも、すでに完了にしたジョブの上に受け入れます。2 秒の間、そこにあった答えは A の古い結果で、その間に読んだ人はそれを使ってしまいました。いま B の結果がそれを上書きし、ジョブは 2 回完了したことになります。',
+          zh: 't=16 时 B 用自己的结果和令牌 2 `complete` job-42：成功，leasefence 里保存的结果是 B 的。没有防护令牌的存储也接受了，尽管它早已把这个任务标记为完成：有两秒钟它给出的答案是 A 过期的结果，这期间读到它的人都照着用了。现在 B 的结果覆盖了它，任务被完成了两次。',
         },
       },
       {
-        do: e(16, 'A', 'complete', { job: 'job-42', fence: 1, result: A_RESULT }),
+        do: e(18, 'B', 'complete', { job: 'job-42', fence: 2, result: B_RESULT }),
         expect: 'job already done',
+        claims: 'done',
         leaseOnly: true,
         say: {
-          en: 'At t=16 A wakes up and, as if nothing happened, completes job-42 with its own result and fence 1. leasefence checks owner, fence, done and the lease in the one `UPDATE` that writes: it matches no row, so A is refused, and B’s result stays. The store without fencing checks the job id only: A’s late result overwrites B’s. Open “The check” to see both statements.',
-          ja: 't=16、A が目を覚まし、何事もなかったかのように自分の結果とフェンス 1 で job-42 を `complete` します。leasefence は書き込む 1 つの `UPDATE` の中で持ち主・フェンス・完了・リースを確かめます。一致する行はないので A は拒否され、B の結果が残ります。フェンスのないストアはジョブ `id` しか見ないので、A の遅れた結果が B の結果を上書きします。「チェック」で両方の文を見てください。',
-          zh: 't=16 时 A 醒了过来，若无其事地用自己的结果和令牌 1 去 `complete` job-42。leasefence 在执行写入的那一条 `UPDATE` 里同时检查持有者、令牌、是否完成和租约：没有匹配的行，所以 A 被拒绝，B 的结果保留。没有防护令牌的存储只检查任务 `id`：A 迟到的结果覆盖了 B 的结果。打开“检查”看看这两条语句。',
+          en: 'At t=18 B’s completion arrives a second time: its client did not get the first answer and sent it again. B’s fence 2 is the current one, so the fence cannot catch this; the `done` check can: job already done. That is the second line of defence, for a job that is already finished. It could not have stopped A at t=14: then the job was not done yet. The store without fencing writes the job once more.',
+          ja: 't=18 に B の完了がもう一度届きます。B のクライアントが最初の答えを受け取れず、送り直したのです。B のフェンス 2 は現在のものなので、フェンスではこれを止められません。止めるのは `done` の確認です：ジョブは完了済み。これは終わったジョブのための第 2 の防御線です。t=14 の A は止められませんでした。そのときジョブはまだ完了していなかったからです。フェンスのないストアはもう一度ジョブに書き込みます。',
+          zh: 't=18 时 B 的完成又到了一次：它的客户端没收到第一次的回答，于是重发了。B 的令牌 2 是当前令牌，所以令牌挡不住这次写入；挡住它的是 `done` 检查：任务已完成。这是针对已经结束的任务的第二道防线。它挡不住 t=14 的 A：那时任务还没完成。没有防护令牌的存储又写了一次这个任务。',
         },
       },
       {
         say: {
-          en: 'No lease length could have saved A’s late write: A cannot see its own pause. The store’s check of the fence on every write is what kept the stale worker out: compare the two tables. Now try it yourself: drag the time slider back to t=12 and act differently (the timeline forks), or pick an incident from the list.',
-          ja: 'どんなリース時間でも A の遅れた書き込みは防げません。A は自分の停止を見られないからです。古いワーカーを締め出したのは、ストアが書き込みのたびに行うフェンスの確認です。2 つの表を比べてください。今度は自分で試してみましょう。時間スライダーを t=12 に戻して別の操作をする（タイムラインが分岐します）か、一覧から実際の事例を選んでください。',
-          zh: '无论租约设多长，都救不了 A 这次迟到的写入：A 看不见自己的停顿。把卡住的工作者挡在门外的，是存储在每次写入时对令牌的检查：比较一下两个表。现在自己试试吧：把时间滑块拖回 t=12 换一种操作（时间线会分叉），或者从列表里选一个真实事故。',
+          en: 'No lease length could have saved A’s late write: A cannot see its own pause. At t=14 the job was not done, so a check of `done` alone would have let A’s stale result in, as the lease-only table shows; only the store’s check of the fence on every write kept the stale worker out. Now try it yourself: drag the time slider back to t=12 and act differently (the timeline forks), or pick an incident from the list.',
+          ja: 'どんなリース時間でも A の遅れた書き込みは防げません。A は自分の停止を見られないからです。t=14 にはジョブはまだ完了していなかったので、`done` の確認だけなら、リースだけの表のとおり A の古い結果が入っていました。古いワーカーを締め出したのは、ストアが書き込みのたびに行うフェンスの確認だけです。今度は自分で試してみましょう。時間スライダーを t=12 に戻して別の操作をする（タイムラインが分岐します）か、一覧から実際の事例を選んでください。',
+          zh: '无论租约设多长，都救不了 A 这次迟到的写入：A 看不见自己的停顿。t=14 时任务还没完成，所以只检查 `done` 的话，A 过期的结果就会像只有租约的表那样被写进去；把卡住的工作者挡在门外的，只有存储在每次写入时对令牌的检查。现在自己试试吧：把时间滑块拖回 t=12 换一种操作（时间线会分叉），或者从列表里选一个真实事故。',
         },
       },
     ],
@@ -108,15 +125,16 @@ export const SCENARIOS = Object.freeze([
     steps: [
       {
         say: {
-          en: 'A GC pause longer than the lease. In Kleppmann’s example client 1 holds token 33, pauses for garbage collection, its lease expires, client 2 gets token 34 and writes; then client 1 wakes and writes with 33. Here the tokens are fences 1 and 2. Press Next.',
-          ja: 'リースより長い GC 停止。Kleppmann の例では、クライアント 1 がトークン 33 を持ったまま GC で止まり、リースが切れ、クライアント 2 がトークン 34 を得て書き込みます。その後クライアント 1 が目を覚まし、33 で書き込みます。ここではトークンはフェンス 1 と 2 です。「次へ」を押してください。',
-          zh: '比租约更长的 GC 停顿。在 Kleppmann 的例子里，客户端 1 持有令牌 33 时因垃圾回收停顿，租约到期，客户端 2 拿到令牌 34 并写入；然后客户端 1 醒来，用 33 写入。这里的令牌是 1 和 2。请按“下一步”。',
+          en: 'A GC pause longer than the lease. In Kleppmann’s example client 1 holds token 33, pauses for garbage collection, its lease expires, client 2 gets token 34; then client 1 wakes and writes with 33, and the storage refuses it because it has seen 34. Here the storage is the job queue, the tokens are fences 1 and 2, and A wakes before B has finished: the job is not done yet. Press Next.',
+          ja: 'リースより長い GC 停止。Kleppmann の例では、クライアント 1 がトークン 33 を持ったまま GC で止まり、リースが切れ、クライアント 2 がトークン 34 を得ます。その後クライアント 1 が目を覚まして 33 で書き込み、ストレージは 34 を見ているので拒否します。ここではストレージはジョブキュー、トークンはフェンス 1 と 2 で、A は B が終える前に目を覚まします。ジョブはまだ完了していません。「次へ」を押してください。',
+          zh: '比租约更长的 GC 停顿。在 Kleppmann 的例子里，客户端 1 持有令牌 33 时因垃圾回收停顿，租约到期，客户端 2 拿到令牌 34；然后客户端 1 醒来，用 33 写入，存储因为见过 34 而拒绝了它。这里的存储是任务队列，令牌是 1 和 2，而 A 在 B 完成之前就醒了：任务还没完成。请按“下一步”。',
         },
       },
-      { do: e(0, 'store', 'enqueue', { job: 'job-33' }), expect: 'queued', say: { en: 'job-33 is enqueued.', ja: 'job-33 がキューに入ります。', zh: 'job-33 入队。' } },
+      { do: e(0, 'store', 'enqueue', { job: 'job-33' }), expect: 'queued', claims: 'granted', say: { en: 'job-33 is enqueued.', ja: 'job-33 がキューに入ります。', zh: 'job-33 入队。' } },
       {
         do: e(0, 'A', 'claim', { job: 'job-33', ttl: 10 }),
         expect: 'fence 1, until t=10',
+        claims: 'granted',
         say: {
           en: 'At t=0 A claims job-33 for 10 seconds: fence 1. Right after, A’s garbage collector stops the world for 15 seconds.',
           ja: 't=0 に A が job-33 を 10 秒間 `claim` します：フェンス 1。その直後、A の GC が 15 秒間すべてを止めます。',
@@ -126,37 +144,40 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(11, 'B', 'claim', { job: 'job-33', ttl: 10 }),
         expect: 'fence 2, until t=21',
+        claims: 'granted',
         say: {
-          en: 'At t=11, after A’s lease ended, B claims job-33: fence 2.',
-          ja: 't=11、A のリースが切れた後に B が job-33 を `claim` します：フェンス 2。',
-          zh: 't=11，A 的租约结束后，B `claim` 了 job-33：令牌 2。',
-        },
-      },
-      {
-        do: e(13, 'B', 'complete', { job: 'job-33', fence: 2, result: B_RESULT }),
-        expect: 'done, result stored',
-        leaseOnly: true,
-        say: {
-          en: 'At t=13 B writes its result with fence 2: granted in both stores.',
-          ja: 't=13 に B がフェンス 2 で結果を書き込みます：どちらのストアでも許可。',
-          zh: 't=13 时 B 用令牌 2 写入结果：两个存储都成功。',
+          en: 'At t=11, after A’s lease ended, B claims job-33: fence 2, and starts working on it.',
+          ja: 't=11、A のリースが切れた後に B が job-33 を `claim` します：フェンス 2。B は処理を始めます。',
+          zh: 't=11，A 的租约结束后，B `claim` 了 job-33：令牌 2，并开始处理。',
         },
       },
       {
         do: e(15, 'A', 'complete', { job: 'job-33', fence: 1, result: A_RESULT }),
-        expect: 'job already done',
+        expect: 'stale fence 1, current 2',
+        claims: 'stale_fence',
         leaseOnly: true,
         say: {
-          en: 'At t=15 A’s pause ends and it writes its result with fence 1. leasefence refuses it; the store without fencing lets it overwrite B’s result.',
-          ja: 't=15 に A の停止が終わり、フェンス 1 で結果を書き込みます。leasefence は拒否し、フェンスのないストアでは B の結果が上書きされます。',
-          zh: 't=15 时 A 的停顿结束，它用令牌 1 写入结果。leasefence 拒绝了；没有防护令牌的存储让它覆盖了 B 的结果。',
+          en: 'At t=15 A’s pause ends and it writes its result with fence 1, while B is still working on the job. The job is not done, so only the fence shows that A is late: leasefence refuses it, stale fence 1, current 2. The store without fencing stores A’s stale result and marks the job done under B.',
+          ja: 't=15 に A の停止が終わり、フェンス 1 で結果を書き込みます。B はまだジョブを処理中です。ジョブは完了していないので、A が遅れていると分かるのはフェンスだけです。leasefence は拒否します：古いフェンス 1（現在は 2）。フェンスのないストアは A の古い結果を保存し、B の処理中にジョブを完了にします。',
+          zh: 't=15 时 A 的停顿结束，它用令牌 1 写入结果，而 B 还在处理这个任务。任务还没完成，所以只有令牌能看出 A 迟到了：leasefence 拒绝了，过期的令牌 1，当前为 2。没有防护令牌的存储保存了 A 过期的结果，并在 B 处理期间把任务标记为完成。',
+        },
+      },
+      {
+        do: e(17, 'B', 'complete', { job: 'job-33', fence: 2, result: B_RESULT }),
+        expect: 'done, result stored',
+        claims: 'granted',
+        leaseOnly: true,
+        say: {
+          en: 'At t=17 B writes its result with fence 2: granted. The store without fencing takes it too, over a job it had already called done with A’s result.',
+          ja: 't=17 に B がフェンス 2 で結果を書き込みます：許可。フェンスのないストアも、A の結果ですでに完了としたジョブの上に受け入れます。',
+          zh: 't=17 时 B 用令牌 2 写入结果：成功。没有防护令牌的存储也接受了，尽管它早已用 A 的结果把任务标记为完成。',
         },
       },
       {
         say: {
-          en: 'What the fence did: A’s write carried fence 1 after fence 2 had been handed out, so the store refused it and B’s result stands; without the check, the paused client’s result replaced the live one’s.',
-          ja: 'フェンスの働き：A の書き込みはフェンス 2 が配られた後のフェンス 1 だったので、ストアは拒否し、B の結果が残りました。確認がなければ、止まっていたクライアントの結果が生きているクライアントの結果を置き換えます。',
-          zh: '防护令牌的作用：令牌 2 发出之后，A 的写入还带着令牌 1，所以存储拒绝了它，B 的结果得以保留；没有这个检查，停顿过的客户端的结果就替换了正常客户端的结果。',
+          en: 'What the fence did: A’s write carried fence 1 after fence 2 had been handed out, before anyone had finished, so a check of `done` could not have refused it; the fence did, and only B’s result was ever stored. Without the check, the paused client’s result was the job’s answer until B’s replaced it.',
+          ja: 'フェンスの働き：A の書き込みは、フェンス 2 が配られた後、まだ誰も終えていないうちのフェンス 1 だったので、`done` の確認では拒否できませんでした。拒否したのはフェンスで、保存されたのは B の結果だけです。確認がなければ、B の結果に置き換わるまで、止まっていたクライアントの結果がジョブの答えでした。',
+          zh: '防护令牌的作用：令牌 2 发出之后、还没有人完成之前，A 的写入还带着令牌 1，所以 `done` 检查拒绝不了它；拒绝它的是令牌，保存下来的只有 B 的结果。没有这个检查，在 B 的结果替换它之前，停顿过的客户端的结果一直是任务的答案。',
         },
       },
     ],
@@ -177,10 +198,11 @@ export const SCENARIOS = Object.freeze([
           zh: '事件循环阻塞。A 的处理程序在同一个线程上运行计算量很大的代码，而续租定时器也在这个线程上，所以原定 t=20 的续租直到 t=45 才触发。请按“下一步”。',
         },
       },
-      { do: e(0, 'store', 'enqueue', { job: 'job-1416' }), expect: 'queued', say: { en: 'job-1416 is enqueued.', ja: 'job-1416 がキューに入ります。', zh: 'job-1416 入队。' } },
+      { do: e(0, 'store', 'enqueue', { job: 'job-1416' }), expect: 'queued', claims: 'granted', say: { en: 'job-1416 is enqueued.', ja: 'job-1416 がキューに入ります。', zh: 'job-1416 入队。' } },
       {
         do: e(0, 'A', 'claim', { job: 'job-1416', ttl: 30 }),
         expect: 'fence 1, until t=30',
+        claims: 'granted',
         say: {
           en: 'At t=0 A claims job-1416 for 30 seconds: fence 1.',
           ja: 't=0 に A が job-1416 を 30 秒間 `claim` します：フェンス 1。',
@@ -190,6 +212,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(35, 'B', 'claim', { job: 'job-1416', ttl: 30 }),
         expect: 'fence 2, until t=65',
+        claims: 'granted',
         say: {
           en: 'A’s lease ended at t=30 without a renewal. At t=35 B claims the job: fence 2, until t=65.',
           ja: 'A のリースは延長されないまま t=30 に切れました。t=35 に B がジョブを `claim` します：フェンス 2、t=65 まで。',
@@ -199,6 +222,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(45, 'A', 'renew', { job: 'job-1416', fence: 1, ttl: 30 }),
         expect: 'stale fence 1, current 2',
+        claims: 'stale_fence',
         leaseOnly: true,
         say: {
           en: 'At t=45 A’s late timer fires: A renews with fence 1. leasefence says stale fence 1, current 2, which tells A it lost the job. The store without fencing extends the lease by job id: A has just stretched B’s lease to t=75, and believes the job is still its own.',
@@ -209,11 +233,12 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(50, 'A', 'complete', { job: 'job-1416', fence: 1, result: A_RESULT }),
         expect: 'stale fence 1, current 2',
+        claims: 'stale_fence',
         leaseOnly: true,
         say: {
-          en: 'At t=50 A finishes and completes with fence 1: refused by leasefence; the store without fencing marks the job done with A’s result while B is still working on it.',
-          ja: 't=50 に A が処理を終え、フェンス 1 で `complete` します。leasefence は拒否。フェンスのないストアは、B がまだ処理中なのに A の結果でジョブを完了にします。',
-          zh: 't=50 时 A 处理完，用令牌 1 `complete`：被 leasefence 拒绝；没有防护令牌的存储却在 B 还在处理时，用 A 的结果把任务标记为完成。',
+          en: 'At t=50 A finishes and completes with fence 1: refused by leasefence, stale fence 1, current 2; the store without fencing marks the job done with A’s result while B is still working on it.',
+          ja: 't=50 に A が処理を終え、フェンス 1 で `complete` します。leasefence は拒否します：古いフェンス 1（現在は 2）。フェンスのないストアは、B がまだ処理中なのに A の結果でジョブを完了にします。',
+          zh: 't=50 时 A 处理完，用令牌 1 `complete`：被 leasefence 拒绝，过期的令牌 1，当前为 2；没有防护令牌的存储却在 B 还在处理时，用 A 的结果把任务标记为完成。',
         },
       },
       {
@@ -241,10 +266,11 @@ export const SCENARIOS = Object.freeze([
           zh: '4 小时的锁，6 小时的任务。锁不能续期，而任务要跑 6 小时。这里的时间以秒计：4 小时是 t=14400。请按“下一步”。',
         },
       },
-      { do: e(0, 'store', 'enqueue', { job: 'job-169' }), expect: 'queued', say: { en: 'job-169 is enqueued.', ja: 'job-169 がキューに入ります。', zh: 'job-169 入队。' } },
+      { do: e(0, 'store', 'enqueue', { job: 'job-169' }), expect: 'queued', claims: 'granted', say: { en: 'job-169 is enqueued.', ja: 'job-169 がキューに入ります。', zh: 'job-169 入队。' } },
       {
         do: e(0, 'A', 'claim', { job: 'job-169', ttl: 14400 }),
         expect: 'fence 1, until t=14400',
+        claims: 'granted',
         say: {
           en: 'At t=0 A claims job-169 for 4 hours: fence 1.',
           ja: 't=0 に A が job-169 を 4 時間 `claim` します：フェンス 1。',
@@ -254,6 +280,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(14460, 'B', 'claim', { job: 'job-169', ttl: 14400 }),
         expect: 'fence 2, until t=28860',
+        claims: 'granted',
         say: {
           en: 'After 4 hours the lock has run out while A still works. A minute later B claims the job and starts it again: fence 2.',
           ja: '4 時間が過ぎ、A がまだ処理中なのにロックが切れました。1 分後に B がジョブを `claim` し、最初からやり直します：フェンス 2。',
@@ -263,6 +290,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(21600, 'A', 'complete', { job: 'job-169', fence: 1, result: A_RESULT }),
         expect: 'stale fence 1, current 2',
+        claims: 'stale_fence',
         leaseOnly: true,
         say: {
           en: 'At 6 hours A finishes and completes with fence 1. leasefence refuses it: stale fence 1, current 2. The store without fencing accepts it, and the job is done while B is running it a second time.',
@@ -295,10 +323,11 @@ export const SCENARIOS = Object.freeze([
           zh: '迟到的完成。A 的租约到期了，还没有人 `claim` 这个任务时，A 的完成到了。存储该接受吗？请按“下一步”。',
         },
       },
-      { do: e(0, 'store', 'enqueue', { job: 'job-2432' }), expect: 'queued', say: { en: 'job-2432 is enqueued.', ja: 'job-2432 がキューに入ります。', zh: 'job-2432 入队。' } },
+      { do: e(0, 'store', 'enqueue', { job: 'job-2432' }), expect: 'queued', claims: 'granted', say: { en: 'job-2432 is enqueued.', ja: 'job-2432 がキューに入ります。', zh: 'job-2432 入队。' } },
       {
         do: e(0, 'A', 'claim', { job: 'job-2432', ttl: 10 }),
         expect: 'fence 1, until t=10',
+        claims: 'granted',
         say: {
           en: 'At t=0 A claims job-2432 for 10 seconds: fence 1.',
           ja: 't=0 に A が job-2432 を 10 秒間 `claim` します：フェンス 1。',
@@ -308,6 +337,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(14, 'A', 'complete', { job: 'job-2432', fence: 1, result: A_RESULT }),
         expect: 'lease expired at t=10',
+        claims: 'expired',
         leaseOnly: true,
         say: {
           en: 'At t=14 A’s completion arrives, 4 seconds after its lease ended. leasefence refuses it: lease expired at t=10. The store without fencing accepts it.',
@@ -318,6 +348,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(15, 'B', 'claim', { job: 'job-2432', ttl: 10 }),
         expect: 'fence 2, until t=25',
+        claims: 'granted',
         leaseOnly: false,
         say: {
           en: 'At t=15 B claims the job, as any worker may once a lease has ended: leasefence grants fence 2; the store without fencing refuses, since it already called the job done.',
@@ -350,15 +381,17 @@ export const SCENARIOS = Object.freeze([
           zh: '毒任务：它的处理程序每次尝试都会崩溃。捕获到崩溃的工作者用带退避时间的 `fail` 报告；跟着一起崩溃的工作者只能让租约自然到期。第三次尝试时任务被标为死信，不再搞垮工作者。请按“下一步”。',
         },
       },
-      { do: e(0, 'store', 'enqueue', { job: 'job-poison' }), expect: 'queued', say: { en: 'job-poison is enqueued.', ja: 'job-poison がキューに入ります。', zh: 'job-poison 入队。' } },
+      { do: e(0, 'store', 'enqueue', { job: 'job-poison' }), expect: 'queued', claims: 'granted', say: { en: 'job-poison is enqueued.', ja: 'job-poison がキューに入ります。', zh: 'job-poison 入队。' } },
       {
         do: e(0, 'A', 'claim', { job: 'job-poison', ttl: 5 }),
         expect: 'fence 1, until t=5',
+        claims: 'granted',
         say: { en: 'At t=0 A claims it: fence 1, the first attempt.', ja: 't=0 に A が `claim`：フェンス 1、1 回目の試行です。', zh: 't=0 时 A `claim` 了它：令牌 1，第一次尝试。' },
       },
       {
         do: e(1, 'A', 'fail', { job: 'job-poison', fence: 1, retryAt: 4, error: 'A: handler crashed' }),
         expect: 'failed, retry at t=4',
+        claims: 'granted',
         leaseOnly: true,
         say: {
           en: 'At t=1 A’s handler crashes. A catches it and calls `fail` with fence 1 and a retry at t=4: nobody holds the job now, and it waits 3 seconds, the backoff. The store without fencing does the same, by job id.',
@@ -369,6 +402,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(2, 'B', 'claim', { job: 'job-poison', ttl: 5 }),
         expect: 'waits until t=4',
+        claims: 'scheduled',
         leaseOnly: false,
         say: {
           en: 'At t=2 B tries to claim it: refused, it waits until t=4. The backoff keeps a failing job from being picked up again at once, in both tables.',
@@ -379,6 +413,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(4, 'B', 'claim', { job: 'job-poison', ttl: 5 }),
         expect: 'fence 2, until t=9',
+        claims: 'granted',
         say: {
           en: 'At t=4 B claims it: fence 2, the second attempt. This time the crash takes B’s whole process down: no `fail`, nothing.',
           ja: 't=4 に B が `claim`：フェンス 2、2 回目の試行です。今度はクラッシュが B のプロセスごと落とします。`fail` も何もありません。',
@@ -396,11 +431,13 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(10, 'C', 'claim', { job: 'job-poison', ttl: 5 }),
         expect: 'fence 3, until t=15',
+        claims: 'granted',
         say: { en: 'At t=10 C claims it: fence 3, the third attempt.', ja: 't=10 に C が `claim`：フェンス 3、3 回目の試行です。', zh: 't=10 时 C `claim` 了它：令牌 3，第三次尝试。' },
       },
       {
         do: e(11, 'B', 'fail', { job: 'job-poison', fence: 2, retryAt: 17, error: 'B: handler crashed' }),
         expect: 'stale fence 2, current 3',
+        claims: 'stale_fence',
         leaseOnly: true,
         say: {
           en: 'At t=11 B, restarted, reports its old attempt as failed, with fence 2 and a retry at t=17. leasefence refuses: stale fence 2, current 3, and C’s attempt goes on. The store without fencing takes it by job id: C loses the job in the middle of its attempt, and the job would be handed out again at t=17 while C still runs it.',
@@ -411,6 +448,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(12, 'C', 'fail', { job: 'job-poison', fence: 3, retryAt: null, error: 'C: handler crashed' }),
         expect: 'failed for good: dead',
+        claims: 'granted',
         leaseOnly: true,
         say: {
           en: 'At t=12 C’s handler crashes too. That was attempt 3, and the fence counts the attempts: the most allowed. C calls `fail` with no retry time, and the job is dead: done, with no result, its error kept.',
@@ -421,9 +459,10 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(20, 'A', 'claim', { job: 'job-poison', ttl: 5 }),
         expect: 'job already done',
+        claims: 'done',
         leaseOnly: false,
         say: {
-          en: 'At t=20 A, restarted, tries to claim it: refused, the job is done. A dead job is handed out to nobody, until someone calls `revive` on it.',
+          en: 'At t=20 A, restarted, tries to claim it: refused, job already done. A dead job is handed out to nobody, until someone calls `revive` on it.',
           ja: 't=20、再起動した A が `claim` しようとしますが、拒否されます：ジョブは完了済み。デッドのジョブは、誰かが `revive` するまで誰にも配られません。',
           zh: 't=20 时重启后的 A 尝试 `claim`：被拒绝，任务已完成。死信任务不会派发给任何人，直到有人对它调用 `revive`。',
         },
@@ -448,15 +487,17 @@ export const SCENARIOS = Object.freeze([
           zh: 'A 及时续租。租约不是一次性的：活着的工作者会在租约结束前续租，就像心跳一样。请按“下一步”。',
         },
       },
-      { do: e(0, 'store', 'enqueue', { job: 'job-7' }), expect: 'queued', say: { en: 'job-7 is enqueued.', ja: 'job-7 がキューに入ります。', zh: 'job-7 入队。' } },
+      { do: e(0, 'store', 'enqueue', { job: 'job-7' }), expect: 'queued', claims: 'granted', say: { en: 'job-7 is enqueued.', ja: 'job-7 がキューに入ります。', zh: 'job-7 入队。' } },
       {
         do: e(0, 'A', 'claim', { job: 'job-7', ttl: 10 }),
         expect: 'fence 1, until t=10',
+        claims: 'granted',
         say: { en: 'At t=0 A claims job-7: fence 1, until t=10.', ja: 't=0 に A が job-7 を `claim` します：フェンス 1、t=10 まで。', zh: 't=0 时 A `claim` 了 job-7：令牌 1，租约至 t=10。' },
       },
       {
         do: e(8, 'A', 'renew', { job: 'job-7', fence: 1, ttl: 10 }),
         expect: 'renewed until t=18',
+        claims: 'granted',
         say: {
           en: 'At t=8, before its lease ends, A renews it with its fence 1: the lease now lasts until t=18.',
           ja: 't=8、リースが切れる前に A がフェンス 1 で延長します。リースは t=18 までになりました。',
@@ -466,6 +507,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(12, 'B', 'claim', { job: 'job-7', ttl: 10 }),
         expect: 'held by A until t=18',
+        claims: 'held',
         say: {
           en: 'At t=12 B tries to claim job-7: held by A until t=18. Without the renewal, B would have got it.',
           ja: 't=12 に B が job-7 を `claim` しようとします：A が t=18 まで保持中。延長していなければ B が獲得していました。',
@@ -475,6 +517,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(15, 'A', 'complete', { job: 'job-7', fence: 1, result: A_RESULT }),
         expect: 'done, result stored',
+        claims: 'granted',
         say: {
           en: 'At t=15 A completes with fence 1, which is still current: granted, and the result is A’s.',
           ja: 't=15 に A がまだ有効なフェンス 1 で `complete` します：許可され、結果は A のものです。',
@@ -501,15 +544,17 @@ export const SCENARIOS = Object.freeze([
           zh: '释放后重新获取。放弃任务的工作者会 `release` 它，这样别人不必等租约耗尽。令牌保持不变，所以旧令牌依然无效。请按“下一步”。',
         },
       },
-      { do: e(0, 'store', 'enqueue', { job: 'job-9' }), expect: 'queued', say: { en: 'job-9 is enqueued.', ja: 'job-9 がキューに入ります。', zh: 'job-9 入队。' } },
+      { do: e(0, 'store', 'enqueue', { job: 'job-9' }), expect: 'queued', claims: 'granted', say: { en: 'job-9 is enqueued.', ja: 'job-9 がキューに入ります。', zh: 'job-9 入队。' } },
       {
         do: e(0, 'A', 'claim', { job: 'job-9', ttl: 10 }),
         expect: 'fence 1, until t=10',
+        claims: 'granted',
         say: { en: 'At t=0 A claims job-9: fence 1, until t=10.', ja: 't=0 に A が job-9 を `claim` します：フェンス 1、t=10 まで。', zh: 't=0 时 A `claim` 了 job-9：令牌 1，租约至 t=10。' },
       },
       {
         do: e(3, 'A', 'release', { job: 'job-9', fence: 1 }),
         expect: 'released, fence 1 stays',
+        claims: 'granted',
         say: {
           en: 'At t=3 A releases job-9: the owner is cleared and the lease ends at once, but the fence stays at 1.',
           ja: 't=3 に A が job-9 を `release` します。持ち主は消え、リースはすぐに終わりますが、フェンスは 1 のままです。',
@@ -519,6 +564,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(4, 'B', 'claim', { job: 'job-9', ttl: 10 }),
         expect: 'fence 2, until t=14',
+        claims: 'granted',
         say: {
           en: 'At t=4 B claims job-9 at once, without waiting for t=10, and gets fence 2, never 1 again.',
           ja: 't=4 に B が t=10 を待たずにすぐ job-9 を `claim` し、フェンス 2 を受け取ります。1 が再び配られることはありません。',
@@ -528,6 +574,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(5, 'A', 'complete', { job: 'job-9', fence: 1, result: A_RESULT }),
         expect: 'stale fence 1, current 2',
+        claims: 'stale_fence',
         leaseOnly: true,
         say: {
           en: 'At t=5 A, confused, tries to complete with fence 1: stale fence 1, current 2. A released token never comes back to life. The store without fencing takes A’s result.',
@@ -538,6 +585,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(7, 'B', 'complete', { job: 'job-9', fence: 2, result: B_RESULT }),
         expect: 'done, result stored',
+        claims: 'granted',
         say: { en: 'At t=7 B completes with fence 2: granted.', ja: 't=7 に B がフェンス 2 で `complete` します：許可。', zh: 't=7 时 B 用令牌 2 `complete`：成功。' },
       },
       {
@@ -560,15 +608,17 @@ export const SCENARIOS = Object.freeze([
           zh: '续租太晚。即使没有别人 `claim` 这个任务，过期的租约也不会复活。请按“下一步”。',
         },
       },
-      { do: e(0, 'store', 'enqueue', { job: 'job-5' }), expect: 'queued', say: { en: 'job-5 is enqueued.', ja: 'job-5 がキューに入ります。', zh: 'job-5 入队。' } },
+      { do: e(0, 'store', 'enqueue', { job: 'job-5' }), expect: 'queued', claims: 'granted', say: { en: 'job-5 is enqueued.', ja: 'job-5 がキューに入ります。', zh: 'job-5 入队。' } },
       {
         do: e(0, 'C', 'claim', { job: 'job-5', ttl: 5 }),
         expect: 'fence 1, until t=5',
+        claims: 'granted',
         say: { en: 'At t=0 C claims job-5 for 5 seconds: fence 1, until t=5.', ja: 't=0 に C が job-5 を 5 秒間 `claim` します：フェンス 1、t=5 まで。', zh: 't=0 时 C `claim` 了 job-5，租期 5 秒：令牌 1，租约至 t=5。' },
       },
       {
         do: e(7, 'C', 'renew', { job: 'job-5', fence: 1, ttl: 5 }),
         expect: 'lease expired at t=5',
+        claims: 'expired',
         say: {
           en: 'At t=7 C tries to renew with fence 1: lease expired at t=5. Nobody else holds the job, yet the store says no: between t=5 and t=7 someone else could have claimed it.',
           ja: 't=7 に C がフェンス 1 で延長しようとします：リースは t=5 で期限切れ。他に誰も持っていなくても、ストアは拒否します。t=5 から t=7 の間に、別の誰かが `claim` できたからです。',
@@ -578,11 +628,13 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(8, 'C', 'complete', { job: 'job-5', fence: 1, result: "C's late result" }),
         expect: 'lease expired at t=5',
-        say: { en: 'At t=8 C tries to complete with fence 1: refused for the same reason.', ja: 't=8 に C がフェンス 1 で `complete` しようとします：同じ理由で拒否されます。', zh: 't=8 时 C 试图用令牌 1 `complete`：因同样的原因被拒绝。' },
+        claims: 'expired',
+        say: { en: 'At t=8 C tries to complete with fence 1: refused for the same reason, lease expired at t=5.', ja: 't=8 に C がフェンス 1 で `complete` しようとします：同じ理由で拒否されます（リースは t=5 で期限切れ）。', zh: 't=8 时 C 试图用令牌 1 `complete`：因同样的原因被拒绝，租约已于 t=5 过期。' },
       },
       {
         do: e(9, 'C', 'claim', { job: 'job-5', ttl: 5 }),
         expect: 'fence 2, until t=14',
+        claims: 'granted',
         say: {
           en: 'At t=9 C claims job-5 again and gets a new lease, with fence 2. Only a fresh claim gives a fresh lease.',
           ja: 't=9 に C がもう一度 job-5 を `claim` し、フェンス 2 の新しいリースを得ます。新しいリースは新しい `claim` でしか得られません。',
@@ -592,6 +644,7 @@ export const SCENARIOS = Object.freeze([
       {
         do: e(10, 'C', 'complete', { job: 'job-5', fence: 2, result: "C's result" }),
         expect: 'done, result stored',
+        claims: 'granted',
         say: { en: 'At t=10 C completes with fence 2: granted.', ja: 't=10 に C がフェンス 2 で `complete` します：許可。', zh: 't=10 时 C 用令牌 2 `complete`：成功。' },
       },
       {

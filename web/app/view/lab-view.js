@@ -101,5 +101,8 @@ export function renderLab(container, run, lang, at = run?.end ?? 0) {
 function moralKey(run) {
   if (run.stalled === false) return `lab.moral.${run.mode}.calm`;
   if (run.stalled && run.stats.A && run.stats.A.leasesLost === 0) return 'lab.moral.short';
+  if (run.mode === 'fenced' && run.events.some((e) => e.kind === 'fenced' && e.who === 'A' && e.reason?.code === 'done')) {
+    return 'lab.moral.fenced.late'; // A woke after B had finished: the job's `done` refused it
+  }
   return `lab.moral.${run.mode}`;
 }
