@@ -1590,15 +1590,23 @@ fn fenced_setup(base: &str, test: &str) -> (Schema, PgStore, Fence) {
 
 /// One fenced statement on `j`, the lease kept.
 fn fenced_one(store: &PgStore, fence: Fence, sql: &str) -> leasefence::Result<Outcome<()>> {
+    fenced_list(store, fence, &[sql])
+}
+
+/// `sql` as a fenced statement is refused as `invalid_argument`.
+fn assert_refused(store: &PgStore, fence: Fence, sql: &str) {
+    let result = fenced_one(store, fence, sql);
+    assert!(
+        matches!(result, Err(Error::InvalidArgument { .. })),
+        "{sql}: {result:?}"
+    );
+}
+
+/// `sqls` as one fenced statement list on job "j", keeping the lease.
+fn fenced_list(store: &PgStore, fence: Fence, sqls: &[&str]) -> leasefence::Result<Outcome<()>> {
     use leasefence::{Finish, Statement};
-    store.fenced(
-        "j",
-        "me",
-        fence,
-        1.0,
-        &[Statement::new(sql, [])],
-        Finish::KeepLease,
-    )
+    let statements: Vec<Statement> = sqls.iter().map(|sql| Statement::new(*sql, [])).collect();
+    store.fenced("j", "me", fence, 1.0, &statements, Finish::KeepLease)
 }
 
 /// The settings of the store's own session, as a fenced statement sees them.
@@ -1656,16 +1664,13 @@ fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
     }
     // A refused call leaves nothing behind either.
     use leasefence::{Finish, Statement};
-    let refused = store.fenced(
-        "j",
-        "me",
+    let refused = fenced_list(
+        &store,
         fence,
-        1.0,
         &[
-            Statement::new("SELECT set_config('synchronous_commit', 'off', false)", []),
-            Statement::new("UPDATE jobs SET owner = 'x'", []),
+            "SELECT set_config('synchronous_commit', 'off', false)",
+            "UPDATE jobs SET owner = 'x'",
         ],
-        Finish::KeepLease,
     );
     assert!(
         matches!(refused, Err(Error::InvalidArgument { .. })),
@@ -1708,11 +1713,7 @@ fn fenced_statements_cannot_disable_drop_or_replace_the_librarys_trigger() {
         "CREATE FUNCTION leasefence_mine() RETURNS integer LANGUAGE sql AS $$ SELECT 1 $$",
     ];
     for sql in attempts {
-        let result = fenced_one(&store, fence, sql);
-        assert!(
-            matches!(result, Err(Error::InvalidArgument { .. })),
-            "{sql}: {result:?}"
-        );
+        assert_refused(&store, fence, sql);
     }
     let enabled: String = schema
         .admin()
@@ -1764,11 +1765,7 @@ fn fenced_statements_cannot_plant_indexes_statistics_locks_or_rules() {
          WHERE NOT from_sql LIMIT 1; EXECUTE format('DEALLOCATE %I', n); END $$",
     ];
     for sql in attempts {
-        let result = fenced_one(&store, fence, sql);
-        assert!(
-            matches!(result, Err(Error::InvalidArgument { .. })),
-            "{sql}: {result:?}"
-        );
+        assert_refused(&store, fence, sql);
         // The store works on after each refusal.
         assert_eq!(
             store.state("j").unwrap().unwrap().fence,
@@ -1834,32 +1831,20 @@ fn fenced_statements_leave_no_advisory_lock_behind() {
     assert!(matches!(granted, Ok(Outcome::Granted(()))), "{granted:?}");
     assert!(free(1), "the store's session still holds advisory lock 1");
     // Refused and failed calls too: a session lock outlives a rolled-back transaction.
-    let refused = store.fenced(
-        "j",
-        "me",
+    let refused = fenced_list(
+        &store,
         fence,
-        1.0,
-        &[
-            Statement::new("SELECT pg_advisory_lock(2)", []),
-            Statement::new("UPDATE jobs SET owner = 'x'", []),
-        ],
-        Finish::KeepLease,
+        &["SELECT pg_advisory_lock(2)", "UPDATE jobs SET owner = 'x'"],
     );
     assert!(
         matches!(refused, Err(Error::InvalidArgument { .. })),
         "{refused:?}"
     );
     assert!(free(2), "a refused call left advisory lock 2 behind");
-    let failed = store.fenced(
-        "j",
-        "me",
+    let failed = fenced_list(
+        &store,
         fence,
-        1.0,
-        &[
-            Statement::new("SELECT pg_advisory_lock(3)", []),
-            Statement::new("SELECT * FROM no_such_table", []),
-        ],
-        Finish::KeepLease,
+        &["SELECT pg_advisory_lock(3)", "SELECT * FROM no_such_table"],
     );
     assert!(failed.is_err(), "{failed:?}");
     assert!(free(3), "a failed call left advisory lock 3 behind");
@@ -1891,11 +1876,7 @@ fn copy_is_refused_and_the_store_works_on() {
         "  /* x */ copy (SELECT 1) TO STDOUT",
         "COPY app FROM STDIN",
     ] {
-        let result = fenced_one(&store, fence, sql);
-        assert!(
-            matches!(result, Err(Error::InvalidArgument { .. })),
-            "{sql}: {result:?}"
-        );
+        assert_refused(&store, fence, sql);
         assert_eq!(
             store.state("j").unwrap().map(|r| r.fence),
             Some(fence),
