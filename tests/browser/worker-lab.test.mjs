@@ -251,6 +251,10 @@ test('a lab run opened in the timeline: the runtime\'s calls replayed on both ta
     await page.click('#lab-open');
     await page.locator('.banner-notice', { hasText: 'the worker lab’s run' }).waitFor();
     await settled(page);
+    // The timeline that the click replaced is scrolled into view (the lab's button is far below).
+    const timelineTop = await page.evaluate(() => document.getElementById('timeline').closest('section').getBoundingClientRect().top);
+    const viewport = await page.evaluate(() => window.innerHeight);
+    assert.ok(timelineTop >= 0 && timelineTop < viewport / 2, `the timeline is at y=${timelineTop} of a ${viewport} px window`);
     // Every call the runtime made on the jobs table, at its time, with the answer the lab got.
     const lab = ['A', 'B'].flatMap((w) => fenced.lanes[w].filter(([, kind]) => ['claim', 'renew', 'complete', 'fail', 'release'].includes(kind))
       .map(([t, kind, text]) => [t, kind, /refused/.test(text) ? 'refused' : 'granted']));

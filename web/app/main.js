@@ -134,6 +134,8 @@ function openLabRun() {
     const made = labRunToDoc(run);
     if (made.error) return inputError(made.error);
     loadShared(made.doc, 'banner.fromLab');
+    // The click is in the lab, far below: bring the timeline it replaced into view.
+    ui.timeline.closest('section')?.scrollIntoView({ block: 'start' });
   });
 }
 
