@@ -172,7 +172,11 @@ export declare class LeaseStore {
    * transaction control and PRAGMA throw `invalid_argument`; a failing statement throws `storage`.
    */
   fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): boolean;
-  /** The same operations, answering `{value, reason}`. */
+  /**
+   * The same operations, answering `{value, reason}` (`reason` null when the store agreed), and
+   * `claimMany` `{value, reasons}`: one reason (or null) per owner, in the order of `owners`. The
+   * browser build answers the same shapes (as Promises).
+   */
   readonly withReason: {
     enqueue(job: string, runAt?: number | null, payload?: string | null): Answer<boolean>;
     state(job: string): Answer<JobState | null>;

@@ -103,8 +103,8 @@ function settle(answer, f) {
 }
 
 /**
- * `{value, reason}` for the caller, `reason` null when the store agreed. An answer carrying one
- * reason per owner (Node's claimMany) keeps its `reasons`.
+ * `{value, reason}` for the caller, `reason` null when the store agreed. claimMany's answer carries
+ * one reason per owner and keeps its `reasons` (Node's threads and the browser's worker alike).
  */
 function withReasonOf(answer) {
   if (answer && Array.isArray(answer.reasons)) return { value: answer.value, reasons: answer.reasons };
