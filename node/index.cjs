@@ -6,25 +6,22 @@
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
-const { LeaseStoreCore } = require('./core.cjs');
+const { LeaseStoreCore, LeaseError, leaseErrors } = require('./core.cjs');
 const { JobWorker: CoreJobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult } = require('./job-worker.cjs');
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const CONSTRUCT = Symbol('LeaseStore.open');
 let busyTimeoutOf; // (store) => its busyTimeoutMs, for the heartbeat thread's own connection
 
+// Every error this package throws is a LeaseError (web/store/core.js): these two for the checks
+// made here, and `leaseErrors(() => wasm...)` for what the wasm throws (the store's operations
+// are wrapped by the core).
 function invalidArgument(message) {
-  const error = new Error(message);
-  error.code = 'invalid_argument';
-  error.retryable = false;
-  return error;
+  return new LeaseError(message, { code: 'invalid_argument', retryable: false });
 }
 
 function storageError(message) {
-  const error = new Error(message);
-  error.code = 'storage';
-  error.retryable = false;
-  return error;
+  return new LeaseError(message, { code: 'storage', retryable: false });
 }
 
 /**
@@ -62,7 +59,7 @@ class LeaseStore extends LeaseStoreCore {
       throw invalidArgument('LeaseStore.open(): `busyTimeoutMs` must be a finite number >= 0');
     }
     const absolute = path.resolve(file);
-    const inner = wasm.WasmStore.openFile(absolute, busyTimeoutMs);
+    const inner = leaseErrors(() => wasm.WasmStore.openFile(absolute, busyTimeoutMs));
     return new LeaseStore(CONSTRUCT, inner, absolute, busyTimeoutMs);
   }
 
@@ -80,7 +77,7 @@ class LeaseStore extends LeaseStoreCore {
     if (!Number.isInteger(threadId) || threadId < 1) {
       throw invalidArgument('releaseTerminatedWorkerLock(): `threadId` must be a worker\'s threadId');
     }
-    return wasm.breakDeadThreadLock(path.resolve(file), threadId);
+    return leaseErrors(() => wasm.breakDeadThreadLock(path.resolve(file), threadId));
   }
 
   constructor(token, inner, file, busyTimeoutMs) {
@@ -116,7 +113,7 @@ class LeaseStore extends LeaseStoreCore {
    * (The method itself comes from the core; this runs it.)
    */
   async #claimMany(job, owners, now, ttl) {
-    wasm.checkArguments('claimMany', [job, owners, now, ttl]);
+    leaseErrors(() => wasm.checkArguments('claimMany', [job, owners, now, ttl]));
     if (!this.#inner) throw storageError('claimMany(): the store is closed; open it again');
     this.lastReason = null;
     if (owners.length === 0) return { value: [], reasons: [] };
@@ -164,10 +161,8 @@ class LeaseStore extends LeaseStoreCore {
       Atomics.store(gate, 1, 1);
       Atomics.notify(gate, 1);
       const error = failed.status === 'rejected' ? failed.reason : failed.value.error;
-      const thrown = new Error(error.message);
-      thrown.code = error.code ?? 'storage';
-      thrown.retryable = Boolean(error.retryable);
-      throw thrown;
+      if (error instanceof LeaseError) throw error;
+      throw new LeaseError(String(error?.message ?? error), { code: error?.code ?? 'storage', retryable: Boolean(error?.retryable) });
     }
     return {
       value: settled.map((s) => s.value.value),
@@ -191,15 +186,15 @@ class LeaseStore extends LeaseStoreCore {
     const tx = Object.freeze({
       run(sql, params = []) {
         need('run');
-        return { changes: inner.fencedRun(sql, params) };
+        return { changes: leaseErrors(() => inner.fencedRun(sql, params)) };
       },
       all(sql, params = []) {
         need('all');
-        return inner.fencedAll(sql, params);
+        return leaseErrors(() => inner.fencedAll(sql, params));
       },
       get(sql, params = []) {
         need('get');
-        return inner.fencedAll(sql, params)[0];
+        return leaseErrors(() => inner.fencedAll(sql, params))[0];
       },
     });
     try {
@@ -257,7 +252,7 @@ class ThreadHeartbeat {
       const lease = this.#leases.get(message.id);
       if (!lease) return;
       if (message.type === 'renewed') lease.events.renewed(message.end);
-      else if (message.type === 'error') lease.events.error(Object.assign(new Error(message.error.message), { code: message.error.code, retryable: Boolean(message.error.retryable) }));
+      else if (message.type === 'error') lease.events.error(new LeaseError(message.error.message, { code: message.error.code, retryable: Boolean(message.error.retryable) }));
       else if (message.type === 'lost') lease.events.lost(message.reason, message.message);
       else if (message.type === 'stopped') this.#settle(message.id);
     });
@@ -361,7 +356,7 @@ class FenceGuard {
       throw invalidArgument('FenceGuard.open(): `busyTimeoutMs` must be a finite number >= 0');
     }
     const guard = new FenceGuard(CONSTRUCT);
-    guard.#inner = wasm.WasmGuard.openFile(path.resolve(file), busyTimeoutMs);
+    guard.#inner = leaseErrors(() => wasm.WasmGuard.openFile(path.resolve(file), busyTimeoutMs));
     return guard;
   }
 
@@ -376,7 +371,7 @@ class FenceGuard {
    */
   write(key, fence, statements) {
     if (!this.#inner) throw storageError('FenceGuard.write(): the guard is closed; open it again');
-    return this.#inner.write(key, fence, statements);
+    return leaseErrors(() => this.#inner.write(key, fence, statements));
   }
 
   /** Closes the connection. */
@@ -389,4 +384,4 @@ class FenceGuard {
   }
 }
 
-module.exports = { LeaseStore, FenceGuard, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };
+module.exports = { LeaseStore, FenceGuard, JobWorker, LeaseError, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };

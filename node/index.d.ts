@@ -70,11 +70,19 @@ export interface Answer<T> {
   reason: Reason | null;
 }
 
-/** Thrown for bad arguments (`invalid_argument`) and storage failures (`storage`). Nothing changed. */
-export interface LeaseError extends Error {
-  code: 'invalid_argument' | 'storage';
+/**
+ * The one error class of the package: everything it throws is a LeaseError (`instanceof` works),
+ * in Node and in the browser build. Thrown for bad arguments (`invalid_argument`) and storage
+ * failures (`storage`), and then nothing changed; the worker runtime's LeaseLostError extends it.
+ */
+export declare class LeaseError<Code extends string = 'invalid_argument' | 'storage'> extends Error {
+  /** `fields` may carry more than `code` and `retryable` (e.g. a `reason`); they are kept on the error. */
+  constructor(message: string, fields: { code: Code; retryable?: boolean; [field: string]: unknown });
+  readonly name: 'LeaseError' | 'LeaseLostError';
+  /** The store's errors: `invalid_argument` or `storage`; a LeaseLostError's: `lease_lost` or `stopped`. */
+  readonly code: Code;
   /** Whether the same call may succeed if made again (a busy database); false for a broken constraint or a closed store. */
-  retryable: boolean;
+  readonly retryable: boolean;
 }
 
 /** A parameter of a fenced statement: what it binds to in SQL (a safe integer binds as an integer). */
@@ -164,7 +172,11 @@ export declare class LeaseStore {
    * transaction control and PRAGMA throw `invalid_argument`; a failing statement throws `storage`.
    */
   fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): boolean;
-  /** The same operations, answering `{value, reason}`. */
+  /**
+   * The same operations, answering `{value, reason}` (`reason` null when the store agreed), and
+   * `claimMany` `{value, reasons}`: one reason (or null) per owner, in the order of `owners`. The
+   * browser build answers the same shapes (as Promises).
+   */
   readonly withReason: {
     enqueue(job: string, runAt?: number | null, payload?: string | null): Answer<boolean>;
     state(job: string): Answer<JobState | null>;
@@ -194,7 +206,7 @@ export declare class LeaseStore {
  * ended before a renew got through; `reason` is the store's reason, e.g. `{code: 'stale_fence'}`
  * or `{code: 'expired', until}`) or `stopped` (`worker.stop()`; `reason` null).
  */
-export declare class LeaseLostError extends Error {
+export declare class LeaseLostError extends LeaseError<'lease_lost' | 'stopped'> {
   constructor(code: 'lease_lost' | 'stopped', message: string, reason?: Reason | null);
   readonly name: 'LeaseLostError';
   readonly code: 'lease_lost' | 'stopped';

@@ -104,6 +104,7 @@ const NAMED = `import {
   LeaseStore,
   FenceGuard,
   JobWorker,
+  LeaseError,
   LeaseLostError,
   fixedBackoff,
   exponentialBackoff,
@@ -118,7 +119,6 @@ import type {
   Inspection,
   JobCounts,
   Answer,
-  LeaseError,
   SqlParam,
   FencedStatement,
   FencedOptions,
@@ -250,7 +250,11 @@ export async function store(file: string): Promise<void> {
     exact<'invalid_argument' | 'storage'>()(error.code);
     exact<boolean>()(error.retryable);
     exact<string>()(error.message);
+    if (caught instanceof LeaseError) exact<boolean>()(caught.retryable);
   }
+  const made = exact<LeaseError<'storage'>>()(new LeaseError('busy', { code: 'storage', retryable: true, statement: 1 }));
+  exact<Error>()(made as Error);
+  exact<'LeaseError' | 'LeaseLostError'>()(made.name);
   exact<void>()(s.close());
 }
 
@@ -298,6 +302,9 @@ export async function worker(s: LeaseStore): Promise<void> {
 
   const lost = new LeaseLostError('lease_lost', 'the lease ended', { code: 'expired', until: 3 });
   exact<Error>()(lost as Error);
+  const base: LeaseError<'lease_lost' | 'stopped'> = lost;
+  void base;
+  exact<boolean>()(lost.retryable);
   exact<LeaseLostError>()(new LeaseLostError('stopped', 'stopped'));
   exact<'LeaseLostError'>()(lost.name);
   exact<'lease_lost' | 'stopped'>()(lost.code);
@@ -336,6 +343,7 @@ ${USE_ALL}
 exact<typeof LeaseStore>()(leasefence.LeaseStore);
 exact<typeof FenceGuard>()(leasefence.FenceGuard);
 exact<typeof JobWorker>()(leasefence.JobWorker);
+exact<typeof LeaseError>()(leasefence.LeaseError);
 exact<typeof LeaseLostError>()(leasefence.LeaseLostError);
 exact<typeof fixedBackoff>()(leasefence.fixedBackoff);
 exact<typeof exponentialBackoff>()(leasefence.exponentialBackoff);
@@ -353,6 +361,7 @@ ${USE_ALL}
 exact<typeof LeaseStore>()(leasefence.LeaseStore);
 exact<typeof FenceGuard>()(leasefence.FenceGuard);
 exact<typeof JobWorker>()(leasefence.JobWorker);
+exact<typeof LeaseError>()(leasefence.LeaseError);
 exact<typeof LeaseLostError>()(leasefence.LeaseLostError);
 exact<typeof fixedBackoff>()(leasefence.fixedBackoff);
 exact<typeof exponentialBackoff>()(leasefence.exponentialBackoff);

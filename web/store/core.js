@@ -52,6 +52,49 @@ const OPERATIONS = Object.freeze([
  */
 const protocolName = (name) => name.replace(/\?$/, '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
+/**
+ * The one error class of the package: every error it throws is a LeaseError, in Node and in the
+ * browser. `code` is the protocol's error code (`invalid_argument`, `storage`; the worker runtime
+ * adds `lease_lost` and `stopped`, see LeaseLostError), `retryable` whether the same call may
+ * succeed if made again (a busy database). Other fields an error carries (`reason`, ...) are kept.
+ */
+class LeaseError extends Error {
+  constructor(message, { code, retryable = false, ...fields } = {}) {
+    super(message);
+    this.name = 'LeaseError';
+    this.code = code;
+    this.retryable = Boolean(retryable);
+    for (const [key, value] of Object.entries(fields)) {
+      if (value !== undefined && !(key in this)) this[key] = value;
+    }
+  }
+}
+
+/**
+ * The one place errors from the wasm (a plain Error with `code` and `retryable`) or from a worker's
+ * message (`{code, message, retryable, ...}`) become LeaseErrors. Anything else (an application's
+ * own error rethrown through a fenced callback) passes through unchanged.
+ */
+function toLeaseError(error) {
+  if (error instanceof LeaseError) return error;
+  if (error === null || typeof error !== 'object' || typeof error.code !== 'string') return error;
+  const plain = Object.getPrototypeOf(error) === Error.prototype || Object.getPrototypeOf(error) === Object.prototype;
+  if (!plain || typeof error.retryable !== 'boolean') return error;
+  const { message, stack, name, ...fields } = error;
+  const wrapped = new LeaseError(String(message ?? error.message ?? ''), { ...fields, code: error.code, retryable: error.retryable });
+  if (typeof error.stack === 'string') wrapped.stack = error.stack.replace(/^Error\b/, 'LeaseError');
+  return wrapped;
+}
+
+/** Runs `f()`, turning what it throws into a LeaseError (see toLeaseError). */
+function leaseErrors(f) {
+  try {
+    return f();
+  } catch (error) {
+    throw toLeaseError(error);
+  }
+}
+
 const isThenable = (value) => value !== null && typeof value === 'object' && typeof value.then === 'function';
 
 /** Applies `f` to the answer now, or when it arrives. */
@@ -60,8 +103,8 @@ function settle(answer, f) {
 }
 
 /**
- * `{value, reason}` for the caller, `reason` null when the store agreed. An answer carrying one
- * reason per owner (Node's claimMany) keeps its `reasons`.
+ * `{value, reason}` for the caller, `reason` null when the store agreed. claimMany's answer carries
+ * one reason per owner and keeps its `reasons` (Node's threads and the browser's worker alike).
  */
 function withReasonOf(answer) {
   if (answer && Array.isArray(answer.reasons)) return { value: answer.value, reasons: answer.reasons };
@@ -97,7 +140,8 @@ class LeaseStoreCore {
   }
 
   #answer(op, args) {
-    const answer = this.#transport.call(op, args);
+    let answer = leaseErrors(() => this.#transport.call(op, args));
+    if (isThenable(answer)) answer = answer.then(undefined, (error) => { throw toLeaseError(error); });
     // A Promise (Node's claimMany) has no single reason; its transport clears lastReason.
     if (this.#trackLastReason && !isThenable(answer)) this.lastReason = answer.reason ?? null;
     return answer;
@@ -115,4 +159,4 @@ for (const { name } of OPERATIONS) {
   Object.defineProperty(LeaseStoreCore.prototype, name, { value: method, writable: true, configurable: true });
 }
 
-export { OPERATIONS, PARAM_TYPES, LeaseStoreCore, settle, protocolName };
+export { OPERATIONS, PARAM_TYPES, LeaseStoreCore, LeaseError, toLeaseError, leaseErrors, settle, protocolName };

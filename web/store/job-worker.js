@@ -17,11 +17,13 @@
 // Node offers the other side as an option (`heartbeat: 'thread'`, node/heartbeat-thread.cjs): it
 // plugs in here as a heartbeat source, `{start(lease, events), close()}` (see #threadHeartbeat).
 //
-// This file is plain ES module code with no imports and one `export { ... }` line at the end,
-// which package.sh turns into `module.exports`; keep it that way.
+// This file is plain ES module code with one import line (LeaseError, from the core) and one
+// `export { ... }` line at the end, which package.sh turns into `require` and `module.exports`;
+// keep it that way.
+import { LeaseError } from './core.js';
 
 function invalidArgument(message) {
-  return Object.assign(new Error(message), { code: 'invalid_argument' });
+  return new LeaseError(message, { code: 'invalid_argument', retryable: false });
 }
 
 /**
@@ -29,11 +31,10 @@ function invalidArgument(message) {
  * refused a renew, or the lease ended before it could be renewed; `reason` is the store's reason,
  * e.g. `{code: 'stale_fence', fence}` or `{code: 'expired', until}`) or `stopped` (`worker.stop()`).
  */
-class LeaseLostError extends Error {
+class LeaseLostError extends LeaseError {
   constructor(code, message, reason = null) {
-    super(message);
+    super(message, { code, retryable: false });
     this.name = 'LeaseLostError';
-    this.code = code;
     this.reason = reason;
   }
 }
@@ -589,4 +590,4 @@ class JobWorker {
   }
 }
 
-export { JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };
+export { JobWorker, LeaseError, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };

@@ -1,5 +1,5 @@
 // The browser face of leasefence (docs/contract.md section 5), for pages: every call crosses to the
-// store's dedicated worker, so every method returns a Promise. Errors carry `code` like in Node.
+// store's dedicated worker, so every method returns a Promise. Errors are LeaseErrors, as in Node.
 // The operations and `withReason` come from the core shared with Node (./core.js), over a
 // transport of messages to the worker. There is no `lastReason` here: calls are concurrent, so a
 // shared "last" reason could belong to any of them; `withReason.<op>(...)` resolves to
@@ -17,12 +17,13 @@
 //   (the page is served without a bundler or node_modules); the plumbing here is about 30 lines of
 //   this 4.2 kB file (1.8 kB gzipped, with the class around it).
 // The open() retry while a reloaded page's worker still holds the OPFS handles stays ours either way.
-import { LeaseStoreCore } from './core.js';
+import { LeaseStoreCore, LeaseError, toLeaseError } from './core.js';
 
-function makeError(code, message, retryable = false, statement = undefined) {
-  const error = Object.assign(new Error(message), { code, retryable });
-  if (typeof statement === 'number') error.statement = statement;
-  return error;
+export { LeaseError };
+
+// Every error this store throws is a LeaseError (./core.js), also those that cross from the worker.
+function makeError(code, message, retryable = false) {
+  return new LeaseError(message, { code, retryable });
 }
 
 export class LeaseStore extends LeaseStoreCore {
@@ -83,7 +84,7 @@ export class LeaseStore extends LeaseStoreCore {
       if (!pending) return;
       this.#pending.delete(id);
       if (ok) pending.resolve(value);
-      else pending.reject(makeError(error.code, error.message, error.retryable, error.statement));
+      else pending.reject(toLeaseError({ ...error, retryable: Boolean(error.retryable) }));
     };
     worker.onerror = (event) => {
       event.preventDefault();

@@ -1,19 +1,50 @@
 // The store's own thread: a dedicated Web Worker, the only place browsers grant OPFS sync access
 // handles. It owns one WasmStore (the Rust crate on SQLite on OPFS) and answers the page's
 // requests one at a time, in order.
-import init, { WasmStore, opfsCheck, storageEstimate } from '../pkg/leasefence.js';
+import init, { WasmStore, checkArguments, opfsCheck, storageEstimate } from '../pkg/leasefence.js';
 
 let store = null;
 const ready = init();
 
+// An error as a message for the page, which makes it a LeaseError again (./lease-store.js): its
+// code, message, retryable and any other plain field it carries (e.g. `reason`).
 function failure(error) {
+  const fields = {};
+  if (error !== null && typeof error === 'object') {
+    for (const [key, value] of Object.entries(error)) {
+      if (key !== 'code' && key !== 'message' && key !== 'retryable' && key !== 'stack') {
+        try {
+          fields[key] = structuredClone(value);
+        } catch {
+          // not cloneable: left out
+        }
+      }
+    }
+  }
   return {
+    ...fields,
     code: error && typeof error.code === 'string' ? error.code : 'storage',
     message: error && error.message ? String(error.message) : String(error),
     retryable: Boolean(error && error.retryable),
     // A failing statement of the caller's names its index (the store's own failures do not).
     ...(error && typeof error.statement === 'number' ? { statement: error.statement } : {}),
   };
+}
+
+// claimMany with one reason per owner, as in Node: the claims in turn on this one connection,
+// after the whole call's arguments are checked. Requests run one at a time, so nothing of this
+// tab comes between them.
+function claimMany(args) {
+  checkArguments('claimMany', args);
+  const [job, owners, now, ttl] = args;
+  const value = [];
+  const reasons = [];
+  for (const owner of owners) {
+    const answer = need().call('claim', [job, owner, now, ttl]);
+    value.push(answer.value);
+    reasons.push(answer.reason ?? null);
+  }
+  return { value, reasons };
 }
 
 async function handle(method, args) {
@@ -26,6 +57,10 @@ async function handle(method, args) {
       return null;
     }
     case 'call':
+      if (args[0] === 'claimMany') {
+        need();
+        return claimMany(Array.isArray(args[1]) ? args[1] : []);
+      }
       return need().call(args[0], args[1]);
     // The playground's extras (crate/src/wasm/playground.rs): the statements an operation ran,
     // and the same operation on the store without fencing.
@@ -55,12 +90,12 @@ async function handle(method, args) {
       }
       return null;
     default:
-      throw Object.assign(new Error(`unknown method ${method}`), { code: 'invalid_argument' });
+      throw Object.assign(new Error(`unknown method ${method}`), { code: 'invalid_argument', retryable: false });
   }
 }
 
 function need() {
-  if (!store) throw Object.assign(new Error('the store is not open'), { code: 'storage' });
+  if (!store) throw Object.assign(new Error('the store is not open'), { code: 'storage', retryable: false });
   return store;
 }
 
