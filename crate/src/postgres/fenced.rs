@@ -139,14 +139,14 @@ const GIVE_BACK_SESSION: &str = "SELECT pg_catalog.current_setting('track_counts
     RESET ALL; RESET SESSION AUTHORIZATION; RESET ROLE; CLOSE ALL; UNLISTEN *; \
     SELECT pg_catalog.pg_advisory_unlock_all(); \
     SELECT 'prepared', 'statements', count(*) FILTER (WHERE from_sql)::text, \
-           count(*) FILTER (WHERE NOT from_sql)::text, NULL, NULL, NULL \
+           coalesce(string_agg(name, ',') FILTER (WHERE NOT from_sql), ''), NULL, NULL, NULL \
     FROM pg_catalog.pg_prepared_statements";
 
 /// After a transaction that rolled back: the session's settings went back with it, but advisory
 /// locks and prepared statements do not; the same columns as the `prepared` reading.
 const AFTER_ROLLBACK: &str = "SELECT pg_catalog.pg_advisory_unlock_all(); \
     SELECT 'prepared', 'statements', count(*) FILTER (WHERE from_sql)::text, \
-           count(*) FILTER (WHERE NOT from_sql)::text, NULL, NULL, NULL \
+           coalesce(string_agg(name, ',') FILTER (WHERE NOT from_sql), ''), NULL, NULL, NULL \
     FROM pg_catalog.pg_prepared_statements";
 
 /// One row of a reading: kind, name, values.
@@ -190,13 +190,16 @@ fn fingerprint(
 /// ones add to them), so none of the store's was dropped by a `DEALLOCATE ALL`. A single one of
 /// the store's dropped while the caller keeps one of theirs open is not seen here; the store's
 /// next use of it fails, and that error closes the session (`Link::with_session`).
-fn prepared_intact(reading: Option<&Reading>, own: i64) -> bool {
-    let count = |i: usize| {
-        reading
-            .and_then(|r| r[i].as_deref())
-            .and_then(|v| v.parse::<i64>().ok())
-    };
-    count(2) == Some(0) && count(3).is_some_and(|n| n >= own)
+fn prepared_intact(reading: Option<&Reading>, own: &[String]) -> bool {
+    let from_sql = reading
+        .and_then(|r| r[2].as_deref())
+        .and_then(|v| v.parse::<i64>().ok());
+    // By name, not by count: statements the client prepares and closes around the caller's own
+    // (a Close is sent lazily) would hide a missing one of the store's from a count.
+    let present: Vec<&str> = reading
+        .and_then(|r| r[3].as_deref())
+        .map_or_else(Vec::new, |names| names.split(',').collect());
+    from_sql == Some(0) && own.iter().all(|name| present.contains(&name.as_str()))
 }
 
 /// The `prepared` row of a reading.
@@ -596,9 +599,9 @@ impl PgStore {
                 // Rolled back: the settings went back with the transaction, advisory locks and
                 // prepared statements did not. A session that cannot be checked, or whose
                 // statements changed, is closed (the next call connects again).
-                let own = session.own_statements;
+                let own = session.own_statements.clone();
                 let intact = rows(&mut session.client, AFTER_ROLLBACK)
-                    .map(|after| prepared_intact(prepared_row(&after), own));
+                    .map(|after| prepared_intact(prepared_row(&after), &own));
                 if !matches!(intact, Ok(true)) {
                     session.tainted = true;
                 }
@@ -655,7 +658,7 @@ fn fenced_in<T>(
     }
     let given_back = rows(&mut tx, GIVE_BACK_SESSION)?;
     let track_counts = given_back.first().and_then(|r| r[0].clone());
-    if !prepared_intact(prepared_row(&given_back), session.own_statements) {
+    if !prepared_intact(prepared_row(&given_back), &session.own_statements) {
         // The check after the rollback sees the same and closes the session.
         return Err(refused_prepared());
     }

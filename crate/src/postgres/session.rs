@@ -135,9 +135,9 @@ pub(super) struct Session {
     pub(super) stmts: Statements,
     /// The `lock_timeout` value of [`SESSION_SETTINGS`], as sent at connect.
     pub(super) lock_timeout: String,
-    /// How many statements the store prepared on this connection ([`Statements`]), counted by
-    /// the server at connect: a fenced write checks that none of them was dropped.
-    pub(super) own_statements: i64,
+    /// The names of the statements the store prepared on this connection ([`Statements`]), as
+    /// the server listed them at connect: a fenced write checks that none of them was dropped.
+    pub(super) own_statements: Vec<String>,
     /// Set when something this session cannot undo happened to it (a fenced statement
     /// deallocated the prepared statements, say): the session is dropped after the call, and
     /// the next call connects again.
@@ -260,14 +260,14 @@ impl Link {
         let stmts = Statements::prepare(&mut client).map_err(failed)?;
         // A simple query, so that it is not itself one of the statements counted.
         let own_statements = client
-            .simple_query("SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql")
+            .simple_query("SELECT name FROM pg_prepared_statements WHERE NOT from_sql")
             .map_err(failed)?
             .iter()
-            .find_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(row) => row.get(0)?.parse::<i64>().ok(),
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(row) => row.get(0).map(String::from),
                 _ => None,
             })
-            .unwrap_or(0);
+            .collect();
         Ok(Session {
             client,
             stmts,
