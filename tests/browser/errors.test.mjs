@@ -4,7 +4,7 @@
 // answers `{value, reasons}` as in Node.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser } from './harness.mjs';
+import { startServer, launchBrowser, inStorePage } from './harness.mjs';
 
 let server;
 let browser;
@@ -17,19 +17,7 @@ after(async () => {
   server?.stop();
 });
 
-async function inPage(f) {
-  const page = await browser.context.newPage();
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  try {
-    await page.goto(`${server.url}store/`);
-    const answer = await page.evaluate(f);
-    assert.deepEqual(errors, []);
-    return answer;
-  } finally {
-    await page.close();
-  }
-}
+const inPage = (f) => inStorePage(browser, server, f);
 
 test('in the browser every error is a LeaseError, through the worker too, and a lost lease a LeaseLostError', async () => {
   const out = await inPage(async () => {

@@ -1,5 +1,6 @@
 // Shared set-up for the browser tests: the playground's own server on a free port, and Debian's
 // Chromium driven by playwright-core with a fresh profile directory per call.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -87,4 +88,22 @@ export async function bothTables(page) {
     jobs: await read('#jobs-body'), leaseOnly: await read('#lease-only-body'), differs,
     dead: { jobs: await dead('#jobs-body'), leaseOnly: await dead('#lease-only-body') },
   };
+}
+
+/**
+ * Runs `f` in a new page of the store's test page (`/store/`), where the browser store's modules
+ * can be imported; its answer, after checking that the page threw nothing.
+ */
+export async function inStorePage(browser, server, f) {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  try {
+    await page.goto(`${server.url}store/`);
+    const answer = await page.evaluate(f);
+    assert.deepEqual(errors, []);
+    return answer;
+  } finally {
+    await page.close();
+  }
 }

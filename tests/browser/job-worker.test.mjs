@@ -3,7 +3,7 @@
 // through the `clock` option, so a lease ends without waiting for it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser } from './harness.mjs';
+import { startServer, launchBrowser, inStorePage } from './harness.mjs';
 
 let server;
 let browser;
@@ -16,19 +16,7 @@ after(async () => {
   server?.stop();
 });
 
-async function inPage(f) {
-  const page = await browser.context.newPage();
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  try {
-    await page.goto(`${server.url}store/`);
-    const answer = await page.evaluate(f);
-    assert.deepEqual(errors, []);
-    return answer;
-  } finally {
-    await page.close();
-  }
-}
+const inPage = (f) => inStorePage(browser, server, f);
 
 test('in the browser the runtime completes jobs, retries a failure after its backoff, and makes a job dead', async () => {
   const out = await inPage(async () => {
