@@ -38,6 +38,13 @@ step "publishing: the crate as crates.io would get it (cargo package builds the 
 # package is packed (npm pack) by scripts/package.sh below, and tests/node/package.test.mjs
 # installs that tarball.
 cargo package --quiet --allow-dirty -p leasefence
+# The playground's code lives in playground/ (never published); none of it may ship in the crate.
+playground_files=$(cargo package --list --allow-dirty -p leasefence | grep -Ei 'playground|lease_only|trace\.rs|app_data' || true)
+if [ -n "$playground_files" ]; then
+  echo "leasefence: the published crate would ship playground code; move it to playground/:" >&2
+  echo "$playground_files" >&2
+  exit 1
+fi
 if cargo tree -p leasefence -e normal --prefix none | grep -q '^clap '; then
   echo "leasefence: clap is a dependency of the library; only the CLI (cli/) may have it" >&2
   exit 1

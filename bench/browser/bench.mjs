@@ -1,5 +1,5 @@
 // The browser section of `npm run bench`: serves the bench page (bench/browser), leasefence's
-// browser build (web/pkg, web/store) and the official @sqlite.org/sqlite-wasm from node_modules
+// browser store (web/store, on the playground's wasm in web/app/pkg for its reset) and the official @sqlite.org/sqlite-wasm from node_modules
 // on localhost (a secure context, which OPFS needs), then runs the page in headless Chromium
 // through the browser tests' harness. JSON lines on stdout, progress on stderr.
 //
@@ -19,7 +19,8 @@ const { values: opt } = parseArgs({
 });
 
 // Only these folders are served, read-only.
-const ROOTS = ['bench/browser/', 'web/pkg/', 'web/store/', 'node_modules/@sqlite.org/sqlite-wasm/dist/'];
+const ROOTS = ['bench/browser/', 'web/pkg/', 'web/store/', 'web/app/pkg/', 'web/app/playground-store.js',
+  'web/app/playground-worker.js', 'node_modules/@sqlite.org/sqlite-wasm/dist/'];
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.wasm': 'application/wasm' };
 

@@ -1,6 +1,8 @@
-// leasefence's browser build (web/pkg, what web/store/worker.js runs) driven from inside its own
-// dedicated worker, so a timed loop measures the store without the page-worker round trips.
-import init, { WasmStore } from '/web/pkg/leasefence.js';
+// leasefence's browser build driven from inside its own dedicated worker, so a timed loop measures
+// the store without the page-worker round trips. The playground's build (web/app/pkg: the
+// library's, plus the playground's calls, tracing off) for its reset between blocks, which the
+// library's store does not offer.
+import init, { WasmStore, eraseEverything } from '/web/app/pkg/leasefence_playground.js';
 import { serve, loop, instrumentOpfs } from './sql.mjs';
 
 const opfsStats = instrumentOpfs();
@@ -21,7 +23,7 @@ serve(async (method, args) => {
       store = await WasmStore.openOpfs(args[0]);
       return null;
     case 'reset':
-      store.eraseEverything();
+      eraseEverything(store);
       for (let i = 0; i < args[0]; i++) store.call('enqueue', [`job-${i}`]);
       return null;
     case 'loop':

@@ -1,12 +1,13 @@
 // The bench page. Two comparisons, each leasefence against the official sqlite-wasm on its
 // opfs-sahpool VFS running the same SQL in a dedicated worker:
 //  - "api": from the page, one awaited call per operation, leasefence through its own page-side
-//    LeaseStore (web/store/lease-store.js) and the official worker through the same kind of
+//    LeaseStore (web/store/lease-store.js, as the playground extends it with a reset) and the
+//    official worker through the same kind of
 //    message round trip;
 //  - "worker": a timed loop inside each dedicated worker, no page round trips.
 // Blocks of cycles take turns so both sample the same moments. Results go out as console lines:
 // JSON for the report, text for progress.
-import { LeaseStore } from '/web/store/lease-store.js';
+import { PlaygroundStore as LeaseStore } from '/web/app/playground-store.js';
 
 const log = (text) => console.log(text);
 const emit = (record) => console.log(JSON.stringify(record));

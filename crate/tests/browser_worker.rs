@@ -4,7 +4,7 @@
 #![cfg(all(target_arch = "wasm32", feature = "browser"))]
 
 use js_sys::{Array, Reflect};
-use leasefence::WasmStore;
+use leasefence::{LeaseStore, WasmStore};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 
@@ -26,11 +26,20 @@ fn n(number: f64) -> JsValue {
     JsValue::from_f64(number)
 }
 
+/// The store `name`, empty: a profile may keep an earlier run's database, so the store's tables
+/// are dropped and made again (through the seam a crate building on this wasm uses).
 async fn fresh(name: &str) -> WasmStore {
     let store = WasmStore::open_opfs(name.into())
         .await
         .expect("OPFS opens in a worker");
-    store.erase_everything().unwrap();
+    let lease_store = store.lease_store().unwrap();
+    for table in LeaseStore::TABLES {
+        lease_store
+            .connection()
+            .execute_batch(&format!("DROP TABLE IF EXISTS {table}"))
+            .unwrap();
+    }
+    lease_store.init().unwrap();
     store
 }
 
@@ -112,12 +121,31 @@ async fn data_survives_closing_and_reopening() {
     store
         .call("claim", args(&[s("kept"), s("A"), n(0.0), n(10.0)]))
         .unwrap();
-    store.app_set("note", "hello").unwrap();
+    // The application's own table next to the jobs, written on the store's connection.
+    store
+        .lease_store()
+        .unwrap()
+        .connection()
+        .execute_batch(
+            "CREATE TABLE IF NOT EXISTS notes(note TEXT); DELETE FROM notes; \
+             INSERT INTO notes VALUES ('hello');",
+        )
+        .unwrap();
     store.close();
+    assert!(
+        store.lease_store().is_err(),
+        "a closed store has no connection"
+    );
     let again = WasmStore::open_opfs("worker-reopen.db".into())
         .await
         .unwrap();
     let row = field(&again.call("state", args(&[s("kept")])).unwrap(), "value");
     assert_eq!(field(&row, "fence").as_f64(), Some(1.0));
-    assert_eq!(again.app_get("note").unwrap().as_deref(), Some("hello"));
+    let note: String = again
+        .lease_store()
+        .unwrap()
+        .connection()
+        .query_row("SELECT note FROM notes", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(note, "hello");
 }

@@ -36,8 +36,7 @@ test('in the browser every error is a LeaseError, through the worker too, and a 
     got.same = LeaseError === runtime.LeaseError && LeaseError === core.LeaseError;
     got.lostExtends = runtime.LeaseLostError.prototype instanceof LeaseError;
     got.open = await describe(() => LeaseStore.open(''));
-    const store = await LeaseStore.open('errors.db');
-    await store.eraseEverything();
+    const store = await LeaseStore.open('errors.db'); // a fresh profile: a new database
     await store.enqueue('j');
     got.invalid = await describe(() => store.claim('j', 'me', Number.NaN, 30)); // Rust's check, in the worker
     got.invalidMany = await describe(() => store.withReason.claimMany('j', 'not a list', 0, 30));
@@ -86,7 +85,6 @@ test('in the browser withReason answers as in Node: {value, reason}, and {value,
   const out = await inPage(async () => {
     const { LeaseStore } = await import('/store/lease-store.js');
     const store = await LeaseStore.open('shapes.db');
-    await store.eraseEverything();
     await store.enqueue('j');
     const got = {};
     got.claim = await store.withReason.claim('j', 'a', 100, 60);

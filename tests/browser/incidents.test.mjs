@@ -19,7 +19,7 @@ const FENCED_SQL = Object.fromEntries(['claim', 'renew', 'complete', 'release', 
   'fail_retry', 'fail_dead', 'record_failure', 'mark_dead']
   .map((op) => [op, sql(`crate/src/sqlite/sql/${op}.sql`)]));
 const LEASE_ONLY_SQL = Object.fromEntries(['claim', 'renew', 'complete', 'release', 'enqueue', 'fail_retry', 'fail_dead']
-  .map((op) => [op, sql(`crate/src/wasm/sql/lease_only_${op}.sql`)]));
+  .map((op) => [op, sql(`playground/src/sql/lease_only_${op}.sql`)]));
 const NO_DEAD = { jobs: [], leaseOnly: [] };
 
 const row = (id, owner, until, fence, result, done) => ({ id, owner, until, fence, result, done });
@@ -459,9 +459,9 @@ test('a database saved before fail existed: its lease-only table gets the failur
     // its first shape (no error, no dead), and a clean saved timeline, so the page trusts the store.
     await page.goto(`${server.url}store/`);
     const made = await page.evaluate(async () => {
-      const { LeaseStore } = await import('/store/lease-store.js');
+      const { PlaygroundStore } = await import('/app/playground-store.js');
       const { serializeSaved } = await import('/app/model/saved.js');
-      const store = await LeaseStore.open('playground');
+      const store = await PlaygroundStore.open('playground');
       try {
         await store.eraseEverything();
         await store.enqueue('job-old');

@@ -23,8 +23,8 @@ test('in the browser the runtime completes jobs, retries a failure after its bac
     const { LeaseStore } = await import('/store/lease-store.js');
     const { JobWorker } = await import('/store/job-worker.js');
     // The previous page may still hold the OPFS handles for a moment: open() retries.
+    // A fresh profile, and one database per test: each starts empty.
     const store = await LeaseStore.open('job-worker.db');
-    await store.eraseEverything();
     let t = 1000;
     for (const job of ['a', 'b', 'c']) await store.enqueue(job, null, `payload-${job}`);
     await store.enqueue('flaky');
@@ -59,8 +59,7 @@ test('in the browser a lost lease signals the handler (refused renew, and a leas
   const out = await inPage(async () => {
     const { LeaseStore } = await import('/store/lease-store.js');
     const { JobWorker } = await import('/store/job-worker.js');
-    const store = await LeaseStore.open('job-worker.db');
-    await store.eraseEverything();
+    const store = await LeaseStore.open('job-worker-lost.db');
     await store.enqueue('taken');
     await store.enqueue('expired');
     let t = 1000;
@@ -105,7 +104,6 @@ test('in the browser a guarded write cannot touch the lease store\'s own tables 
   const out = await inPage(async () => {
     const { LeaseStore } = await import('/store/lease-store.js');
     const store = await LeaseStore.open('guard-tables.db');
-    await store.eraseEverything();
     await store.enqueue('j');
     const fence = await store.claim('j', 'A', 0, 30);
     const tries = {};

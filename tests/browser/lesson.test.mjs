@@ -24,11 +24,11 @@ after(async () => {
 // Runs in the page: every scenario's entries on one freshly erased OPFS database (and its
 // lease-only table), with the narration of each step in each language.
 async function replayAll() {
-  const { LeaseStore } = await import('/store/lease-store.js');
+  const { PlaygroundStore } = await import('/app/playground-store.js');
   const { SCENARIOS, narration } = await import('/app/model/scenarios.js');
   const { applyEntry, readLeaseOnlyRows } = await import('/app/replay.js');
   const { reasonText, outcomeText } = await import('/app/model/describe.js');
-  const store = await LeaseStore.open('lesson.db');
+  const store = await PlaygroundStore.open('lesson.db');
   const out = [];
   try {
     for (const scenario of SCENARIOS) {

@@ -1,5 +1,8 @@
 // The shared contract vectors, run in headless Chromium against the real store: the crate in
-// wasm, in its dedicated worker, on SQLite on OPFS; through the page-side LeaseStore (SPEC 5).
+// wasm, in its dedicated worker, on SQLite on OPFS; through the page-side LeaseStore (SPEC 5). The
+// playground's store (its LeaseStore, on the library's wasm with the playground's calls added),
+// whose reset erases the one database between vectors: the library's store cannot erase, and the
+// OPFS pool is too small for a database per vector.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -25,7 +28,7 @@ after(async () => {
 
 // Runs inside the page: one vector against a freshly erased OPFS database.
 async function runVectorInPage(vector) {
-  const { LeaseStore } = await import('/store/lease-store.js');
+  const { PlaygroundStore } = await import('/app/playground-store.js');
   const { OPERATIONS, protocolName } = await import('/store/core.js');
   // Each protocol op's method and field names, from the one operation table.
   const methods = Object.fromEntries(OPERATIONS.map((op) => [protocolName(op.name), [op.name, op.params.map(protocolName)]]));
@@ -43,7 +46,7 @@ async function runVectorInPage(vector) {
     return a === b;
   };
   // One database for every vector, erased in between: the OPFS pool is small and per origin.
-  window.vectorStore ??= await LeaseStore.open('vectors.db');
+  window.vectorStore ??= await PlaygroundStore.open('vectors.db');
   const store = window.vectorStore;
   await store.eraseEverything();
   const jobs = new Set();

@@ -1,7 +1,8 @@
 // The playground's controller: owns the state, runs user intents one at a time against the real
-// store (web/store/), and asks the views to draw. The model (./model/) decides what a timeline
-// means; the views (./view/) only draw what they are given.
-import { LeaseStore } from '../store/lease-store.js';
+// store (web/store/, with the playground's calls: ./playground-store.js), and asks the views to
+// draw. The model (./model/) decides what a timeline means; the views (./view/) only draw what
+// they are given.
+import { PlaygroundStore } from './playground-store.js';
 import * as TL from './model/timeline.js';
 import { docToHash, hashToDoc } from './model/encoding.js';
 import { fenceFor, fenceMemory, jobOnShow, knownJobs, leases } from './model/derive.js';
@@ -10,7 +11,7 @@ import { LANGUAGES, MESSAGES, isLanguage, languageTag, pickLanguage, t } from '.
 import { SCENARIOS, STORY_ID, findScenario, scenarioDoc, scenarioTitle, stepAt, stepPlayhead, storyOn } from './model/scenarios.js';
 import { parseSaved, serializeSaved } from './model/saved.js';
 import { storageLine } from './model/storage.js';
-import initHost, { storagePersist } from '../pkg/leasefence.js';
+import initHost, { storagePersist } from './pkg/leasefence_playground.js';
 import { applyEntry, readLeaseOnlyRows, readRows } from './replay.js';
 import { byId, h, replace, translatePage } from './view/dom.js';
 import { renderTimeline } from './view/timeline-view.js';
@@ -720,7 +721,7 @@ async function openStore() {
   replace(ui.status, t(state.lang, 'status.opening'));
   let store;
   try {
-    store = await LeaseStore.open(DB_NAME);
+    store = await PlaygroundStore.open(DB_NAME);
   } catch (error) {
     const another = /another tab/i.test(String(error?.message));
     showBanner(ui.banners, {

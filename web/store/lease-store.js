@@ -27,6 +27,13 @@ function makeError(code, message, retryable = false) {
 }
 
 export class LeaseStore extends LeaseStoreCore {
+  /**
+   * The worker script `open` starts: ./worker.js, the library's wasm. A subclass whose worker
+   * answers more requests (./worker-host.js's `serveStore` with extra methods, on a wasm built on
+   * the library's) names its own, and sends them with `request`.
+   */
+  static workerUrl = new URL('./worker.js', import.meta.url);
+
   #worker;
   #pending = new Map();
   #nextId = 1;
@@ -47,8 +54,8 @@ export class LeaseStore extends LeaseStoreCore {
     if (typeof Worker === 'undefined') {
       throw makeError('storage', 'this browser cannot start Web Workers, which OPFS needs');
     }
-    const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-    const store = new LeaseStore(worker);
+    const worker = new Worker(this.workerUrl, { type: 'module' });
+    const store = new this(worker);
     // Right after a reload the previous page's worker may still hold the OPFS handles for a
     // moment: wait a little before telling the user that another tab holds the database.
     for (let attempt = 0; ; attempt++) {
@@ -110,17 +117,17 @@ export class LeaseStore extends LeaseStoreCore {
   // one after another on it: the same answers as Node's threads, without the parallelism.
 
   /**
-   * Records the statements the store's connection runs (off by default: no hook, no cost), for
-   * `callTraced` and `leaseOnly`.
+   * Sends the request `method` with `args` to the store's worker and resolves to its answer (or
+   * rejects with a LeaseError): how a subclass reaches the methods its own worker adds. This
+   * store's worker answers none beyond the methods above: any other is `invalid_argument`.
    */
-  setTracing(on) { return this.#send('tracing', [on]); }
-  /** `withReason[op](...args)` plus `statements`: what SQLite ran for it (with tracing on). */
-  callTraced(op, args) { return this.#send('callTraced', [op, args]); }
-  /**
-   * The same operation and arguments on the playground's store without fencing (a second table
-   * in the same database, checked by job id alone): `{value, row, statements}`.
-   */
-  leaseOnly(op, args) { return this.#send('leaseOnly', [op, args]); }
+  request(method, args = []) {
+    if (typeof method !== 'string' || !Array.isArray(args)) {
+      return Promise.reject(makeError('invalid_argument',
+        'request(method, args): `method` must be a string and `args` an array'));
+    }
+    return this.#send(method, args);
+  }
 
   /**
    * The fence guard, in a table of this database (`leasefence_guard`): runs `statements`
@@ -130,14 +137,8 @@ export class LeaseStore extends LeaseStoreCore {
    */
   guardWrite(key, fence, statements) { return this.#send('guardWrite', [key, fence, statements]); }
 
-  /** Reads a string the application stored next to the jobs, or null. */
-  appGet(key) { return this.#send('appGet', [key]); }
-  /** Stores a string next to the jobs. */
-  appSet(key, value) { return this.#send('appSet', [key, value]); }
   /** This origin's storage, from the worker: `{usage, quota, persisted}` (bytes; null if unknown). */
   storageEstimate() { return this.#send('storage', []); }
-  /** Erases every job and the application data: a brand-new database (playground reset). */
-  eraseEverything() { return this.#send('erase', []); }
 
   /** Closes the database and stops the worker, freeing the OPFS handles for other tabs. */
   async close() {

@@ -32,6 +32,4 @@ pub(crate) use fenced::{run_protected, Protected, Refusal};
 pub(crate) use file::refuse_non_file;
 #[cfg(target_arch = "wasm32")]
 pub(crate) use ops::immediate as immediate_tx;
-#[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
-pub(crate) use schema::SIDE_TABLES;
 pub use store::LeaseStore;

@@ -31,17 +31,17 @@ impl Dialect for Sqlite {
     }
 }
 
-/// Checks, by reading only, that the database is SQLite and that `jobs`, if present, has exactly
-/// the contract's shape, so that a foreign file is refused before anything is written to it.
-/// Returns whether the table and index already exist. `path` is only used in error messages.
-/// The tables beside `jobs` (docs/contract.md section 7): what `jobs` cannot hold. Erasing a
-/// database (the playground's reset) drops these with `jobs`.
+/// The tables beside `jobs` (docs/contract.md section 7): what `jobs` cannot hold
+/// ([`LeaseStore::TABLES`](super::LeaseStore::TABLES) lists them with `jobs`).
 pub(crate) const SIDE_TABLES: [&str; 3] = [
     "leasefence_payloads",
     "leasefence_failures",
     "leasefence_dead",
 ];
 
+/// Checks, by reading only, that the database is SQLite and that `jobs`, if present, has exactly
+/// the contract's shape, so that a foreign file is refused before anything is written to it.
+/// Returns whether the table and index already exist. `path` is only used in error messages.
 pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     let foreign = |problem: String| Error::NotLeasefenceDatabase {
         path: path.to_string(),

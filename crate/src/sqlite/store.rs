@@ -76,6 +76,30 @@ impl LeaseStore {
         Self::from_connection(conn, ":memory:")
     }
 
+    /// The tables a store keeps in its database, in an order they can be dropped in: `jobs` and
+    /// the side tables of docs/contract.md section 7 (payloads, failures, dead jobs). Dropping
+    /// them all and calling [`init`](Self::init) leaves an empty store whose fences start over,
+    /// which is sound only when every token of the old database is gone with it (a demo's reset,
+    /// a test). The fence guard's `leasefence_guard` is not the store's.
+    ///
+    /// ```
+    /// use leasefence::LeaseStore;
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.enqueue("job")?;
+    /// for table in LeaseStore::TABLES {
+    ///     store.connection().execute_batch(&format!("DROP TABLE {table}")).unwrap();
+    /// }
+    /// store.init()?;
+    /// assert_eq!(store.state("job")?, None);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub const TABLES: [&'static str; 4] = [
+        "jobs",
+        schema::SIDE_TABLES[0],
+        schema::SIDE_TABLES[1],
+        schema::SIDE_TABLES[2],
+    ];
+
     /// Creates the table if it is missing (the seed's `init_db`). Opening already does this, so
     /// this is only needed after someone dropped the table.
     ///

@@ -21,15 +21,8 @@ mod node_vfs;
 #[cfg(feature = "browser")]
 mod browser_host;
 #[cfg(feature = "browser")]
-mod lease_only;
-#[cfg(feature = "browser")]
 mod opfs;
-#[cfg(feature = "browser")]
-mod playground;
-#[cfg(feature = "browser")]
-mod trace;
 
-mod app_data;
 mod fenced;
 mod guard;
 
@@ -135,30 +128,6 @@ impl WasmStore {
         }
     }
 
-    /// Reads a value the application stored next to the jobs (`leasefence_app_data`, an extra
-    /// table as docs/contract.md section 1 allows); `undefined` when missing.
-    #[wasm_bindgen(js_name = appGet)]
-    pub fn app_get(&self, key: &str) -> std::result::Result<Option<String>, JsValue> {
-        let store = self.open_store()?;
-        app_data::get(store, key).map_err(|e| error_to_js(&e))
-    }
-
-    /// Stores a value next to the jobs, in its own transaction.
-    #[wasm_bindgen(js_name = appSet)]
-    pub fn app_set(&self, key: &str, value: &str) -> std::result::Result<(), JsValue> {
-        let store = self.open_store()?;
-        app_data::set(store, key, value).map_err(|e| error_to_js(&e))
-    }
-
-    /// Erases every job and the application data: a brand-new database. Fences start over,
-    /// which is only sound because every token of the old database is gone with it (the
-    /// playground's reset and time travel use this; workers never should).
-    #[wasm_bindgen(js_name = eraseEverything)]
-    pub fn erase_everything(&self) -> std::result::Result<(), JsValue> {
-        let store = self.open_store()?;
-        app_data::erase(store).map_err(|e| error_to_js(&e))
-    }
-
     fn open_store(&self) -> std::result::Result<&LeaseStore, JsValue> {
         self.store
             .as_ref()
@@ -167,11 +136,27 @@ impl WasmStore {
 
     /// Closes the connection; later calls answer with a `storage` error.
     pub fn close(&mut self) {
-        #[cfg(feature = "browser")]
-        if let Some(store) = &self.store {
-            trace::set(store.connection(), false);
-        }
         self.store = None;
+    }
+}
+
+/// For Rust crates that build their own wasm on top of this one (the playground,
+/// `playground/`): the open store behind a JavaScript `WasmStore`, to run more on its connection.
+impl WasmStore {
+    /// The open [`LeaseStore`], or the `storage` error every call gets once the store is closed.
+    /// A `#[wasm_bindgen]` function of another crate takes the `WasmStore` JavaScript holds as
+    /// `&WasmStore` and reaches the connection through this.
+    ///
+    /// ```ignore
+    /// #[wasm_bindgen(js_name = countJobs)]
+    /// pub fn count_jobs(store: &leasefence::WasmStore) -> Result<f64, JsValue> {
+    ///     let conn = store.lease_store()?.connection();
+    ///     conn.query_row("SELECT count(*) FROM jobs", [], |row| row.get(0))
+    ///         .map_err(|err| JsValue::from_str(&err.to_string()))
+    /// }
+    /// ```
+    pub fn lease_store(&self) -> std::result::Result<&LeaseStore, JsValue> {
+        self.open_store()
     }
 }
 

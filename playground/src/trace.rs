@@ -1,6 +1,8 @@
-//! A statement trace on the store's connection (browser builds): for each operation the
-//! playground can show the statements that really ran, with their bound values and what they
-//! changed, read from SQLite itself (`sqlite3_trace_v2`), not retold in JavaScript.
+//! A statement trace on the store's connection: for each operation the playground can show the
+//! statements that really ran, with their bound values and what they changed, read from SQLite
+//! itself (`sqlite3_trace_v2`), not retold in JavaScript. The library's own browser build
+//! compiles SQLite without the trace (`SQLITE_OMIT_TRACE`, scripts/build-wasm.sh); this crate's
+//! build keeps it.
 //!
 //! Off by default, and then costs nothing: the hook is installed only by [`set`] and removed
 //! again by `set(false)`. The recorder is a thread-local list: wasm32 runs the store on one
@@ -9,7 +11,7 @@
 use std::cell::RefCell;
 use std::ffi::{c_int, c_uint, c_void, CStr};
 
-use rusqlite::{ffi, Connection};
+use leasefence::rusqlite::{ffi, Connection};
 
 /// One statement that ran: its text as prepared (`?N` placeholders), the same text with the
 /// bound values in place, the rows it returned and, for a write, the rows it changed.
