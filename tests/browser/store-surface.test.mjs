@@ -89,6 +89,10 @@ test("the playground's store is the library's LeaseStore with the playground's c
       const traced = await store.callTraced('claim', ['j', 'A', 0, 30]);
       got.traced = { value: traced.value, ran: traced.statements.some((s) => /^UPDATE jobs/m.test(s.sql)) };
       got.leaseOnly = (await store.leaseOnly('enqueue', ['j'])).value;
+      // The lease-only store refuses what the real one refuses, with the real one's checks.
+      const refusal = (f) => f().then(() => 'answered', (error) => `${error.code}: ${error.message}`);
+      got.sameChecks = [await refusal(() => store.claim('j', 'B', 0, -1)),
+        await refusal(() => store.leaseOnly('claim', ['j', 'B', 0, -1]))];
       await store.appSet('k', 'v');
       got.app = await store.appGet('k');
       await store.eraseEverything();
@@ -98,6 +102,9 @@ test("the playground's store is the library's LeaseStore with the playground's c
     }
     return got;
   });
+  assert.match(out.sameChecks[0], /^invalid_argument: .*ttl/);
+  assert.equal(out.sameChecks[1], out.sameChecks[0], 'leaseOnly refuses a bad ttl as claim does');
+  delete out.sameChecks;
   assert.deepEqual(out, {
     extends: true,
     methods: PLAYGROUND_CALLS,
