@@ -267,6 +267,12 @@ impl<F: LockFs> DotLock<F> {
     pub fn acquire(&mut self, stats: &LockStats) -> FsResult<bool> {
         debug_assert!(self.held.is_none());
         let fs = &self.fs;
+        // A waiter retries many times a second: while a live holder has the lock, answer busy
+        // from a read alone, without writing and syncing a record that cannot be linked.
+        if matches!(inspect(fs, &self.path), Ok(Holder::Live)) {
+            stats.busy.set(stats.busy.get() + 1);
+            return Ok(false);
+        }
         for _ in 0..4 {
             let (record, nonce) = new_record(fs);
             if try_create(fs, &self.path, &record, &nonce)? {
