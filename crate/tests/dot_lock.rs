@@ -202,3 +202,51 @@ fn a_lock_left_with_an_empty_record_by_a_power_loss_is_broken() {
     }
     assert!(debris(dir.path()).is_empty(), "{:?}", debris(dir.path()));
 }
+
+#[test]
+fn a_record_is_judged_by_its_process_a_reused_pid_is_dead_another_hosts_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("records.db");
+    let lock = lock_of(&db);
+    dotfile(10_000).open(&db).unwrap().enqueue("job").unwrap();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let my_start = stat[stat.rfind(')').unwrap() + 1..]
+        .split_whitespace()
+        .nth(19)
+        .unwrap()
+        .to_string();
+    // The kernel's host name, which gethostname(2) and Node's os.hostname() both read.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let record = |pid: u32, start: &str, host: &str| {
+        format!(
+            "leasefence-dotlock v1\npid={pid}\nstart={start}\nhost={host}\nthread=0\nboot={}\nnonce={pid}-00000000000000cd-1\n",
+            boot.trim()
+        )
+    };
+    let me = std::process::id();
+    // This process's pid with another start time: the pid was reused, its owner is gone.
+    std::fs::write(&lock, record(me, "1", host)).unwrap();
+    let store = dotfile(2_000).open(&db).unwrap();
+    assert!(store.enqueue("after-reuse").unwrap());
+    drop(store);
+    assert!(!lock.exists(), "a reused pid's lock was kept");
+
+    // This very process, with its real start time: alive, so the opener waits and gives up.
+    // A process of another host (a network file system) cannot be checked: alive too.
+    for (what, text) in [
+        ("a live process's record", record(me, &my_start, host)),
+        ("another host's record", record(me, "1", "some-other-host")),
+    ] {
+        std::fs::write(&lock, &text).unwrap();
+        let err = dotfile(300)
+            .open(&db)
+            .and_then(|s| s.state("job"))
+            .unwrap_err();
+        assert!(err.is_retryable(), "{what}: {err}");
+        assert_eq!(std::fs::read_to_string(&lock).unwrap(), text, "{what}");
+        std::fs::remove_file(&lock).unwrap();
+    }
+    assert!(debris(dir.path()).is_empty(), "{:?}", debris(dir.path()));
+}
