@@ -248,8 +248,10 @@ mod cli {
         /// Remove a dot-file lock (<db>.lock) left by a killed process, if no process on this
         /// machine has the database open; otherwise list who has it open and remove nothing.
         ///
-        /// Files shared with Node use dot-file locks; a native process killed while holding one
-        /// leaves a <db>.lock directory that every other process would wait on forever. Stop
+        /// Files shared with Node use dot-file locks. leasefence's own name their owner, and the
+        /// next opener breaks one whose process died; SQLite's unix-dotfile VFS (an earlier
+        /// leasefence) leaves an ownerless <db>.lock directory when killed, which every other
+        /// process would wait on forever. Stop
         /// every process using the file, then run this (as root, or as the user of all of
         /// them: their open files are read from /proc). Prints {"value":"free"|"cleared"} (exit
         /// 0) or {"value":"in_use","pids":[...]} (exit 1).

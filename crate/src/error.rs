@@ -256,7 +256,9 @@ impl fmt::Display for Error {
                         f,
                         " (another connection held the write lock longer than the busy \
                          timeout; retry, or raise the busy timeout. A file shared with Node \
-                         is locked by <db>.lock: if the process holding it was killed, run \
+                         is locked by <db>.lock, which the next opener frees by itself when its \
+                         holder died; a <db>.lock directory is SQLite's own dot-file lock, \
+                         without an owner: if its process was killed, run \
                          `leasefence --db FILE unlock` once no other process uses the file)"
                     )?;
                 } else if let Some(advice) = io_advice(source) {

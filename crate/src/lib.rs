@@ -52,8 +52,11 @@ mod race;
 pub mod seed;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod worker;
-// The dot-file lock's owner record, shared by the Node lock and native stale-lock clearing.
-#[cfg(any(target_os = "linux", feature = "node"))]
+// The dot-file lock of files shared with Node: one protocol for Node and native, and its owner
+// record.
+#[cfg(any(not(target_arch = "wasm32"), feature = "node"))]
+mod dot_lock;
+#[cfg(any(not(target_arch = "wasm32"), feature = "node"))]
 mod lock_record;
 #[cfg(target_os = "linux")]
 mod stale_lock;

@@ -1,9 +1,9 @@
-//! The owner record of a dot-file lock (`<db>.lock`), written and read by the Node package's lock
-//! (wasm/node_vfs/dotlock.rs) and by native openers clearing a lock from before the boot
-//! (stale_lock.rs): one format, so each side can judge the other's records. Pure text, no I/O.
+//! The owner record of a dot-file lock (`<db>.lock`), written and read by the one lock protocol
+//! (dot_lock/), in Node and natively: one format, so each side judges the other's records. Pure
+//! text, no I/O.
 
 /// What a complete record says about its owner.
-// Native clearing judges only the boot and the nonce; the Node lock reads every field.
+// `thread` is read only by the Node package (a worker thread's lock, freed by its parent).
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) struct Owner {
     pub thread: Option<u32>,

@@ -46,9 +46,10 @@ pub enum Locking {
     /// SQLite's POSIX advisory locks: shared readers, one writer. The native default.
     #[default]
     Posix,
-    /// SQLite's dot-file locks (`<db>.lock`), the protocol the Node package speaks: one
-    /// connection at a time, rollback journal. Chosen automatically for files that a Node
-    /// process marked as shared; choose it yourself to create such a file natively.
+    /// Dot-file locks (`<db>.lock`, holding its owner's record), the protocol the Node package
+    /// speaks: one connection at a time, rollback journal; a lock whose process died is broken by
+    /// the next opener. Chosen automatically for files that a Node process marked as shared;
+    /// choose it yourself to create such a file natively.
     Dotfile,
 }
 

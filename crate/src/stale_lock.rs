@@ -1,9 +1,11 @@
-//! Clearing a dot-file lock (`<db>.lock`) that nobody can hold any more.
+//! Clearing a dot-file lock (`<db>.lock`) that nobody can hold any more: `leasefence unlock`.
 //!
-//! Files shared with Node use dot-file locks: native SQLite's `unix-dotfile` VFS holds the lock as
-//! an empty directory `<db>.lock`, the Node package as a file with an owner record. The Node
-//! package breaks a record whose process died by itself; a directory has no owner to check, so
-//! when a native process is killed while holding one, every other process waits on it forever.
+//! Files shared with Node use dot-file locks. leasefence itself, Node and native, holds the lock
+//! as a file with an owner record (crate/src/dot_lock), and the next opener breaks a record whose
+//! process died by itself: no one needs this module for those. SQLite's own `unix-dotfile` VFS
+//! (an older native leasefence, or another SQLite program sharing the file) holds it as an empty
+//! directory, which has no owner to check: when such a process is killed while holding one, every
+//! other process waits on it, until this clears it.
 //!
 //! The rule used here needs no owner: **a process holds the lock only while it has the database
 //! file open**, so when no process on this machine has it open, the lock is stale and is removed.
@@ -12,6 +14,7 @@
 //! descriptors cannot be read (another user's, without root), nothing is removed: the caller is
 //! told who uses the file. Two clearers never race: each takes an exclusive `flock` on the lock
 //! itself first, and a lock that appears in between belongs to a process that has the file open.
+//! It clears a record file the same way (whatever its record says).
 //!
 //! Limits: processes on another machine (a network file system) or in another PID namespace (a
 //! container sharing the volume) are invisible in `/proc`; run this only where every user of the
@@ -156,144 +159,4 @@ fn processes_with_open(dev: u64, ino: u64) -> std::io::Result<Vec<u32>> {
     }
     pids.sort_unstable();
     Ok(pids)
-}
-
-/// Removes `<db>.lock` if it provably belongs to a process of an earlier boot, which no longer
-/// exists: a lock directory (native SQLite's) or a file last modified before this machine booted,
-/// a record written under another boot id, or a file without a complete record (a live holder
-/// always publishes a record it already wrote, so only a power loss leaves one empty or torn).
-/// Native openers of dot-file-locked files call it, so that after a power loss they come back by
-/// themselves, like the Node package, which applies the same rules. Removal follows the Node
-/// package's break protocol (crate/src/wasm/node_vfs/dotlock.rs): the per-instance mutex
-/// `<db>.lock.break-<id>` is taken first, and the lock is removed only if it is still the same
-/// instance and still stale, so two breakers never remove a lock taken in between. Returns
-/// whether a lock was removed; any doubt leaves the lock alone (the opener then waits as before).
-pub(crate) fn clear_lock_from_before_boot(db: &Path) -> bool {
-    let lock = lock_path(db);
-    match stale_instance(&lock) {
-        Some(id) => break_instance(&lock, &id, 0),
-        None => false,
-    }
-}
-
-/// The id (as the Node package names it: the record's nonce, or `i<inode>`) of the lock at
-/// `lock` when it is stale by the boot rules above.
-fn stale_instance(lock: &Path) -> Option<String> {
-    let meta = std::fs::symlink_metadata(lock).ok()?;
-    let boot_ms = boot_time_secs().map(|secs| secs * 1000);
-    let mtime_ms = meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000;
-    let before_boot = boot_ms.is_some_and(|boot| mtime_ms < boot);
-    let by_inode = format!("i{}", meta.ino());
-    if meta.is_dir() {
-        return before_boot.then_some(by_inode);
-    }
-    if !meta.is_file() {
-        return None;
-    }
-    let text = std::fs::read(lock).ok()?;
-    let Some(record) = crate::lock_record::parse(&String::from_utf8_lossy(&text)) else {
-        return Some(by_inode); // empty or torn: a record lost with the power
-    };
-    let stale = match (record.boot.as_deref(), boot_id().as_deref()) {
-        (Some(theirs), Some(ours)) => theirs != ours,
-        _ => before_boot,
-    };
-    stale.then_some(record.nonce)
-}
-
-fn break_instance(lock: &Path, id: &str, depth: u32) -> bool {
-    if depth >= 4 {
-        return false;
-    }
-    let mut mutex = lock.as_os_str().to_owned();
-    mutex.push(format!(".break-{id}"));
-    let mutex = PathBuf::from(mutex);
-    for _ in 0..3 {
-        if publish_record(&mutex) {
-            let removed = stale_instance(lock).as_deref() == Some(id)
-                && match std::fs::symlink_metadata(lock) {
-                    Ok(meta) if meta.is_dir() => std::fs::remove_dir(lock).is_ok(),
-                    Ok(_) => std::fs::remove_file(lock).is_ok(),
-                    Err(_) => false,
-                };
-            let _ = std::fs::remove_file(&mutex);
-            return removed;
-        }
-        // Another breaker holds the mutex (leave it to them), or one that died with the power
-        // left it behind: break that first.
-        match stale_instance(&mutex) {
-            Some(dead) => {
-                break_instance(&mutex, &dead, depth + 1);
-            }
-            None => return false,
-        }
-    }
-    false
-}
-
-/// Publishes an owner record of this process at `target` the Node package's way (write a temp
-/// file, sync it, hard-link it); false when `target` exists or anything fails.
-fn publish_record(target: &Path) -> bool {
-    use std::io::Write;
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let pid = std::process::id();
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let clock = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let nonce = format!("{pid}-{:016x}-{n}", clock ^ (u64::from(pid) << 40));
-    let start = std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|stat| {
-            let after = stat.rfind(')').map(|i| stat[i + 1..].to_string())?;
-            after.split_whitespace().nth(19).map(str::to_string)
-        });
-    let record = crate::lock_record::format(
-        pid,
-        start.as_deref(),
-        &hostname(),
-        0,
-        boot_id().as_deref(),
-        &nonce,
-    );
-    let mut tmp = target.as_os_str().to_owned();
-    tmp.push(format!(".{nonce}.tmp"));
-    let tmp = PathBuf::from(tmp);
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut file| {
-            file.write_all(record.as_bytes())?;
-            file.sync_data()
-        });
-    let linked = written.is_ok() && std::fs::hard_link(&tmp, target).is_ok();
-    let _ = std::fs::remove_file(&tmp);
-    linked
-}
-
-fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into a buffer this function owns.
-    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
-    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    if ok {
-        String::from_utf8_lossy(&buf[..len]).into_owned()
-    } else {
-        String::new()
-    }
-}
-
-fn boot_id() -> Option<String> {
-    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    let id = id.trim();
-    (!id.is_empty()).then(|| id.to_string())
-}
-
-fn boot_time_secs() -> Option<i64> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    stat.lines()
-        .find_map(|line| line.strip_prefix("btime "))
-        .and_then(|secs| secs.trim().parse().ok())
 }

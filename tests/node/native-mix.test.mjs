@@ -260,8 +260,9 @@ test('the two kinds exclude each other: a native batch waits for a stopped Node 
   assert.equal(typeof claimed.value, 'number', JSON.stringify(claimed));
   assert.equal(await native.end(), 0);
 
-  // Native SQLite's unix-dotfile VFS holds the lock as a directory `<db>.lock`, which has no owner
-  // record: Node must wait for it and never remove it.
+  // SQLite's own unix-dotfile VFS (an older native leasefence, another SQLite program) holds the
+  // lock as a directory `<db>.lock`, which has no owner record: Node must wait for it and never
+  // remove it.
   // Here it is left behind, as by a native process killed while holding it (nobody has the file
   // open): Node waits and fails, and `leasefence unlock` clears it.
   fs.mkdirSync(`${db}.lock`);
@@ -278,6 +279,114 @@ test('the two kinds exclude each other: a native batch waits for a stopped Node 
   const store = await LeaseStore.open(db, { busyTimeoutMs: 200 });
   assert.equal(store.enqueue('after'), true);
   store.close();
+  assertIntegrity(db);
+});
+
+/**
+ * Starts `leasefence batch` on `db` with a stream of write requests, and stops it (SIGSTOP) at a
+ * moment it holds the dot-file lock: its record, naming its pid, is `<db>.lock`.
+ */
+async function nativeHolder(db, round) {
+  const child = spawnTracked(CLI, ['--db', db, '--busy-timeout', '60000', 'batch'], { stdio: ['pipe', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  child.stdin.on('error', () => {}); // EPIPE once it is killed
+  const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve(signal)));
+  const lines = [];
+  for (let i = 0; i < 20_000; i++) lines.push(JSON.stringify({ op: 'enqueue', job: `hold-${round}-${i}` }));
+  child.stdin.write(`${lines.join('\n')}\n`);
+  for (let attempt = 0; attempt < 2000; attempt++) {
+    process.kill(child.pid, 'SIGSTOP');
+    let record = '';
+    try {
+      record = fs.readFileSync(`${db}.lock`, 'utf8');
+    } catch {
+      // not held now (or held as a directory: then the test fails below)
+    }
+    if (record.includes(`\npid=${child.pid}\n`)) return { child, exited, stderr: () => stderr };
+    process.kill(child.pid, 'SIGCONT');
+    await sleep(Math.floor(Math.random() * 3));
+  }
+  child.kill('SIGKILL');
+  await exited;
+  assert.fail(`never stopped the native holder while it held the lock (a record naming it): ${stderr}`);
+}
+
+const ROUNDS = Number(process.env.DOTLOCK_ROUNDS ?? 4);
+
+test('a native process killed while it holds the lock is broken by the next opener, Node or native, without unlock', { timeout: 300_000 }, async () => {
+  const db = path.join(dir, 'native-killed.db');
+  const seed = await LeaseStore.open(db);
+  seed.enqueue('job');
+  seed.close();
+  const times = { node: [], native: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const holder = await nativeHolder(db, round);
+    // Stopped, it is alive: nobody breaks its lock.
+    await assert.rejects(LeaseStore.open(db, { busyTimeoutMs: 200 }), (e) => e.code === 'storage' && /locked/.test(e.message));
+    assert.ok(fs.readFileSync(`${db}.lock`, 'utf8').includes(`\npid=${holder.child.pid}\n`), 'a live native lock was broken');
+    holder.child.kill('SIGKILL');
+    assert.equal(await holder.exited, 'SIGKILL');
+    const killed = performance.now();
+    const kind = round % 2 === 0 ? 'node' : 'native';
+    if (kind === 'node') {
+      const store = await LeaseStore.open(db, { busyTimeoutMs: 5000 });
+      assert.equal(store.enqueue(`after-${round}`), true);
+      times.node.push(performance.now() - killed);
+      store.close();
+    } else {
+      const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '5000', 'enqueue', `after-${round}`], { encoding: 'utf8' });
+      assert.equal(cli.status, 0, `round ${round}: the native opener did not get through: ${cli.stdout}${cli.stderr}`);
+      assert.deepEqual(JSON.parse(cli.stdout), { value: true });
+      times.native.push(performance.now() - killed);
+    }
+    assert.equal(fs.existsSync(`${db}.lock`), false, `round ${round}: the lock outlived its holders`);
+    const debris = fs.readdirSync(dir).filter((f) => f.startsWith('native-killed.db.'));
+    assert.deepEqual(debris, [], `round ${round}: files left beside the database`);
+  }
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]?.toFixed(0);
+  console.log(
+    `killed native holders: ${ROUNDS} of ${ROUNDS} recovered; kill to first commit, median ms: ` +
+      `next opener Node ${median(times.node)} (${times.node.length}), native ${median(times.native)} (${times.native.length})`,
+  );
+  assertIntegrity(db);
+});
+
+test('a Node process killed while it holds the lock is broken by the next native opener', { timeout: 60_000 }, async () => {
+  const db = path.join(dir, 'node-killed.db');
+  const seed = await LeaseStore.open(db);
+  for (let i = 0; i < 20; i++) seed.enqueue(`k${i}`);
+  seed.close();
+  const child = spawnTracked(process.execPath, [CRASH, 'loop', db, 'holder'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LEASEFENCE_PKG: PKG },
+  });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+  const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve(signal)));
+  while (!stdout.includes('ready')) await sleep(5);
+  let caught = false;
+  for (let attempt = 0; attempt < 2000 && !caught; attempt++) {
+    process.kill(child.pid, 'SIGSTOP');
+    let record = '';
+    try {
+      record = fs.readFileSync(`${db}.lock`, 'utf8');
+    } catch {
+      // not held now
+    }
+    caught = record.includes(`\npid=${child.pid}\n`);
+    if (!caught) {
+      process.kill(child.pid, 'SIGCONT');
+      await sleep(Math.floor(Math.random() * 3));
+    }
+  }
+  assert.ok(caught, 'never stopped the Node holder while it held the lock');
+  child.kill('SIGKILL');
+  assert.equal(await exited, 'SIGKILL');
+  const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '5000', 'enqueue', 'after-node'], { encoding: 'utf8' });
+  assert.equal(cli.status, 0, `the native opener did not get through: ${cli.stdout}${cli.stderr}`);
+  assert.deepEqual(JSON.parse(cli.stdout), { value: true });
+  assert.equal(fs.existsSync(`${db}.lock`), false);
   assertIntegrity(db);
 });
 

@@ -1,6 +1,6 @@
 //! Opening a database file natively, with the bundled SQLite, tuned for many workers on one
-//! file: the path checks, POSIX or dot-file locking (a file shared with Node), then the common
-//! set-up ([`LeaseStore::set_up`]).
+//! file: the path checks, POSIX or dot-file locking (a file shared with Node: the `leasefence-dotlock`
+//! VFS of crate/src/dot_lock), then the common set-up ([`LeaseStore::set_up`]).
 
 use std::path::Path;
 
@@ -50,7 +50,14 @@ impl OpenOptions {
             let conn = match locking {
                 Locking::Posix => Connection::open_with_flags(path, flags),
                 Locking::Dotfile => {
-                    Connection::open_with_flags_and_vfs(path, flags, "unix-dotfile")
+                    crate::dot_lock::sqlite_vfs::register().map_err(|problem| {
+                        open_err(format!("cannot set up dot-file locking: {problem}"))
+                    })?;
+                    Connection::open_with_flags_and_vfs(
+                        path,
+                        flags,
+                        crate::dot_lock::sqlite_vfs::VFS_NAME,
+                    )
                 }
             }
             .map_err(|err| open_err(format!("{err}; check the path and its permissions")))?;
@@ -69,12 +76,16 @@ impl OpenOptions {
             Locking::Posix if shared_with_node(path) => Locking::Dotfile,
             chosen => chosen,
         };
-        if locking == Locking::Dotfile {
-            // After a power loss a dot-file lock can outlive every process: clear such a one
-            // (the rules are in stale_lock.rs), so that native openers come back by themselves.
-            crate::stale_lock::clear_lock_from_before_boot(path);
-        }
         let conn = open(locking)?;
+        if locking == Locking::Dotfile {
+            if let Some(full) = conn.path() {
+                // Leftovers of processes that died while taking or breaking the lock.
+                crate::dot_lock::protocol::gc(
+                    &crate::dot_lock::native_fs::NativeFs,
+                    &format!("{full}.lock"),
+                );
+            }
+        }
         let options = match locking {
             Locking::Posix => self.clone(),
             Locking::Dotfile => self.clone().locking(locking).journal(Journal::Rollback),

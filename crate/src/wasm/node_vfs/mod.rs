@@ -3,11 +3,11 @@
 //!
 //! - `vfs`: the SQLite VFS (`nodefs`) on sqlite-wasm-rs' VFS traits: reads, writes, `fsync`
 //!   (a real `fs.fsyncSync`, plus the directory after creating or deleting a journal).
-//! - `dotlock`: the lock. Every SQLite lock level above NONE is one exclusive `<db>.lock`, the
-//!   same path and rule as native SQLite's `unix-dotfile` VFS, so native and Node exclude each
-//!   other when the native side opens with dot-file locking (leasefence does so by itself for
-//!   files marked as shared with Node). A lock left by a killed process is broken only after
-//!   proving its owner dead, never while it lives.
+//! - `dotlock`: the lock, the protocol of crate/src/dot_lock over Node's `fs`. Every SQLite lock
+//!   level above NONE is one exclusive `<db>.lock`; a native leasefence opening with dot-file
+//!   locking (it does so by itself for files marked as shared with Node) runs the same protocol,
+//!   so the two exclude each other, and either breaks a lock left by a killed process of the
+//!   other, only after proving its owner dead, never while it lives.
 //! - `node_fs`: the `fs`, `os` and `process` calls, imported with wasm-bindgen.
 //!
 //! Shared memory between processes does not exist here, so the journal is the rollback journal
@@ -120,7 +120,7 @@ pub fn break_dead_thread_lock(db_path: &str, thread_id: u32) -> std::result::Res
         .map_err(|e| super::js_error("storage", &e.to_string()))?;
     vfs::STATS
         .with(|stats| dotlock::break_dead_thread_lock(&full, thread_id, stats))
-        .map_err(|e| super::js_error("storage", &format!("cannot free the lock: {}", e.code)))
+        .map_err(|e| super::js_error("storage", &format!("cannot free the lock: {e}")))
 }
 
 /// Counters of this thread's VFS, as JSON: locks `acquired`, `busy` answers, stale locks

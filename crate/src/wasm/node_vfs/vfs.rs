@@ -1,6 +1,6 @@
 //! "nodefs": a SQLite VFS over Node's synchronous fs API, built on
 //! sqlite-wasm-rs 0.6's `vfs` (= rsqlite-vfs 0.2) traits.
-use super::dotlock::{DotLock, LockStats};
+use super::dotlock::{DotLock, LockStats, NodeFs};
 use super::node_fs::{self as node, NodeErr, OpenFlags};
 use core::cell::RefCell;
 use sqlite_wasm_rs::vfs::{
@@ -14,6 +14,10 @@ pub const VFS_NAME: &str = "nodefs";
 
 fn err(code: VfsErrorCode, what: &str, e: NodeErr) -> VfsError {
     VfsError::new(code, format!("{what}: {} {}", e.code, e.message).into())
+}
+
+fn lock_err(code: VfsErrorCode, e: crate::dot_lock::FsError) -> VfsError {
+    VfsError::new(code, e.message.into())
 }
 
 pub struct DiskFile {
@@ -126,7 +130,7 @@ impl VfsFile for NodeFile {
         if f.level == LockLevel::None {
             let ok = STATS
                 .with(|s| lock.acquire(s))
-                .map_err(|e| err(VfsErrorCode::IoLock, "lock", e))?;
+                .map_err(|e| lock_err(VfsErrorCode::IoLock, e))?;
             if !ok {
                 return Err(VfsError::new(
                     VfsErrorCode::Busy,
@@ -149,7 +153,7 @@ impl VfsFile for NodeFile {
         if level == LockLevel::None && lock.is_held() {
             STATS
                 .with(|s| lock.release(s))
-                .map_err(|e| err(VfsErrorCode::IoUnlock, "unlock", e))?;
+                .map_err(|e| lock_err(VfsErrorCode::IoUnlock, e))?;
         }
         f.level = level.min(f.level);
         Ok(())
@@ -221,7 +225,7 @@ impl VfsStore for Store {
             Err(e) => return Err(err(VfsErrorCode::CantOpen, &format!("open {path}"), e)),
         };
         let kind = opts.kind();
-        let lock = matches!(kind, Some(FileKind::MainDb)).then(|| DotLock::new(&path));
+        let lock = matches!(kind, Some(FileKind::MainDb)).then(|| DotLock::new(NodeFs, &path));
         let dirsync_pending =
             opts.create() && matches!(kind, Some(FileKind::MainJournal | FileKind::SuperJournal));
         Ok(OpenedFile {
