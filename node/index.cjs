@@ -254,7 +254,7 @@ class ThreadHeartbeat {
       const lease = this.#leases.get(message.id);
       if (!lease) return;
       if (message.type === 'renewed') lease.events.renewed(message.end);
-      else if (message.type === 'error') lease.events.error(new LeaseError(message.error.message, { code: message.error.code, retryable: Boolean(message.error.retryable) }));
+      else if (message.type === 'error') lease.events.error(new LeaseError(message.error.message, { code: message.error.code, retryable: Boolean(message.error.retryable) }), message.retryIn);
       else if (message.type === 'lost') lease.events.lost(message.reason, message.message);
       else if (message.type === 'stopped') this.#settle(message.id);
     });

@@ -6,7 +6,8 @@
 //
 //   loop.js           JobWorker: claim, run the handler, complete / fail / release
 //   options.js        JobWorker's options, checked
-//   heartbeat.js      lease keeping while a handler runs (on the event loop, or a heartbeat source)
+//   heartbeat.js      lease keeping (renews, busy retries, watchdog, loss), one rule for the event
+//                     loop and for Node's heartbeat thread (node/heartbeat-thread.cjs)
 //   lease.js          the held lease: the handler's AbortSignal, its timers, renewals in flight
 //   attempt.js        the attempt rules: may a claim run, what a failure becomes
 //   backoff.js        fixedBackoff, exponentialBackoff

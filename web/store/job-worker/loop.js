@@ -235,7 +235,7 @@ class JobWorker {
         lease.end = end;
       },
       lost: (reason, message) => this.#lose(lease, reason, message),
-      error: (error) => this.#onError(error, { op: 'renew', job: lease.job }),
+      error: (error, retryIn) => this.#onError(error, { op: 'renew', job: lease.job, retryIn }),
     };
     const shape = { owner: this.#owner, ttl: this.#ttl, every: this.#heartbeatEvery, events };
     if (this.#heartbeatSource) keepOnSource(lease, this.#heartbeatSource, shape);
