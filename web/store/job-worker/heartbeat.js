@@ -36,12 +36,14 @@ const expired = (until) => ({ code: 'expired', until });
  *
  * The driver gives `clock()` (seconds), `renew(now)` (the store's `{value, reason}`, or a Promise
  * of it), `active()` (false once the lease is lost or given up: nothing more runs), timers
- * (`later(f, seconds)`, `cancel(timer)`), and optionally `track(promise)` for renews in flight.
+ * (`later(f, seconds)`, `cancel(timer)`), and optionally `track(promise)` for renews in flight and
+ * `lost()` (default: not active), true once a renew's answer must no longer be reported: a renew
+ * that got through while the handler finished still moves the lease end it is checked against.
  * Returns `{stop()}`, which cancels every timer it set.
  *
  *   const beat = keepLease({ end: now() + 30, ttl: 30, every: 10, clock: now, renew, active: () => held, events });
  */
-function keepLease({ end, ttl, every, clock, renew, active, later = laterOnThisThread, cancel = clearTimeout, track = (promise) => promise, events }) {
+function keepLease({ end, ttl, every, clock, renew, active, later = laterOnThisThread, cancel = clearTimeout, track = (promise) => promise, lost = () => !active(), events }) {
   let leaseEnd = end;
   let stopped = false;
   const timers = new Set();
@@ -93,7 +95,7 @@ function keepLease({ end, ttl, every, clock, renew, active, later = laterOnThisT
           busyDelay = nextBusyDelay(busyDelay, every);
           return;
         }
-        if (!live()) return;
+        if (lost()) return;
         if (answer.value) {
           leaseEnd = now + ttl;
           events.renewed(leaseEnd);
@@ -138,6 +140,7 @@ function keepOnLoop(lease, { store, owner, ttl, every, clock, events }) {
       lease.timers.delete(timer);
     },
     track: lease.track,
+    lost: () => lease.signal.aborted,
     events,
   });
 }
