@@ -311,8 +311,11 @@ export interface JobWorkerOptions {
   idle?: number;
   /** After signalling a lost lease, how long (real seconds) to wait for the handler (default ttl). */
   abandonAfter?: number;
-  /** Told about every storage error the runtime retries (a busy database). Default: nothing. */
-  onError?: (error: LeaseError, context: { op: string; job?: string }) => void;
+  /**
+   * Told about every storage error the runtime retries (a busy database). `retryIn`: for a renew,
+   * the seconds until it is tried again (the same rule wherever the heartbeat runs). Default: nothing.
+   */
+  onError?: (error: LeaseError, context: { op: string; job?: string; retryIn?: number }) => void;
   /**
    * Where the lease is renewed. `'loop'` (the default): on the event loop, so a handler that
    * blocks it past the lease loses the lease (safe: a hung handler cannot keep a job). `'thread'`

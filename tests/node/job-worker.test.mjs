@@ -433,6 +433,71 @@ test("heartbeat: 'thread' renews from a worker thread: a handler blocking the ev
   store.close();
 });
 
+test("heartbeat: 'loop' and 'thread' keep a lease by one rule: the same retry delays after busy renews, the same lost-lease reasons", async () => {
+  // The same three jobs under each mode: renews busy for a while (the retries back off, then one
+  // gets through), renews busy until the lease ends (lost: expired), and a renew refused (lost:
+  // stale_fence). A busy timeout of 0 makes each busy renew fail at once, so the delays recorded
+  // are the rule's, not the lock's.
+  const ttl = 2.4; // renew every 0.8 s
+  const runMode = async (heartbeat) => {
+    const { db, store } = await freshStore({ busyTimeoutMs: 0 });
+    const thief = await LeaseStore.open(db, { busyTimeoutMs: 0 });
+    for (const job of ['busy-then-free', 'busy-to-the-end', 'stolen']) store.enqueue(job);
+    const retries = { 'busy-then-free': [], 'busy-to-the-end': [] };
+    const lost = {};
+    const lock = `${db}.lock`;
+    const worker = new JobWorker(store, {
+      owner: heartbeat,
+      ttl,
+      idle: 0.02,
+      heartbeat,
+      onError: (error, { op, job, retryIn }) => {
+        if (op === 'renew') retries[job].push(retryIn);
+      },
+    });
+    const stats = await worker.run(
+      async (job, { signal, attempt }) => {
+        if (attempt > 1) return 'a later attempt';
+        if (job === 'busy-then-free') {
+          fs.mkdirSync(lock); // an empty <db>.lock directory: a native dot-file holder, everybody waits
+          await sleep(1300); // the first renew at 800 ms, retried 10, 20, 40, 80, 160 ms later, then 320
+          fs.rmdirSync(lock);
+          await sleep(900); // a renew gets through
+          return 'made it';
+        }
+        if (job === 'stolen') assert.equal(thief.claim(job, 'thief', now() + ttl + 1, ttl), 2);
+        else fs.mkdirSync(lock);
+        await withTimeout(new Promise((resolve) => signal.addEventListener('abort', resolve)), 10_000, `${heartbeat}: ${job} was never signalled`);
+        if (job !== 'stolen') fs.rmdirSync(lock);
+        // Which check sees an expired lease first (the watchdog or a late retry) is timing; a
+        // refusal's message is not.
+        lost[job] = { code: signal.reason.code, reason: signal.reason.reason.code };
+        if (job === 'stolen') lost[job].message = signal.reason.message.replace(/^.*?\): /, '');
+        return 'discarded';
+      },
+      { untilEmpty: true },
+    );
+    assert.equal(store.state('busy-then-free').result, 'made it', `${heartbeat}: the busy-then-free job lost its lease`);
+    thief.close();
+    store.close();
+    return { retries, lost, lostCount: stats.leasesLost };
+  };
+  const loop = await runMode('loop');
+  const thread = await runMode('thread');
+  console.log(`busy renews retried after (s): loop ${JSON.stringify(loop.retries)}, thread ${JSON.stringify(thread.retries)}`);
+  // Up to 0.16 s the delays double from the first, whatever the timing; past that the lease end caps them.
+  for (const job of ['busy-then-free', 'busy-to-the-end']) {
+    for (const mode of [loop, thread]) assert.ok(mode.retries[job].length >= 5, `${job}: ${JSON.stringify(mode.retries[job])}`);
+    assert.deepEqual(thread.retries[job].slice(0, 5), loop.retries[job].slice(0, 5), `${job}: the modes retry a busy renew after different delays`);
+  }
+  assert.deepEqual(thread.lost, loop.lost);
+  assert.deepEqual(
+    Object.fromEntries(Object.entries(loop.lost).map(([job, { reason }]) => [job, reason])),
+    { 'busy-to-the-end': 'expired', stolen: 'stale_fence' },
+  );
+  assert.deepEqual([loop.lostCount, thread.lostCount], [2, 2]);
+});
+
 test('a ttl longer than a timer can wait (24.8 days) sets no overflowing timer (Node would fire it at once, again and again)', async () => {
   const { store } = await freshStore();
   store.enqueue('long-lease');

@@ -1,0 +1,62 @@
+'use strict';
+// FenceGuard for Node: guarded writes on an SQLite file that a store other than the lease store
+// keeps (crate/src/wasm/guard.rs).
+const path = require('node:path');
+const wasm = require('./wasm/leasefence.js');
+const { leaseErrors } = require('../web/store/core.js');
+const { invalidArgument, storageError } = require('./errors.cjs');
+const { DEFAULT_BUSY_TIMEOUT_MS } = require('./lease-store.cjs');
+
+const CONSTRUCT = Symbol('FenceGuard.open');
+
+/**
+ * A fence guard on an SQLite file that a store other than the lease store keeps: a write for a
+ * key runs only with a fence at least the highest accepted for that key, checked and recorded in
+ * the write's own transaction (table `leasefence_guard`). Open it with `await FenceGuard.open(path)`.
+ */
+class FenceGuard {
+  #inner;
+
+  /**
+   * Opens (creating if missing) the SQLite file at `path` for guarded writes.
+   * @param {string} file
+   * @param {{busyTimeoutMs?: number}} [options]
+   */
+  static async open(file, options = {}) {
+    if (typeof file !== 'string' || file === '') {
+      throw invalidArgument('FenceGuard.open(): `path` must be a non-empty string (a database file path)');
+    }
+    const busyTimeoutMs = options?.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw invalidArgument('FenceGuard.open(): `busyTimeoutMs` must be a finite number >= 0');
+    }
+    const guard = new FenceGuard(CONSTRUCT);
+    guard.#inner = leaseErrors(() => wasm.WasmGuard.openFile(path.resolve(file), busyTimeoutMs));
+    return guard;
+  }
+
+  constructor(token) {
+    if (token !== CONSTRUCT) throw new TypeError('use `await FenceGuard.open(path)` to open a guard');
+  }
+
+  /**
+   * Runs `statements` ([{sql, params}], `$1`, `$2`, ...) in one transaction if `fence` is at
+   * least the highest accepted for `key`: `{accepted: true, rows}` (the rows of the last
+   * statement), else `{accepted: false, current, rows: []}` and nothing is written.
+   */
+  write(key, fence, statements) {
+    if (!this.#inner) throw storageError('FenceGuard.write(): the guard is closed; open it again');
+    return leaseErrors(() => this.#inner.write(key, fence, statements));
+  }
+
+  /** Closes the connection. */
+  close() {
+    if (this.#inner) {
+      this.#inner.close();
+      this.#inner.free();
+      this.#inner = undefined;
+    }
+  }
+}
+
+module.exports = { FenceGuard };

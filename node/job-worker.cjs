@@ -1,0 +1,28 @@
+'use strict';
+// JobWorker for Node: the shared worker runtime (web/store/job-worker.js) with the Node-only
+// option `heartbeat: 'thread'`.
+const { JobWorker: CoreJobWorker } = require('../web/store/job-worker.js');
+const { invalidArgument } = require('./errors.cjs');
+const { LeaseStore, busyTimeoutOf } = require('./lease-store.cjs');
+const { ThreadHeartbeat } = require('./thread-heartbeat.cjs');
+
+/**
+ * The worker runtime (web/store/job-worker.js), with one Node option more:
+ * `heartbeat: 'thread'` renews from a worker thread with its own connection (see index.d.ts).
+ */
+class JobWorker extends CoreJobWorker {
+  constructor(store, options = {}) {
+    if (options !== null && typeof options === 'object' && options.heartbeat === 'thread') {
+      if (!(store instanceof LeaseStore)) {
+        throw invalidArgument("JobWorker: `heartbeat: 'thread'` needs a LeaseStore of this package (it opens the same file)");
+      }
+      if (options.clock !== undefined) {
+        throw invalidArgument("JobWorker: `heartbeat: 'thread'` renews by the system clock; leave `clock` out");
+      }
+      options = { ...options, heartbeat: new ThreadHeartbeat(store.path, busyTimeoutOf(store)) };
+    }
+    super(store, options);
+  }
+}
+
+module.exports = { JobWorker };

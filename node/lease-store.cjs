@@ -1,0 +1,209 @@
+'use strict';
+// LeaseStore for Node: the shared core (web/store/core.js) over the wasm store on this thread, with
+// claimMany on worker threads (claim-worker.cjs) and the callback form of fenced writes.
+const path = require('node:path');
+const { Worker } = require('node:worker_threads');
+const wasm = require('./wasm/leasefence.js');
+const { LeaseStoreCore, LeaseError, leaseErrors } = require('../web/store/core.js');
+const { invalidArgument, storageError } = require('./errors.cjs');
+
+const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+const CONSTRUCT = Symbol('LeaseStore.open');
+let busyTimeoutOf; // (store) => its busyTimeoutMs, for the heartbeat thread's own connection
+
+/**
+ * A lease store on one SQLite file. Open it with `await LeaseStore.open(path)`.
+ * Every method runs one transaction; fences are checked by the store, inside the transaction
+ * that writes, so a stale worker's write is refused whatever the worker believes.
+ *
+ * The operations and `withReason` come from the shared core (web/store/core.js)
+ * over a synchronous transport: the wasm store on this thread, and worker threads for claimMany.
+ * `lastReason` (deprecated: use `withReason`) is kept because calls here are synchronous.
+ */
+class LeaseStore extends LeaseStoreCore {
+  #inner;
+  #path;
+  #busyTimeoutMs;
+
+  static {
+    busyTimeoutOf = (store) => store.#busyTimeoutMs;
+  }
+
+  /**
+   * Opens (creating if missing) the database file at `path`.
+   * @param {string} file
+   * @param {{busyTimeoutMs?: number}} [options]
+   */
+  static async open(file, options = {}) {
+    if (typeof file !== 'string' || file === '') {
+      throw invalidArgument('LeaseStore.open(): `path` must be a non-empty string (a database file path)');
+    }
+    if (options === null || typeof options !== 'object') {
+      throw invalidArgument('LeaseStore.open(): `options` must be an object');
+    }
+    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
+      throw invalidArgument('LeaseStore.open(): `busyTimeoutMs` must be a finite number >= 0');
+    }
+    const absolute = path.resolve(file);
+    const inner = leaseErrors(() => wasm.WasmStore.openFile(absolute, busyTimeoutMs));
+    return new LeaseStore(CONSTRUCT, inner, absolute, busyTimeoutMs);
+  }
+
+  /**
+   * Frees the file lock of a worker thread that was stopped with `worker.terminate()` while it
+   * had a store open on `file`: its process lives on, so the lock cannot be proven stale
+   * otherwise. Call it from the worker's `exit` handler. Resolves to whether a lock was freed.
+   * @param {string} file
+   * @param {number} threadId
+   */
+  static async releaseTerminatedWorkerLock(file, threadId) {
+    if (typeof file !== 'string' || file === '') {
+      throw invalidArgument('releaseTerminatedWorkerLock(): `file` must be a non-empty string');
+    }
+    if (!Number.isInteger(threadId) || threadId < 1) {
+      throw invalidArgument('releaseTerminatedWorkerLock(): `threadId` must be a worker\'s threadId');
+    }
+    return leaseErrors(() => wasm.breakDeadThreadLock(path.resolve(file), threadId));
+  }
+
+  constructor(token, inner, file, busyTimeoutMs) {
+    if (token !== CONSTRUCT) {
+      throw new TypeError('use `await LeaseStore.open(path)` to open a store');
+    }
+    let self;
+    super(
+      {
+        call: (op, args) => {
+          if (op === 'claimMany') return self.#claimMany(...args);
+          if (op === 'fenced' && typeof args[4] === 'function') return self.#fencedWith(...args);
+          if (!self.#inner) throw storageError(`${op}(): the store is closed; open it again`);
+          return self.#inner.call(op, args);
+        },
+      },
+      { trackLastReason: true },
+    );
+    self = this;
+    this.#inner = inner;
+    this.#path = file;
+    this.#busyTimeoutMs = busyTimeoutMs;
+  }
+
+  /** The absolute path of the database file. */
+  get path() {
+    return this.#path;
+  }
+
+  /**
+   * Claims `job` for every owner at the same moment, each on its own worker thread with its own
+   * connection. Resolves to the fences in input order; exactly one on a claimable job.
+   * (The method itself comes from the core; this runs it.)
+   */
+  async #claimMany(job, owners, now, ttl) {
+    leaseErrors(() => wasm.checkArguments('claimMany', [job, owners, now, ttl]));
+    if (!this.#inner) throw storageError('claimMany(): the store is closed; open it again');
+    this.lastReason = null;
+    if (owners.length === 0) return { value: [], reasons: [] };
+    const gate = new Int32Array(new SharedArrayBuffer(8)); // [ready count, go flag]
+    const file = this.#path;
+    const workers = owners.map(
+      (owner) =>
+        new Worker(path.join(__dirname, 'claim-worker.cjs'), {
+          workerData: { file, busyTimeoutMs: this.#busyTimeoutMs, job, owner, now, ttl, gate },
+        }),
+    );
+    const answers = workers.map(
+      (worker, index) =>
+        new Promise((resolve, reject) => {
+          let answered = false;
+          worker.on('message', (message) => {
+            if (message.type === 'ready') {
+              // Every worker has opened its connection: release them all at once.
+              if (Atomics.add(gate, 0, 1) + 1 === workers.length) {
+                Atomics.store(gate, 1, 1);
+                Atomics.notify(gate, 1);
+              }
+            } else if (message.type === 'answer') {
+              answered = true;
+              if (message.error) {
+                // This owner never reached the gate: open it, or the others would wait forever.
+                Atomics.store(gate, 1, 1);
+                Atomics.notify(gate, 1);
+              }
+              resolve(message);
+            }
+          });
+          worker.on('error', reject);
+          worker.on('exit', (code) => {
+            // A worker that died holding the file lock would block everyone: free it.
+            wasm.breakDeadThreadLock(file, worker.threadId);
+            if (!answered) reject(storageError(`claimMany(): the worker for owner #${index} exited (${code})`));
+          });
+        }),
+    );
+    const settled = await Promise.allSettled(answers);
+    const failed = settled.find((s) => s.status === 'rejected' || s.value.error);
+    if (failed) {
+      // Let go of workers still waiting at the gate.
+      Atomics.store(gate, 1, 1);
+      Atomics.notify(gate, 1);
+      const error = failed.status === 'rejected' ? failed.reason : failed.value.error;
+      if (error instanceof LeaseError) throw error;
+      throw new LeaseError(String(error?.message ?? error), { code: error?.code ?? 'storage', retryable: Boolean(error?.retryable) });
+    }
+    return {
+      value: settled.map((s) => s.value.value),
+      reasons: settled.map((s) => s.value.reason),
+    };
+  }
+
+  /**
+   * The callback form of `fenced`: `work(tx)` runs synchronously inside the transaction that
+   * then checks the lease; `tx.run(sql, params)` answers `{changes}`, `tx.all(sql, params)` the
+   * rows as objects, `tx.get(sql, params)` the first row or undefined. A throw rolls back and
+   * is rethrown; a returned Promise is refused (the transaction cannot wait for it).
+   */
+  #fencedWith(job, owner, fence, now, work, options) {
+    if (!this.#inner) throw storageError('fenced(): the store is closed; open it again');
+    const inner = this.#inner;
+    let open = true;
+    const need = (method) => {
+      if (!open) throw invalidArgument(`tx.${method}(): the fenced callback has returned; the transaction is over`);
+    };
+    const tx = Object.freeze({
+      run(sql, params = []) {
+        need('run');
+        return { changes: leaseErrors(() => inner.fencedRun(sql, params)) };
+      },
+      all(sql, params = []) {
+        need('all');
+        return leaseErrors(() => inner.fencedAll(sql, params));
+      },
+      get(sql, params = []) {
+        need('get');
+        return leaseErrors(() => inner.fencedAll(sql, params))[0];
+      },
+    });
+    try {
+      return inner.fencedWith(job, owner, fence, now, options, () => {
+        const returned = work(tx);
+        if (returned !== null && typeof returned === 'object' && typeof returned.then === 'function') {
+          throw invalidArgument('fenced(): the callback returned a Promise; it must be synchronous (the transaction cannot wait)');
+        }
+      });
+    } finally {
+      open = false;
+    }
+  }
+
+  /** Closes the connection. Later calls throw an error with code `storage`. */
+  close() {
+    if (this.#inner) {
+      this.#inner.close();
+      this.#inner.free();
+      this.#inner = undefined;
+    }
+  }
+}
+
+module.exports = { LeaseStore, DEFAULT_BUSY_TIMEOUT_MS, busyTimeoutOf: (store) => busyTimeoutOf(store) };

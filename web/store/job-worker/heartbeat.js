@@ -1,0 +1,162 @@
+// Lease keeping, written once: renewing a lease while its handler runs, retrying a renew the store
+// was too busy to answer, watching for the lease end, and reporting a loss. `keepLease` holds the
+// rules; where it runs is a thin driver that gives it a clock, a renew and timers: `keepOnLoop`
+// (this thread: the default, and the browser) and node/heartbeat-thread.cjs (Node's
+// `heartbeat: 'thread'`, a worker thread with its own connection, reporting by message through
+// `keepOnSource`). Both report the same events: `{renewed(end), lost(reason, message),
+// error(error, retryIn)}`.
+//
+// Where the heartbeat runs: on the handler's own thread (the event loop), by default and on
+// purpose. A handler that blocks the loop (CPU-bound, or hung in synchronous code) starves the
+// heartbeat and loses its lease; when the loop runs again the handler is signalled at once and its
+// result discarded. Renewing from another thread would keep a busy handler's lease, but it would
+// also keep a hung handler's lease for ever, and the job with it. With fencing a lost lease costs
+// duplicate work, never a corrupted result, so losing it is the safe default.
+import { isStorageError } from './errors.js';
+import { later as laterOnThisThread } from './timers.js';
+
+/** The first wait before retrying a renew the store was too busy to answer, in seconds. */
+const FIRST_BUSY_RETRY = 0.01;
+/** The shortest wait between two renews of one lease, in seconds. */
+const MIN_BUSY_RETRY = 0.005;
+
+/** When to retry a busy renew: after `delay`, but within half the `left` of the lease. */
+const busyRetryIn = (delay, left) => Math.max(MIN_BUSY_RETRY, Math.min(delay, left / 2));
+
+/** The delay for the busy renew after this one: doubled, at most the renew interval. */
+const nextBusyDelay = (delay, every) => Math.min(delay * 2, every);
+
+const expired = (until) => ({ code: 'expired', until });
+
+/**
+ * Keeps one lease, ending at `end` (seconds), by the rules above: renews every `every` seconds for
+ * `ttl`; a busy renew (a storage error) is retried with a growing delay within the lease; a
+ * refused renew, another error, or a lease end reached without a renew (a busy store, a paused
+ * process, a blocked thread) is reported as lost, once.
+ *
+ * The driver gives `clock()` (seconds), `renew(now)` (the store's `{value, reason}`, or a Promise
+ * of it), `active()` (false once the lease is lost or given up: nothing more runs), timers
+ * (`later(f, seconds)`, `cancel(timer)`), and optionally `track(promise)` for renews in flight and
+ * `lost()` (default: not active), true once a renew's answer must no longer be reported: a renew
+ * that got through while the handler finished still moves the lease end it is checked against.
+ * Returns `{stop()}`, which cancels every timer it set.
+ *
+ *   const beat = keepLease({ end: now() + 30, ttl: 30, every: 10, clock: now, renew, active: () => held, events });
+ */
+function keepLease({ end, ttl, every, clock, renew, active, later = laterOnThisThread, cancel = clearTimeout, track = (promise) => promise, lost = () => !active(), events }) {
+  let leaseEnd = end;
+  let stopped = false;
+  const timers = new Set();
+  const live = () => !stopped && active();
+  const at = (seconds, f) => {
+    if (!live()) return null;
+    const timer = later(() => {
+      timers.delete(timer);
+      if (live()) f();
+    }, seconds);
+    timers.add(timer);
+    return timer;
+  };
+  let watchdog = null;
+  const watch = () => {
+    if (watchdog !== null) {
+      cancel(watchdog);
+      timers.delete(watchdog);
+    }
+    watchdog = at(leaseEnd - clock(), () => {
+      watchdog = null;
+      // A clock driven by hand (JobWorker's `clock` option) may lag real time: look again later.
+      if (clock() < leaseEnd) watch();
+      else events.lost(expired(leaseEnd), 'the lease ended before a renew got through');
+    });
+  };
+  let busyDelay = FIRST_BUSY_RETRY;
+  const tick = () =>
+    track(
+      (async () => {
+        const now = clock();
+        if (now >= leaseEnd) {
+          events.lost(expired(leaseEnd), 'the lease ended before it could be renewed (the process was paused, or the thread renewing it blocked)');
+          return;
+        }
+        let answer;
+        try {
+          answer = await renew(now);
+        } catch (error) {
+          if (!isStorageError(error)) {
+            events.lost(null, `the renew failed: ${error.message}`);
+            return;
+          }
+          // A busy database: try again soon, within the lease; the watchdog reports the lease
+          // end if it comes first.
+          const retryIn = busyRetryIn(busyDelay, leaseEnd - clock());
+          events.error(error, retryIn);
+          at(retryIn, tick);
+          busyDelay = nextBusyDelay(busyDelay, every);
+          return;
+        }
+        if (lost()) return;
+        if (answer.value) {
+          leaseEnd = now + ttl;
+          events.renewed(leaseEnd);
+          busyDelay = FIRST_BUSY_RETRY;
+          watch();
+          at(every, tick);
+        } else {
+          events.lost(answer.reason ?? null, `the store refused the renew (${answer.reason?.code ?? 'no reason'})`);
+        }
+      })(),
+    );
+  watch();
+  at(every, tick);
+  return {
+    stop() {
+      stopped = true;
+      for (const timer of timers) cancel(timer);
+      timers.clear();
+    },
+  };
+}
+
+/** The driver on this thread: renews through `store`; the lease's timers and renews in flight are the lease's. */
+function keepOnLoop(lease, { store, owner, ttl, every, clock, events }) {
+  keepLease({
+    end: lease.end,
+    ttl,
+    every,
+    clock,
+    renew: (now) => store.withReason.renew(lease.job, owner, lease.fence, now, ttl),
+    active: () => !lease.closed && !lease.signal.aborted,
+    later: (f, seconds) => {
+      const timer = laterOnThisThread(() => {
+        lease.timers.delete(timer);
+        f();
+      }, seconds);
+      lease.timers.add(timer);
+      return timer;
+    },
+    cancel: (timer) => {
+      clearTimeout(timer);
+      lease.timers.delete(timer);
+    },
+    track: lease.track,
+    lost: () => lease.signal.aborted,
+    events,
+  });
+}
+
+/**
+ * Renewing elsewhere, through a heartbeat source `{start(lease, events), close()}` (Node: a worker
+ * thread running keepLease on its own connection). The source tells `renewed(end)` and
+ * `lost(reason, message)` as its messages arrive; `stop()` resolves after every message it sent
+ * before, so after `quiet()` the lease end and the signal are what the source last saw. No
+ * watchdog on this side: while this thread is blocked its timers and the source's messages wait
+ * alike, and a timer could fire before the renewals queued with it.
+ */
+function keepOnSource(lease, source, { owner, ttl, every, events }) {
+  const beat = source.start({ job: lease.job, owner, fence: lease.fence, end: lease.end, ttl, every }, events);
+  let stopping = null;
+  lease.stopSource = () => (stopping ??= Promise.resolve(beat.stop()));
+}
+
+export { keepLease, keepOnLoop, keepOnSource, busyRetryIn, nextBusyDelay, FIRST_BUSY_RETRY, MIN_BUSY_RETRY };
