@@ -1,6 +1,7 @@
 // The playground's controller: owns the state, runs user intents one at a time against the real
 // store (web/store/, with the playground's calls: ./playground-store.js), and asks the views to
-// means; the views (./view/) only draw what they are given.
+// draw. The model (./model/) decides what a timeline means; the views (./view/) only draw what
+// they are given.
 import * as TL from './model/timeline.js';
 import { LANGUAGES, isLanguage, languageTag, pickLanguage } from './model/i18n.js';
 import { byId, h, replace } from './view/dom.js';
