@@ -18,9 +18,7 @@ mod cli {
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     use clap::{Args, Parser, Subcommand};
-    use leasefence::protocol::{
-        execute, respond, Arg, Backend as _, Op, Request, Response, TargetBackend, TypedArgs,
-    };
+    use leasefence::protocol::{execute, respond, Backend as _, Request, Response, TargetBackend};
     use leasefence::{JobState, Locking, OpenOptions};
     use serde_json::json;
 
@@ -313,7 +311,7 @@ mod cli {
         // The backend opens lazily: building it touches nothing, so `unlock` can sit beside
         // the other commands.
         let mut backend = TargetBackend::new(db.clone(), options.clone());
-        let (op, args) = match cli.command {
+        let request = match cli.command {
             Command::Unlock => return unlock(&db),
             Command::Batch => return batch(&mut backend),
             Command::Work(args) => return crate::work::run(&db, &options, args),
@@ -334,121 +332,90 @@ mod cli {
                     clock.now(),
                 )
             }
-            Command::Init => (Op::Init, vec![]),
+            Command::Init => Request::Init,
             Command::Enqueue {
                 job,
                 run_at,
                 payload,
-            } => (
-                Op::Enqueue,
-                vec![
-                    Arg::Str(job),
-                    Arg::OptionalNum(run_at),
-                    Arg::OptionalStr(payload),
-                ],
-            ),
+            } => Request::Enqueue {
+                job,
+                run_at,
+                payload,
+            },
             Command::Fail {
                 lease,
                 retry_at,
                 dead: _,
                 error,
                 clock,
-            } => (
-                Op::Fail,
-                vec![
-                    Arg::Str(lease.job),
-                    Arg::Str(lease.owner),
-                    Arg::Fence(lease.fence),
-                    Arg::Num(clock.now()),
-                    // The group makes this exactly one of --retry-at and --dead.
-                    Arg::OptionalNum(retry_at),
-                    Arg::OptionalStr(error),
-                ],
-            ),
-            Command::Revive { job, clock } => {
-                (Op::Revive, vec![Arg::Str(job), Arg::Num(clock.now())])
-            }
-            Command::Inspect { job } => (Op::Inspect, vec![Arg::Str(job)]),
-            Command::Stats { clock } => (Op::Stats, vec![Arg::Num(clock.now())]),
-            Command::State { job } => (Op::State, vec![Arg::Str(job)]),
+            } => Request::Fail {
+                job: lease.job,
+                owner: lease.owner,
+                fence: lease.fence,
+                now: clock.now(),
+                // The group makes this exactly one of --retry-at and --dead.
+                retry_at,
+                error,
+            },
+            Command::Revive { job, clock } => Request::Revive {
+                job,
+                now: clock.now(),
+            },
+            Command::Inspect { job } => Request::Inspect { job },
+            Command::Stats { clock } => Request::Stats { now: clock.now() },
+            Command::State { job } => Request::State { job },
             Command::Claim {
                 job,
                 owner,
                 ttl,
                 clock,
-            } => (
-                Op::Claim,
-                vec![
-                    Arg::Str(job),
-                    Arg::Str(owner),
-                    Arg::Num(clock.now()),
-                    Arg::Num(ttl),
-                ],
-            ),
-            Command::Renew { lease, ttl, clock } => (
-                Op::Renew,
-                vec![
-                    Arg::Str(lease.job),
-                    Arg::Str(lease.owner),
-                    Arg::Fence(lease.fence),
-                    Arg::Num(clock.now()),
-                    Arg::Num(ttl),
-                ],
-            ),
+            } => Request::Claim {
+                job,
+                owner,
+                now: clock.now(),
+                ttl,
+            },
+            Command::Renew { lease, ttl, clock } => Request::Renew {
+                job: lease.job,
+                owner: lease.owner,
+                fence: lease.fence,
+                now: clock.now(),
+                ttl,
+            },
             Command::Complete {
                 lease,
                 result,
                 clock,
-            } => (
-                Op::Complete,
-                vec![
-                    Arg::Str(lease.job),
-                    Arg::Str(lease.owner),
-                    Arg::Fence(lease.fence),
-                    Arg::Num(clock.now()),
-                    Arg::OptionalStr(result),
-                ],
-            ),
-            Command::Release { lease } => (
-                Op::Release,
-                vec![
-                    Arg::Str(lease.job),
-                    Arg::Str(lease.owner),
-                    Arg::Fence(lease.fence),
-                ],
-            ),
+            } => Request::Complete {
+                job: lease.job,
+                owner: lease.owner,
+                fence: lease.fence,
+                now: clock.now(),
+                result,
+            },
+            Command::Release { lease } => Request::Release {
+                job: lease.job,
+                owner: lease.owner,
+                fence: lease.fence,
+            },
             Command::ClaimMany {
                 job,
                 owners,
                 ttl,
                 clock,
-            } => (
-                Op::ClaimMany,
-                vec![
-                    Arg::Str(job),
-                    Arg::Strs(owners),
-                    Arg::Num(clock.now()),
-                    Arg::Num(ttl),
-                ],
-            ),
-            Command::ClaimNext { owner, ttl, clock } => (
-                Op::ClaimNext,
-                vec![Arg::Str(owner), Arg::Num(clock.now()), Arg::Num(ttl)],
-            ),
+            } => Request::ClaimMany {
+                job,
+                owners,
+                now: clock.now(),
+                ttl,
+            },
+            Command::ClaimNext { owner, ttl, clock } => Request::ClaimNext {
+                owner,
+                now: clock.now(),
+                ttl,
+            },
         };
-        // The same reader as the protocol's lines and the wasm calls; the subcommands' fields
-        // are typed by clap already, so a mismatch here is a bug in this file.
-        let request = match Request::read(op, TypedArgs::new(args)) {
-            Ok(request) => request,
-            Err(message) => {
-                let failed = Response::Failed {
-                    code: "bad_request",
-                    message,
-                };
-                println!("{}", failed.to_json());
-                return EXIT_INVALID;
-            }
-        };
+        // The protocol's own request: the same checks, dispatch and response line as `batch`.
         let response = execute(&mut backend, &request);
         println!("{}", response.to_json());
         exit_code(&request, &response)
@@ -660,7 +627,7 @@ mod cli {
         };
         if json {
             for row in &rows {
-                println!("{}", leasefence::protocol::state_json(row));
+                println!("{}", json!(row));
             }
             return EXIT_OK;
         }

@@ -2,11 +2,11 @@
 //! PostgreSQL server, chosen when the store is opened ([`open`](crate::open)). The trait alone:
 //! its implementations live with their backends (`sqlite/leases.rs`, `postgres/store.rs`).
 //!
-//! Like redb's storage backends: the trait is the whole surface the rest of the crate (the
-//! JSON-lines protocol, the CLI) needs, and every backend answers with the same crate types
-//! ([`Outcome`], [`Reason`](crate::Reason), [`JobState`], [`ClaimedJob`]), so a caller cannot
-//! tell the backends apart by their answers. [`LeaseStore`](crate::LeaseStore) (SQLite) implements it by delegating
-//! to its own methods; `PgStore` (feature `postgres`) implements it on a server.
+//! The trait is the whole surface the rest of the crate (the JSON-lines protocol, the CLI) needs,
+//! and every backend answers with the same crate types ([`Outcome`], [`Reason`](crate::Reason),
+//! [`JobState`], [`ClaimedJob`]), so a caller cannot tell the backends apart by their answers.
+//! [`LeaseStore`](crate::LeaseStore) (SQLite) implements it by delegating to its own methods;
+//! `PgStore` (feature `postgres`) implements it on a server.
 
 use crate::error::{Error, Result};
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};

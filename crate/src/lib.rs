@@ -63,12 +63,14 @@ mod wasm;
 #[cfg(target_arch = "wasm32")]
 pub use wasm::{check_arguments, WasmStore};
 
-pub use error::{Error, Result};
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+pub use error::PostgresError;
+pub use error::{Error, Result, SqliteError};
 pub use leases::{fenced_value, Leases};
 pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
-pub use rules::fenced::{is_library_table, FencedHandle, Finish, Rows, SqlValue, Statement};
+pub use rules::fenced::{FencedHandle, Finish, Rows, SqlValue, Statement};
 pub use sqlite::{FencedTx, LeaseStore};
 #[cfg(not(target_arch = "wasm32"))]
 pub use {
@@ -81,4 +83,5 @@ pub use postgres::{PgFencedTx, PgStore, CLAIM_MANY_CONNECTIONS};
 #[cfg(target_os = "linux")]
 pub use stale_lock::{clear_stale_lock, LockCheck};
 
-pub use rusqlite;
+#[cfg(doctest)]
+mod private_surface;

@@ -3,7 +3,7 @@
 //! (empty, 1 MB, SQL and quotes, NUL, every Unicode plane), 10 MB results on a file database,
 //! times at the limits of f64, and a fence at `i64::MAX`.
 
-use leasefence::protocol::{respond, Backend, FileBackend};
+use leasefence::protocol::{respond, Backend, TargetBackend};
 use leasefence::{ClaimedJob, Error, JobState, LeaseStore, OpenOptions, Outcome, Reason};
 use serde_json::{json, Value};
 
@@ -324,7 +324,7 @@ fn ten_megabyte_results_on_a_file_database() {
     drop(reopened);
 
     // The protocol, on the same file.
-    let mut backend = FileBackend::new(&path, OpenOptions::new());
+    let mut backend = TargetBackend::new(&path, OpenOptions::new());
     assert_eq!(
         call(&mut backend, r#"{"op":"enqueue","job":"big2"}"#),
         json!({"value": true})
@@ -816,7 +816,7 @@ fn fence_at_i64_max_with_claim_many() {
         .claim_many("j", &["a", "b", "c"], 1.0, 1.0)
         .unwrap_err();
     assert!(matches!(err, Error::FenceExhausted { .. }), "{err:?}");
-    let mut backend = FileBackend::new(&path, OpenOptions::new());
+    let mut backend = TargetBackend::new(&path, OpenOptions::new());
     let response = call(
         &mut backend,
         r#"{"op":"claim_many","job":"j","owners":["a","b"],"now":1,"ttl":1}"#,

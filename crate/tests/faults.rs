@@ -650,10 +650,7 @@ struct IoSummary {
 
 fn sqlite_code(err: &Error) -> Option<i32> {
     match err {
-        Error::Storage {
-            source: rusqlite::Error::SqliteFailure(failure, _),
-            ..
-        } => Some(failure.extended_code),
+        Error::Storage { source, .. } => source.extended_code(),
         _ => None,
     }
 }

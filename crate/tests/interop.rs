@@ -12,8 +12,8 @@ mod cli_bin;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use leasefence::rusqlite::Connection;
 use leasefence::{JobState, LeaseStore, Outcome, Reason};
+use rusqlite::Connection;
 use serde_json::{json, Value};
 
 fn interop_dir() -> PathBuf {
@@ -344,10 +344,7 @@ fn a_crate_database_is_read_and_continued_by_python_and_read_back() {
     assert_eq!(ids_now, read);
     let (code, value) = cli(&db, &["state", "alpha"]);
     assert_eq!(code, 0);
-    assert_eq!(
-        value["value"],
-        leasefence::protocol::state_json(&after_py[0])
-    );
+    assert_eq!(value["value"], serde_json::to_value(&after_py[0]).unwrap());
     drop(fresh);
 
     // --- And continues the contract on top of Python's writes.
@@ -482,7 +479,7 @@ fn a_python_database_is_opened_and_continued_by_the_crate() {
     assert_eq!(code, 0);
     assert_eq!(
         value["value"],
-        leasefence::protocol::state_json(&python_wrote[1])
+        serde_json::to_value(&python_wrote[1]).unwrap()
     );
     let store = LeaseStore::open(&db).expect("a seed database is a leasefence database");
     assert_eq!(store.jobs().unwrap(), python_wrote);

@@ -384,7 +384,7 @@ fn run() -> Result<()> {
             shell("date -u +%Y-%m-%d"),
             shell("nproc"),
             shell("uname -sm"),
-            leasefence::rusqlite::version(),
+            rusqlite::version(),
             opts.seconds,
             opts.repeats
         ),

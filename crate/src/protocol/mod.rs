@@ -37,7 +37,7 @@ use crate::rules;
 use crate::rules::fenced::{Finish, SqlValue, Statement};
 use crate::sqlite::LeaseStore;
 use json::Json;
-pub use read::{Arg, FencedArgs, Op, Source, TypedArgs, OP_NAMES};
+pub(crate) use read::{FencedArgs, Op, Source, OP_NAMES};
 
 /// One parsed request: an operation and its arguments, named as in docs/contract.md section 2.
 ///
@@ -124,7 +124,7 @@ pub enum Request {
 }
 
 /// The operation names, as the protocol spells them (from [`OP_NAMES`]).
-pub const OPS: [&str; OP_NAMES.len()] = {
+pub(crate) const OPS: [&str; OP_NAMES.len()] = {
     let mut names = [""; OP_NAMES.len()];
     let mut i = 0;
     while i < names.len() {
@@ -212,12 +212,7 @@ impl Response {
 }
 
 /// A reason as JSON: `{"code": ...}` plus its details (`owner`, `until`, `fence`).
-///
-/// ```
-/// let r = leasefence::protocol::reason_json(&leasefence::Reason::Expired { until: 15.0 });
-/// assert_eq!(r.to_string(), r#"{"code":"expired","until":15.0}"#);
-/// ```
-pub fn reason_json(reason: &Reason) -> Value {
+fn reason_json(reason: &Reason) -> Value {
     to_json_value(reason)
 }
 
@@ -227,23 +222,12 @@ fn to_json_value(value: &impl Serialize) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// A job row as JSON, `done` as a boolean.
-///
-/// ```
-/// let row = leasefence::JobState { id: "j".into(), owner: None, until: 0.0, fence: 0, result: None, done: false };
-/// assert_eq!(leasefence::protocol::state_json(&row)["done"], serde_json::json!(false));
-/// ```
-pub fn state_json(row: &JobState) -> Value {
-    to_json_value(row)
-}
-
 /// What an operation returned, typed: the `value` of an answer. Serialized (serde) as the
 /// protocol writes it; the wasm calls hand the same value to JavaScript through
 /// serde-wasm-bindgen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-#[allow(missing_docs)]
-pub enum Returned {
+pub(crate) enum Returned {
     /// `null`: nothing (init), no job (state, claim_next) or a refused claim.
     Null,
     Bool(bool),
@@ -258,20 +242,15 @@ pub enum Returned {
     Counts(JobCounts),
 }
 
-/// An operation's answer: the value, and the reason when the store refused.
-///
-/// ```
-/// use leasefence::protocol::{Answer, Returned};
-/// let a = Answer { value: Returned::Bool(false), reason: Some(leasefence::Reason::NotOwner) };
-/// assert_eq!(serde_json::to_string(&a).unwrap(), r#"{"value":false,"reason":{"code":"not_owner"}}"#);
-/// ```
+/// An operation's answer: the value, and the reason when the store refused. Serialized, it is
+/// the response line's object: `{"value":false,"reason":{"code":"not_owner"}}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// What the seed returns.
-    pub value: Returned,
+    pub(crate) value: Returned,
     /// Why the value is `false` or `null`, when the store refused; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<Reason>,
+    pub(crate) reason: Option<Reason>,
 }
 
 impl From<Answer> for Response {
@@ -357,17 +336,7 @@ pub fn execute(backend: &mut dyn Backend, request: &Request) -> Response {
 
 /// Checks the argument values, then runs the request: the typed [`Answer`], or the error
 /// (`invalid_argument`, `storage`). What [`execute`] and the wasm calls share.
-///
-/// ```
-/// # use leasefence::{protocol::{answer, Backend, Request, Returned}, LeaseStore};
-/// # struct Memory(LeaseStore);
-/// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
-/// let mut backend = Memory(LeaseStore::open_in_memory()?);
-/// let a = answer(&mut backend, &Request::Enqueue { job: "j".into(), run_at: None, payload: None })?;
-/// assert_eq!(a.value, Returned::Bool(true));
-/// # Ok::<(), leasefence::Error>(())
-/// ```
-pub fn answer(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
+pub(crate) fn answer(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
     request.validate()?;
     run(backend, request)
 }
@@ -776,10 +745,10 @@ impl Request {
     /// touching storage.
     ///
     /// The store checks the same values again, with the same functions of `rules`: this check
-    /// comes first so that a bad request never opens a database (`FileBackend` opens on first
-    /// use) and `checkArguments` can answer before `claimMany` starts threads, while the store's
-    /// own check guards its public methods, which take plain numbers. A checked type handed from
-    /// here to the store would have to cross the public [`Leases`] trait.
+    /// comes first so that a bad request never opens a database ([`TargetBackend`] opens on
+    /// first use) and `checkArguments` can answer before `claimMany` starts threads, while the
+    /// store's own check guards its public methods, which take plain numbers. A checked type
+    /// handed from here to the store would have to cross the public [`Leases`] trait.
     ///
     /// ```
     /// use leasefence::protocol::Request;
@@ -822,50 +791,6 @@ impl Request {
                 Ok(())
             }
         }
-    }
-}
-
-/// A [`Backend`] on a database file: opens it on first use (retrying on the next request if
-/// that fails, so a batch keeps serving) and runs `claim_many` on real threads.
-///
-/// ```
-/// use leasefence::protocol::{respond, FileBackend};
-/// let dir = tempfile::tempdir().unwrap();
-/// let mut backend = FileBackend::new(dir.path().join("q.db"), leasefence::OpenOptions::new());
-/// assert_eq!(respond(&mut backend, r#"{"op":"init"}"#).to_json(), r#"{"value":null}"#);
-/// ```
-#[cfg(not(target_arch = "wasm32"))]
-pub struct FileBackend {
-    path: std::path::PathBuf,
-    options: crate::OpenOptions,
-    store: Option<LeaseStore>,
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-impl FileBackend {
-    /// A backend for the file at `path`; nothing is opened yet.
-    ///
-    /// ```
-    /// let b = leasefence::protocol::FileBackend::new("q.db", leasefence::OpenOptions::new());
-    /// # let _ = b;
-    /// ```
-    pub fn new(path: impl Into<std::path::PathBuf>, options: crate::OpenOptions) -> Self {
-        FileBackend {
-            path: path.into(),
-            options,
-            store: None,
-        }
-    }
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-impl Backend for FileBackend {
-    fn store(&mut self) -> Result<&LeaseStore> {
-        let store = match self.store.take() {
-            Some(store) => store,
-            None => self.options.open(&self.path)?,
-        };
-        Ok(self.store.insert(store))
     }
 }
 

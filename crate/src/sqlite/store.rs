@@ -52,7 +52,12 @@ impl LeaseStore {
     /// journal mode, which stays the caller's: the busy handler of the default
     /// [`OpenOptions`] (a 10 s busy timeout) replaces any the caller set, and `synchronous` is
     /// set to `FULL` in WAL mode and `EXTRA` in every other, so that a granted fence survives a
-    /// power loss. (Before 0.1.0 this constructor skipped both.) Other pragmas are left alone.
+    /// power loss. Other pragmas are left alone.
+    ///
+    /// One of the two places the API names a rusqlite type (with
+    /// [`connection`](LeaseStore::connection)): a connection you configured yourself (a VFS of
+    /// your own, flags `open` does not offer) cannot be described by [`OpenOptions`]. Depend on
+    /// the rusqlite version this crate does (0.43; cargo links one bundled SQLite per build).
     ///
     /// ```
     /// let conn = rusqlite::Connection::open_in_memory().unwrap();
@@ -336,8 +341,12 @@ impl LeaseStore {
         lifecycle::stats(&self.conn, now)
     }
 
-    /// The underlying connection, for reading with your own SQL. Writing to `jobs` behind the
-    /// store's back voids the contract.
+    /// The underlying connection, for reading with your own SQL: the escape hatch for what the
+    /// store's methods do not cover (your own queries over the file, your tables' set-up). It is
+    /// a `rusqlite::Connection` because that is what such SQL runs on; depend on the rusqlite
+    /// version this crate does (0.43) to use it. Writing to `jobs` behind the store's back voids
+    /// the contract; write your own tables in the lease's transaction with
+    /// [`fenced`](LeaseStore::fenced).
     ///
     /// ```
     /// let store = leasefence::LeaseStore::open_in_memory()?;

@@ -642,8 +642,8 @@ where
 }
 
 /// The file passes `PRAGMA integrity_check`; returns the connection for further checks.
-pub fn assert_integrity(db: &Path) -> leasefence::rusqlite::Connection {
-    let conn = leasefence::rusqlite::Connection::open(db).unwrap();
+pub fn assert_integrity(db: &Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(db).unwrap();
     let check: String = conn
         .query_row("PRAGMA integrity_check", [], |row| row.get(0))
         .unwrap();
