@@ -68,3 +68,15 @@ pub struct ClientCrates;
 /// use leasefence::is_library_table;
 /// ```
 pub struct LibraryTables;
+
+/// A storage error does not hand out the client's error type; its source is a `SqliteError`:
+///
+/// ```compile_fail,E0308
+/// fn raw(err: leasefence::Error) -> Option<rusqlite::Error> {
+///     match err {
+///         leasefence::Error::Storage { source, .. } => Some(source),
+///         _ => None,
+///     }
+/// }
+/// ```
+pub struct ClientErrors;
