@@ -31,6 +31,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
 use crate::rules;
@@ -432,7 +433,9 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             now,
             ttl,
         } => answered(
-            backend.leases()?.renew(job, owner, *fence, *now, *ttl)?,
+            backend
+                .leases()?
+                .renew(&Lease::new(job, owner, *fence), *now, *ttl)?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
@@ -445,12 +448,12 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
         } => answered(
             backend
                 .leases()?
-                .complete(job, owner, *fence, *now, result.as_deref())?,
+                .complete(&Lease::new(job, owner, *fence), *now, result.as_deref())?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
         Request::Release { job, owner, fence } => answered(
-            backend.leases()?.release(job, owner, *fence)?,
+            backend.leases()?.release(&Lease::new(job, owner, *fence))?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
@@ -480,9 +483,12 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             retry_at,
             error,
         } => answered(
-            backend
-                .leases()?
-                .fail(job, owner, *fence, *now, *retry_at, error.as_deref())?,
+            backend.leases()?.fail(
+                &Lease::new(job, owner, *fence),
+                *now,
+                *retry_at,
+                error.as_deref(),
+            )?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
@@ -506,9 +512,7 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             result,
         } => answered(
             backend.leases()?.fenced(
-                job,
-                owner,
-                *fence,
+                &Lease::new(job, owner, *fence),
                 *now,
                 statements,
                 Finish::from_parts(*complete, result.clone())?,
