@@ -77,9 +77,9 @@ pub enum Error {
     /// use leasefence::{Error, Finish, LeaseStore, Statement};
     /// let store = LeaseStore::open_in_memory()?;
     /// store.enqueue("j")?;
-    /// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
     /// let list = [Statement::new("CREATE TABLE mine(x)", []), Statement::new("INSERT INTO nowhere VALUES (1)", [])];
-    /// let err = store.fenced("j", "me", fence, 1.0, &list, Finish::KeepLease).unwrap_err();
+    /// let err = store.fenced(&lease, 1.0, &list, Finish::KeepLease).unwrap_err();
     /// assert!(matches!(err, Error::Statement { index: 1, busy: false, .. }), "{err:?}");
     /// assert_eq!((err.code(), err.is_retryable()), ("storage", false));
     /// # Ok::<(), leasefence::Error>(())

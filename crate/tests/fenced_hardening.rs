@@ -6,7 +6,7 @@
 //! application's own connection (which the library cannot refuse) do not change the plan of
 //! `claim_next`, which is pinned to its index.
 
-use leasefence::{Error, Finish, LeaseStore, Outcome, Statement};
+use leasefence::{Error, Finish, Lease, LeaseStore, Outcome, Statement};
 use rusqlite::Connection;
 
 fn store_with_lease(dir: &tempfile::TempDir) -> (LeaseStore, i64) {
@@ -35,9 +35,7 @@ fn refused(result: leasefence::Result<Outcome<()>>) -> String {
 
 fn fenced(store: &LeaseStore, fence: i64, sql: &str) -> leasefence::Result<Outcome<()>> {
     store.fenced(
-        "job-0",
-        "me",
-        fence,
+        &Lease::new("job-0", "me", fence),
         1.0,
         &[
             Statement::new("INSERT OR REPLACE INTO app(k, v) VALUES ('before', 1)", []),

@@ -244,14 +244,11 @@ fn store_block(store: &LeaseStore, jobs: std::ops::Range<usize>) -> Result<Durat
     let ids: Vec<String> = jobs.map(job_id).collect();
     let start = Instant::now();
     for job in &ids {
-        let fence = store
+        let lease = store
             .claim(job, "worker", NOW, TTL)?
-            .granted()
+            .lease(job, "worker")
             .ok_or("store: claim refused")?;
-        if !store
-            .complete(job, "worker", fence, NOW + 1.0, Some("ok"))?
-            .is_granted()
-        {
+        if !store.complete(&lease, NOW + 1.0, Some("ok"))?.is_granted() {
             return Err("store: complete refused".into());
         }
     }
@@ -526,7 +523,7 @@ fn store_race(path: &Path, threads: usize, cycles: usize) -> Result<Run> {
                 .claim_next(&owner, NOW, TTL)?
                 .ok_or("contention: nothing left to claim")?;
             if !store
-                .complete(&claimed.job, &owner, claimed.fence, NOW + 1.0, Some("ok"))?
+                .complete(&claimed.lease(), NOW + 1.0, Some("ok"))?
                 .is_granted()
             {
                 return Err(format!("contention: complete of {} refused", claimed.job).into());
@@ -579,7 +576,7 @@ fn store_race_short_sleeps(path: &Path, threads: usize, cycles: usize) -> Result
                 .claim_next(&owner, NOW, TTL)?
                 .ok_or("contention: nothing left to claim")?;
             if !store
-                .complete(&claimed.job, &owner, claimed.fence, NOW + 1.0, Some("ok"))?
+                .complete(&claimed.lease(), NOW + 1.0, Some("ok"))?
                 .is_granted()
             {
                 return Err(format!("contention: complete of {} refused", claimed.job).into());
@@ -811,7 +808,7 @@ fn scale(opts: &Opts) -> Result<()> {
                             // that is claimable.
                             Some(claimed) => {
                                 lat[k].push(ms(t.elapsed()));
-                                let _ = delayed.release(&claimed.job, "scaler", claimed.fence)?;
+                                let _ = delayed.release(&claimed.lease())?;
                                 continue;
                             }
                             None => false,

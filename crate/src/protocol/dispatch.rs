@@ -3,6 +3,7 @@
 
 use super::{Answer, Request, Response, Returned};
 use crate::error::Result;
+use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::outcome::Outcome;
 use crate::rules::fenced::Finish;
@@ -148,7 +149,9 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             now,
             ttl,
         } => answered(
-            backend.leases()?.renew(job, owner, *fence, *now, *ttl)?,
+            backend
+                .leases()?
+                .renew(&Lease::new(job, owner, *fence), *now, *ttl)?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
@@ -161,12 +164,12 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
         } => answered(
             backend
                 .leases()?
-                .complete(job, owner, *fence, *now, result.as_deref())?,
+                .complete(&Lease::new(job, owner, *fence), *now, result.as_deref())?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
         Request::Release { job, owner, fence } => answered(
-            backend.leases()?.release(job, owner, *fence)?,
+            backend.leases()?.release(&Lease::new(job, owner, *fence))?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
@@ -196,9 +199,12 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             retry_at,
             error,
         } => answered(
-            backend
-                .leases()?
-                .fail(job, owner, *fence, *now, *retry_at, error.as_deref())?,
+            backend.leases()?.fail(
+                &Lease::new(job, owner, *fence),
+                *now,
+                *retry_at,
+                error.as_deref(),
+            )?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
@@ -222,9 +228,7 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             result,
         } => answered(
             backend.leases()?.fenced(
-                job,
-                owner,
-                *fence,
+                &Lease::new(job, owner, *fence),
                 *now,
                 statements,
                 Finish::from_parts(*complete, result.clone())?,
