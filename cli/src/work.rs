@@ -136,7 +136,7 @@ fn watch_stop_signals(stop: StopHandle) -> Result<(), String> {
 pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
     if let Err(message) = check(&args) {
         eprintln!("leasefence work: {message}");
-        return crate::cli::EXIT_INVALID;
+        return crate::EXIT_INVALID;
     }
     let owner = args.owner.clone().unwrap_or_else(default_owner);
     let mut options = WorkerOptions::new(owner.clone())
@@ -164,15 +164,15 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
         Err(err) => {
             eprintln!("leasefence work: {err}");
             return if err.code() == "storage" {
-                crate::cli::EXIT_STORAGE
+                crate::EXIT_STORAGE
             } else {
-                crate::cli::EXIT_INVALID
+                crate::EXIT_INVALID
             };
         }
     };
     if let Err(message) = watch_stop_signals(worker.stop_handle()) {
         eprintln!("leasefence work: {message}");
-        return crate::cli::EXIT_STORAGE;
+        return crate::EXIT_STORAGE;
     }
     let grace = Duration::from_secs_f64(args.grace);
     let db_text = db.as_os_str().to_owned();
@@ -180,10 +180,10 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
     let counters = worker.counters();
     println!("{}", serde_json::to_string(&counters).unwrap_or_default());
     match answer {
-        Ok(_) => crate::cli::EXIT_OK,
+        Ok(_) => crate::EXIT_OK,
         Err(err) => {
             eprintln!("leasefence work: stopped: {err}");
-            crate::cli::EXIT_STORAGE
+            crate::EXIT_STORAGE
         }
     }
 }

@@ -77,9 +77,9 @@ pub enum Error {
     /// use leasefence::{Error, Finish, LeaseStore, Statement};
     /// let store = LeaseStore::open_in_memory()?;
     /// store.enqueue("j")?;
-    /// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
     /// let list = [Statement::new("CREATE TABLE mine(x)", []), Statement::new("INSERT INTO nowhere VALUES (1)", [])];
-    /// let err = store.fenced("j", "me", fence, 1.0, &list, Finish::KeepLease).unwrap_err();
+    /// let err = store.fenced(&lease, 1.0, &list, Finish::KeepLease).unwrap_err();
     /// assert!(matches!(err, Error::Statement { index: 1, busy: false, .. }), "{err:?}");
     /// assert_eq!((err.code(), err.is_retryable()), ("storage", false));
     /// # Ok::<(), leasefence::Error>(())
@@ -105,7 +105,7 @@ pub enum Error {
         /// The operation that was running (`claim`, `open`, ...).
         operation: &'static str,
         /// The underlying SQLite error.
-        source: rusqlite::Error,
+        source: SqliteError,
     },
     /// PostgreSQL failed, or could not be reached, while running an operation (feature
     /// `postgres`). When `disconnected`, the store has dropped its connection and opens a new one
@@ -117,7 +117,7 @@ pub enum Error {
         /// The operation that was running (`claim`, `connect`, ...).
         operation: &'static str,
         /// The underlying client error.
-        source: postgres::Error,
+        source: PostgresError,
         /// Whether the connection was lost (or never made).
         disconnected: bool,
         /// Whether the server refused for a reason that goes away by itself (a deadlock or
@@ -167,7 +167,7 @@ impl Error {
     /// ```
     pub fn is_retryable(&self) -> bool {
         match self {
-            Error::Storage { source, .. } => is_busy(source),
+            Error::Storage { source, .. } => is_busy(&source.0),
             Error::Contended { .. } => true,
             Error::Statement { busy, .. } => *busy,
             #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
@@ -197,7 +197,95 @@ impl Error {
     }
 
     pub(crate) fn storage(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> Self {
-        move |source| Error::Storage { operation, source }
+        move |source| Error::Storage {
+            operation,
+            source: SqliteError(source),
+        }
+    }
+}
+
+/// The SQLite error behind an [`Error::Storage`]: its message ([`Display`](fmt::Display)) and
+/// its result code. The `rusqlite::Error` itself is reachable as this error's
+/// [`source`](std::error::Error::source), for a caller that depends on rusqlite and wants to
+/// downcast; the crate's own signatures do not name it, so a rusqlite upgrade is not a breaking
+/// change of this error.
+#[derive(Debug)]
+pub struct SqliteError(pub(crate) rusqlite::Error);
+
+impl SqliteError {
+    /// SQLite's extended result code (5 is `SQLITE_BUSY`, 13 `SQLITE_FULL`, 1034
+    /// `SQLITE_IOERR_FSYNC`), when the failure came from SQLite itself rather than from the
+    /// binding (a type mismatch reading a row).
+    ///
+    /// ```
+    /// use leasefence::{Error, OpenOptions};
+    /// use std::time::Duration;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = OpenOptions::new().busy_timeout(Duration::from_millis(1));
+    /// let a = options.open(dir.path().join("q.db"))?;
+    /// let b = options.open(dir.path().join("q.db"))?;
+    /// a.connection().execute_batch("BEGIN IMMEDIATE").unwrap(); // a holds the write lock
+    /// let Error::Storage { source, .. } = b.enqueue("j").unwrap_err() else { panic!() };
+    /// assert_eq!(source.extended_code(), Some(5));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn extended_code(&self) -> Option<i32> {
+        match &self.0 {
+            rusqlite::Error::SqliteFailure(failure, _) => Some(failure.extended_code),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for SqliteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for SqliteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// The PostgreSQL client's error behind an [`Error::Postgres`]: its message
+/// ([`Display`](fmt::Display)) and the server's SQLSTATE. The `postgres::Error` itself is
+/// reachable as this error's [`source`](std::error::Error::source), for a caller that depends on
+/// the `postgres` crate and wants to downcast; the crate's own signatures do not name it.
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[derive(Debug)]
+pub struct PostgresError(pub(crate) postgres::Error);
+
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+impl PostgresError {
+    /// The SQLSTATE the server answered with (`40P01` for a deadlock, `28P01` for a wrong
+    /// password), or `None` when no server answered (the connection could not be made or
+    /// was lost).
+    ///
+    /// ```no_run
+    /// use leasefence::{Error, PgStore};
+    /// let Err(Error::Postgres { source, .. }) = PgStore::connect("postgres://nobody@localhost/none") else {
+    ///     panic!("expected a refusal");
+    /// };
+    /// println!("SQLSTATE {:?}: {source}", source.sqlstate());
+    /// ```
+    pub fn sqlstate(&self) -> Option<&str> {
+        self.0.code().map(|state| state.code())
+    }
+}
+
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+impl fmt::Display for PostgresError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+impl std::error::Error for PostgresError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }
 
@@ -251,7 +339,7 @@ impl fmt::Display for Error {
             }
             Error::Storage { operation, source } => {
                 write!(f, "storage failed during {operation}: {source}")?;
-                if is_busy(source) {
+                if is_busy(&source.0) {
                     write!(
                         f,
                         " (another connection held the write lock longer than the busy \
@@ -261,7 +349,7 @@ impl fmt::Display for Error {
                          without an owner: if its process was killed, run \
                          `leasefence --db FILE unlock` once no other process uses the file)"
                     )?;
-                } else if let Some(advice) = io_advice(source) {
+                } else if let Some(advice) = io_advice(&source.0) {
                     write!(f, " ({advice})")?;
                 }
                 Ok(())
@@ -275,6 +363,7 @@ impl fmt::Display for Error {
                 refused_for_good,
             } => {
                 write!(f, "PostgreSQL failed during {operation}: ")?;
+                let source = &source.0;
                 match source.as_db_error() {
                     Some(db) => {
                         let code = db.code().code();
@@ -378,7 +467,10 @@ mod tests {
     fn storage(code: std::ffi::c_int) -> String {
         Error::Storage {
             operation: "claim",
-            source: rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None),
+            source: SqliteError(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(code),
+                None,
+            )),
         }
         .to_string()
     }

@@ -2,13 +2,14 @@
 //! PostgreSQL server, chosen when the store is opened ([`open`](crate::open)). The trait alone:
 //! its implementations live with their backends (`sqlite/leases.rs`, `postgres/store.rs`).
 //!
-//! Like redb's storage backends: the trait is the whole surface the rest of the crate (the
-//! JSON-lines protocol, the CLI) needs, and every backend answers with the same crate types
-//! ([`Outcome`], [`Reason`](crate::Reason), [`JobState`], [`ClaimedJob`]), so a caller cannot
-//! tell the backends apart by their answers. [`LeaseStore`](crate::LeaseStore) (SQLite) implements it by delegating
-//! to its own methods; `PgStore` (feature `postgres`) implements it on a server.
+//! The trait is the whole surface the rest of the crate (the JSON-lines protocol, the CLI) needs,
+//! and every backend answers with the same crate types ([`Outcome`], [`Reason`](crate::Reason),
+//! [`JobState`], [`ClaimedJob`]), so a caller cannot tell the backends apart by their answers.
+//! [`LeaseStore`](crate::LeaseStore) (SQLite) implements it by delegating to its own methods;
+//! `PgStore` (feature `postgres`) implements it on a server.
 
 use crate::error::{Error, Result};
+use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish, Statement};
 use crate::rules::LeaseWindow;
@@ -25,11 +26,14 @@ use crate::rules::LeaseWindow;
 /// ```
 /// use leasefence::{Leases, LeaseStore};
 ///
-/// fn first_come(store: &dyn Leases) -> leasefence::Result<Option<i64>> {
+/// fn first_come(store: &dyn Leases) -> leasefence::Result<bool> {
 ///     store.enqueue("job")?;
-///     Ok(store.claim("job", "me", 0.0, 30.0)?.granted())
+///     let Some(lease) = store.claim("job", "me", 0.0, 30.0)?.lease("job", "me") else {
+///         return Ok(false);
+///     };
+///     Ok(store.complete(&lease, 1.0, Some("done"))?.is_granted())
 /// }
-/// assert_eq!(first_come(&LeaseStore::open_in_memory()?)?, Some(1));
+/// assert!(first_come(&LeaseStore::open_in_memory()?)?);
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 pub trait Leases: std::fmt::Debug + Send {
@@ -55,28 +59,14 @@ pub trait Leases: std::fmt::Debug + Send {
     /// Contract `claim`: a new lease for `ttl` seconds from `now`, answered with its fence.
     fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>>;
 
-    /// Contract `renew`: extends the caller's live lease to `now + ttl`.
-    fn renew(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Outcome<()>>;
+    /// Contract `renew`: extends the caller's live `lease` to `now + ttl`.
+    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>>;
 
     /// Contract `complete`: stores the result and marks the job done, for the current live lease.
-    fn complete(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: Option<&str>,
-    ) -> Result<Outcome<()>>;
+    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>>;
 
     /// Contract `release`: gives the lease up early; the fence is kept.
-    fn release(&self, job: &str, owner: &str, fence: Fence) -> Result<Outcome<()>>;
+    fn release(&self, lease: &Lease) -> Result<Outcome<()>>;
 
     /// Contract `claim_next` (docs/contract.md section 3): claims the claimable job with the
     /// smallest `until`, then the earliest enqueued, and hands over its payload.
@@ -86,9 +76,7 @@ pub trait Leases: std::fmt::Debug + Send {
     /// make the job dead; the error is recorded.
     fn fail(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         retry_at: Option<f64>,
         error: Option<&str>,
@@ -131,16 +119,14 @@ pub trait Leases: std::fmt::Debug + Send {
     /// store.connection().execute("CREATE TABLE out(v)", []).unwrap();
     /// let leases: &dyn Leases = &store;
     /// leases.enqueue("j")?;
-    /// let fence = leases.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
+    /// let lease = leases.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
     /// let write = [Statement::new("INSERT INTO out VALUES ($1)", [1.into()])];
-    /// assert!(leases.fenced("j", "me", fence, 1.0, &write, Finish::KeepLease)?.is_granted());
+    /// assert!(leases.fenced(&lease, 1.0, &write, Finish::KeepLease)?.is_granted());
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn fenced(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         statements: &[Statement],
         finish: Finish,
@@ -158,8 +144,8 @@ pub trait Leases: std::fmt::Debug + Send {
     /// store.connection().execute("CREATE TABLE out(v)", []).unwrap();
     /// let leases: &dyn Leases = &store;
     /// leases.enqueue("j")?;
-    /// let fence = leases.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-    /// let wrote = leases.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, &mut |tx| {
+    /// let lease = leases.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+    /// let wrote = leases.fenced_with(&lease, 1.0, Finish::KeepLease, &mut |tx| {
     ///     tx.execute("INSERT INTO out VALUES ($1)", &[1.into()]).map(drop)
     /// })?;
     /// assert!(wrote.is_granted());
@@ -167,9 +153,7 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn fenced_with(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         finish: Finish,
         work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
@@ -183,8 +167,8 @@ pub trait Leases: std::fmt::Debug + Send {
 /// use leasefence::{fenced_value, Finish, Leases, LeaseStore, SqlValue};
 /// let store = LeaseStore::open_in_memory()?;
 /// store.enqueue("j")?;
-/// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-/// let read = fenced_value(&store, "j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+/// let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+/// let read = fenced_value(&store, &lease, 1.0, Finish::KeepLease, |tx| {
 ///     tx.query("SELECT 7 AS n", &[])
 /// })?;
 /// assert_eq!(read.granted().unwrap().get(0, "n"), Some(&SqlValue::Integer(7)));
@@ -192,16 +176,14 @@ pub trait Leases: std::fmt::Debug + Send {
 /// ```
 pub fn fenced_value<L: Leases + ?Sized, T>(
     store: &L,
-    job: &str,
-    owner: &str,
-    fence: Fence,
+    lease: &Lease,
     now: f64,
     finish: Finish,
     work: impl FnOnce(&mut dyn FencedHandle) -> Result<T>,
 ) -> Result<Outcome<T>> {
     let mut work = Some(work);
     let mut value = None;
-    let outcome = store.fenced_with(job, owner, fence, now, finish, &mut |tx| {
+    let outcome = store.fenced_with(lease, now, finish, &mut |tx| {
         let work = work.take().ok_or_else(|| Error::Internal {
             message: "a fenced closure was called twice".into(),
         })?;

@@ -15,9 +15,9 @@
 //!
 //! let store = LeaseStore::open_in_memory()?;
 //! store.enqueue("resize-photo-7")?;
-//! let a = store.claim("resize-photo-7", "A", 0.0, 10.0)?.granted().unwrap(); // fence 1
+//! let a = store.claim("resize-photo-7", "A", 0.0, 10.0)?.lease("resize-photo-7", "A").unwrap(); // fence 1
 //! let b = store.claim("resize-photo-7", "B", 11.0, 10.0)?.granted().unwrap(); // A expired: fence 2
-//! let late = store.complete("resize-photo-7", "A", a, 12.0, Some("A's thumbnail"))?;
+//! let late = store.complete(&a, 12.0, Some("A's thumbnail"))?;
 //! assert_eq!(late.reason(), Some(&Reason::StaleFence { current: b }));
 //! # Ok::<(), leasefence::Error>(())
 //! ```
@@ -36,6 +36,7 @@
 
 mod error;
 pub mod guard;
+mod lease;
 mod leases;
 mod options;
 mod outcome;
@@ -66,12 +67,15 @@ mod wasm;
 #[cfg(target_arch = "wasm32")]
 pub use wasm::{check_arguments, WasmStore};
 
-pub use error::{Error, Result};
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+pub use error::PostgresError;
+pub use error::{Error, Result, SqliteError};
+pub use lease::Lease;
 pub use leases::{fenced_value, Leases};
 pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
-pub use rules::fenced::{is_library_table, FencedHandle, Finish, Rows, SqlValue, Statement};
+pub use rules::fenced::{FencedHandle, Finish, Rows, SqlValue, Statement};
 pub use sqlite::{FencedTx, LeaseStore};
 #[cfg(not(target_arch = "wasm32"))]
 pub use {
@@ -84,4 +88,5 @@ pub use postgres::{PgFencedTx, PgStore, CLAIM_MANY_CONNECTIONS};
 #[cfg(target_os = "linux")]
 pub use stale_lock::{clear_stale_lock, LockCheck};
 
-pub use rusqlite;
+#[cfg(doctest)]
+mod private_surface;

@@ -218,15 +218,19 @@ pub struct JobState {
 /// let store = leasefence::LeaseStore::open_in_memory()?;
 /// store.enqueue("job")?;
 /// let next = store.claim_next("worker", 0.0, 30.0)?.unwrap();
-/// assert_eq!((next.job.as_str(), next.fence, next.payload), ("job", 1, None));
+/// assert_eq!((next.job.as_str(), next.owner.as_str(), next.fence, next.payload), ("job", "worker", 1, None));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 ///
-/// Serialized (serde) as `{job, fence, payload}`, `payload` null when the job has none.
+/// Serialized (serde) as `{job, fence, payload}`, `payload` null when the job has none; the owner
+/// is the caller's own and is left out.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClaimedJob {
     /// The claimed job's id.
     pub job: String,
+    /// The owner that claimed it (the `owner` given to `claim_next`).
+    #[serde(skip)]
+    pub owner: String,
     /// The fence of the new lease: also the attempt number (every claim is one attempt).
     pub fence: Fence,
     /// The text given to `enqueue_with`, handed to whoever claims the job.
@@ -239,8 +243,8 @@ pub struct ClaimedJob {
 /// ```
 /// let store = leasefence::LeaseStore::open_in_memory()?;
 /// store.enqueue("job")?;
-/// let fence = store.claim("job", "w", 0.0, 30.0)?.granted().unwrap();
-/// assert!(store.fail("job", "w", fence, 1.0, Some(10.0), Some("timeout"))?.is_granted());
+/// let lease = store.claim("job", "w", 0.0, 30.0)?.lease("job", "w").unwrap();
+/// assert!(store.fail(&lease, 1.0, Some(10.0), Some("timeout"))?.is_granted());
 /// let failure = &store.inspect("job")?.unwrap().failures[0];
 /// assert_eq!((failure.fence, failure.at, failure.error.as_deref()), (1, 1.0, Some("timeout")));
 /// # Ok::<(), leasefence::Error>(())

@@ -20,6 +20,7 @@
 use std::path::Path;
 
 use crate::error::Result;
+use crate::lease::Lease;
 use crate::options::OpenOptions;
 use crate::outcome::{Fence, JobState, Outcome};
 use crate::rules::{check_now, LeaseWindow};
@@ -100,7 +101,7 @@ pub fn renew(
 ) -> Result<bool> {
     let window = LeaseWindow::new(now, ttl)?;
     Ok(LeaseStore::open(path)?
-        .renew_within(job, owner, fence, window)?
+        .renew_within(&Lease::new(job, owner, fence), window)?
         .is_granted())
 }
 
@@ -124,7 +125,7 @@ pub fn complete(
 ) -> Result<bool> {
     check_now(now)?;
     Ok(LeaseStore::open(path)?
-        .complete_checked(job, owner, fence, now, result)?
+        .complete_checked(&Lease::new(job, owner, fence), now, result)?
         .is_granted())
 }
 
@@ -140,7 +141,7 @@ pub fn complete(
 /// ```
 pub fn release(path: impl AsRef<Path>, job: &str, owner: &str, fence: Fence) -> Result<bool> {
     Ok(LeaseStore::open(path)?
-        .release(job, owner, fence)?
+        .release(&Lease::new(job, owner, fence))?
         .is_granted())
 }
 

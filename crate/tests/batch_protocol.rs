@@ -13,8 +13,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use leasefence::rusqlite::types::ValueRef;
-use leasefence::rusqlite::{self, Connection, OpenFlags};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Map, Value};
 
 const TIMEOUT: Duration = Duration::from_secs(20);

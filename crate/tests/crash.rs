@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use leasefence::rusqlite::Connection;
 use rng::Rng;
+use rusqlite::Connection;
 use serde_json::{json, Value};
 
 const WORKERS: usize = 3;

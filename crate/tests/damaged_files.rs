@@ -8,8 +8,8 @@ mod cli_bin;
 use std::path::Path;
 use std::process::Command;
 
-use leasefence::rusqlite::Connection;
 use leasefence::{Error, LeaseStore};
+use rusqlite::Connection;
 
 /// A rollback-journal database written by another SQLite program, big enough to span pages.
 fn foreign_contract_db(path: &Path, rows: usize) {

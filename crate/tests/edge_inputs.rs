@@ -3,8 +3,8 @@
 //! (empty, 1 MB, SQL and quotes, NUL, every Unicode plane), 10 MB results on a file database,
 //! times at the limits of f64, and a fence at `i64::MAX`.
 
-use leasefence::protocol::{respond, Backend, FileBackend};
-use leasefence::{ClaimedJob, Error, JobState, LeaseStore, OpenOptions, Outcome, Reason};
+use leasefence::protocol::{respond, Backend, TargetBackend};
+use leasefence::{ClaimedJob, Error, JobState, Lease, LeaseStore, OpenOptions, Outcome, Reason};
 use serde_json::{json, Value};
 
 struct Memory(LeaseStore);
@@ -142,17 +142,20 @@ fn odd_ids_and_owners_through_the_rust_api() {
             "{name}: held by the odd owner"
         );
         assert_eq!(
-            store.renew(s, other, 1, 1.0, 10.0).unwrap(),
+            store.renew(&Lease::new(s, other, 1), 1.0, 10.0).unwrap(),
             Outcome::Rejected(Reason::NotOwner),
             "{name}: another owner"
         );
         assert!(
-            store.renew(s, owner, 1, 1.0, 10.0).unwrap().is_granted(),
+            store
+                .renew(&Lease::new(s, owner, 1), 1.0, 10.0)
+                .unwrap()
+                .is_granted(),
             "{name}"
         );
         assert!(
             store
-                .complete(s, owner, 1, 2.0, Some(s))
+                .complete(&Lease::new(s, owner, 1), 2.0, Some(s))
                 .unwrap()
                 .is_granted(),
             "{name}: complete"
@@ -196,6 +199,7 @@ fn claim_next_returns_odd_ids_intact() {
             next,
             Some(ClaimedJob {
                 job: s.clone(),
+                owner: s.clone(),
                 fence: 1,
                 payload: None
             }),
@@ -306,7 +310,7 @@ fn ten_megabyte_results_on_a_file_database() {
         .granted()
         .unwrap();
     assert!(store
-        .complete("big", "w", fence, 1.0, Some(&result))
+        .complete(&Lease::new("big", "w", fence), 1.0, Some(&result))
         .unwrap()
         .is_granted());
     assert_eq!(
@@ -324,7 +328,7 @@ fn ten_megabyte_results_on_a_file_database() {
     drop(reopened);
 
     // The protocol, on the same file.
-    let mut backend = FileBackend::new(&path, OpenOptions::new());
+    let mut backend = TargetBackend::new(&path, OpenOptions::new());
     assert_eq!(
         call(&mut backend, r#"{"op":"enqueue","job":"big2"}"#),
         json!({"value": true})
@@ -389,7 +393,7 @@ fn now_at_f64_max_and_overflowing_lease_ends() {
             "ttl"
         );
         assert_eq!(
-            invalid_argument(store.renew("j", "a", 0, max, ttl).unwrap_err()),
+            invalid_argument(store.renew(&Lease::new("j", "a", 0), max, ttl).unwrap_err()),
             "ttl"
         );
         assert_eq!(
@@ -455,7 +459,7 @@ fn now_at_f64_max_and_overflowing_lease_ends() {
         max / 2.0 + max / 4.0
     );
     assert!(store
-        .complete("j", "a", 1, max / 2.0, Some("r"))
+        .complete(&Lease::new("j", "a", 1), max / 2.0, Some("r"))
         .unwrap()
         .is_granted());
     let state = call(&mut backend, r#"{"op":"state","job":"j"}"#);
@@ -487,7 +491,9 @@ fn negative_now_down_to_minus_f64_max() {
             "now = {now}"
         );
         assert_eq!(
-            store.renew("j", "a", 0, now, f64::MAX).unwrap(),
+            store
+                .renew(&Lease::new("j", "a", 0), now, f64::MAX)
+                .unwrap(),
             Outcome::Rejected(Reason::NotOwner),
             "now = {now}"
         );
@@ -542,7 +548,9 @@ fn a_ttl_lost_to_rounding_is_invalid_and_burns_no_fence() {
         "a fence was burnt"
     );
     let fence = store.claim("j", "a", 1.0, 10.0).unwrap().granted().unwrap();
-    let err = store.renew("j", "a", fence, 1.0, tiny).unwrap_err();
+    let err = store
+        .renew(&Lease::new("j", "a", fence), 1.0, tiny)
+        .unwrap_err();
     assert_eq!(err.code(), "invalid_argument");
     assert_eq!(
         store.state("j").unwrap().unwrap().until,
@@ -557,7 +565,10 @@ fn a_ttl_lost_to_rounding_is_invalid_and_burns_no_fence() {
         Some(1)
     );
     assert_eq!(store.state("zero").unwrap().unwrap().until, tiny);
-    assert!(store.renew("zero", "a", 1, 0.0, tiny).unwrap().is_granted());
+    assert!(store
+        .renew(&Lease::new("zero", "a", 1), 0.0, tiny)
+        .unwrap()
+        .is_granted());
     assert_eq!(
         store.claim("zero", "b", 0.0, 1.0).unwrap(),
         Outcome::Rejected(Reason::Held {
@@ -644,10 +655,15 @@ fn fence_at_i64_max_through_the_rust_api() {
         })
     );
     // The current lease works with the i64::MAX fence; stale and wrapped fences do not.
-    assert!(store.renew("max", "A", MAX, 5.0, 5.0).unwrap().is_granted());
+    assert!(store
+        .renew(&Lease::new("max", "A", MAX), 5.0, 5.0)
+        .unwrap()
+        .is_granted());
     for stale in [MAX - 1, i64::MIN, 0, -1] {
         assert_eq!(
-            store.renew("max", "A", stale, 5.0, 5.0).unwrap(),
+            store
+                .renew(&Lease::new("max", "A", stale), 5.0, 5.0)
+                .unwrap(),
             Outcome::Rejected(Reason::StaleFence { current: MAX }),
             "fence {stale}"
         );
@@ -687,7 +703,10 @@ fn fence_at_i64_max_through_the_rust_api() {
 
     // Release with the i64::MAX fence works and keeps the fence; claim is still exhausted.
     set_row(&store, "max", Some("A"), 30.0, MAX);
-    assert!(store.release("max", "A", MAX).unwrap().is_granted());
+    assert!(store
+        .release(&Lease::new("max", "A", MAX))
+        .unwrap()
+        .is_granted());
     let row = store.state("max").unwrap().unwrap();
     assert_eq!((row.owner, row.until, row.fence), (None, 0.0, MAX));
     assert!(matches!(
@@ -697,7 +716,7 @@ fn fence_at_i64_max_through_the_rust_api() {
     // Complete with the i64::MAX fence for a live lease works.
     set_row(&store, "max", Some("A"), 40.0, MAX);
     assert!(store
-        .complete("max", "A", MAX, 35.0, Some("last"))
+        .complete(&Lease::new("max", "A", MAX), 35.0, Some("last"))
         .unwrap()
         .is_granted());
     assert_eq!(
@@ -816,7 +835,7 @@ fn fence_at_i64_max_with_claim_many() {
         .claim_many("j", &["a", "b", "c"], 1.0, 1.0)
         .unwrap_err();
     assert!(matches!(err, Error::FenceExhausted { .. }), "{err:?}");
-    let mut backend = FileBackend::new(&path, OpenOptions::new());
+    let mut backend = TargetBackend::new(&path, OpenOptions::new());
     let response = call(
         &mut backend,
         r#"{"op":"claim_many","job":"j","owners":["a","b"],"now":1,"ttl":1}"#,

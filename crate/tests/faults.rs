@@ -23,7 +23,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use leasefence::{Error, Fence, Journal, LeaseStore, OpenOptions, Outcome};
+use leasefence::{Error, Fence, Journal, Lease, LeaseStore, OpenOptions, Outcome};
 use support::fault_vfs::{self, Fault, Kind, Loss};
 use support::rng::Rng;
 
@@ -319,7 +319,7 @@ impl Worker {
                 // Longer than any claim's ttl: a later renew of a lease never shortens it, so an
                 // acknowledged lease end is a lower bound of what the store must keep.
                 let ttl = RENEW_TTL;
-                match store.renew(&job, &self.owner, fence, now, ttl)? {
+                match store.renew(&Lease::new(&job, &self.owner, fence), now, ttl)? {
                     Outcome::Granted(()) => Ok(Some(Ack::Renew {
                         job,
                         fence,
@@ -334,7 +334,7 @@ impl Worker {
             7 | 8 => {
                 let (job, fence) = self.held.remove(rng.below(self.held.len() as u64) as usize);
                 let result = format!("done-by-{}-{fence}", self.owner);
-                match store.complete(&job, &self.owner, fence, now, Some(&result)) {
+                match store.complete(&Lease::new(&job, &self.owner, fence), now, Some(&result)) {
                     Ok(Outcome::Granted(())) => Ok(Some(Ack::Complete { job, fence, result })),
                     Ok(Outcome::Rejected(_)) => Ok(None),
                     Err(e) => {
@@ -347,7 +347,12 @@ impl Worker {
                 let (job, fence) = self.held.remove(rng.below(self.held.len() as u64) as usize);
                 let retry_at = (choice == 10).then_some(now + 3.0);
                 let error = format!("failed-by-{}-{fence}", self.owner);
-                match store.fail(&job, &self.owner, fence, now, retry_at, Some(&error)) {
+                match store.fail(
+                    &Lease::new(&job, &self.owner, fence),
+                    now,
+                    retry_at,
+                    Some(&error),
+                ) {
                     Ok(Outcome::Granted(())) => Ok(Some(Ack::Fail {
                         job,
                         fence,
@@ -363,7 +368,7 @@ impl Worker {
             }
             _ => {
                 let (job, fence) = self.held.remove(rng.below(self.held.len() as u64) as usize);
-                match store.release(&job, &self.owner, fence) {
+                match store.release(&Lease::new(&job, &self.owner, fence)) {
                     Ok(Outcome::Granted(())) => Ok(Some(Ack::Release { job, fence })),
                     Ok(Outcome::Rejected(_)) => Ok(None),
                     Err(e) => {
@@ -650,10 +655,7 @@ struct IoSummary {
 
 fn sqlite_code(err: &Error) -> Option<i32> {
     match err {
-        Error::Storage {
-            source: rusqlite::Error::SqliteFailure(failure, _),
-            ..
-        } => Some(failure.extended_code),
+        Error::Storage { source, .. } => source.extended_code(),
         _ => None,
     }
 }
@@ -828,7 +830,7 @@ fn failed_sync_then_crash() {
                 code: Kind::Sync.io_error(),
                 persistent: false,
             });
-            let answer = store.complete("j", "a", fence, 1.0, Some("r"));
+            let answer = store.complete(&Lease::new("j", "a", fence), 1.0, Some("r"));
             fault_vfs::clear_faults();
             let fired = fault_vfs::take_fired();
             if fired.is_empty() || answer.is_ok() {
@@ -855,7 +857,7 @@ fn failed_sync_then_crash() {
             seen.insert((format!("{journal:?}"), nth), row.done);
             // The live store works on, and its next commit overwrites what the failed one left.
             assert!(store
-                .complete("j", "a", fence, 2.0, Some("r2"))
+                .complete(&Lease::new("j", "a", fence), 2.0, Some("r2"))
                 .unwrap()
                 .is_granted());
             let other = tempfile::tempdir().unwrap();
@@ -952,7 +954,7 @@ fn fill_the_disk(journal: Journal) {
                 fence,
             });
             assert!(store
-                .complete(&job, "w", fence, k as f64, Some(&result))?
+                .complete(&Lease::new(&job, "w", fence), k as f64, Some(&result))?
                 .is_granted());
             acks.push(Ack::Complete {
                 job: job.clone(),
@@ -1011,7 +1013,7 @@ fn fill_the_disk(journal: Journal) {
             .granted()
             .unwrap();
         assert!(store
-            .complete(&job, "w", fence, 1e6 + 1.0, Some("after"))
+            .complete(&Lease::new(&job, "w", fence), 1e6 + 1.0, Some("after"))
             .unwrap()
             .is_granted());
     }
@@ -1024,7 +1026,7 @@ fn fill_the_disk(journal: Journal) {
             .granted()
             .unwrap();
         assert!(store
-            .complete(&job, "w", fence, 2e6, Some("ok"))
+            .complete(&Lease::new(&job, "w", fence), 2e6, Some("ok"))
             .unwrap()
             .is_granted());
         acks.push(Ack::Complete {

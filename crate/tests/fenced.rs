@@ -8,8 +8,19 @@ use std::time::{Duration, Instant};
 
 use leasefence::guard::{self, Guarded, SqliteGuard};
 use leasefence::{
-    fenced_value, Error, Finish, LeaseStore, Leases, Outcome, Reason, SqlValue, Statement,
+    fenced_value, Error, Finish, Lease, LeaseStore, Leases, Outcome, Reason, SqlValue, Statement,
 };
+
+mod support;
+
+/// The `Lease` value from a claim through renew, the fenced writes, fail, release and complete,
+/// through `&dyn Leases` on an SQLite file (the PostgreSQL run is in `postgres.rs`).
+#[test]
+fn the_lease_value_round_trips_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LeaseStore::open(dir.path().join("q.db")).unwrap();
+    support::lease_value::round_trip(&store);
+}
 
 fn store_with_lease(dir: &tempfile::TempDir) -> (LeaseStore, i64) {
     let store = LeaseStore::open(dir.path().join("q.db")).unwrap();
@@ -46,13 +57,18 @@ fn refused<T: std::fmt::Debug>(result: leasefence::Result<Outcome<T>>) -> String
 fn an_error_from_the_closure_rolls_everything_back() {
     let dir = tempfile::tempdir().unwrap();
     let (store, fence) = store_with_lease(&dir);
-    let result = store.fenced_with("j", "me", fence, 1.0, Finish::Complete(None), |tx| {
-        tx.execute("UPDATE t SET v = 5", [])?;
-        Err::<(), _>(Error::InvalidArgument {
-            argument: "mine",
-            message: "changed my mind".into(),
-        })
-    });
+    let result = store.fenced_with(
+        &Lease::new("j", "me", fence),
+        1.0,
+        Finish::Complete(None),
+        |tx| {
+            tx.execute("UPDATE t SET v = 5", [])?;
+            Err::<(), _>(Error::InvalidArgument {
+                argument: "mine",
+                message: "changed my mind".into(),
+            })
+        },
+    );
     assert!(matches!(
         result,
         Err(Error::InvalidArgument {
@@ -69,13 +85,18 @@ fn the_closure_reads_and_writes_in_the_same_transaction_and_returns_its_value() 
     let dir = tempfile::tempdir().unwrap();
     let (store, fence) = store_with_lease(&dir);
     let got = store
-        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
-            let v: i64 = tx
-                .query_row("SELECT v FROM t WHERE k = ?1", ["a"], |r| r.get(0))?
-                .unwrap();
-            tx.execute("UPDATE t SET v = ?1", [v + 1])?;
-            Ok(v + 1)
-        })
+        .fenced_with(
+            &Lease::new("j", "me", fence),
+            1.0,
+            Finish::KeepLease,
+            |tx| {
+                let v: i64 = tx
+                    .query_row("SELECT v FROM t WHERE k = ?1", ["a"], |r| r.get(0))?
+                    .unwrap();
+                tx.execute("UPDATE t SET v = ?1", [v + 1])?;
+                Ok(v + 1)
+            },
+        )
         .unwrap();
     assert_eq!(got, Outcome::Granted(1));
     assert_eq!(value(&store), 1);
@@ -85,11 +106,16 @@ fn the_closure_reads_and_writes_in_the_same_transaction_and_returns_its_value() 
 fn a_swallowed_failure_still_rolls_back() {
     let dir = tempfile::tempdir().unwrap();
     let (store, fence) = store_with_lease(&dir);
-    let result = store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
-        tx.execute("UPDATE t SET v = 7", [])?;
-        let _ignored = tx.execute("INSERT INTO t VALUES ('a', 1)", []);
-        Ok(())
-    });
+    let result = store.fenced_with(
+        &Lease::new("j", "me", fence),
+        1.0,
+        Finish::KeepLease,
+        |tx| {
+            tx.execute("UPDATE t SET v = 7", [])?;
+            let _ignored = tx.execute("INSERT INTO t VALUES ('a', 1)", []);
+            Ok(())
+        },
+    );
     assert!(refused(result).contains("went on"));
     assert_eq!(value(&store), 0);
 }
@@ -124,9 +150,7 @@ fn writes_through_triggers_views_temp_tables_and_attached_files_are_refused() {
     ];
     for sql in attempts {
         let result = store.fenced(
-            "j",
-            "me",
-            fence,
+            &Lease::new("j", "me", fence),
             1.0,
             &[Statement::new(sql, [])],
             Finish::KeepLease,
@@ -139,9 +163,7 @@ fn writes_through_triggers_views_temp_tables_and_attached_files_are_refused() {
         dir.path().join("o.db").display()
     );
     refused(store.fenced(
-        "j",
-        "me",
-        fence,
+        &Lease::new("j", "me", fence),
         1.0,
         &[Statement::new(attach, [])],
         Finish::KeepLease,
@@ -156,9 +178,7 @@ fn the_authorizer_is_gone_after_the_fenced_write() {
     let dir = tempfile::tempdir().unwrap();
     let (store, fence) = store_with_lease(&dir);
     refused(store.fenced(
-        "j",
-        "me",
-        fence,
+        &Lease::new("j", "me", fence),
         1.0,
         &[Statement::new("PRAGMA user_version = 3", [])],
         Finish::KeepLease,
@@ -169,11 +189,11 @@ fn the_authorizer_is_gone_after_the_fenced_write() {
         .execute_batch("PRAGMA user_version = 3")
         .unwrap();
     assert!(store
-        .renew("j", "me", fence, 2.0, 100.0)
+        .renew(&Lease::new("j", "me", fence), 2.0, 100.0)
         .unwrap()
         .is_granted());
     assert!(store
-        .complete("j", "me", fence, 3.0, Some("r"))
+        .complete(&Lease::new("j", "me", fence), 3.0, Some("r"))
         .unwrap()
         .is_granted());
 }
@@ -191,7 +211,12 @@ fn a_failing_statement_is_a_statement_error_naming_its_index() {
         Statement::new("INSERT INTO t VALUES ('a', 1)", []),
     ];
     let err = store
-        .fenced("j", "me", fence, 1.0, &list, Finish::Complete(None))
+        .fenced(
+            &Lease::new("j", "me", fence),
+            1.0,
+            &list,
+            Finish::Complete(None),
+        )
         .unwrap_err();
     match &err {
         Error::Statement {
@@ -213,10 +238,15 @@ fn a_failing_statement_is_a_statement_error_naming_its_index() {
     assert!(!store.state("j").unwrap().unwrap().done);
 
     let err = store
-        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
-            tx.execute_values("UPDATE t SET v = 8", &[])?;
-            tx.execute("SELECT * FROM no_such_table", [])
-        })
+        .fenced_with(
+            &Lease::new("j", "me", fence),
+            1.0,
+            Finish::KeepLease,
+            |tx| {
+                tx.execute_values("UPDATE t SET v = 8", &[])?;
+                tx.execute("SELECT * FROM no_such_table", [])
+            },
+        )
         .unwrap_err();
     assert!(
         matches!(&err, Error::Statement { index: 1, message, .. } if message.contains("no such table")),
@@ -225,9 +255,7 @@ fn a_failing_statement_is_a_statement_error_naming_its_index() {
     assert_eq!(value(&store), 0);
 
     let refused = store.fenced(
-        "j",
-        "me",
-        fence,
+        &Lease::new("j", "me", fence),
         1.0,
         &[Statement::new("DELETE FROM jobs", [])],
         Finish::KeepLease,
@@ -245,45 +273,62 @@ fn the_neutral_handle_through_dyn_leases() {
     let dir = tempfile::tempdir().unwrap();
     let (store, fence) = store_with_lease(&dir);
     let leases: &dyn Leases = &store;
-    let got = fenced_value(leases, "j", "me", fence, 1.0, Finish::KeepLease, |tx| {
-        let read = tx.query(
-            "SELECT k, v, 1.5 AS f, NULL AS z FROM t WHERE k = $1",
-            &["a".into()],
-        )?;
-        assert_eq!(read.columns, ["k", "v", "f", "z"]);
-        assert_eq!(
-            read.rows,
-            [vec![
-                SqlValue::Text("a".into()),
-                SqlValue::Integer(0),
-                SqlValue::Real(1.5),
-                SqlValue::Null
-            ]]
-        );
-        tx.execute("UPDATE t SET v = $1", &[3.into()])
-    })
+    let got = fenced_value(
+        leases,
+        &Lease::new("j", "me", fence),
+        1.0,
+        Finish::KeepLease,
+        |tx| {
+            let read = tx.query(
+                "SELECT k, v, 1.5 AS f, NULL AS z FROM t WHERE k = $1",
+                &["a".into()],
+            )?;
+            assert_eq!(read.columns, ["k", "v", "f", "z"]);
+            assert_eq!(
+                read.rows,
+                [vec![
+                    SqlValue::Text("a".into()),
+                    SqlValue::Integer(0),
+                    SqlValue::Real(1.5),
+                    SqlValue::Null
+                ]]
+            );
+            tx.execute("UPDATE t SET v = $1", &[3.into()])
+        },
+    )
     .unwrap();
     assert_eq!(got, Outcome::Granted(1));
     assert_eq!(value(&store), 3);
     let stale = leases
-        .fenced_with("j", "me", fence + 1, 2.0, Finish::KeepLease, &mut |tx| {
-            tx.execute("UPDATE t SET v = 50", &[]).map(drop)
-        })
+        .fenced_with(
+            &Lease::new("j", "me", fence + 1),
+            2.0,
+            Finish::KeepLease,
+            &mut |tx| tx.execute("UPDATE t SET v = 50", &[]).map(drop),
+        )
         .unwrap();
     assert_eq!(stale.reason(), Some(&Reason::StaleFence { current: fence }));
-    let failed = leases.fenced_with("j", "me", fence, 2.0, Finish::Complete(None), &mut |tx| {
-        tx.execute("UPDATE t SET v = 60", &[])?;
-        tx.execute("INSERT INTO t VALUES ('a', 1)", &[]).map(drop)
-    });
+    let failed = leases.fenced_with(
+        &Lease::new("j", "me", fence),
+        2.0,
+        Finish::Complete(None),
+        &mut |tx| {
+            tx.execute("UPDATE t SET v = 60", &[])?;
+            tx.execute("INSERT INTO t VALUES ('a', 1)", &[]).map(drop)
+        },
+    );
     assert!(
         matches!(failed, Err(Error::Statement { index: 1, .. })),
         "{failed:?}"
     );
     assert_eq!(value(&store), 3);
     let done = leases
-        .fenced_with("j", "me", fence, 2.0, Finish::Complete(None), &mut |tx| {
-            tx.execute("UPDATE t SET v = 4", &[]).map(drop)
-        })
+        .fenced_with(
+            &Lease::new("j", "me", fence),
+            2.0,
+            Finish::Complete(None),
+            &mut |tx| tx.execute("UPDATE t SET v = 4", &[]).map(drop),
+        )
         .unwrap();
     assert!(done.is_granted());
     assert_eq!(value(&store), 4);
@@ -297,9 +342,7 @@ fn a_claim_from_another_connection_waits_for_the_fenced_transaction() {
     let path = dir.path().join("q.db");
     let outcome = store
         .fenced_with(
-            "j",
-            "me",
-            fence,
+            &Lease::new("j", "me", fence),
             1.0,
             Finish::Complete(Some("r".into())),
             |tx| {

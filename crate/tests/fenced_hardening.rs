@@ -6,8 +6,8 @@
 //! application's own connection (which the library cannot refuse) do not change the plan of
 //! `claim_next`, which is pinned to its index.
 
-use leasefence::rusqlite::Connection;
-use leasefence::{Error, Finish, LeaseStore, Outcome, Statement};
+use leasefence::{Error, Finish, Lease, LeaseStore, Outcome, Statement};
+use rusqlite::Connection;
 
 fn store_with_lease(dir: &tempfile::TempDir) -> (LeaseStore, i64) {
     let store = LeaseStore::open(dir.path().join("q.db")).unwrap();
@@ -35,9 +35,7 @@ fn refused(result: leasefence::Result<Outcome<()>>) -> String {
 
 fn fenced(store: &LeaseStore, fence: i64, sql: &str) -> leasefence::Result<Outcome<()>> {
     store.fenced(
-        "job-0",
-        "me",
-        fence,
+        &Lease::new("job-0", "me", fence),
         1.0,
         &[
             Statement::new("INSERT OR REPLACE INTO app(k, v) VALUES ('before', 1)", []),
@@ -156,9 +154,7 @@ fn claim_next_plan(conn: &Connection) -> String {
     );
     let mut stmt = conn.prepare(&sql).unwrap();
     let rows = stmt
-        .query_map(leasefence::rusqlite::params!["o", 10.0, 1.0], |r| {
-            r.get::<_, String>(3)
-        })
+        .query_map(rusqlite::params!["o", 10.0, 1.0], |r| r.get::<_, String>(3))
         .unwrap();
     rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
 }

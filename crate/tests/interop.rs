@@ -12,8 +12,8 @@ mod cli_bin;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use leasefence::rusqlite::Connection;
-use leasefence::{JobState, LeaseStore, Outcome, Reason};
+use leasefence::{JobState, Lease, LeaseStore, Outcome, Reason};
+use rusqlite::Connection;
 use serde_json::{json, Value};
 
 fn interop_dir() -> PathBuf {
@@ -191,14 +191,17 @@ fn a_crate_database_is_read_and_continued_by_python_and_read_back() {
             Outcome::Granted(1)
         );
         assert!(store
-            .complete("beta", "rust-b", 1, 120.0, Some(RUST_RESULT))
+            .complete(&Lease::new("beta", "rust-b", 1), 120.0, Some(RUST_RESULT))
             .unwrap()
             .is_granted());
         assert_eq!(
             store.claim("gamma", "rust-c", 100.0, 30.0).unwrap(),
             Outcome::Granted(1)
         );
-        assert!(store.release("gamma", "rust-c", 1).unwrap().is_granted());
+        assert!(store
+            .release(&Lease::new("gamma", "rust-c", 1))
+            .unwrap()
+            .is_granted());
     }
     assert_eq!(cli(&db, &["enqueue", ODD_ID]), (0, json!({"value": true})));
     assert_eq!(
@@ -344,15 +347,12 @@ fn a_crate_database_is_read_and_continued_by_python_and_read_back() {
     assert_eq!(ids_now, read);
     let (code, value) = cli(&db, &["state", "alpha"]);
     assert_eq!(code, 0);
-    assert_eq!(
-        value["value"],
-        leasefence::protocol::state_json(&after_py[0])
-    );
+    assert_eq!(value["value"], serde_json::to_value(&after_py[0]).unwrap());
     drop(fresh);
 
     // --- And continues the contract on top of Python's writes.
     assert_eq!(
-        live.complete("alpha", "py", 2, 112.0, Some("again"))
+        live.complete(&Lease::new("alpha", "py", 2), 112.0, Some("again"))
             .unwrap(),
         Outcome::Rejected(Reason::Done)
     );
@@ -368,11 +368,12 @@ fn a_crate_database_is_read_and_continued_by_python_and_read_back() {
         Outcome::Granted(3)
     );
     assert_eq!(
-        live.renew("gamma", "py", 2, 251.0, 10.0).unwrap(),
+        live.renew(&Lease::new("gamma", "py", 2), 251.0, 10.0)
+            .unwrap(),
         Outcome::Rejected(Reason::StaleFence { current: 3 })
     );
     assert!(live
-        .complete("delta", winner, 1, 205.0, Some("by rust ✓"))
+        .complete(&Lease::new("delta", winner, 1), 205.0, Some("by rust ✓"))
         .unwrap()
         .is_granted());
     // Claimable now: eta (until 0), ODD_ID (until 110), gamma (until 260); in that order.
@@ -482,7 +483,7 @@ fn a_python_database_is_opened_and_continued_by_the_crate() {
     assert_eq!(code, 0);
     assert_eq!(
         value["value"],
-        leasefence::protocol::state_json(&python_wrote[1])
+        serde_json::to_value(&python_wrote[1]).unwrap()
     );
     let store = LeaseStore::open(&db).expect("a seed database is a leasefence database");
     assert_eq!(store.jobs().unwrap(), python_wrote);
@@ -505,15 +506,19 @@ fn a_python_database_is_opened_and_continued_by_the_crate() {
         Outcome::Granted(2)
     );
     assert_eq!(
-        store.complete("a", "py-a", 1, 11.0, Some("stale")).unwrap(),
+        store
+            .complete(&Lease::new("a", "py-a", 1), 11.0, Some("stale"))
+            .unwrap(),
         Outcome::Rejected(Reason::StaleFence { current: 2 })
     );
     assert_eq!(
-        store.complete("b", "py-b", 1, 2.0, Some("x")).unwrap(),
+        store
+            .complete(&Lease::new("b", "py-b", 1), 2.0, Some("x"))
+            .unwrap(),
         Outcome::Rejected(Reason::Done)
     );
     assert_eq!(
-        store.release("c", "py-c", 1).unwrap(),
+        store.release(&Lease::new("c", "py-c", 1)).unwrap(),
         Outcome::Rejected(Reason::NotOwner)
     );
     assert_eq!(
@@ -532,7 +537,7 @@ fn a_python_database_is_opened_and_continued_by_the_crate() {
     assert_eq!(many.iter().filter(|o| o.is_granted()).count(), 1);
     let won = many.iter().position(Outcome::is_granted).unwrap();
     assert!(store
-        .complete("a", "rust", 2, 12.0, Some(RUST_RESULT))
+        .complete(&Lease::new("a", "rust", 2), 12.0, Some(RUST_RESULT))
         .unwrap()
         .is_granted());
     let crate_wrote = vec![
@@ -669,12 +674,12 @@ fn the_seed_never_claims_a_delayed_waiting_or_dead_job_early() {
         store.enqueue("poison").unwrap();
         assert!(store.claim("retry", "w", 0.0, 10.0).unwrap().is_granted());
         assert!(store
-            .fail("retry", "w", 1, 1.0, Some(50.0), Some("flaky"))
+            .fail(&Lease::new("retry", "w", 1), 1.0, Some(50.0), Some("flaky"))
             .unwrap()
             .is_granted());
         assert!(store.claim("poison", "w", 0.0, 10.0).unwrap().is_granted());
         assert!(store
-            .fail("poison", "w", 1, 1.0, None, Some("bad"))
+            .fail(&Lease::new("poison", "w", 1), 1.0, None, Some("bad"))
             .unwrap()
             .is_granted());
     }

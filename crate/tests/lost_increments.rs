@@ -24,7 +24,7 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use leasefence::guard::SqliteGuard;
-use leasefence::{Finish, LeaseStore, Leases, Statement};
+use leasefence::{Finish, Lease, LeaseStore, Leases, Statement};
 
 const JOB: &str = "counter";
 const KEY: &str = "counter";
@@ -195,7 +195,12 @@ fn work(variant: Variant, stores: &Stores, me: &str, target: usize, seed: u64, d
                     [(n + 1).into()],
                 )];
                 store
-                    .fenced(JOB, me, fence, wall(), &write, Finish::KeepLease)
+                    .fenced(
+                        &Lease::new(JOB, me, fence),
+                        wall(),
+                        &write,
+                        Finish::KeepLease,
+                    )
                     .unwrap()
                     .is_granted()
             }
@@ -204,7 +209,7 @@ fn work(variant: Variant, stores: &Stores, me: &str, target: usize, seed: u64, d
         if written {
             acked += 1;
         }
-        let _ = store.release(JOB, me, fence).unwrap();
+        let _ = store.release(&Lease::new(JOB, me, fence)).unwrap();
     }
     println!("ACKED {acked} STALLS {stalls}");
 }

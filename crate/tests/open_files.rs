@@ -11,9 +11,9 @@ mod cli_bin;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use leasefence::rusqlite::types::ValueRef;
-use leasefence::rusqlite::{self, Connection};
 use leasefence::{Error, Journal, LeaseStore, OpenOptions};
+use rusqlite::types::ValueRef;
+use rusqlite::Connection;
 use serde_json::Value;
 
 /// The exact table of SPEC section 1.

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use leasefence::protocol::{Backend, TargetBackend};
 use leasefence::{
-    fenced_value, ClaimedJob, Error, Fence, JobState, Leases, OpenOptions, Outcome, PgStore,
+    fenced_value, ClaimedJob, Error, Fence, JobState, Lease, Leases, OpenOptions, Outcome, PgStore,
     Reason, SqlValue,
 };
 use postgres::NoTls;
@@ -274,14 +274,13 @@ fn draining_processes_hand_out_each_job_once() {
                     let owner = format!("p{p}");
                     let (mut grants, mut completed) = (Vec::new(), Vec::new());
                     barrier.wait();
-                    while let Some(ClaimedJob { job, fence, .. }) =
-                        batch.claim_next(&owner, 0.0, 600.0)
-                    {
+                    while let Some(claimed) = batch.claim_next(&owner, 0.0, 600.0) {
+                        let ClaimedJob { job, fence, .. } = &claimed;
                         let result = format!("{owner}/{job}/{fence}");
-                        let done = batch.complete(&job, &owner, fence, 1.0, Some(&result));
+                        let done = batch.complete(&claimed.lease(), 1.0, Some(&result));
                         assert_eq!(done, Outcome::Granted(()), "{owner}: {job} fence {fence}");
-                        grants.push((job.clone(), fence));
-                        completed.push(job);
+                        grants.push((job.clone(), *fence));
+                        completed.push(job.clone());
                     }
                     batch.finish();
                     (grants, completed)
@@ -401,7 +400,7 @@ fn a_server_crash_restart_loses_no_acknowledged_fence_or_result() {
                         .push((claimed.job.clone(), claimed.fence));
                     let result = format!("{owner}/{}/{}", claimed.job, claimed.fence);
                     let now = clock.fetch_add(1, Ordering::SeqCst) as f64;
-                    match store.complete(&claimed.job, &owner, claimed.fence, now, Some(&result)) {
+                    match store.complete(&claimed.lease(), now, Some(&result)) {
                         Ok(Outcome::Granted(())) => {
                             completes
                                 .lock()
@@ -600,9 +599,11 @@ fn invalid_arguments_are_refused_before_the_server_is_asked() {
     let invalid: Vec<Error> = vec![
         store.claim("j", "a", 0.0, 0.0).unwrap_err(),
         store.claim("j", "a", f64::NAN, 5.0).unwrap_err(),
-        store.renew("j", "a", 1, 0.0, -1.0).unwrap_err(),
         store
-            .complete("j", "a", 1, f64::INFINITY, None)
+            .renew(&Lease::new("j", "a", 1), 0.0, -1.0)
+            .unwrap_err(),
+        store
+            .complete(&Lease::new("j", "a", 1), f64::INFINITY, None)
             .unwrap_err(),
         store.claim_next("a", 0.0, f64::NAN).unwrap_err(),
         store.claim_many("j", &["a", "b"], 0.0, 0.0).unwrap_err(),
@@ -610,7 +611,7 @@ fn invalid_arguments_are_refused_before_the_server_is_asked() {
         store.enqueue("nul\0id").unwrap_err(),
         store.claim("j", "own\0er", 0.0, 5.0).unwrap_err(),
         store
-            .complete("j", "a", 1, 0.0, Some("res\0ult"))
+            .complete(&Lease::new("j", "a", 1), 0.0, Some("res\0ult"))
             .unwrap_err(),
     ];
     for err in &invalid {
@@ -648,7 +649,10 @@ fn claim_next_takes_the_contract_order_from_one_index() {
     );
     // A released job is back at until 0, tied with the untouched ones: insertion order decides,
     // and it was inserted first.
-    assert!(store.release("job-20000", "w", 1).unwrap().is_granted());
+    assert!(store
+        .release(&Lease::new("job-20000", "w", 1))
+        .unwrap()
+        .is_granted());
     assert_eq!(
         store.claim_next("v", 1.0, 10.0).unwrap().unwrap().job,
         "job-20000"
@@ -675,6 +679,20 @@ fn claim_next_takes_the_contract_order_from_one_index() {
     assert!(plan.contains("leasefence_next"), "{plan}");
     assert!(!plan.contains("Sort"), "{plan}");
     assert!(!plan.contains("Seq Scan"), "{plan}");
+}
+
+/// The `Lease` value from a claim through renew, the fenced writes, fail, release and complete,
+/// through `&dyn Leases` on a server (the SQLite run is in `fenced.rs`).
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn the_lease_value_round_trips_on_postgres() {
+    let Some(base) = server("the_lease_value_round_trips_on_postgres") else {
+        return;
+    };
+    let _server = shared_server();
+    let schema = Schema::new(&base, "lease_value");
+    let store = leasefence::open(&schema.url).unwrap();
+    support::lease_value::round_trip(store.as_ref());
 }
 
 #[test]
@@ -707,7 +725,7 @@ fn an_exhausted_fence_is_an_error_never_a_wrap() {
     assert_eq!((row.fence, row.owner.as_deref()), (i64::MAX, Some("a")));
     // Its holder can still finish it.
     assert!(store
-        .complete("old", "a", i64::MAX, 5.0, Some("r"))
+        .complete(&Lease::new("old", "a", i64::MAX), 5.0, Some("r"))
         .unwrap()
         .is_granted());
 }
@@ -1304,7 +1322,7 @@ fn failures_and_dead_marks_are_written_with_their_row() {
     assert_eq!(claimed.payload.as_deref(), Some("input"));
     // A stale fail: refused, nothing recorded.
     assert!(!store
-        .fail("j", "a", 7, 6.0, Some(9.0), Some("x"))
+        .fail(&Lease::new("j", "a", 7), 6.0, Some(9.0), Some("x"))
         .unwrap()
         .is_granted());
     let mut admin = schema.admin();
@@ -1314,7 +1332,7 @@ fn failures_and_dead_marks_are_written_with_their_row() {
         .get(0);
     assert_eq!(failures, 0);
     assert!(store
-        .fail("j", "a", 1, 6.0, None, Some("poison"))
+        .fail(&Lease::new("j", "a", 1), 6.0, None, Some("poison"))
         .unwrap()
         .is_granted());
     let row = admin
@@ -1357,7 +1375,7 @@ fn failures_and_dead_marks_are_written_with_their_row() {
     assert!(store.enqueue("k").unwrap());
     let fence = store.claim("k", "a", 0.0, 10.0).unwrap().granted().unwrap();
     assert!(store
-        .fail("k", "a", fence, 1.0, None, Some("poison"))
+        .fail(&Lease::new("k", "a", fence), 1.0, None, Some("poison"))
         .unwrap()
         .is_granted());
     assert!(store.inspect("k").unwrap().unwrap().dead);
@@ -1372,7 +1390,7 @@ fn failures_and_dead_marks_are_written_with_their_row() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
-    use leasefence::{Error, Finish, Outcome, PgStore, Statement};
+    use leasefence::{Error, Finish, Lease, Outcome, PgStore, Statement};
     let Some(base) = server("fenced_writes_refuse_every_path") else {
         return;
     };
@@ -1419,7 +1437,12 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
             Statement::new("UPDATE t SET v = v + 1", []),
             Statement::new(sql, []),
         ];
-        let result = store.fenced("j", "me", fence, 1.0, &list, Finish::Complete(None));
+        let result = store.fenced(
+            &Lease::new("j", "me", fence),
+            1.0,
+            &list,
+            Finish::Complete(None),
+        );
         assert!(
             matches!(result, Err(Error::InvalidArgument { .. })),
             "{sql}: {result:?}"
@@ -1440,25 +1463,38 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
     // The closure form: reads and writes in the transaction, its value returned; an error rolls
     // back; a stale lease rolls back with the reason.
     let got = store
-        .fenced_with("j", "me", fence, 2.0, Finish::KeepLease, |tx| {
-            let rows = tx.query_values("SELECT v FROM t WHERE k = $1", &["a".into()])?;
-            let v: i32 = rows[0].get(0);
-            tx.execute_values("UPDATE t SET v = $1", &[(v + 1).into()])?;
-            Ok(v + 1)
-        })
+        .fenced_with(
+            &Lease::new("j", "me", fence),
+            2.0,
+            Finish::KeepLease,
+            |tx| {
+                let rows = tx.query_values("SELECT v FROM t WHERE k = $1", &["a".into()])?;
+                let v: i32 = rows[0].get(0);
+                tx.execute_values("UPDATE t SET v = $1", &[(v + 1).into()])?;
+                Ok(v + 1)
+            },
+        )
         .unwrap();
     assert_eq!(got, Outcome::Granted(1));
     let stale = store
-        .fenced_with("j", "me", fence + 1, 2.0, Finish::KeepLease, |tx| {
-            tx.execute_values("UPDATE t SET v = 50", &[])
-        })
+        .fenced_with(
+            &Lease::new("j", "me", fence + 1),
+            2.0,
+            Finish::KeepLease,
+            |tx| tx.execute_values("UPDATE t SET v = 50", &[]),
+        )
         .unwrap();
     assert_eq!(stale.reason().map(|r| r.code()), Some("stale_fence"));
-    let swallowed = store.fenced_with("j", "me", fence, 2.0, Finish::KeepLease, |tx| {
-        tx.execute_values("UPDATE t SET v = 60", &[])?;
-        let _ = tx.execute_values("INSERT INTO t VALUES ('a', 1)", &[]);
-        Ok(())
-    });
+    let swallowed = store.fenced_with(
+        &Lease::new("j", "me", fence),
+        2.0,
+        Finish::KeepLease,
+        |tx| {
+            tx.execute_values("UPDATE t SET v = 60", &[])?;
+            let _ = tx.execute_values("INSERT INTO t VALUES ('a', 1)", &[]);
+            Ok(())
+        },
+    );
     assert!(
         matches!(swallowed, Err(Error::InvalidArgument { .. })),
         "{swallowed:?}"
@@ -1467,7 +1503,7 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
     // The backend-neutral handle through `&dyn Leases`: rows as `SqlValue`s by the column's type,
     // a type without one refused (and rolled back), a value out.
     let leases: &dyn Leases = &store;
-    let got = fenced_value(leases, "j", "me", fence, 2.0, Finish::KeepLease, |tx| {
+    let got = fenced_value(leases, &Lease::new("j", "me", fence), 2.0, Finish::KeepLease, |tx| {
         let read = tx.query(
             "SELECT k, v, v::int8 AS w, 1.5::float8 AS f, true AS b, NULL::text AS z FROM t WHERE k = $1",
             &["a".into()],
@@ -1488,10 +1524,15 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
     })
     .unwrap();
     assert_eq!(got, Outcome::Granted(1));
-    let typed = leases.fenced_with("j", "me", fence, 2.0, Finish::KeepLease, &mut |tx| {
-        tx.execute("UPDATE t SET v = 80", &[])?;
-        tx.query("SELECT 1.5::numeric AS n", &[]).map(drop)
-    });
+    let typed = leases.fenced_with(
+        &Lease::new("j", "me", fence),
+        2.0,
+        Finish::KeepLease,
+        &mut |tx| {
+            tx.execute("UPDATE t SET v = 80", &[])?;
+            tx.query("SELECT 1.5::numeric AS n", &[]).map(drop)
+        },
+    );
     assert!(
         matches!(&typed, Err(Error::InvalidArgument { message, .. }) if message.contains("::text")),
         "{typed:?}"
@@ -1503,7 +1544,7 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
         Statement::new("INSERT INTO t VALUES ('a', 1)", []),
     ];
     let err = store
-        .fenced("j", "me", fence, 2.0, &list, Finish::KeepLease)
+        .fenced(&Lease::new("j", "me", fence), 2.0, &list, Finish::KeepLease)
         .unwrap_err();
     assert!(
         matches!(&err, Error::Statement { index: 1, busy: false, message } if message.contains("SQLSTATE 23505")),
@@ -1511,9 +1552,12 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
     );
     assert_eq!((err.code(), err.is_retryable()), ("storage", false));
     let err = store
-        .fenced_with("j", "me", fence, 2.0, Finish::KeepLease, |tx| {
-            tx.execute_values("SELECT * FROM no_such_table", &[])
-        })
+        .fenced_with(
+            &Lease::new("j", "me", fence),
+            2.0,
+            Finish::KeepLease,
+            |tx| tx.execute_values("SELECT * FROM no_such_table", &[]),
+        )
         .unwrap_err();
     assert!(
         matches!(&err, Error::Statement { index: 0, message, .. } if message.contains("42P01")),
@@ -1528,9 +1572,7 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
     )];
     assert!(store
         .fenced(
-            "j",
-            "me",
-            fence,
+            &Lease::new("j", "me", fence),
             3.0,
             &list,
             Finish::Complete(Some("r".into()))
@@ -1606,22 +1648,32 @@ fn assert_refused(store: &PgStore, fence: Fence, sql: &str) {
 fn fenced_list(store: &PgStore, fence: Fence, sqls: &[&str]) -> leasefence::Result<Outcome<()>> {
     use leasefence::{Finish, Statement};
     let statements: Vec<Statement> = sqls.iter().map(|sql| Statement::new(*sql, [])).collect();
-    store.fenced("j", "me", fence, 1.0, &statements, Finish::KeepLease)
+    store.fenced(
+        &Lease::new("j", "me", fence),
+        1.0,
+        &statements,
+        Finish::KeepLease,
+    )
 }
 
 /// The settings of the store's own session, as a fenced statement sees them.
 fn store_settings(store: &PgStore, fence: Fence) -> [String; 5] {
     use leasefence::Finish;
     let got = store
-        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
-            let rows = tx.query_values(
+        .fenced_with(
+            &Lease::new("j", "me", fence),
+            1.0,
+            Finish::KeepLease,
+            |tx| {
+                let rows = tx.query_values(
                 "SELECT current_setting('synchronous_commit'), current_setting('lock_timeout'), \
                  current_setting('search_path'), current_setting('statement_timeout'), \
                  current_user::text",
                 &[],
             )?;
-            Ok(std::array::from_fn(|i| rows[0].get::<_, String>(i)))
-        })
+                Ok(std::array::from_fn(|i| rows[0].get::<_, String>(i)))
+            },
+        )
         .unwrap();
     match got {
         Outcome::Granted(settings) => settings,
@@ -1680,9 +1732,7 @@ fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
     // Nor do they reach the library's own write: with triggers switched off for the session,
     // the completion would leave the side table claiming the job is open.
     let done = store.fenced(
-        "j",
-        "me",
-        fence,
+        &Lease::new("j", "me", fence),
         1.0,
         &[Statement::new(
             "SELECT set_config('session_replication_role', 'replica', false)",
@@ -1794,14 +1844,22 @@ fn fenced_statements_cannot_plant_indexes_statistics_locks_or_rules() {
     // statements.
     use leasefence::Finish;
     let kept = store
-        .fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
-            tx.query_values("SELECT x FROM app", &[])
-        })
+        .fenced_with(
+            &Lease::new("j", "me", fence),
+            1.0,
+            Finish::KeepLease,
+            |tx| tx.query_values("SELECT x FROM app", &[]),
+        )
         .unwrap();
-    let next = store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
-        drop(kept);
-        tx.execute_values("INSERT INTO app VALUES (2)", &[])
-    });
+    let next = store.fenced_with(
+        &Lease::new("j", "me", fence),
+        1.0,
+        Finish::KeepLease,
+        |tx| {
+            drop(kept);
+            tx.execute_values("INSERT INTO app VALUES (2)", &[])
+        },
+    );
     assert!(matches!(next, Ok(Outcome::Granted(1))), "{next:?}");
 }
 
@@ -1849,9 +1907,7 @@ fn fenced_statements_leave_no_advisory_lock_behind() {
     assert!(failed.is_err(), "{failed:?}");
     assert!(free(3), "a failed call left advisory lock 3 behind");
     let stale = store.fenced(
-        "j",
-        "me",
-        fence + 1,
+        &Lease::new("j", "me", fence + 1),
         1.0,
         &[Statement::new("SELECT pg_advisory_lock(4)", [])],
         Finish::KeepLease,

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use leasefence::protocol::{respond, Backend};
-use leasefence::{ClaimedJob, Error, Fence, JobState, LeaseStore, Outcome, Reason};
+use leasefence::{ClaimedJob, Error, Fence, JobState, Lease, LeaseStore, Outcome, Reason};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
@@ -426,7 +426,12 @@ fn run_api(store: &LeaseStore, req: &Req) -> Ans {
             retry_at,
             error,
         } => api_ans(
-            store.fail(job, owner, *fence, *now, *retry_at, error.as_deref()),
+            store.fail(
+                &Lease::new(job, owner, *fence),
+                *now,
+                *retry_at,
+                error.as_deref(),
+            ),
             |o| outcome_ans(o, |()| json!(true), json!(false)),
         ),
         Req::Revive { job, now } => api_ans(store.revive(job, *now), |o| {
@@ -470,9 +475,10 @@ fn run_api(store: &LeaseStore, req: &Req) -> Ans {
             fence,
             now,
             ttl,
-        } => api_ans(store.renew(job, owner, *fence, *now, *ttl), |o| {
-            outcome_ans(o, |()| json!(true), json!(false))
-        }),
+        } => api_ans(
+            store.renew(&Lease::new(job, owner, *fence), *now, *ttl),
+            |o| outcome_ans(o, |()| json!(true), json!(false)),
+        ),
         Req::Complete {
             job,
             owner,
@@ -480,12 +486,14 @@ fn run_api(store: &LeaseStore, req: &Req) -> Ans {
             now,
             result,
         } => api_ans(
-            store.complete(job, owner, *fence, *now, result.as_deref()),
+            store.complete(&Lease::new(job, owner, *fence), *now, result.as_deref()),
             |o| outcome_ans(o, |()| json!(true), json!(false)),
         ),
-        Req::Release { job, owner, fence } => api_ans(store.release(job, owner, *fence), |o| {
-            outcome_ans(o, |()| json!(true), json!(false))
-        }),
+        Req::Release { job, owner, fence } => {
+            api_ans(store.release(&Lease::new(job, owner, *fence)), |o| {
+                outcome_ans(o, |()| json!(true), json!(false))
+            })
+        }
         Req::ClaimNext { owner, now, ttl } => {
             api_ans(store.claim_next(owner, *now, *ttl), |next| {
                 Ans::Value(
@@ -495,6 +503,7 @@ fn run_api(store: &LeaseStore, req: &Req) -> Ans {
                              job,
                              fence,
                              payload,
+                             ..
                          }| json!({"job": job, "fence": fence, "payload": payload}),
                     ),
                     None,

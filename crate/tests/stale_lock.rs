@@ -109,9 +109,9 @@ fn a_killed_holders_lock_is_cleared_only_once_nobody_has_the_file_open() {
 
     // A connection of this very process counts as a user too.
     {
-        let conn = leasefence::rusqlite::Connection::open_with_flags_and_vfs(
+        let conn = rusqlite::Connection::open_with_flags_and_vfs(
             &db,
-            leasefence::rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
             "unix-dotfile",
         )
         .unwrap();

@@ -6,7 +6,7 @@
 
 mod support;
 
-use leasefence::protocol::{Backend, FileBackend};
+use leasefence::protocol::{Backend, TargetBackend};
 use leasefence::OpenOptions;
 use serde_json::Value;
 use support::vectors::{check_step, run_all};
@@ -16,7 +16,7 @@ fn every_vector_passes_through_the_protocol() {
     let mut dirs = Vec::new();
     let (failures, steps) = run_all(|_| {
         let dir = tempfile::tempdir().unwrap();
-        let backend = FileBackend::new(dir.path().join("vector.db"), OpenOptions::new());
+        let backend = TargetBackend::new(dir.path().join("vector.db"), OpenOptions::new());
         dirs.push(dir);
         Box::new(backend) as Box<dyn Backend>
     });
@@ -33,7 +33,7 @@ fn every_vector_passes_through_the_protocol() {
 fn the_runner_catches_a_wrong_expectation() {
     // Guards the runner itself: a vector that expects the wrong fence must fail.
     let dir = tempfile::tempdir().unwrap();
-    let mut backend = FileBackend::new(dir.path().join("v.db"), OpenOptions::new());
+    let mut backend = TargetBackend::new(dir.path().join("v.db"), OpenOptions::new());
     let steps: Vec<Value> = serde_json::from_str(
         r#"[{"op":"enqueue","job":"j","expect":{"value":true}},
             {"op":"claim","job":"j","owner":"a","now":0,"ttl":5,"expect":{"value":2}}]"#,

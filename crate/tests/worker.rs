@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use leasefence::worker::{
     wall_clock, Backoff, CancelReason, Completion, Liveness, Worker, WorkerOptions,
 };
-use leasefence::{Leases, OpenOptions, Reason, Statement};
+use leasefence::{Lease, Leases, OpenOptions, Reason, Statement};
 #[cfg(feature = "postgres")]
 use support::pg_schema::PgSchema;
 
@@ -198,7 +198,11 @@ fn a_refused_renew_cancels_the_handler_and_the_newer_holders_result_stays() {
                 .granted()
                 .unwrap();
             assert!(rival
-                .complete(&job.id, "rival", fence, wall_clock(), Some("rival's"))
+                .complete(
+                    &Lease::new(&job.id, "rival", fence),
+                    wall_clock(),
+                    Some("rival's")
+                )
                 .unwrap()
                 .is_granted());
             let reason = job.token.wait();
@@ -615,7 +619,7 @@ fn stale_fenced_completion_refused(db: &Path) {
             .granted()
             .unwrap();
         assert!(rival
-            .complete(job, "rival", fence, at, Some("rival's"))
+            .complete(&Lease::new(job, "rival", fence), at, Some("rival's"))
             .unwrap()
             .is_granted());
     };

@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use leasefence::rusqlite::{Connection, OpenFlags};
 use leasefence::{seed, LeaseStore};
+use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -244,14 +244,11 @@ fn store_block(store: &LeaseStore, jobs: std::ops::Range<usize>) -> Result<Durat
     let ids: Vec<String> = jobs.map(job_id).collect();
     let start = Instant::now();
     for job in &ids {
-        let fence = store
+        let lease = store
             .claim(job, "worker", NOW, TTL)?
-            .granted()
+            .lease(job, "worker")
             .ok_or("store: claim refused")?;
-        if !store
-            .complete(job, "worker", fence, NOW + 1.0, Some("ok"))?
-            .is_granted()
-        {
+        if !store.complete(&lease, NOW + 1.0, Some("ok"))?.is_granted() {
             return Err("store: complete refused".into());
         }
     }
@@ -365,7 +362,7 @@ fn native(opts: &Opts) -> Result<()> {
     drop(store_with_jobs(&py_probe, 0)?);
     let py = python(opts, &["settings", "--db", &py_probe.to_string_lossy()])?;
     remove(&py_probe);
-    let sqlite_version = leasefence::rusqlite::version();
+    let sqlite_version = rusqlite::version();
     emit(json!({"section": "settings", "case": "native",
         "store": {"journal_mode": store_mode, "synchronous": store_sync, "sqlite": sqlite_version},
         "floor": {"journal_mode": floor_mode, "synchronous": floor_sync, "sqlite": sqlite_version},
@@ -526,7 +523,7 @@ fn store_race(path: &Path, threads: usize, cycles: usize) -> Result<Run> {
                 .claim_next(&owner, NOW, TTL)?
                 .ok_or("contention: nothing left to claim")?;
             if !store
-                .complete(&claimed.job, &owner, claimed.fence, NOW + 1.0, Some("ok"))?
+                .complete(&claimed.lease(), NOW + 1.0, Some("ok"))?
                 .is_granted()
             {
                 return Err(format!("contention: complete of {} refused", claimed.job).into());
@@ -562,7 +559,7 @@ fn store_race_short_sleeps(path: &Path, threads: usize, cycles: usize) -> Result
             // SAFETY: the handle is this store's open connection, used only by this thread;
             // the handler is a plain function that ignores its (null) argument.
             let rc = unsafe {
-                leasefence::rusqlite::ffi::sqlite3_busy_handler(
+                rusqlite::ffi::sqlite3_busy_handler(
                     store.connection().handle(),
                     Some(short_sleep),
                     std::ptr::null_mut(),
@@ -579,7 +576,7 @@ fn store_race_short_sleeps(path: &Path, threads: usize, cycles: usize) -> Result
                 .claim_next(&owner, NOW, TTL)?
                 .ok_or("contention: nothing left to claim")?;
             if !store
-                .complete(&claimed.job, &owner, claimed.fence, NOW + 1.0, Some("ok"))?
+                .complete(&claimed.lease(), NOW + 1.0, Some("ok"))?
                 .is_granted()
             {
                 return Err(format!("contention: complete of {} refused", claimed.job).into());
@@ -788,7 +785,7 @@ fn scale(opts: &Opts) -> Result<()> {
             "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?1) \
              INSERT INTO jobs(id, until) SELECT 'job-' || i, \
              CASE WHEN i % 10 = 0 THEN 0 ELSE ?2 + 1e6 + i END FROM n",
-            leasefence::rusqlite::params![size as i64, NOW],
+            rusqlite::params![size as i64, NOW],
         )?;
         delayed
             .connection()
@@ -811,7 +808,7 @@ fn scale(opts: &Opts) -> Result<()> {
                             // that is claimable.
                             Some(claimed) => {
                                 lat[k].push(ms(t.elapsed()));
-                                let _ = delayed.release(&claimed.job, "scaler", claimed.fence)?;
+                                let _ = delayed.release(&claimed.lease())?;
                                 continue;
                             }
                             None => false,

@@ -216,11 +216,11 @@ fn single(fresh: &Fresh, seconds: f64) -> Result<(f64, Latencies)> {
     for i in 1..=queue {
         let job = format!("job-{i:08}");
         let t = Instant::now();
-        let fence = store
+        let lease = store
             .claim(&job, "w", NOW, TTL)?
-            .granted()
+            .lease(&job, "w")
             .ok_or("claim refused")?;
-        let done = store.complete(&job, "w", fence, NOW, Some("result"))?;
+        let done = store.complete(&lease, NOW, Some("result"))?;
         if !done.is_granted() {
             return Err(format!("complete refused: {done:?}").into());
         }
@@ -251,17 +251,14 @@ fn drain(fresh: &Fresh, workers: usize, seconds: f64) -> Result<(f64, u64)> {
                     let owner = format!("w{w}");
                     while !stop.load(Ordering::Relaxed) {
                         match store.claim_next(&owner, NOW, TTL) {
-                            Ok(Some(next)) => {
-                                match store.complete(&next.job, &owner, next.fence, NOW, Some("r"))
-                                {
-                                    Ok(o) if o.is_granted() => {
-                                        cycles.fetch_add(1, Ordering::Relaxed);
-                                    }
-                                    _ => {
-                                        errors.fetch_add(1, Ordering::Relaxed);
-                                    }
+                            Ok(Some(next)) => match store.complete(&next.lease(), NOW, Some("r")) {
+                                Ok(o) if o.is_granted() => {
+                                    cycles.fetch_add(1, Ordering::Relaxed);
                                 }
-                            }
+                                _ => {
+                                    errors.fetch_add(1, Ordering::Relaxed);
+                                }
+                            },
                             Ok(None) => break, // drained
                             Err(_) => {
                                 errors.fetch_add(1, Ordering::Relaxed);
@@ -384,7 +381,7 @@ fn run() -> Result<()> {
             shell("date -u +%Y-%m-%d"),
             shell("nproc"),
             shell("uname -sm"),
-            leasefence::rusqlite::version(),
+            rusqlite::version(),
             opts.seconds,
             opts.repeats
         ),

@@ -11,7 +11,7 @@
 use std::io::BufRead;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use leasefence::{Leases, Outcome};
+use leasefence::{Lease, Leases, Outcome};
 
 const TTL: f64 = 30.0;
 
@@ -69,7 +69,7 @@ fn work(store: &dyn Leases, owner: &str, durability: &str) {
             }
         };
         loop {
-            match store.complete(&claimed.job, owner, claimed.fence, now(), Some("ok")) {
+            match store.complete(&claimed.lease(), now(), Some("ok")) {
                 Ok(Outcome::Granted(())) => break,
                 Ok(Outcome::Rejected(reason)) => {
                     panic!("complete of {} refused: {reason}", claimed.job)
@@ -109,31 +109,21 @@ fn stale(store: &dyn Leases) {
         let job = format!("stale-{order}-{}", std::process::id());
         store.enqueue(&job).expect("enqueue");
         let a = match store.claim(&job, "worker-a", now(), 0.5).expect("claim A") {
-            Outcome::Granted(fence) => fence,
+            Outcome::Granted(fence) => Lease::new(job.as_str(), "worker-a", fence),
             Outcome::Rejected(reason) => panic!("A's claim refused: {reason}"),
         };
         std::thread::sleep(Duration::from_millis(700)); // A stalls past its lease
         let b = match store.claim(&job, "worker-b", now(), 30.0).expect("claim B") {
-            Outcome::Granted(fence) => fence,
+            Outcome::Granted(fence) => Lease::new(job.as_str(), "worker-b", fence),
             Outcome::Rejected(reason) => panic!("B's claim refused: {reason}"),
         };
         let mut b_done = None;
         if order == "after" {
-            b_done = Some(
-                store
-                    .complete(&job, "worker-b", b, now(), Some("B"))
-                    .expect("complete B"),
-            );
+            b_done = Some(store.complete(&b, now(), Some("B")).expect("complete B"));
         }
-        let a_late = store
-            .complete(&job, "worker-a", a, now(), Some("A"))
-            .expect("complete A");
+        let a_late = store.complete(&a, now(), Some("A")).expect("complete A");
         if order == "during" {
-            b_done = Some(
-                store
-                    .complete(&job, "worker-b", b, now(), Some("B"))
-                    .expect("complete B"),
-            );
+            b_done = Some(store.complete(&b, now(), Some("B")).expect("complete B"));
         }
         let row = store.state(&job).expect("state").expect("the job exists");
         let refusal = match &a_late {
@@ -142,7 +132,7 @@ fn stale(store: &dyn Leases) {
         };
         println!(
             "{}",
-            serde_json::json!({"order": order, "a_fence": a, "b_fence": b,
+            serde_json::json!({"order": order, "a_fence": a.fence, "b_fence": b.fence,
                 "b_completed": matches!(b_done, Some(Outcome::Granted(()))),
                 "a_refused": refusal.is_some(), "a_told": refusal,
                 "final_result": row.result, "final_done": row.done})

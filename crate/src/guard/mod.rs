@@ -16,6 +16,11 @@
 //! - `postgres` (feature `postgres`): the same on a PostgreSQL database ([`postgres::accept`],
 //!   [`postgres::write`]).
 //!
+//! The guard runs in *your* database, inside your transactions, so it takes the client types your
+//! code already holds: a `rusqlite::Connection` / `Transaction`, a `postgres::Client` /
+//! `Transaction`. These are the API's deliberate escape hatches to the database clients; use the
+//! versions this crate depends on (rusqlite 0.43, postgres 0.19).
+//!
 //! For stores with conditional writes (S3, GCS, etcd) the same check is a recipe, not code: see
 //! docs/fencing.md.
 

@@ -55,9 +55,10 @@ use postgres::{Row, Transaction};
 
 use super::failure::{pg, statement_error};
 use super::session::{Session, SESSION_SETTINGS};
-use super::store::{check_text, lease_of, PgStore};
+use super::store::{check_lease, check_text, lease_of, PgStore};
 use crate::error::{Error, Result};
-use crate::outcome::{Fence, Outcome};
+use crate::lease::Lease;
+use crate::outcome::Outcome;
 use crate::rules::fenced::{check_statement_kind, FencedHandle, Finish, Rows, SqlValue, Statement};
 use crate::rules::{check_now, unexplained, why_write_refused};
 
@@ -415,8 +416,8 @@ impl PgFencedTx<'_, '_> {
     /// ```no_run
     /// # use leasefence::{Finish, Leases, PgStore};
     /// let store = PgStore::connect("postgres://localhost/queue")?;
-    /// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-    /// store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+    /// let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+    /// store.fenced_with(&lease, 1.0, Finish::KeepLease, |tx| {
     ///     tx.execute_values("UPDATE counters SET n = $1 WHERE id = $2", &[5.into(), "c".into()])
     /// })?;
     /// # Ok::<(), leasefence::Error>(())
@@ -446,8 +447,8 @@ impl PgFencedTx<'_, '_> {
     /// ```no_run
     /// # use leasefence::{Finish, Leases, PgStore};
     /// let store = PgStore::connect("postgres://localhost/queue")?;
-    /// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-    /// store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+    /// let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+    /// store.fenced_with(&lease, 1.0, Finish::KeepLease, |tx| {
     ///     let rows = tx.query_values("SELECT n FROM counters WHERE id = $1", &["c".into()])?;
     ///     let n: i64 = rows[0].get(0);
     ///     tx.execute_values("UPDATE counters SET n = $1 WHERE id = $2", &[(n + 1).into(), "c".into()])
@@ -517,8 +518,8 @@ fn neutral_value(row: &Row, i: usize) -> Result<SqlValue> {
 /// ```no_run
 /// use leasefence::{fenced_value, Finish, Leases, PgStore};
 /// let store = PgStore::connect("postgres://localhost/queue")?;
-/// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-/// let read = fenced_value(&store, "j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+/// let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+/// let read = fenced_value(&store, &lease, 1.0, Finish::KeepLease, |tx| {
 ///     tx.query("SELECT n FROM counters WHERE id = $1", &["c".into()])
 /// })?;
 /// # Ok::<(), leasefence::Error>(())
@@ -557,7 +558,7 @@ impl FencedHandle for PgFencedTx<'_, '_> {
 /// Fenced writes (docs/contract.md section 8) on PostgreSQL.
 impl PgStore {
     /// Runs `work` inside the transaction that checks the lease, and commits its writes only
-    /// while the lease (`job`, `owner`, `fence`) is current at `now`: all or nothing. With
+    /// while `lease` is current at `now`: all or nothing. With
     /// [`Finish::Complete`] the job completes in the same commit.
     ///
     /// `work` runs first; then the library's tables are checked to be unwritten (see the module
@@ -571,8 +572,8 @@ impl PgStore {
     /// use leasefence::{Finish, Leases, PgStore};
     /// let store = PgStore::connect("postgres://localhost/queue")?;
     /// store.enqueue("invoice-42")?;
-    /// let fence = store.claim("invoice-42", "A", 0.0, 30.0)?.granted().unwrap();
-    /// let done = store.fenced_with("invoice-42", "A", fence, 1.0, Finish::Complete(None), |tx| {
+    /// let lease = store.claim("invoice-42", "A", 0.0, 30.0)?.lease("invoice-42", "A").unwrap();
+    /// let done = store.fenced_with(&lease, 1.0, Finish::Complete(None), |tx| {
     ///     tx.execute_values("INSERT INTO invoices(id) VALUES ($1)", &["invoice-42".into()])
     /// })?;
     /// assert!(done.is_granted());
@@ -580,21 +581,18 @@ impl PgStore {
     /// ```
     pub fn fenced_with<T>(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         finish: Finish,
         work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
     ) -> Result<Outcome<T>> {
         check_now(now)?;
-        check_text("job", job)?;
-        check_text("owner", owner)?;
+        check_lease(lease)?;
         if let Finish::Complete(Some(result)) = &finish {
             check_text("result", result)?;
         }
         self.link.with_session("fenced", |session| {
-            let result = fenced_in(session, job, owner, fence, now, &finish, work);
+            let result = fenced_in(session, lease, now, &finish, work);
             if result.is_err() {
                 // Rolled back: the settings went back with the transaction, advisory locks and
                 // prepared statements did not. A session that cannot be checked, or whose
@@ -614,15 +612,13 @@ impl PgStore {
     /// (crate::Leases::fenced) runs it.
     pub(super) fn fenced_statements(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         statements: &[Statement],
         finish: Finish,
     ) -> Result<Outcome<()>> {
         crate::rules::fenced::check_statements(statements)?;
-        self.fenced_with(job, owner, fence, now, finish, |tx| {
+        self.fenced_with(lease, now, finish, |tx| {
             for statement in statements {
                 tx.execute_values(&statement.sql, &statement.params)?;
             }
@@ -634,9 +630,7 @@ impl PgStore {
 /// The fenced transaction on `session`: see [`PgStore::fenced_with`].
 fn fenced_in<T>(
     session: &mut Session,
-    job: &str,
-    owner: &str,
-    fence: Fence,
+    lease: &Lease,
     now: f64,
     finish: &Finish,
     work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
@@ -672,15 +666,15 @@ fn fenced_in<T>(
     let refused = match finish {
         Finish::KeepLease => {
             let row = tx
-                .query_opt(&session.stmts.read_lease_for_share, &[&job])
+                .query_opt(&session.stmts.read_lease_for_share, &[&lease.job])
                 .map_err(pg("fenced"))?;
-            why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now))
+            why_write_refused(lease_of(row, "fenced")?, lease, Some(now))
         }
         Finish::Complete(result) => {
             let changed = tx
                 .execute(
                     &session.stmts.complete,
-                    &[&job, &owner, &fence, &now, result],
+                    &[&lease.job, &lease.owner, &lease.fence, &now, result],
                 )
                 .map_err(pg("fenced"))?;
             if changed == 1 {
@@ -689,11 +683,11 @@ fn fenced_in<T>(
                 // No row matched under READ COMMITTED; read it locked, so it cannot change
                 // before this transaction ends.
                 let row = tx
-                    .query_opt(&session.stmts.read_lease_for_share, &[&job])
+                    .query_opt(&session.stmts.read_lease_for_share, &[&lease.job])
                     .map_err(pg("fenced"))?;
-                match why_write_refused(lease_of(row, "fenced")?, owner, fence, Some(now)) {
+                match why_write_refused(lease_of(row, "fenced")?, lease, Some(now)) {
                     Some(reason) => Some(reason),
-                    None => return Err(unexplained("fenced", job, Some(1))),
+                    None => return Err(unexplained("fenced", &lease.job, Some(1))),
                 }
             }
         }

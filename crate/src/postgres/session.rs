@@ -203,7 +203,9 @@ impl Link {
         let tainted = session.tainted;
         match result {
             Err(Error::Postgres {
-                operation, source, ..
+                operation,
+                source: crate::error::PostgresError(source),
+                ..
             }) => {
                 let lost = closed || connection_lost(&source);
                 // A statement of the store's that the server no longer has (a fenced write's
@@ -252,7 +254,10 @@ impl Link {
             .query_one(SESSION_SETTINGS, &[&lock_timeout])
             .map_err(failed)?;
         if !check_schema(&mut client, &self.label).map_err(|err| match err {
-            Error::Postgres { source, .. } => failed(source),
+            Error::Postgres {
+                source: crate::error::PostgresError(source),
+                ..
+            } => failed(source),
             other => other,
         })? {
             create_schema(&mut client).map_err(failed)?;

@@ -13,13 +13,14 @@ use super::schema::create_schema;
 use super::session::{Link, Session, Statements};
 use super::tls;
 use crate::error::{Error, Result};
+use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish, Statement as FencedStatement};
 use crate::rules::{
     check_now, check_owner_count, check_time, target::redact_url, unexplained, why_claim_refused,
-    why_revive_refused, why_write_refused, ClaimRefusal, Lease, LeaseWindow,
+    why_revive_refused, why_write_refused, ClaimRefusal, LeaseRow, LeaseWindow,
 };
 
 /// How often an operation re-runs its `UPDATE` when the row changed between the refused
@@ -80,10 +81,16 @@ pub(super) fn check_text(argument: &'static str, value: &str) -> Result<()> {
     Ok(())
 }
 
+/// [`check_text`] on the lease's job and owner.
+pub(super) fn check_lease(lease: &Lease) -> Result<()> {
+    check_text("job", &lease.job)?;
+    check_text("owner", &lease.owner)
+}
+
 /// The lease in a row of `SELECT owner, until, fence, done FROM jobs ...`, if there is a row.
-pub(super) fn lease_of(row: Option<Row>, operation: &'static str) -> Result<Option<Lease>> {
+pub(super) fn lease_of(row: Option<Row>, operation: &'static str) -> Result<Option<LeaseRow>> {
     row.map(|row| {
-        Ok(Lease {
+        Ok(LeaseRow {
             owner: row.try_get(0)?,
             until: row.try_get(1)?,
             fence: row.try_get(2)?,
@@ -218,7 +225,7 @@ impl PgStore {
         session: &mut Session,
         operation: &'static str,
         job: &str,
-    ) -> Result<Option<Lease>> {
+    ) -> Result<Option<LeaseRow>> {
         let row = session
             .client
             .query_opt(&session.stmts.read_lease, &[&job])
@@ -233,7 +240,7 @@ impl PgStore {
         operation: &'static str,
         statement: fn(&Statements) -> &Statement,
         params: &[&(dyn ToSql + Sync)],
-        (job, owner, fence): (&str, &str, Fence),
+        lease: &Lease,
         live_at: Option<f64>,
     ) -> Result<Outcome<()>> {
         self.link.with_session(operation, |session| {
@@ -245,14 +252,14 @@ impl PgStore {
                 if changed == 1 {
                     return Ok(Outcome::Granted(()));
                 }
-                let lease = Self::read_lease(session, operation, job)?;
-                match why_write_refused(lease, owner, fence, live_at) {
+                let row = Self::read_lease(session, operation, &lease.job)?;
+                match why_write_refused(row, lease, live_at) {
                     Some(reason) => return Ok(Outcome::Rejected(reason)),
                     // The row matches now: it changed after the UPDATE looked. Try again.
                     None => continue,
                 }
             }
-            Err(unexplained(operation, job, Some(MAX_TRIES)))
+            Err(unexplained(operation, &lease.job, Some(MAX_TRIES)))
         })
     }
 }
@@ -312,59 +319,39 @@ impl Leases for PgStore {
         self.claim_within(job, owner, window)
     }
 
-    fn renew(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Outcome<()>> {
+    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
         let until = LeaseWindow::new(now, ttl)?.until();
-        check_text("job", job)?;
-        check_text("owner", owner)?;
+        check_lease(lease)?;
+        let Lease { job, owner, fence } = lease;
         self.fenced(
             "renew",
             |s| &s.renew,
-            &[&job, &owner, &fence, &now, &until],
-            (job, owner, fence),
+            &[job, owner, fence, &now, &until],
+            lease,
             Some(now),
         )
     }
 
-    fn complete(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: Option<&str>,
-    ) -> Result<Outcome<()>> {
+    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
         check_now(now)?;
-        check_text("job", job)?;
-        check_text("owner", owner)?;
+        check_lease(lease)?;
         if let Some(result) = result {
             check_text("result", result)?;
         }
+        let Lease { job, owner, fence } = lease;
         self.fenced(
             "complete",
             |s| &s.complete,
-            &[&job, &owner, &fence, &now, &result],
-            (job, owner, fence),
+            &[job, owner, fence, &now, &result],
+            lease,
             Some(now),
         )
     }
 
-    fn release(&self, job: &str, owner: &str, fence: Fence) -> Result<Outcome<()>> {
-        check_text("job", job)?;
-        check_text("owner", owner)?;
-        self.fenced(
-            "release",
-            |s| &s.release,
-            &[&job, &owner, &fence],
-            (job, owner, fence),
-            None,
-        )
+    fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
+        check_lease(lease)?;
+        let Lease { job, owner, fence } = lease;
+        self.fenced("release", |s| &s.release, &[job, owner, fence], lease, None)
     }
 
     fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
@@ -380,6 +367,7 @@ impl Leases for PgStore {
                 if let Some(row) = row {
                     return Ok(Some(ClaimedJob {
                         job: row.try_get(0).map_err(pg("claim_next"))?,
+                        owner: owner.into(),
                         fence: row.try_get(1).map_err(pg("claim_next"))?,
                         payload: row.try_get(2).map_err(pg("claim_next"))?,
                     }));
@@ -411,6 +399,7 @@ impl Leases for PgStore {
                         .map_err(pg("claim_next"))?;
                     return Ok(Some(ClaimedJob {
                         job: head,
+                        owner: owner.into(),
                         fence,
                         payload,
                     }));
@@ -424,33 +413,31 @@ impl Leases for PgStore {
 
     fn fail(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         retry_at: Option<f64>,
         error: Option<&str>,
     ) -> Result<Outcome<()>> {
         check_now(now)?;
         check_time("retry_at", retry_at)?;
-        check_text("job", job)?;
-        check_text("owner", owner)?;
+        check_lease(lease)?;
         if let Some(error) = error {
             check_text("error", error)?;
         }
+        let Lease { job, owner, fence } = lease;
         match retry_at {
             Some(retry_at) => self.fenced(
                 "fail",
                 |s| &s.fail_retry,
-                &[&job, &owner, &fence, &now, &retry_at, &error],
-                (job, owner, fence),
+                &[job, owner, fence, &now, &retry_at, &error],
+                lease,
                 Some(now),
             ),
             None => self.fenced(
                 "fail",
                 |s| &s.fail_dead,
-                &[&job, &owner, &fence, &now, &error],
-                (job, owner, fence),
+                &[job, owner, fence, &now, &error],
+                lease,
                 Some(now),
             ),
         }
@@ -570,25 +557,21 @@ impl Leases for PgStore {
 
     fn fenced(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         statements: &[FencedStatement],
         finish: Finish,
     ) -> Result<Outcome<()>> {
-        self.fenced_statements(job, owner, fence, now, statements, finish)
+        self.fenced_statements(lease, now, statements, finish)
     }
 
     fn fenced_with(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         finish: Finish,
         work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
     ) -> Result<Outcome<()>> {
-        PgStore::fenced_with(self, job, owner, fence, now, finish, |tx| work(tx))
+        PgStore::fenced_with(self, lease, now, finish, |tx| work(tx))
     }
 }

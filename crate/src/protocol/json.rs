@@ -6,18 +6,10 @@
 //! tokens, keeps integers exact (fences are i64), and bounds nesting so no input can exhaust the
 //! stack.
 //!
-//! Why not jiter (evaluated for issue 13: `JsonValue::parse(bytes, allow_inf_nan = true)`, which
-//! keeps integer lexemes apart from floats, converted to [`Json`] with the same 64-level bound):
-//! it kept every protocol behaviour (batch_protocol.rs, edge_inputs.rs and the fuzz corpus replay
-//! all pass on it), but
-//! - the Node wasm grows from 415,664 to 458,058 bytes gzipped (-9: +42 kB, +10%; raw 912,943 to
-//!   1,002,155), which the page downloads too;
-//! - it needs its `num-bigint` feature: without it an integer lexeme beyond i64 (a fence past
-//!   2^63, or `"now": 100000000000000000000`) is a parse error, so an out-of-range fence would be
-//!   `bad_request` instead of the contract's `invalid_argument`, and a huge integer `now` would
-//!   not be a number at all;
-//! - every "not valid JSON" message changes wording and position ("expected value at line 1
-//!   column 1" for our "unexpected character at byte 0"), which users of the batch protocol see.
+//! Why not a JSON library that accepts those tokens: it would make the wasm the page downloads
+//! larger, turn an integer past i64 into a parse error (an out-of-range fence must be
+//! `invalid_argument`, not `bad_request`), and reword every "not valid JSON" message the batch
+//! protocol's users see. The measurement behind this: `docs/decisions/protocol-json-reader.md`.
 //!
 //! This reader is about 300 lines, fuzzed (fuzz/) against serde_json as the oracle.
 

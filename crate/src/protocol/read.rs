@@ -1,6 +1,6 @@
 //! The one request reader: which fields each operation takes, in which order, written once. The
-//! protocol's JSON objects, the wasm calls' positional JavaScript arguments and the CLI's parsed
-//! subcommands are each a [`Source`] of field values; [`Request::read`] asks a source for the
+//! protocol's JSON objects and the wasm calls' positional JavaScript arguments are each a
+//! [`Source`] of field values; [`Request::read`] asks a source for the
 //! fields of an operation and builds the [`Request`].
 //!
 //! Each source words its own errors (the texts its users and tests know) and decides when a value
@@ -14,7 +14,7 @@ use crate::rules::fenced::Statement;
 
 /// An operation, as every runtime names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// `init`
     Init,
     /// `enqueue`
@@ -46,7 +46,7 @@ pub enum Op {
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub const OP_NAMES: [(Op, &str, &str); 14] = [
+pub(crate) const OP_NAMES: [(Op, &str, &str); 14] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -64,13 +64,8 @@ pub const OP_NAMES: [(Op, &str, &str); 14] = [
 ];
 
 impl Op {
-    /// The operation the protocol (and the CLI) calls `name`.
-    ///
-    /// ```
-    /// use leasefence::protocol::Op;
-    /// assert_eq!(Op::from_protocol("claim_next"), Some(Op::ClaimNext));
-    /// ```
-    pub fn from_protocol(name: &str) -> Option<Op> {
+    /// The operation the protocol calls `name`.
+    pub(crate) fn from_protocol(name: &str) -> Option<Op> {
         OP_NAMES
             .iter()
             .find(|(_, p, _)| *p == name)
@@ -78,12 +73,8 @@ impl Op {
     }
 
     /// The operation JavaScript calls `name` (`claimNext`).
-    ///
-    /// ```
-    /// use leasefence::protocol::Op;
-    /// assert_eq!(Op::from_js("claimMany"), Some(Op::ClaimMany));
-    /// ```
-    pub fn from_js(name: &str) -> Option<Op> {
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn from_js(name: &str) -> Option<Op> {
         OP_NAMES
             .iter()
             .find(|(_, _, j)| *j == name)
@@ -93,7 +84,7 @@ impl Op {
 
 /// Where the field values of one request come from. Fields are asked for in the operation's
 /// positional order (docs/contract.md section 5), so a positional source can keep a cursor.
-pub trait Source {
+pub(crate) trait Source {
     /// What a bad field becomes.
     type Error;
     /// A string field.
@@ -124,15 +115,7 @@ pub trait Source {
 impl Request {
     /// Reads the fields of `op` from `source`, in positional order, and builds the request.
     /// Value checks beyond the field types are [`Request::validate`]'s.
-    ///
-    /// ```
-    /// use leasefence::protocol::{Arg, TypedArgs, Op, Request};
-    /// let args = TypedArgs::new(vec![Arg::Str("j".into())]);
-    /// assert_eq!(Request::read(Op::State, args), Ok(Request::State { job: "j".into() }));
-    /// let args = TypedArgs::new(vec![Arg::Str("j".into()), Arg::Num(0.0)]);
-    /// assert_eq!(Request::read(Op::Revive, args), Ok(Request::Revive { job: "j".into(), now: 0.0 }));
-    /// ```
-    pub fn read<S: Source>(op: Op, mut s: S) -> Result<Request, S::Error> {
+    pub(crate) fn read<S: Source>(op: Op, mut s: S) -> Result<Request, S::Error> {
         let request = match op {
             Op::Init => Request::Init,
             Op::Enqueue => Request::Enqueue {
@@ -224,98 +207,26 @@ impl Request {
 /// The fields of a `fenced` request after `now`: `statements`, and the optional `complete`
 /// (default false) and `result` (default null).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct FencedArgs {
+pub(crate) struct FencedArgs {
     /// The caller's statements, in order.
-    pub statements: Vec<Statement>,
+    pub(crate) statements: Vec<Statement>,
     /// Whether the job completes in the same commit.
-    pub complete: bool,
+    pub(crate) complete: bool,
     /// The result stored when it completes.
-    pub result: Option<String>,
+    pub(crate) result: Option<String>,
 }
 
-/// One already-typed argument, for callers that parsed their input themselves (the CLI's clap
-/// subcommands).
-#[derive(Debug, Clone, PartialEq)]
-#[allow(missing_docs)]
-pub enum Arg {
-    Str(String),
-    OptionalStr(Option<String>),
-    Num(f64),
-    OptionalNum(Option<f64>),
-    Fence(Fence),
-    Strs(Vec<String>),
-    Fenced(FencedArgs),
-}
+#[cfg(test)]
+mod tests {
+    use super::{Op, OP_NAMES};
 
-/// Typed arguments in positional order: a [`Source`] whose mismatches are programming errors,
-/// reported as a message naming the field.
-#[derive(Debug)]
-pub struct TypedArgs(std::vec::IntoIter<Arg>);
-
-impl TypedArgs {
-    /// The arguments, in the operation's positional order.
-    pub fn new(args: Vec<Arg>) -> Self {
-        TypedArgs(args.into_iter())
-    }
-
-    fn wrong(name: &str, want: &str, got: Option<Arg>) -> String {
-        format!("argument `{name}` must be {want}, got {got:?}")
-    }
-}
-
-impl Source for TypedArgs {
-    type Error = String;
-    fn string(&mut self, name: &'static str) -> Result<String, String> {
-        match self.0.next() {
-            Some(Arg::Str(s)) => Ok(s),
-            other => Err(Self::wrong(name, "a string", other)),
+    #[test]
+    fn every_operation_is_found_by_both_of_its_names() {
+        for (op, protocol, js) in OP_NAMES {
+            assert_eq!(Op::from_protocol(protocol), Some(op));
+            assert_eq!(Op::from_js(js), Some(op));
         }
-    }
-    fn optional_string(&mut self, name: &'static str) -> Result<Option<String>, String> {
-        match self.0.next() {
-            Some(Arg::OptionalStr(s)) => Ok(s),
-            Some(Arg::Str(s)) => Ok(Some(s)),
-            other => Err(Self::wrong(name, "a string or none", other)),
-        }
-    }
-    fn number(&mut self, name: &'static str) -> Result<f64, String> {
-        match self.0.next() {
-            Some(Arg::Num(n)) => Ok(n),
-            other => Err(Self::wrong(name, "a number", other)),
-        }
-    }
-    fn maybe_string(&mut self, name: &'static str) -> Result<Option<String>, String> {
-        self.optional_string(name)
-    }
-    fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, String> {
-        match self.0.next() {
-            Some(Arg::OptionalNum(n)) => Ok(n),
-            Some(Arg::Num(n)) => Ok(Some(n)),
-            other => Err(Self::wrong(name, "a number or none", other)),
-        }
-    }
-    fn fence(&mut self, name: &'static str) -> Result<Fence, String> {
-        match self.0.next() {
-            Some(Arg::Fence(f)) => Ok(f),
-            other => Err(Self::wrong(name, "a fence", other)),
-        }
-    }
-    fn strings(&mut self, name: &'static str) -> Result<Vec<String>, String> {
-        match self.0.next() {
-            Some(Arg::Strs(s)) => Ok(s),
-            other => Err(Self::wrong(name, "strings", other)),
-        }
-    }
-    fn fenced_writes(&mut self) -> Result<FencedArgs, String> {
-        match self.0.next() {
-            Some(Arg::Fenced(f)) => Ok(f),
-            other => Err(Self::wrong("statements", "fenced statements", other)),
-        }
-    }
-    fn finish(mut self) -> Result<(), String> {
-        match self.0.next() {
-            None => Ok(()),
-            Some(extra) => Err(format!("one argument too many: {extra:?}")),
-        }
+        assert_eq!(Op::from_protocol("claimNext"), None);
+        assert_eq!(Op::from_js("claim_next"), None);
     }
 }

@@ -200,14 +200,7 @@ impl Finish {
 
 /// Whether the caller's statements must not write the table `name`: `jobs` and every
 /// `leasefence_*` table, compared as SQLite compares names (ASCII case-insensitively).
-///
-/// ```
-/// # use leasefence::is_library_table;
-/// assert!(is_library_table("JOBS"));
-/// assert!(is_library_table("leasefence_order"));
-/// assert!(!is_library_table("jobs_archive"));
-/// ```
-pub fn is_library_table(name: &str) -> bool {
+pub(crate) fn is_library_table(name: &str) -> bool {
     const PREFIX: &str = "leasefence_";
     name.eq_ignore_ascii_case("jobs")
         || (name.len() >= PREFIX.len()

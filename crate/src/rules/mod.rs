@@ -24,6 +24,6 @@ pub(crate) use owners::check_owner_count;
 #[cfg(not(target_arch = "wasm32"))]
 pub use owners::MAX_CLAIM_MANY_OWNERS;
 pub(crate) use reasons::{
-    unexplained, why_claim_refused, why_revive_refused, why_write_refused, ClaimRefusal, Lease,
+    unexplained, why_claim_refused, why_revive_refused, why_write_refused, ClaimRefusal, LeaseRow,
 };
 pub(crate) use window::{check_now, check_time, lease_end, LeaseWindow};

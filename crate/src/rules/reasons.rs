@@ -1,12 +1,13 @@
 //! The reason order of docs/contract.md section 3: which [`Reason`] a refused operation gets,
 //! decided from the row it read in (or right after) the refusing transaction. Every backend
-//! reads a [`Lease`] its own way and asks these functions, so the answers cannot drift apart.
+//! reads a [`LeaseRow`] its own way and asks these functions, so the answers cannot drift apart.
 
 use crate::error::Error;
+use crate::lease::Lease;
 use crate::outcome::{Fence, Reason};
 
 /// The columns the rejection reasons are computed from, read in the refusing transaction.
-pub(crate) struct Lease {
+pub(crate) struct LeaseRow {
     pub(crate) owner: Option<String>,
     pub(crate) until: f64,
     pub(crate) fence: Fence,
@@ -25,7 +26,7 @@ pub(crate) enum ClaimRefusal {
 /// The order of docs/contract.md section 3 for a refused claim: not_found, done, then held (a
 /// live lease) or scheduled (nobody holds it, but it may not run before `until`: delayed, or
 /// backing off after a failure, section 7).
-pub(crate) fn why_claim_refused(lease: Option<Lease>, now: f64) -> ClaimRefusal {
+pub(crate) fn why_claim_refused(lease: Option<LeaseRow>, now: f64) -> ClaimRefusal {
     match lease {
         None => ClaimRefusal::Rejected(Reason::NotFound),
         Some(lease) if lease.done => ClaimRefusal::Rejected(Reason::Done),
@@ -41,23 +42,25 @@ pub(crate) fn why_claim_refused(lease: Option<Lease>, now: f64) -> ClaimRefusal 
     }
 }
 
-/// The order of docs/contract.md section 3 for a refused fenced write: not_found, done,
+/// The order of docs/contract.md section 3 for a refused fenced write of the `held` lease, by
+/// the job's stored `row`: not_found, done,
 /// stale_fence, not_owner, then expired for the writes that need a live lease
 /// (`live_at = Some(now)`: renew and complete; release passes `None`). `None` when the lease
 /// matches after all (the row changed after the `UPDATE` looked).
 pub(crate) fn why_write_refused(
-    lease: Option<Lease>,
-    owner: &str,
-    fence: Fence,
+    row: Option<LeaseRow>,
+    held: &Lease,
     live_at: Option<f64>,
 ) -> Option<Reason> {
-    match lease {
+    match row {
         None => Some(Reason::NotFound),
         Some(lease) if lease.done => Some(Reason::Done),
-        Some(lease) if lease.fence != fence => Some(Reason::StaleFence {
+        Some(lease) if lease.fence != held.fence => Some(Reason::StaleFence {
             current: lease.fence,
         }),
-        Some(lease) if lease.owner.as_deref() != Some(owner) => Some(Reason::NotOwner),
+        Some(lease) if lease.owner.as_deref() != Some(held.owner.as_str()) => {
+            Some(Reason::NotOwner)
+        }
         Some(lease) if live_at.is_some_and(|now| lease.until <= now) => {
             Some(Reason::Expired { until: lease.until })
         }
@@ -95,8 +98,8 @@ pub(crate) fn unexplained(operation: &str, job: &str, tries: Option<usize>) -> E
 mod tests {
     use super::*;
 
-    fn lease(owner: Option<&str>, until: f64) -> Option<Lease> {
-        Some(Lease {
+    fn lease(owner: Option<&str>, until: f64) -> Option<LeaseRow> {
+        Some(LeaseRow {
             owner: owner.map(String::from),
             until,
             fence: 1,
@@ -104,7 +107,7 @@ mod tests {
         })
     }
 
-    fn refused(lease: Option<Lease>, now: f64) -> Option<Reason> {
+    fn refused(lease: Option<LeaseRow>, now: f64) -> Option<Reason> {
         match why_claim_refused(lease, now) {
             ClaimRefusal::Rejected(reason) => Some(reason),
             _ => None,

@@ -22,15 +22,12 @@ pub fn is_postgres_url(target: &str) -> bool {
 /// `url` with any password replaced by `***` (in the user info and in a `password=` parameter),
 /// so that errors and logs can name the server without leaking its secret.
 ///
-/// Hand-written on purpose, not the `url` crate (2.5.8, measured on the URLs the PostgreSQL
-/// client accepts): `Url::parse` refuses a multi-host URL (`postgres://app:pw@h1:5432,h2:5433/db`:
-/// "invalid port number") and an empty host with `?host=/tmp` ("empty host"), so those would need
-/// this code anyway as a fallback, which would leave their password unredacted if it were
-/// missing; and it changes what it keeps: the scheme is lower-cased (`POSTGRES://` becomes
-/// `postgres://`) and a space in the query becomes `%20`, so the label would no longer be the URL
-/// as given. `percent-encoding` alone has nothing to offer here: nothing is decoded or encoded,
-/// the password is only cut out. Splitting at the last `@` of the authority is what the `url`
-/// crate does too (`postgres://a:p@ss@db` has the password `p@ss` in both).
+/// Hand-written, not a general URL parser: the PostgreSQL client accepts URLs such a parser
+/// refuses (several hosts, `postgres://app:pw@h1:5432,h2:5433/db`; an empty host with
+/// `?host=/tmp`), whose passwords must be cut out too, and the label must stay the URL as given
+/// (no lower-cased scheme, no re-encoded query). Nothing is decoded or encoded: the password is
+/// only cut out, splitting at the last `@` of the authority (`postgres://a:p@ss@db` has the
+/// password `p@ss`). Why not the `url` crate, measured: `docs/decisions/redact-url-by-hand.md`.
 #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 pub(crate) fn redact_url(url: &str) -> String {
     let (scheme, rest) = match url.find("://") {

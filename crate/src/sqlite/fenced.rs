@@ -22,7 +22,8 @@ use rusqlite::{ffi, Connection};
 
 use super::ops::{immediate, read_lease};
 use crate::error::{Error, Result};
-use crate::outcome::{Fence, Outcome};
+use crate::lease::Lease;
+use crate::outcome::Outcome;
 use crate::rules::fenced::{
     is_library_table, refused_table, FencedHandle, Finish, Rows, SqlValue, Statement,
 };
@@ -359,8 +360,8 @@ impl<'c> FencedTx<'c> {
     /// # let store = leasefence::LeaseStore::open_in_memory()?;
     /// # store.connection().execute("CREATE TABLE t(x)", []).unwrap();
     /// # store.enqueue("j")?;
-    /// # let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-    /// let done = store.fenced_with("j", "me", fence, 1.0, Default::default(), |tx| {
+    /// # let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+    /// let done = store.fenced_with(&lease, 1.0, Default::default(), |tx| {
     ///     tx.execute("INSERT INTO t(x) VALUES (?1)", [42])
     /// })?;
     /// assert_eq!(done.granted(), Some(1));
@@ -375,8 +376,8 @@ impl<'c> FencedTx<'c> {
     /// ```
     /// # let store = leasefence::LeaseStore::open_in_memory()?;
     /// # store.enqueue("j")?;
-    /// # let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-    /// let n = store.fenced_with("j", "me", fence, 1.0, Default::default(), |tx| {
+    /// # let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+    /// let n = store.fenced_with(&lease, 1.0, Default::default(), |tx| {
     ///     tx.query_row("SELECT count(*) FROM jobs", [], |row| row.get::<_, i64>(0))
     /// })?;
     /// assert_eq!(n.granted(), Some(Some(1)));
@@ -404,8 +405,8 @@ impl<'c> FencedTx<'c> {
     /// # let store = leasefence::LeaseStore::open_in_memory()?;
     /// # store.connection().execute("CREATE TABLE t(x)", []).unwrap();
     /// # store.enqueue("j")?;
-    /// # let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-    /// store.fenced_with("j", "me", fence, 1.0, Default::default(), |tx| {
+    /// # let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+    /// store.fenced_with(&lease, 1.0, Default::default(), |tx| {
     ///     tx.execute_values("INSERT INTO t(x) VALUES ($1)", &["a".into()])
     /// })?;
     /// # Ok::<(), leasefence::Error>(())
@@ -423,8 +424,8 @@ impl<'c> FencedTx<'c> {
     /// ```
     /// # let store = leasefence::LeaseStore::open_in_memory()?;
     /// # store.enqueue("j")?;
-    /// # let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-    /// let read = store.fenced_with("j", "me", fence, 1.0, Default::default(), |tx| {
+    /// # let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+    /// let read = store.fenced_with(&lease, 1.0, Default::default(), |tx| {
     ///     tx.query_values("SELECT $1 AS x", &[7.into()])
     /// })?;
     /// let (columns, rows) = read.granted().unwrap();
@@ -482,8 +483,8 @@ impl<'c> FencedTx<'c> {
 /// use leasefence::{FencedHandle, Finish, LeaseStore, SqlValue};
 /// let store = LeaseStore::open_in_memory()?;
 /// store.enqueue("j")?;
-/// let fence = store.claim("j", "me", 0.0, 10.0)?.granted().unwrap();
-/// let read = store.fenced_with("j", "me", fence, 1.0, Finish::KeepLease, |tx| {
+/// let lease = store.claim("j", "me", 0.0, 10.0)?.lease("j", "me").unwrap();
+/// let read = store.fenced_with(&lease, 1.0, Finish::KeepLease, |tx| {
 ///     let mut handle = tx;
 ///     FencedHandle::query(&mut handle, "SELECT $1 AS x", &[7.into()])
 /// })?;
@@ -563,7 +564,7 @@ fn bind_values(stmt: &mut rusqlite::Statement<'_>, params: &[SqlValue]) -> Resul
 /// then the commit. An error from `work` rolls back and is returned as is.
 pub(crate) fn fenced_with<T>(
     conn: &Connection,
-    (job, owner, fence): (&str, &str, Fence),
+    lease: &Lease,
     now: f64,
     finish: &Finish,
     work: impl FnOnce(&FencedTx<'_>) -> Result<T>,
@@ -584,8 +585,8 @@ pub(crate) fn fenced_with<T>(
     };
     let current = match finish {
         Finish::KeepLease => {
-            let lease = read_lease(&tx, job, "fenced")?;
-            match why_write_refused(lease, owner, fence, Some(now)) {
+            let row = read_lease(&tx, &lease.job, "fenced")?;
+            match why_write_refused(row, lease, Some(now)) {
                 Some(reason) => Err(reason),
                 None => Ok(()),
             }
@@ -594,16 +595,22 @@ pub(crate) fn fenced_with<T>(
             let changed = tx
                 .prepare_cached(include_str!("sql/complete.sql"))
                 .and_then(|mut stmt| {
-                    stmt.execute(rusqlite::params![job, owner, fence, now, result])
+                    stmt.execute(rusqlite::params![
+                        lease.job,
+                        lease.owner,
+                        lease.fence,
+                        now,
+                        result
+                    ])
                 })
                 .map_err(Error::storage("fenced"))?;
             if changed == 1 {
                 Ok(())
             } else {
-                let lease = read_lease(&tx, job, "fenced")?;
-                match why_write_refused(lease, owner, fence, Some(now)) {
+                let row = read_lease(&tx, &lease.job, "fenced")?;
+                match why_write_refused(row, lease, Some(now)) {
                     Some(reason) => Err(reason),
-                    None => return Err(unexplained("fenced", job, None)),
+                    None => return Err(unexplained("fenced", &lease.job, None)),
                 }
             }
         }
@@ -642,7 +649,7 @@ pub(crate) fn run_protected(
 /// The statement-list form: every statement in order, then as [`fenced_with`].
 pub(crate) fn fenced(
     conn: &Connection,
-    lease: (&str, &str, Fence),
+    lease: &Lease,
     now: f64,
     statements: &[Statement],
     finish: &Finish,
@@ -658,7 +665,7 @@ pub(crate) fn fenced(
 /// Fenced writes (docs/contract.md section 8).
 impl super::LeaseStore {
     /// Runs `work` inside the transaction that checks the lease, and commits its writes only
-    /// while the lease (`job`, `owner`, `fence`) is current at `now`: all or nothing. With
+    /// while `lease` is current at `now`: all or nothing. With
     /// [`Finish::Complete`] the job completes in the same commit.
     ///
     /// The lease is checked after `work` ran, under the write lock taken before it started, with
@@ -674,18 +681,18 @@ impl super::LeaseStore {
     /// store.connection().execute("CREATE TABLE balance(n INTEGER)", []).unwrap();
     /// store.connection().execute("INSERT INTO balance VALUES (0)", []).unwrap();
     /// store.enqueue("pay")?;
-    /// let old = store.claim("pay", "A", 0.0, 10.0)?.granted().unwrap();
-    /// let new = store.claim("pay", "B", 20.0, 10.0)?.granted().unwrap();
+    /// let old = store.claim("pay", "A", 0.0, 10.0)?.lease("pay", "A").unwrap();
+    /// let new = store.claim("pay", "B", 20.0, 10.0)?.lease("pay", "B").unwrap();
     ///
     /// // A's lease is gone: its write is rolled back.
-    /// let late = store.fenced_with("pay", "A", old, 21.0, Finish::KeepLease, |tx| {
+    /// let late = store.fenced_with(&old, 21.0, Finish::KeepLease, |tx| {
     ///     tx.execute("UPDATE balance SET n = n + 100", [])
     /// })?;
-    /// assert_eq!(late.reason(), Some(&Reason::StaleFence { current: new }));
+    /// assert_eq!(late.reason(), Some(&Reason::StaleFence { current: new.fence }));
     ///
     /// // B's write and completion commit together.
     /// let done = Finish::Complete(Some("paid".into()));
-    /// let ok = store.fenced_with("pay", "B", new, 22.0, done, |tx| {
+    /// let ok = store.fenced_with(&new, 22.0, done, |tx| {
     ///     tx.execute("UPDATE balance SET n = n + 100", [])
     /// })?;
     /// assert!(ok.is_granted());
@@ -696,15 +703,13 @@ impl super::LeaseStore {
     /// ```
     pub fn fenced_with<T>(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         finish: Finish,
         work: impl FnOnce(&FencedTx<'_>) -> Result<T>,
     ) -> Result<Outcome<T>> {
         crate::rules::check_now(now)?;
-        fenced_with(&self.conn, (job, owner, fence), now, &finish, work)
+        fenced_with(&self.conn, lease, now, &finish, work)
     }
 
     /// The statement-list form of [`fenced_with`](Self::fenced_with): every statement in order
@@ -716,26 +721,24 @@ impl super::LeaseStore {
     /// let store = LeaseStore::open_in_memory()?;
     /// store.connection().execute("CREATE TABLE sent(id TEXT)", []).unwrap();
     /// store.enqueue("mail")?;
-    /// let fence = store.claim("mail", "A", 0.0, 10.0)?.granted().unwrap();
-    /// let refused = store.fenced("mail", "A", fence, 1.0,
+    /// let lease = store.claim("mail", "A", 0.0, 10.0)?.lease("mail", "A").unwrap();
+    /// let refused = store.fenced(&lease, 1.0,
     ///     &[Statement::new("UPDATE jobs SET fence = 99", [])], Finish::KeepLease);
     /// assert!(matches!(refused, Err(Error::InvalidArgument { .. })));
     /// let sent = [Statement::new("INSERT INTO sent VALUES ($1)", ["mail".into()])];
-    /// assert!(store.fenced("mail", "A", fence, 1.0, &sent, Finish::Complete(None))?.is_granted());
+    /// assert!(store.fenced(&lease, 1.0, &sent, Finish::Complete(None))?.is_granted());
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn fenced(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         statements: &[Statement],
         finish: Finish,
     ) -> Result<Outcome<()>> {
         crate::rules::check_now(now)?;
         crate::rules::fenced::check_statements(statements)?;
-        fenced(&self.conn, (job, owner, fence), now, statements, &finish)
+        fenced(&self.conn, lease, now, statements, &finish)
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`Leases`] for [`LeaseStore`]: every method is the store's own method of the same name.
 
 use crate::error::Result;
+use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish, Statement};
@@ -34,30 +35,16 @@ impl Leases for LeaseStore {
         LeaseStore::claim(self, job, owner, now, ttl)
     }
 
-    fn renew(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Outcome<()>> {
-        LeaseStore::renew(self, job, owner, fence, now, ttl)
+    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
+        LeaseStore::renew(self, lease, now, ttl)
     }
 
-    fn complete(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: Option<&str>,
-    ) -> Result<Outcome<()>> {
-        LeaseStore::complete(self, job, owner, fence, now, result)
+    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
+        LeaseStore::complete(self, lease, now, result)
     }
 
-    fn release(&self, job: &str, owner: &str, fence: Fence) -> Result<Outcome<()>> {
-        LeaseStore::release(self, job, owner, fence)
+    fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
+        LeaseStore::release(self, lease)
     }
 
     fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
@@ -66,14 +53,12 @@ impl Leases for LeaseStore {
 
     fn fail(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         retry_at: Option<f64>,
         error: Option<&str>,
     ) -> Result<Outcome<()>> {
-        LeaseStore::fail(self, job, owner, fence, now, retry_at, error)
+        LeaseStore::fail(self, lease, now, retry_at, error)
     }
 
     fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
@@ -113,26 +98,22 @@ impl Leases for LeaseStore {
 
     fn fenced(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         statements: &[Statement],
         finish: Finish,
     ) -> Result<Outcome<()>> {
-        LeaseStore::fenced(self, job, owner, fence, now, statements, finish)
+        LeaseStore::fenced(self, lease, now, statements, finish)
     }
 
     fn fenced_with(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         finish: Finish,
         work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
     ) -> Result<Outcome<()>> {
-        LeaseStore::fenced_with(self, job, owner, fence, now, finish, |tx| {
+        LeaseStore::fenced_with(self, lease, now, finish, |tx| {
             let mut tx = tx;
             work(&mut tx)
         })

@@ -11,7 +11,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::ops::{fenced_update_then, immediate, payload, read_lease};
 use crate::error::{Error, Result};
-use crate::outcome::{Failure, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::lease::Lease;
+use crate::outcome::{Failure, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::why_revive_refused;
 
 /// Contract `fail`: for the current live lease only (the checks and reasons of `complete`). With
@@ -19,11 +20,12 @@ use crate::rules::why_revive_refused;
 /// recorded either way, in the same transaction.
 pub(crate) fn fail(
     conn: &Connection,
-    (job, owner, fence): (&str, &str, Fence),
+    lease: &Lease,
     now: f64,
     retry_at: Option<f64>,
     error: Option<&str>,
 ) -> Result<Outcome<()>> {
+    let Lease { job, owner, fence } = lease;
     let record = |tx: &rusqlite::Transaction<'_>| {
         tx.prepare_cached(include_str!("sql/record_failure.sql"))
             .and_then(|mut stmt| stmt.execute(params![job, fence, now, error]))
@@ -41,7 +43,7 @@ pub(crate) fn fail(
             "fail",
             include_str!("sql/fail_retry.sql"),
             params![job, owner, fence, now, retry_at],
-            (job, owner, fence),
+            lease,
             Some(now),
             record,
         ),
@@ -50,7 +52,7 @@ pub(crate) fn fail(
             "fail",
             include_str!("sql/fail_dead.sql"),
             params![job, owner, fence, now],
-            (job, owner, fence),
+            lease,
             Some(now),
             record,
         ),
@@ -145,6 +147,7 @@ pub(crate) fn stats(conn: &Connection, now: f64) -> Result<JobCounts> {
 
 #[cfg(test)]
 mod tests {
+    use crate::Lease;
     use crate::LeaseStore;
 
     #[test]
@@ -158,7 +161,7 @@ mod tests {
             .granted()
             .unwrap();
         assert!(store
-            .fail("poison", "w", fence, 1.0, None, Some("boom"))
+            .fail(&Lease::new("poison", "w", fence), 1.0, None, Some("boom"))
             .unwrap()
             .is_granted());
         assert!(store.inspect("poison").unwrap().unwrap().dead);

@@ -14,9 +14,10 @@
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::error::{Error, Result};
+use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
 use crate::rules::LeaseWindow;
-use crate::rules::{unexplained, why_claim_refused, why_write_refused, ClaimRefusal, Lease};
+use crate::rules::{unexplained, why_claim_refused, why_write_refused, ClaimRefusal, LeaseRow};
 
 pub(crate) fn immediate<'c>(
     conn: &'c Connection,
@@ -100,11 +101,11 @@ pub(crate) fn read_lease(
     tx: &Transaction<'_>,
     job: &str,
     operation: &'static str,
-) -> Result<Option<Lease>> {
+) -> Result<Option<LeaseRow>> {
     tx.prepare_cached(include_str!("sql/read_lease.sql"))
         .and_then(|mut stmt| {
             stmt.query_row([job], |row| {
-                Ok(Lease {
+                Ok(LeaseRow {
                     owner: row.get(0)?,
                     until: row.get(1)?,
                     fence: row.get(2)?,
@@ -161,6 +162,7 @@ pub(crate) fn claim_next(
             stmt.query_row(params![owner, until, now], |row| {
                 Ok(ClaimedJob {
                     job: row.get(0)?,
+                    owner: owner.into(),
                     fence: row.get(1)?,
                     payload: None,
                 })
@@ -183,7 +185,7 @@ fn fenced_update(
     operation: &'static str,
     sql: &str,
     params: &[&dyn rusqlite::ToSql],
-    lease: (&str, &str, Fence),
+    lease: &Lease,
     live_at: Option<f64>,
 ) -> Result<Outcome<()>> {
     fenced_update_then(conn, operation, sql, params, lease, live_at, |_| Ok(()))
@@ -196,7 +198,7 @@ pub(crate) fn fenced_update_then(
     operation: &'static str,
     sql: &str,
     params: &[&dyn rusqlite::ToSql],
-    (job, owner, fence): (&str, &str, Fence),
+    lease: &Lease,
     live_at: Option<f64>,
     then: impl FnOnce(&Transaction<'_>) -> Result<()>,
 ) -> Result<Outcome<()>> {
@@ -211,28 +213,22 @@ pub(crate) fn fenced_update_then(
         return Ok(Outcome::Granted(()));
     }
     // Inside this IMMEDIATE transaction the row cannot have changed since the UPDATE.
-    let Some(reason) = why_write_refused(read_lease(&tx, job, operation)?, owner, fence, live_at)
-    else {
-        return Err(unexplained(operation, job, None));
+    let row = read_lease(&tx, &lease.job, operation)?;
+    let Some(reason) = why_write_refused(row, lease, live_at) else {
+        return Err(unexplained(operation, &lease.job, None));
     };
     Ok(Outcome::Rejected(reason))
 }
 
 /// Contract `renew`: extends a live lease held by `owner` with `fence` to `now + ttl`.
-pub(crate) fn renew(
-    conn: &Connection,
-    job: &str,
-    owner: &str,
-    fence: Fence,
-    window: LeaseWindow,
-) -> Result<Outcome<()>> {
+pub(crate) fn renew(conn: &Connection, lease: &Lease, window: LeaseWindow) -> Result<Outcome<()>> {
     let (now, until) = (window.now(), window.until());
     fenced_update(
         conn,
         "renew",
         include_str!("sql/renew.sql"),
-        params![job, owner, fence, now, until],
-        (job, owner, fence),
+        params![lease.job, lease.owner, lease.fence, now, until],
+        lease,
         Some(now),
     )
 }
@@ -241,9 +237,7 @@ pub(crate) fn renew(
 /// `now` is checked by the caller.
 pub(crate) fn complete(
     conn: &Connection,
-    job: &str,
-    owner: &str,
-    fence: Fence,
+    lease: &Lease,
     now: f64,
     result: Option<&str>,
 ) -> Result<Outcome<()>> {
@@ -251,25 +245,20 @@ pub(crate) fn complete(
         conn,
         "complete",
         include_str!("sql/complete.sql"),
-        params![job, owner, fence, now, result],
-        (job, owner, fence),
+        params![lease.job, lease.owner, lease.fence, now, result],
+        lease,
         Some(now),
     )
 }
 
 /// Contract `release`: gives the lease up early; the fence is kept so old tokens stay stale.
-pub(crate) fn release(
-    conn: &Connection,
-    job: &str,
-    owner: &str,
-    fence: Fence,
-) -> Result<Outcome<()>> {
+pub(crate) fn release(conn: &Connection, lease: &Lease) -> Result<Outcome<()>> {
     fenced_update(
         conn,
         "release",
         include_str!("sql/release.sql"),
-        params![job, owner, fence],
-        (job, owner, fence),
+        params![lease.job, lease.owner, lease.fence],
+        lease,
         None,
     )
 }

@@ -70,7 +70,7 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
         }
         _ => Error::Storage {
             operation: "open",
-            source: err,
+            source: crate::error::SqliteError(err),
         },
     })?;
     let kind_of = |name: &str| {
@@ -122,7 +122,7 @@ pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
 fn check_columns(conn: &Connection, foreign: &dyn Fn(String) -> Error) -> Result<()> {
     let busy = |err: rusqlite::Error| Error::Storage {
         operation: "open",
-        source: err,
+        source: crate::error::SqliteError(err),
     };
     // claim_next orders by rowid (insertion order); a WITHOUT ROWID table has none.
     match conn.prepare("SELECT rowid FROM jobs LIMIT 0") {

@@ -5,6 +5,7 @@ use rusqlite::Connection;
 
 use super::{lifecycle, ops, schema};
 use crate::error::{Error, Result};
+use crate::lease::Lease;
 use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::{check_now, check_time, LeaseWindow};
@@ -26,12 +27,12 @@ use crate::rules::{check_now, check_time, LeaseWindow};
 /// store.enqueue("invoice-42")?;
 ///
 /// // Worker A claims the job for 10 s, then stalls.
-/// let a = store.claim("invoice-42", "A", 0.0, 10.0)?.granted().unwrap();
+/// let a = store.claim("invoice-42", "A", 0.0, 10.0)?.lease("invoice-42", "A").unwrap();
 /// // The lease expires; worker B claims and completes the job.
-/// let b = store.claim("invoice-42", "B", 12.0, 10.0)?.granted().unwrap();
-/// assert!(store.complete("invoice-42", "B", b, 13.0, Some("B's result"))?.is_granted());
+/// let b = store.claim("invoice-42", "B", 12.0, 10.0)?.lease("invoice-42", "B").unwrap();
+/// assert!(store.complete(&b, 13.0, Some("B's result"))?.is_granted());
 /// // A wakes up and tries to write: the store refuses.
-/// let late = store.complete("invoice-42", "A", a, 14.0, Some("A's result"))?;
+/// let late = store.complete(&a, 14.0, Some("A's result"))?;
 /// assert_eq!(late.reason(), Some(&Reason::Done));
 /// assert_eq!(store.state("invoice-42")?.unwrap().result.as_deref(), Some("B's result"));
 /// # Ok::<(), leasefence::Error>(())
@@ -52,7 +53,12 @@ impl LeaseStore {
     /// journal mode, which stays the caller's: the busy handler of the default
     /// [`OpenOptions`] (a 10 s busy timeout) replaces any the caller set, and `synchronous` is
     /// set to `FULL` in WAL mode and `EXTRA` in every other, so that a granted fence survives a
-    /// power loss. (Before 0.1.0 this constructor skipped both.) Other pragmas are left alone.
+    /// power loss. Other pragmas are left alone.
+    ///
+    /// One of the two places the API names a rusqlite type (with
+    /// [`connection`](LeaseStore::connection)): a connection you configured yourself (a VFS of
+    /// your own, flags `open` does not offer) cannot be described by [`OpenOptions`]. Depend on
+    /// the rusqlite version this crate does (0.43; cargo links one bundled SQLite per build).
     ///
     /// ```
     /// let conn = rusqlite::Connection::open_in_memory().unwrap();
@@ -196,27 +202,20 @@ impl LeaseStore {
         self.claim_within(job, owner, LeaseWindow::new(now, ttl)?)
     }
 
-    /// Extends the caller's live lease to `now + ttl`. An expired lease is never revived.
+    /// Extends the caller's live `lease` to `now + ttl`. An expired lease is never revived.
     ///
     /// ```
     /// use leasefence::Reason;
     /// let store = leasefence::LeaseStore::open_in_memory()?;
     /// store.enqueue("job")?;
-    /// let fence = store.claim("job", "a", 0.0, 10.0)?.granted().unwrap();
-    /// assert!(store.renew("job", "a", fence, 5.0, 10.0)?.is_granted());
-    /// let late = store.renew("job", "a", fence, 15.0, 10.0)?;
+    /// let lease = store.claim("job", "a", 0.0, 10.0)?.lease("job", "a").unwrap();
+    /// assert!(store.renew(&lease, 5.0, 10.0)?.is_granted());
+    /// let late = store.renew(&lease, 15.0, 10.0)?;
     /// assert_eq!(late.reason(), Some(&Reason::Expired { until: 15.0 }));
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    pub fn renew(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Outcome<()>> {
-        self.renew_within(job, owner, fence, LeaseWindow::new(now, ttl)?)
+    pub fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
+        self.renew_within(lease, LeaseWindow::new(now, ttl)?)
     }
 
     /// Stores `result` and marks the job done, only for the current live lease. When rejected,
@@ -226,22 +225,15 @@ impl LeaseStore {
     /// use leasefence::Reason;
     /// let store = leasefence::LeaseStore::open_in_memory()?;
     /// store.enqueue("job")?;
-    /// let old = store.claim("job", "a", 0.0, 10.0)?.granted().unwrap();
+    /// let old = store.claim("job", "a", 0.0, 10.0)?.lease("job", "a").unwrap();
     /// store.claim("job", "b", 20.0, 10.0)?;
-    /// let stale = store.complete("job", "a", old, 21.0, Some("late"))?;
+    /// let stale = store.complete(&old, 21.0, Some("late"))?;
     /// assert_eq!(stale.reason(), Some(&Reason::StaleFence { current: 2 }));
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    pub fn complete(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: Option<&str>,
-    ) -> Result<Outcome<()>> {
+    pub fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
         check_now(now)?;
-        self.complete_checked(job, owner, fence, now, result)
+        self.complete_checked(lease, now, result)
     }
 
     /// Gives the lease up early (`owner = NULL`, `until = 0`) so that another worker can claim
@@ -250,13 +242,13 @@ impl LeaseStore {
     /// ```
     /// let store = leasefence::LeaseStore::open_in_memory()?;
     /// store.enqueue("job")?;
-    /// let fence = store.claim("job", "a", 0.0, 60.0)?.granted().unwrap();
-    /// assert!(store.release("job", "a", fence)?.is_granted());
+    /// let lease = store.claim("job", "a", 0.0, 60.0)?.lease("job", "a").unwrap();
+    /// assert!(store.release(&lease)?.is_granted());
     /// assert_eq!(store.claim("job", "b", 1.0, 60.0)?.granted(), Some(2));
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    pub fn release(&self, job: &str, owner: &str, fence: Fence) -> Result<Outcome<()>> {
-        ops::release(&self.conn, job, owner, fence)
+    pub fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
+        ops::release(&self.conn, lease)
     }
 
     /// Claims the next claimable job (not done, `until <= now`): the smallest `until` first,
@@ -285,27 +277,25 @@ impl LeaseStore {
     /// ```
     /// let store = leasefence::LeaseStore::open_in_memory()?;
     /// store.enqueue("job")?;
-    /// let fence = store.claim("job", "w", 0.0, 30.0)?.granted().unwrap();
-    /// assert!(store.fail("job", "w", fence, 1.0, Some(11.0), Some("502 from upstream"))?.is_granted());
+    /// let lease = store.claim("job", "w", 0.0, 30.0)?.lease("job", "w").unwrap();
+    /// assert!(store.fail(&lease, 1.0, Some(11.0), Some("502 from upstream"))?.is_granted());
     /// assert_eq!(store.claim_next("w", 5.0, 30.0)?, None);
     /// let retry = store.claim_next("w", 11.0, 30.0)?.unwrap();
     /// assert_eq!(retry.fence, 2);
-    /// assert!(store.fail("job", "w", 2, 12.0, None, Some("still 502"))?.is_granted());
+    /// assert!(store.fail(&retry.lease(), 12.0, None, Some("still 502"))?.is_granted());
     /// assert!(store.inspect("job")?.unwrap().dead);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn fail(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         retry_at: Option<f64>,
         error: Option<&str>,
     ) -> Result<Outcome<()>> {
         check_now(now)?;
         check_time("retry_at", retry_at)?;
-        lifecycle::fail(&self.conn, (job, owner, fence), now, retry_at, error)
+        lifecycle::fail(&self.conn, lease, now, retry_at, error)
     }
 
     /// Brings a dead job back: claimable from `now`, its fence kept (every token handed out
@@ -317,8 +307,8 @@ impl LeaseStore {
     /// let store = leasefence::LeaseStore::open_in_memory()?;
     /// store.enqueue("job")?;
     /// assert_eq!(store.revive("job", 0.0)?.reason(), Some(&Reason::NotDead));
-    /// store.claim("job", "w", 0.0, 30.0)?;
-    /// store.fail("job", "w", 1, 1.0, None, Some("bad input"))?;
+    /// let lease = store.claim("job", "w", 0.0, 30.0)?.lease("job", "w").unwrap();
+    /// store.fail(&lease, 1.0, None, Some("bad input"))?;
     /// assert!(store.revive("job", 2.0)?.is_granted());
     /// assert_eq!(store.claim("job", "w", 2.0, 30.0)?.granted(), Some(2));
     /// # Ok::<(), leasefence::Error>(())
@@ -334,8 +324,8 @@ impl LeaseStore {
     /// ```
     /// let store = leasefence::LeaseStore::open_in_memory()?;
     /// store.enqueue_with("job", None, Some("input"))?;
-    /// store.claim("job", "w", 0.0, 30.0)?;
-    /// store.fail("job", "w", 1, 1.0, Some(2.0), None)?;
+    /// let lease = store.claim("job", "w", 0.0, 30.0)?.lease("job", "w").unwrap();
+    /// store.fail(&lease, 1.0, Some(2.0), None)?;
     /// let report = store.inspect("job")?.unwrap();
     /// assert_eq!((report.attempts, report.failures.len()), (1, 1));
     /// assert_eq!(store.inspect("ghost")?, None);
@@ -360,8 +350,12 @@ impl LeaseStore {
         lifecycle::stats(&self.conn, now)
     }
 
-    /// The underlying connection, for reading with your own SQL. Writing to `jobs` behind the
-    /// store's back voids the contract.
+    /// The underlying connection, for reading with your own SQL: the escape hatch for what the
+    /// store's methods do not cover (your own queries over the file, your tables' set-up). It is
+    /// a `rusqlite::Connection` because that is what such SQL runs on; depend on the rusqlite
+    /// version this crate does (0.43) to use it. Writing to `jobs` behind the store's back voids
+    /// the contract; write your own tables in the lease's transaction with
+    /// [`fenced`](LeaseStore::fenced).
     ///
     /// ```
     /// let store = leasefence::LeaseStore::open_in_memory()?;
@@ -386,26 +380,18 @@ impl LeaseStore {
     }
 
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
-    pub(crate) fn renew_within(
-        &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        window: LeaseWindow,
-    ) -> Result<Outcome<()>> {
-        ops::renew(&self.conn, job, owner, fence, window)
+    pub(crate) fn renew_within(&self, lease: &Lease, window: LeaseWindow) -> Result<Outcome<()>> {
+        ops::renew(&self.conn, lease, window)
     }
 
     /// `complete` with `now` checked by the caller.
     pub(crate) fn complete_checked(
         &self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
+        lease: &Lease,
         now: f64,
         result: Option<&str>,
     ) -> Result<Outcome<()>> {
-        ops::complete(&self.conn, job, owner, fence, now, result)
+        ops::complete(&self.conn, lease, now, result)
     }
 }
 

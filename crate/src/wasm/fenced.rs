@@ -186,16 +186,16 @@ impl WasmStore {
         options: JsValue,
         work: &Function,
     ) -> Result<JsValue, JsValue> {
-        let lease = Array::of4(&job, &owner, &fence, &now);
+        let positional = Array::of4(&job, &owner, &fence, &now);
         let mut args = Args {
             op: "fenced",
-            args: &lease,
+            args: &positional,
             next: 0,
         };
         // The trait's methods: they read positionally, as `call` does.
         let job = Source::string(&mut args, "job")?;
         let owner = Source::string(&mut args, "owner")?;
-        let fence = Source::fence(&mut args, "fence")?;
+        let lease = crate::Lease::new(job, owner, Source::fence(&mut args, "fence")?);
         let now = Source::number(&mut args, "now")?;
         let (complete, result) = options_of("fenced", &options)?;
         let finish = Finish::from_parts(complete, result).map_err(|e| error_to_js(&e))?;
@@ -207,7 +207,7 @@ impl WasmStore {
             ));
         }
         let mut thrown = None;
-        let outcome = store.fenced_with(&job, &owner, fence, now, finish, |tx| {
+        let outcome = store.fenced_with(&lease, now, finish, |tx| {
             *self.fenced.borrow_mut() = Some(tx.refusal_slot());
             let called = work.call0(&JsValue::NULL);
             *self.fenced.borrow_mut() = None;

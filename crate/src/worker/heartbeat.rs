@@ -197,14 +197,13 @@ fn beat(store: &dyn Leases, settings: &Settings, shared: &Shared) {
             lease.given_up = true;
             continue;
         }
-        let (job, fence, token, generation) = (
-            lease.job.clone(),
-            lease.fence,
+        let (held, token, generation) = (
+            crate::Lease::new(lease.job.as_str(), settings.owner.as_str(), lease.fence),
             lease.token.clone(),
             state.generation,
         );
         drop(state);
-        let answer = store.renew(&job, &settings.owner, fence, now, settings.ttl);
+        let answer = store.renew(&held, now, settings.ttl);
         state = shared.lock();
         if state.generation != generation {
             continue;

@@ -886,9 +886,7 @@ impl Worker {
         if let Some(reason) = token.reason() {
             // The result is thrown away: the lease is gone, or the worker is being interrupted.
             if reason == CancelReason::Stopping {
-                self.write(&token, |store| {
-                    store.release(&claimed.job, &self.options.owner, claimed.fence)
-                })?;
+                self.write(&token, |store| store.release(&claimed.lease()))?;
             } else {
                 self.counters.add(&self.counters.leases_lost);
             }
@@ -929,23 +927,15 @@ impl Worker {
         completion: Completion,
     ) -> Result<()> {
         let Completion { result, statements } = completion;
-        let owner = &self.options.owner;
+        let lease = claimed.lease();
         let written = if statements.is_empty() {
             self.write(token, |store| {
-                store.complete(
-                    &claimed.job,
-                    owner,
-                    claimed.fence,
-                    self.now(),
-                    result.as_deref(),
-                )
+                store.complete(&lease, self.now(), result.as_deref())
             })
         } else {
             self.write(token, |store| {
                 store.fenced(
-                    &claimed.job,
-                    owner,
-                    claimed.fence,
+                    &lease,
                     self.now(),
                     &statements,
                     Finish::Complete(result.clone()),
@@ -986,15 +976,9 @@ impl Worker {
         error: &str,
     ) -> Result<()> {
         let now = self.now();
+        let lease = claimed.lease();
         let answer = self.write(token, |store| {
-            store.fail(
-                &claimed.job,
-                &self.options.owner,
-                claimed.fence,
-                now,
-                retry_at,
-                Some(error),
-            )
+            store.fail(&lease, now, retry_at, Some(error))
         })?;
         match answer {
             Some(Outcome::Granted(())) if retry_at.is_some() => {

@@ -19,7 +19,7 @@
 //!   arguments say (the job and owner as serde_json decodes them, `until = now + ttl`, ...).
 
 use leasefence::protocol::{respond, Backend};
-use leasefence::{JobState, LeaseStore};
+use leasefence::{JobState, Lease, LeaseStore};
 use serde_json::{Map, Value};
 
 /// A [`Backend`] on a private in-memory store (`claim_many` runs one owner after the other).
@@ -52,10 +52,12 @@ pub fn seeded() -> Memory {
     let claim = |job, owner, now, ttl| store.claim(job, owner, now, ttl).unwrap().granted();
     assert_eq!(claim("held", "A", 0.0, 100.0), Some(1));
     assert_eq!(claim("done", "A", 0.0, 100.0), Some(1));
-    let done = store.complete("done", "A", 1, 1.0, Some("r")).unwrap();
+    let done = store
+        .complete(&Lease::new("done", "A", 1), 1.0, Some("r"))
+        .unwrap();
     assert_eq!(claim("released", "A", 0.0, 1.0), Some(1));
     assert_eq!(claim("released", "B", 1.0, 10.0), Some(2));
-    let released = store.release("released", "B", 2).unwrap();
+    let released = store.release(&Lease::new("released", "B", 2)).unwrap();
     assert_eq!(claim("expired", "C", 0.0, 5.0), Some(1));
     assert!(done.is_granted() && released.is_granted());
     store

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use leasefence::{ClaimedJob, Fence, JobState, Outcome, Reason};
+use leasefence::{ClaimedJob, Fence, JobState, Lease, Outcome, Reason};
 use serde_json::{json, Value};
 
 use super::workload::Client;
@@ -95,6 +95,7 @@ impl Client for Batch {
                 assert_eq!(claimed.len(), 3, "{claimed:?}");
                 Some(ClaimedJob {
                     job: claimed["job"].as_str().unwrap().to_string(),
+                    owner: owner.into(),
                     fence: claimed["fence"].as_i64().unwrap(),
                     payload: claimed["payload"].as_str().map(String::from),
                 })
@@ -103,28 +104,24 @@ impl Client for Batch {
         }
     }
 
-    fn renew(&mut self, job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> Outcome<()> {
+    fn renew(&mut self, lease: &Lease, now: f64, ttl: f64) -> Outcome<()> {
+        let Lease { job, owner, fence } = lease;
         self.outcome_unit(
             json!({"op": "renew", "job": job, "owner": owner, "fence": fence,
                                  "now": now, "ttl": ttl}),
         )
     }
 
-    fn complete(
-        &mut self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: Option<&str>,
-    ) -> Outcome<()> {
+    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Outcome<()> {
+        let Lease { job, owner, fence } = lease;
         self.outcome_unit(
             json!({"op": "complete", "job": job, "owner": owner, "fence": fence,
                                  "now": now, "result": result}),
         )
     }
 
-    fn release(&mut self, job: &str, owner: &str, fence: Fence) -> Outcome<()> {
+    fn release(&mut self, lease: &Lease) -> Outcome<()> {
+        let Lease { job, owner, fence } = lease;
         self.outcome_unit(json!({"op": "release", "job": job, "owner": owner, "fence": fence}))
     }
 

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 
-use leasefence::{ClaimedJob, Fence, JobState, Leases, Outcome, Reason};
+use leasefence::{ClaimedJob, Fence, JobState, Lease, Leases, Outcome, Reason};
 
 /// How many times the mixed workload runs, each time on fresh jobs of the same file.
 pub const EPOCHS: usize = 10;
@@ -28,16 +28,9 @@ const MAX_HELD: usize = 3;
 pub trait Client {
     fn claim(&mut self, job: &str, owner: &str, now: f64, ttl: f64) -> Outcome<Fence>;
     fn claim_next(&mut self, owner: &str, now: f64, ttl: f64) -> Option<ClaimedJob>;
-    fn renew(&mut self, job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> Outcome<()>;
-    fn complete(
-        &mut self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: Option<&str>,
-    ) -> Outcome<()>;
-    fn release(&mut self, job: &str, owner: &str, fence: Fence) -> Outcome<()>;
+    fn renew(&mut self, lease: &Lease, now: f64, ttl: f64) -> Outcome<()>;
+    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Outcome<()>;
+    fn release(&mut self, lease: &Lease) -> Outcome<()>;
     fn state(&mut self, job: &str) -> Option<JobState>;
 
     /// Called once after the worker's last operation: a transport checks that it shuts down
@@ -61,23 +54,16 @@ impl<L: Leases> Client for L {
         Leases::claim_next(self, owner, now, ttl).unwrap()
     }
 
-    fn renew(&mut self, job: &str, owner: &str, fence: Fence, now: f64, ttl: f64) -> Outcome<()> {
-        Leases::renew(self, job, owner, fence, now, ttl).unwrap()
+    fn renew(&mut self, lease: &Lease, now: f64, ttl: f64) -> Outcome<()> {
+        Leases::renew(self, lease, now, ttl).unwrap()
     }
 
-    fn complete(
-        &mut self,
-        job: &str,
-        owner: &str,
-        fence: Fence,
-        now: f64,
-        result: Option<&str>,
-    ) -> Outcome<()> {
-        Leases::complete(self, job, owner, fence, now, result).unwrap()
+    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Outcome<()> {
+        Leases::complete(self, lease, now, result).unwrap()
     }
 
-    fn release(&mut self, job: &str, owner: &str, fence: Fence) -> Outcome<()> {
-        Leases::release(self, job, owner, fence).unwrap()
+    fn release(&mut self, lease: &Lease) -> Outcome<()> {
+        Leases::release(self, lease).unwrap()
     }
 
     fn state(&mut self, job: &str) -> Option<JobState> {
@@ -255,7 +241,7 @@ fn worker<C: Client>(mut client: C, index: usize, shared: &Shared) -> WorkerLog 
         if roll < 25 {
             // Renew: granted only while the lease is current and live.
             let t = now(&mut last_now);
-            match store.renew(&lease.job, &owner, lease.fence, t, TTL) {
+            match store.renew(&Lease::new(&lease.job, &owner, lease.fence), t, TTL) {
                 Outcome::Granted(()) => {
                     assert!(lease.until > t, "renewed an expired lease");
                     log.renews_granted += 1;
@@ -269,7 +255,7 @@ fn worker<C: Client>(mut client: C, index: usize, shared: &Shared) -> WorkerLog 
             }
         } else if roll < 30 {
             // Release, and sometimes try to complete afterwards: always refused.
-            match store.release(&lease.job, &owner, lease.fence) {
+            match store.release(&Lease::new(&lease.job, &owner, lease.fence)) {
                 Outcome::Granted(()) => log.releases += 1,
                 Outcome::Rejected(reason) => assert!(
                     matches!(reason, Reason::StaleFence { current } if current > lease.fence)
@@ -413,7 +399,11 @@ fn try_complete<C: Client>(
     let result = format!("{owner}/fence{}/attempt{attempt}", lease.fence);
     // A fence recorded before the call: when it is newer than ours, the job was taken over.
     let floor = shared.latest(&lease.job);
-    let outcome = store.complete(&lease.job, owner, lease.fence, now, Some(&result));
+    let outcome = store.complete(
+        &Lease::new(&lease.job, owner, lease.fence),
+        now,
+        Some(&result),
+    );
     let row = store.state(&lease.job).unwrap();
     let (granted, reason) = match outcome {
         Outcome::Granted(()) => {
@@ -642,8 +632,8 @@ where
 }
 
 /// The file passes `PRAGMA integrity_check`; returns the connection for further checks.
-pub fn assert_integrity(db: &Path) -> leasefence::rusqlite::Connection {
-    let conn = leasefence::rusqlite::Connection::open(db).unwrap();
+pub fn assert_integrity(db: &Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(db).unwrap();
     let check: String = conn
         .query_row("PRAGMA integrity_check", [], |row| row.get(0))
         .unwrap();

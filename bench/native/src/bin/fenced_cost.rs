@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use leasefence::{Finish, Leases, Statement};
+use leasefence::{Finish, Lease, Leases, Statement};
 
 /// The four variants take turns job by job, so that a load that drifts during the run (other
 /// processes, the disk) weighs on each alike; each call is timed alone.
@@ -46,24 +46,23 @@ fn run(name: &str, store: &dyn Leases, plain_insert: &mut dyn FnMut(&str), jobs:
     for i in 0..jobs {
         for (variant, list) in lists.iter().enumerate() {
             let (job, fence) = &list[i];
+            let lease = Lease::new(job.as_str(), "w", *fence);
             let done = || Finish::Complete(Some("r".into()));
             let started = Instant::now();
             let granted = match variant {
-                0 => store.complete(job, "w", *fence, 1.0, Some("r")).unwrap(),
+                0 => store.complete(&lease, 1.0, Some("r")).unwrap(),
                 1 => {
-                    let outcome = store.complete(job, "w", *fence, 1.0, Some("r")).unwrap();
+                    let outcome = store.complete(&lease, 1.0, Some("r")).unwrap();
                     plain_insert(job);
                     outcome
                 }
-                2 => store.fenced(job, "w", *fence, 1.0, &[], done()).unwrap(),
+                2 => store.fenced(&lease, 1.0, &[], done()).unwrap(),
                 _ => {
                     let insert = [Statement::new(
                         "INSERT INTO outcomes(job, v) VALUES ($1, $2)",
                         [job.as_str().into(), (i as i64).into()],
                     )];
-                    store
-                        .fenced(job, "w", *fence, 1.0, &insert, done())
-                        .unwrap()
+                    store.fenced(&lease, 1.0, &insert, done()).unwrap()
                 }
             };
             spent[variant] += started.elapsed().as_secs_f64();

@@ -58,7 +58,7 @@ fn plain(db: &Path, jobs: usize, work: Duration, second: bool) -> f64 {
             std::thread::sleep(work);
         }
         let done = store
-            .complete(&job.job, "plain", job.fence, wall_clock(), Some("ok"))
+            .complete(&job.lease(), wall_clock(), Some("ok"))
             .expect("complete");
         assert!(done.is_granted());
     }

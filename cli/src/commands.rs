@@ -1,0 +1,259 @@
+//! The command line: the global options and the subcommands, as clap reads them.
+
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "leasefence",
+    version,
+    about = "Leases with fencing tokens on an SQLite file or a PostgreSQL server: a stale \
+             worker can never overwrite a newer worker's result.",
+    after_help = "Every operation prints one JSON line, as in the batch protocol: \
+                  {\"value\": ...} with a \"reason\" when the store says no, or \
+                  {\"error\": {\"code\", \"message\"}}.\n\n\
+                  Exit status: 0 granted, 1 rejected by the store (false/null), \
+                  2 invalid usage or argument, 3 storage error."
+)]
+pub(crate) struct Cli {
+    /// The SQLite database file (created if missing), or a PostgreSQL server as
+    /// postgres://user:password@host:port/database (tables created if missing).
+    #[arg(long, global = true, value_name = "PATH|URL", env = "LEASEFENCE_DB")]
+    pub(crate) db: Option<PathBuf>,
+    /// How long to wait for another process's write lock, in milliseconds (on PostgreSQL:
+    /// the session's lock_timeout and the connect timeout).
+    #[arg(long, global = true, value_name = "MS", default_value_t = 10_000)]
+    pub(crate) busy_timeout: u64,
+    /// Locking protocol: `posix` (default; fastest) or `dotfile` (to share the file with
+    /// Node processes; files a Node process created use it automatically).
+    #[arg(long, global = true, value_name = "PROTOCOL", default_value = "posix")]
+    pub(crate) locking: LockingArg,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum LockingArg {
+    Posix,
+    Dotfile,
+}
+
+#[derive(Args)]
+pub(crate) struct Clock {
+    /// The current time in seconds (default: the wall clock, Unix seconds).
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) now: Option<f64>,
+}
+
+#[derive(Args)]
+pub(crate) struct Lease {
+    /// The job id.
+    pub(crate) job: String,
+    /// Who holds the lease (any string naming the worker).
+    #[arg(long)]
+    pub(crate) owner: String,
+    /// The fence returned by `claim`.
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) fence: i64,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Create the jobs table if it is missing.
+    Init,
+    /// Add a job; false when the id exists (nothing changes, its payload included).
+    Enqueue {
+        /// The job id.
+        job: String,
+        /// Nobody can claim the job before this time (seconds, as --now); default: at once.
+        #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
+        run_at: Option<f64>,
+        /// Text handed to whoever claims the job (claim-next prints it).
+        #[arg(long)]
+        payload: Option<String>,
+    },
+    /// Print a job's stored row, or null.
+    State {
+        /// The job id.
+        job: String,
+    },
+    /// Take a lease on a job; prints the new fence, or null with the reason.
+    Claim {
+        /// The job id.
+        job: String,
+        /// Who takes the lease.
+        #[arg(long)]
+        owner: String,
+        /// Lease length in seconds (> 0).
+        #[arg(long, allow_hyphen_values = true)]
+        ttl: f64,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Extend your live lease to now + ttl.
+    Renew {
+        #[command(flatten)]
+        lease: Lease,
+        /// New lease length in seconds from now (> 0).
+        #[arg(long, allow_hyphen_values = true)]
+        ttl: f64,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Store the result and mark the job done, if your lease is current and live.
+    Complete {
+        #[command(flatten)]
+        lease: Lease,
+        /// The result text (omitted: null).
+        #[arg(long)]
+        result: Option<String>,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Give your lease up early; the fence is kept.
+    Release {
+        #[command(flatten)]
+        lease: Lease,
+    },
+    /// Claim one job for several owners at once, each on its own thread and connection.
+    ClaimMany {
+        /// The job id.
+        job: String,
+        /// The owners, comma-separated or repeated.
+        #[arg(long = "owner", value_delimiter = ',', required = true)]
+        owners: Vec<String>,
+        /// Lease length in seconds (> 0).
+        #[arg(long, allow_hyphen_values = true)]
+        ttl: f64,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Claim the next claimable job (earliest lease end, then oldest).
+    ClaimNext {
+        /// Who takes the lease.
+        #[arg(long)]
+        owner: String,
+        /// Lease length in seconds (> 0).
+        #[arg(long, allow_hyphen_values = true)]
+        ttl: f64,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Record a failure of your live lease: retry at a time, or make the job dead.
+    #[command(group(clap::ArgGroup::new("then").required(true).args(["retry_at", "dead"])))]
+    Fail {
+        #[command(flatten)]
+        lease: Lease,
+        /// Nobody can claim the job again before this time (seconds, as --now).
+        #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
+        retry_at: Option<f64>,
+        /// Make the job dead instead: done with no result, until `revive`.
+        #[arg(long)]
+        dead: bool,
+        /// What went wrong (kept with the attempt; `inspect` shows it).
+        #[arg(long)]
+        error: Option<String>,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Bring a dead job back: claimable from now, its fence kept.
+    Revive {
+        /// The job id.
+        job: String,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Print everything stored about a job: row, attempts, dead, payload, failures.
+    Inspect {
+        /// The job id.
+        job: String,
+    },
+    /// Print how many jobs are queued, scheduled, leased, done and dead.
+    ///
+    /// Counts the stored jobs at --now. What one `work` process did (claimed, completed,
+    /// failed, dead, leases lost, stale writes refused, renewals) is the JSON line it prints
+    /// at exit.
+    Stats {
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Print every job and its lease as a table.
+    Jobs {
+        /// Print one JSON object per line instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Serve the JSON-lines protocol: one request per stdin line, one response per line.
+    Batch,
+    /// Run a command once for each claimed job, renewing the lease while it runs.
+    ///
+    /// Claims jobs one at a time (claim-next) and runs CMD for each with LEASEFENCE_DB,
+    /// LEASEFENCE_JOB, LEASEFENCE_FENCE, LEASEFENCE_ATTEMPT (the fence: 1 on the first
+    /// claim) and LEASEFENCE_OWNER in its environment. The job's payload is written to its
+    /// standard input (empty when none) and, up to 64 KiB, also set as LEASEFENCE_PAYLOAD.
+    /// Exit status 0 completes the job with CMD's standard output as the result; any other
+    /// status fails it with CMD's standard error as the error (or the status, when stderr
+    /// is empty), to be retried after the backoff, or dead once --max-attempts is reached.
+    /// A job claimed past --max-attempts whose previous attempt recorded no failure (its
+    /// worker lost the lease or crashed) is made dead without running CMD.
+    ///
+    /// While CMD runs, a heartbeat thread renews the lease every ttl/3. If the lease is
+    /// lost (a renew refused, or no renew possible before it ends), CMD's process group
+    /// gets SIGTERM, then SIGKILL after --grace seconds, and its exit never completes the
+    /// job. SIGINT or SIGTERM to `work` stops it the same way and releases the lease.
+    ///
+    /// At exit, prints its counters as one JSON line: {"claimed", "completed", "failed"
+    /// (failures with a retry), "dead", "leases_lost", "stale_writes_refused",
+    /// "renewals"}. `leasefence stats` counts the jobs by state. Exit status: 0 when
+    /// stopped (a signal, or --until-empty), 2 bad usage, 3 storage error.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db enqueue resize-7 --payload photo-7.jpg\n  leasefence --db queue.db work --ttl 30 --until-empty -- sh -c 'resize \"$LEASEFENCE_PAYLOAD\"'\n  leasefence --db queue.db stats"
+    )]
+    Work(crate::work::WorkArgs),
+    /// Remove a dot-file lock (<db>.lock) left by a killed process, if no process on this
+    /// machine has the database open; otherwise list who has it open and remove nothing.
+    ///
+    /// Files shared with Node use dot-file locks. leasefence's own name their owner, and the
+    /// next opener breaks one whose process died; SQLite's unix-dotfile VFS (an earlier
+    /// leasefence) leaves an ownerless <db>.lock directory when killed, which every other
+    /// process would wait on forever. Stop every process using the file, then run this (as
+    /// root, or as the user of all of
+    /// them: their open files are read from /proc). Prints {"value":"free"|"cleared"} (exit
+    /// 0) or {"value":"in_use","pids":[...]} (exit 1).
+    Unlock,
+    /// Run your SQL statements in the transaction that checks your lease: committed only
+    /// while the lease is current, all or nothing; with --complete the job completes in the
+    /// same commit. Writes to `jobs` or a `leasefence_*` table are refused.
+    Fenced {
+        #[command(flatten)]
+        lease: Lease,
+        /// The statements as JSON: [{"sql": "UPDATE t SET n = $1", "params": [5]}, ...].
+        #[arg(long)]
+        statements: String,
+        /// Complete the job in the same commit.
+        #[arg(long)]
+        complete: bool,
+        /// The result stored when the job completes (needs --complete; omitted: null).
+        #[arg(long, requires = "complete")]
+        result: Option<String>,
+        #[command(flatten)]
+        clock: Clock,
+    },
+}
+
+fn wall_clock() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+impl Clock {
+    pub(crate) fn now(&self) -> f64 {
+        self.now.unwrap_or_else(wall_clock)
+    }
+}

@@ -1,0 +1,211 @@
+//! The subcommands run: each operation as the protocol's own [`Request`], checked, dispatched
+//! and answered as a `batch` line would be, its response printed and turned into the exit status.
+
+use std::time::Duration;
+
+use leasefence::protocol::{execute, Request, Response, TargetBackend};
+use leasefence::{Locking, OpenOptions};
+use serde_json::json;
+
+use clap::Parser as _;
+
+use crate::commands::{Cli, Command, Lease, LockingArg};
+use crate::{batch, jobs_table, unlock, EXIT_INVALID, EXIT_OK, EXIT_REJECTED, EXIT_STORAGE};
+
+pub(crate) fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() {
+                EXIT_INVALID
+            } else {
+                EXIT_OK
+            };
+        }
+    };
+    let Some(db) = cli.db else {
+        eprintln!("leasefence: --db PATH|URL is required (or set LEASEFENCE_DB)");
+        return EXIT_INVALID;
+    };
+    let locking = match cli.locking {
+        LockingArg::Posix => Locking::Posix,
+        LockingArg::Dotfile => Locking::Dotfile,
+    };
+    let options = OpenOptions::new()
+        .busy_timeout(Duration::from_millis(cli.busy_timeout))
+        .locking(locking);
+    // The backend opens lazily: building it touches nothing, so `unlock` can sit beside
+    // the other commands.
+    let mut backend = TargetBackend::new(db.clone(), options.clone());
+    let request = match cli.command {
+        Command::Unlock => return unlock::unlock(&db),
+        Command::Batch => return batch::batch(&mut backend),
+        Command::Work(args) => return crate::work::run(&db, &options, args),
+        Command::Jobs { json, clock } => return jobs_table::jobs(&mut backend, json, clock.now()),
+        Command::Fenced {
+            lease,
+            statements,
+            complete,
+            result,
+            clock,
+        } => {
+            return fenced(
+                &mut backend,
+                lease,
+                &statements,
+                complete,
+                result,
+                clock.now(),
+            )
+        }
+        Command::Init => Request::Init,
+        Command::Enqueue {
+            job,
+            run_at,
+            payload,
+        } => Request::Enqueue {
+            job,
+            run_at,
+            payload,
+        },
+        Command::Fail {
+            lease,
+            retry_at,
+            dead: _,
+            error,
+            clock,
+        } => Request::Fail {
+            job: lease.job,
+            owner: lease.owner,
+            fence: lease.fence,
+            now: clock.now(),
+            // The group makes this exactly one of --retry-at and --dead.
+            retry_at,
+            error,
+        },
+        Command::Revive { job, clock } => Request::Revive {
+            job,
+            now: clock.now(),
+        },
+        Command::Inspect { job } => Request::Inspect { job },
+        Command::Stats { clock } => Request::Stats { now: clock.now() },
+        Command::State { job } => Request::State { job },
+        Command::Claim {
+            job,
+            owner,
+            ttl,
+            clock,
+        } => Request::Claim {
+            job,
+            owner,
+            now: clock.now(),
+            ttl,
+        },
+        Command::Renew { lease, ttl, clock } => Request::Renew {
+            job: lease.job,
+            owner: lease.owner,
+            fence: lease.fence,
+            now: clock.now(),
+            ttl,
+        },
+        Command::Complete {
+            lease,
+            result,
+            clock,
+        } => Request::Complete {
+            job: lease.job,
+            owner: lease.owner,
+            fence: lease.fence,
+            now: clock.now(),
+            result,
+        },
+        Command::Release { lease } => Request::Release {
+            job: lease.job,
+            owner: lease.owner,
+            fence: lease.fence,
+        },
+        Command::ClaimMany {
+            job,
+            owners,
+            ttl,
+            clock,
+        } => Request::ClaimMany {
+            job,
+            owners,
+            now: clock.now(),
+            ttl,
+        },
+        Command::ClaimNext { owner, ttl, clock } => Request::ClaimNext {
+            owner,
+            now: clock.now(),
+            ttl,
+        },
+    };
+    // The protocol's own request: the same checks, dispatch and response line as `batch`.
+    let response = execute(&mut backend, &request);
+    println!("{}", response.to_json());
+    exit_code(&request, &response)
+}
+
+/// `fenced`: the statements are read by the protocol's own reader, as a `fenced` request line.
+fn fenced(
+    backend: &mut TargetBackend,
+    lease: Lease,
+    statements: &str,
+    complete: bool,
+    result: Option<String>,
+    now: f64,
+) -> i32 {
+    let statements: serde_json::Value = match serde_json::from_str(statements) {
+        Ok(value) => value,
+        Err(err) => {
+            let failed = Response::Failed {
+                code: "bad_request",
+                message: format!(
+                    "--statements is not valid JSON ({err}); write \
+                     [{{\"sql\": \"...\", \"params\": [...]}}]"
+                ),
+            };
+            println!("{}", failed.to_json());
+            return EXIT_INVALID;
+        }
+    };
+    let line = json!({
+        "op": "fenced", "job": lease.job, "owner": lease.owner, "fence": lease.fence,
+        "now": now, "statements": statements, "complete": complete, "result": result,
+    });
+    let response = match Request::parse(&line.to_string()) {
+        Ok(request) => {
+            let response = execute(backend, &request);
+            println!("{}", response.to_json());
+            return exit_code(&request, &response);
+        }
+        Err(response) => response,
+    };
+    println!("{}", response.to_json());
+    EXIT_INVALID
+}
+
+fn exit_code(request: &Request, response: &Response) -> i32 {
+    match response {
+        Response::Failed {
+            code: "storage", ..
+        } => EXIT_STORAGE,
+        Response::Failed { .. } => EXIT_INVALID,
+        Response::Answered { value, .. } => {
+            let refused = match request {
+                Request::Init | Request::Stats { .. } => false,
+                Request::ClaimMany { .. } => value
+                    .as_array()
+                    .is_some_and(|fences| fences.iter().all(|f| f.is_null())),
+                _ => value.is_null() || *value == serde_json::Value::Bool(false),
+            };
+            if refused {
+                EXIT_REJECTED
+            } else {
+                EXIT_OK
+            }
+        }
+    }
+}

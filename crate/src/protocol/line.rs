@@ -1,0 +1,262 @@
+//! A protocol line as a request: the JSON object's fields read as the reader's [`Source`], every
+//! shape problem a `bad_request` [`Response`].
+
+use super::json::{self, Json};
+use super::{FencedArgs, Op, Request, Response, Source, OPS};
+use crate::error::Error;
+use crate::outcome::Fence;
+use crate::rules::fenced::{SqlValue, Statement};
+
+const STATEMENTS_SHAPE: &str = "an array of {\"sql\": \"...\", \"params\": [...]}";
+
+/// Reads the fields of one request object, turning every shape problem into `bad_request`: the
+/// protocol's [`Source`].
+struct Fields<'a> {
+    object: &'a Json,
+    op: &'a str,
+    /// A value error found while reading the shape; reported only if the shape is fine, so
+    /// shape errors (`bad_request`) always win over value errors (`invalid_argument`).
+    deferred: Option<Response>,
+}
+
+impl Source for Fields<'_> {
+    type Error = Response;
+    fn string(&mut self, name: &'static str) -> Result<String, Response> {
+        Fields::string(self, name)
+    }
+    fn optional_string(&mut self, name: &'static str) -> Result<Option<String>, Response> {
+        Fields::optional_string(self, name)
+    }
+    fn number(&mut self, name: &'static str) -> Result<f64, Response> {
+        Fields::number(self, name)
+    }
+    fn maybe_string(&mut self, name: &'static str) -> Result<Option<String>, Response> {
+        match self.object.get(name) {
+            None => Ok(None),
+            Some(_) => Fields::optional_string(self, name),
+        }
+    }
+    fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, Response> {
+        match self.object.get(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Number(n)) => Ok(Some(n.float)),
+            Some(other) => Err(self.mistyped(name, "a number or null", other)),
+        }
+    }
+    fn fence(&mut self, name: &'static str) -> Result<Fence, Response> {
+        Fields::fence(self, name)
+    }
+    fn strings(&mut self, name: &'static str) -> Result<Vec<String>, Response> {
+        Fields::strings(self, name)
+    }
+    fn fenced_writes(&mut self) -> Result<FencedArgs, Response> {
+        Fields::fenced_writes(self)
+    }
+    fn finish(self) -> Result<(), Response> {
+        match self.deferred {
+            Some(value_error) => Err(value_error),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Fields<'_> {
+    fn missing(&self, name: &str, kind: &str) -> Response {
+        Response::bad_request(format!(
+            "op {:?} needs field {name:?} ({kind}); it is missing",
+            self.op
+        ))
+    }
+
+    fn mistyped(&self, name: &str, kind: &str, got: &Json) -> Response {
+        Response::bad_request(format!(
+            "field {name:?} of op {:?} must be {kind}, got {}",
+            self.op,
+            got.type_name()
+        ))
+    }
+
+    fn string(&self, name: &str) -> Result<String, Response> {
+        match self.object.get(name) {
+            Some(Json::String(s)) => Ok(s.clone()),
+            Some(other) => Err(self.mistyped(name, "a string", other)),
+            None => Err(self.missing(name, "a string")),
+        }
+    }
+
+    fn optional_string(&self, name: &str) -> Result<Option<String>, Response> {
+        match self.object.get(name) {
+            Some(Json::String(s)) => Ok(Some(s.clone())),
+            Some(Json::Null) => Ok(None),
+            Some(other) => Err(self.mistyped(name, "a string or null", other)),
+            None => Err(self.missing(name, "a string or null")),
+        }
+    }
+
+    fn number(&self, name: &str) -> Result<f64, Response> {
+        match self.object.get(name) {
+            Some(Json::Number(n)) => Ok(n.float),
+            Some(other) => Err(self.mistyped(name, "a number", other)),
+            None => Err(self.missing(name, "a number")),
+        }
+    }
+
+    /// A fence: an integer. Integral values written as floats (`2.0`) are accepted; values
+    /// outside i64 and non-finite values are `invalid_argument`.
+    fn fence(&mut self, name: &str) -> Result<Fence, Response> {
+        let n = match self.object.get(name) {
+            Some(Json::Number(n)) => n,
+            Some(other) => return Err(self.mistyped(name, "an integer", other)),
+            None => return Err(self.missing(name, "an integer")),
+        };
+        if let Some(int) = n.int {
+            return Ok(int);
+        }
+        let mut out_of_range = || {
+            self.deferred = Some(Response::failed(&Error::invalid(
+                "fence",
+                "is out of range: fences are integers from -2^63 to 2^63-1",
+            )));
+            Ok(0)
+        };
+        if n.integral_lexeme || !n.float.is_finite() {
+            return out_of_range();
+        }
+        if n.float.fract() != 0.0 {
+            return Err(Response::bad_request(format!(
+                "field {name:?} of op {:?} must be an integer, got {}",
+                self.op, n.float
+            )));
+        }
+        // -2^63 is exact in f64; 2^63 is the first float past i64::MAX.
+        if n.float >= -9_223_372_036_854_775_808.0 && n.float < 9_223_372_036_854_775_808.0 {
+            Ok(n.float as i64)
+        } else {
+            out_of_range()
+        }
+    }
+
+    /// `statements` (an array of `{"sql": S, "params": [...]}`, params optional), `complete`
+    /// (a boolean, default false) and `result` (a string or null, default null).
+    fn fenced_writes(&self) -> Result<FencedArgs, Response> {
+        let items = match self.object.get("statements") {
+            Some(Json::Array(items)) => items,
+            Some(other) => return Err(self.mistyped("statements", STATEMENTS_SHAPE, other)),
+            None => return Err(self.missing("statements", STATEMENTS_SHAPE)),
+        };
+        let statements = items
+            .iter()
+            .map(|item| self.statement(item))
+            .collect::<Result<_, _>>()?;
+        let complete = match self.object.get("complete") {
+            None => false,
+            Some(Json::Bool(b)) => *b,
+            Some(other) => return Err(self.mistyped("complete", "a boolean", other)),
+        };
+        let result = match self.object.get("result") {
+            None | Some(Json::Null) => None,
+            Some(Json::String(s)) => Some(s.clone()),
+            Some(other) => return Err(self.mistyped("result", "a string or null", other)),
+        };
+        Ok(FencedArgs {
+            statements,
+            complete,
+            result,
+        })
+    }
+
+    fn statement(&self, item: &Json) -> Result<Statement, Response> {
+        let Json::Object(members) = item else {
+            return Err(self.mistyped("statements", STATEMENTS_SHAPE, item));
+        };
+        if let Some((key, _)) = members.iter().find(|(k, _)| k != "sql" && k != "params") {
+            return Err(Response::bad_request(format!(
+                "a statement of op {:?} has the member {key:?}; only \"sql\" and \"params\"",
+                self.op
+            )));
+        }
+        let sql = match item.get("sql") {
+            Some(Json::String(s)) => s.clone(),
+            _ => return Err(self.mistyped("statements", STATEMENTS_SHAPE, item)),
+        };
+        let params = match item.get("params") {
+            None => Vec::new(),
+            Some(Json::Array(values)) => values
+                .iter()
+                .map(|value| match value {
+                    Json::Null => Ok(SqlValue::Null),
+                    Json::Bool(b) => Ok(SqlValue::Bool(*b)),
+                    Json::Number(n) => Ok(n.int.map_or(SqlValue::Real(n.float), SqlValue::Integer)),
+                    Json::String(s) => Ok(SqlValue::Text(s.clone())),
+                    other => {
+                        Err(self.mistyped("params", "null, a number, a string or a boolean", other))
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+            Some(other) => return Err(self.mistyped("params", "an array", other)),
+        };
+        Ok(Statement { sql, params })
+    }
+
+    fn strings(&self, name: &str) -> Result<Vec<String>, Response> {
+        match self.object.get(name) {
+            Some(Json::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Json::String(s) => Ok(s.clone()),
+                    other => Err(self.mistyped(name, "an array of strings", other)),
+                })
+                .collect(),
+            Some(other) => Err(self.mistyped(name, "an array of strings", other)),
+            None => Err(self.missing(name, "an array of strings")),
+        }
+    }
+}
+
+impl Request {
+    /// Parses one protocol line. Shape problems (not JSON, not an object, unknown op, missing or
+    /// mistyped field) come back as a `bad_request` [`Response`]; value checks are left to
+    /// [`Request::validate`].
+    ///
+    /// ```
+    /// use leasefence::protocol::Request;
+    /// assert!(Request::parse(r#"{"op":"fly"}"#).is_err());
+    /// ```
+    pub fn parse(line: &str) -> Result<Request, Response> {
+        let value = json::parse(line)
+            .map_err(|err| Response::bad_request(format!("the line is not valid JSON: {err}")))?;
+        if !matches!(value, Json::Object(_)) {
+            return Err(Response::bad_request(format!(
+                "a request must be a JSON object like {{\"op\": \"state\", \"job\": \"j\"}}, got {}",
+                value.type_name()
+            )));
+        }
+        let op = match value.get("op") {
+            Some(Json::String(op)) => op.as_str(),
+            Some(other) => {
+                return Err(Response::bad_request(format!(
+                    "field \"op\" must be a string, got {}",
+                    other.type_name()
+                )))
+            }
+            None => {
+                return Err(Response::bad_request(format!(
+                    "the request has no \"op\"; use one of {}",
+                    OPS.join(", ")
+                )))
+            }
+        };
+        let Some(op_kind) = Op::from_protocol(op) else {
+            return Err(Response::bad_request(format!(
+                "unknown op {op:?}; use one of {}",
+                OPS.join(", ")
+            )));
+        };
+        let fields = Fields {
+            object: &value,
+            op,
+            deferred: None,
+        };
+        Request::read(op_kind, fields)
+    }
+}
