@@ -221,9 +221,8 @@ pub(crate) enum Command {
     /// next opener breaks one whose process died; SQLite's unix-dotfile VFS (an earlier
     /// leasefence) leaves an ownerless <db>.lock directory when killed, which every other
     /// process would wait on forever. Stop every process using the file, then run this (as
-    /// root, or as the user of all of
-    /// them: their open files are read from /proc). Prints {"value":"free"|"cleared"} (exit
-    /// 0) or {"value":"in_use","pids":[...]} (exit 1).
+    /// root, or as the user of all of them: their open files are read from /proc). Prints
+    /// {"value":"free"|"cleared"} (exit 0) or {"value":"in_use","pids":[...]} (exit 1).
     Unlock,
     /// Run your SQL statements in the transaction that checks your lease: committed only
     /// while the lease is current, all or nothing; with --complete the job completes in the
