@@ -32,6 +32,7 @@ mod trace;
 mod app_data;
 mod fenced;
 mod guard;
+mod worker_rules;
 
 /// An open lease store for JavaScript. The npm package and `web/store/` wrap it; used directly:
 ///
