@@ -2,12 +2,14 @@
 // leasefence for Node: the Rust crate compiled to wasm, on an ordinary SQLite file shared by
 // processes and worker threads. The contract, argument checks and error codes live in Rust; this
 // file adds the class shape of docs/contract.md section 5 and runs claimMany on worker threads.
+// scripts/package.sh bundles it (esbuild) with the JavaScript it shares with the browser
+// (web/store/) into the package's index.cjs; `./wasm/leasefence.js` stays a file of its own.
 
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
-const { LeaseStoreCore, LeaseError, leaseErrors } = require('./core.cjs');
-const { JobWorker: CoreJobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult } = require('./job-worker.cjs');
+const { LeaseStoreCore, LeaseError, leaseErrors } = require('../web/store/core.js');
+const { JobWorker: CoreJobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult } = require('../web/store/job-worker.js');
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const CONSTRUCT = Symbol('LeaseStore.open');
@@ -29,7 +31,7 @@ function storageError(message) {
  * Every method runs one transaction; fences are checked by the store, inside the transaction
  * that writes, so a stale worker's write is refused whatever the worker believes.
  *
- * The operations and `withReason` come from the shared core (core.cjs, from web/store/core.js)
+ * The operations and `withReason` come from the shared core (web/store/core.js)
  * over a synchronous transport: the wasm store on this thread, and worker threads for claimMany.
  * `lastReason` (deprecated: use `withReason`) is kept because calls here are synchronous.
  */
@@ -316,7 +318,7 @@ class ThreadHeartbeat {
 }
 
 /**
- * The worker runtime (job-worker.cjs, from web/store/job-worker.js), with one Node option more:
+ * The worker runtime (web/store/job-worker.js), with one Node option more:
  * `heartbeat: 'thread'` renews from a worker thread with its own connection (see index.d.ts).
  */
 class JobWorker extends CoreJobWorker {

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 import test from 'node:test';
 
@@ -34,7 +35,7 @@ test('the tarball: one file, no install scripts, the entry points, the wasm and 
   }
   assert.equal(manifest.gypfile, undefined);
   assert.deepEqual(manifest.dependencies ?? {}, {}, 'the package needs no dependencies');
-  for (const member of ['package/index.cjs', 'package/index.mjs', 'package/index.d.ts', 'package/claim-worker.cjs', 'package/core.cjs', 'package/job-worker.cjs', 'package/heartbeat-thread.cjs', 'package/wasm/leasefence.js', 'package/wasm/leasefence_bg.wasm', 'package/README.md', 'package/LICENSE-MIT', 'package/LICENSE-APACHE']) {
+  for (const member of ['package/index.cjs', 'package/index.mjs', 'package/index.d.ts', 'package/claim-worker.cjs', 'package/heartbeat-thread.cjs', 'package/wasm/leasefence.js', 'package/wasm/leasefence_bg.wasm', 'package/README.md', 'package/LICENSE-MIT', 'package/LICENSE-APACHE']) {
     assert.ok(files.includes(member), `${member} missing from the tarball: ${files.join(', ')}`);
   }
   assert.ok(!files.some((f) => f.endsWith('.node') || f.includes('binding.gyp')), 'a native addon in the tarball');
@@ -42,6 +43,17 @@ test('the tarball: one file, no install scripts, the entry points, the wasm and 
   const targets = [manifest.main, manifest.types, ...Object.values(manifest.exports['.']), manifest.exports['./package.json']];
   for (const t of targets) assert.ok(files.includes(path.posix.join('package', t)), `${t} is referenced but not shipped`);
   assert.match(tarRead(tgz, 'package/index.d.ts'), /export declare class LeaseStore/);
+  // The build bundled everything the scripts load (web/store/ included): each requires only
+  // Node's own modules and files shipped beside it.
+  for (const script of files.filter((f) => /\.c?js$/.test(f))) {
+    const text = tarRead(tgz, script);
+    for (const [, wanted] of text.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)) {
+      if (wanted.startsWith('node:') || builtinModules.includes(wanted)) continue;
+      const shipped = path.posix.join(path.posix.dirname(script), wanted);
+      assert.ok(files.includes(shipped), `${script} requires ${wanted}, which the tarball does not ship`);
+    }
+    assert.doesNotMatch(text, /^\s*(import|export)\s/m, `${script} is CommonJS but has an ES import or export`);
+  }
 });
 
 test('npm install --offline of the tarball into an empty project, then require and import it', { timeout: 120_000 }, () => {

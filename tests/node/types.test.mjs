@@ -1,12 +1,12 @@
 // node/index.d.ts is hand-written for its comments, but its operations are checked against the one
-// table of operations (web/store/core.js, shipped as core.cjs): names, parameter names and types,
+// table of operations (web/store/core.js, bundled into the package's index.cjs): names, parameter names and types,
 // and return types. Change the table or the types alone and this fails.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import test from 'node:test';
-import { PKG, ROOT } from './helpers.mjs';
+import { PKG, ROOT, tempDir } from './helpers.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -20,11 +20,16 @@ function signature({ params }, types) {
   return params.map((p) => `${p}: ${types[p.replace(/\?$/, '')]}`).join(', ');
 }
 
-test('the shipped core.cjs is web/store/core.js', async () => {
-  const cjs = require(path.join(PKG, 'core.cjs'));
-  const esm = await import(path.join(ROOT, 'web/store/core.js'));
-  assert.deepEqual(cjs.OPERATIONS, esm.OPERATIONS);
-  assert.deepEqual(cjs.PARAM_TYPES, esm.PARAM_TYPES);
+test('the package bundles web/store/core.js: its store has the operations of the table, in order', async () => {
+  const { LeaseStore } = require(path.join(PKG, 'index.cjs'));
+  const { OPERATIONS } = await import(path.join(ROOT, 'web/store/core.js'));
+  const store = await LeaseStore.open(path.join(tempDir('leasefence-types-'), 'ops.db'));
+  try {
+    assert.deepEqual(Object.keys(store.withReason), OPERATIONS.map((op) => op.name));
+    for (const { name } of OPERATIONS) assert.equal(typeof store[name], 'function', name);
+  } finally {
+    store.close();
+  }
 });
 
 test('protocolName gives the protocol spelling of the table names', async () => {

@@ -1,12 +1,9 @@
-// The JavaScript core of leasefence, shared by Node (node/index.cjs, through the core.cjs that
-// scripts/package.sh derives from this file) and the browser (./lease-store.js, served as is):
+// The JavaScript core of leasefence, shared by Node (node/index.cjs, bundled with it into the npm
+// package by scripts/package.sh) and the browser (./lease-store.js, served as is):
 // the table of operations of docs/contract.md section 5, written once, and the store class built
 // over a transport. The transport runs one operation and answers `{value, reason}`: synchronously
 // in Node (the wasm store on the caller's thread), as a Promise in the browser (messages to the
 // store's worker). Argument checks, the contract and the error codes stay in Rust.
-//
-// This file is plain ES module code with one `export { ... }` line at the end, which package.sh
-// turns into `module.exports`; keep it that way.
 
 /** Parameter types, by name: node/index.d.ts is checked against them (tests/node/types.test.mjs). */
 const PARAM_TYPES = Object.freeze({

@@ -1,0 +1,313 @@
+// The worker loop (docs/contract.md section 9): claims jobs one at a time, keeps each lease while
+// its handler runs (./heartbeat.js), then completes, fails with backoff, or makes the job dead at
+// its maximum number of attempts (./attempt.js). Every store call is awaited, which serves the
+// Node store (synchronous answers) and the browser store (Promises) alike.
+import { afterFailure, mayRunPastMax, pastMaxReason } from './attempt.js';
+import { LeaseLostError, errorText, invalidArgument, isStorageError } from './errors.js';
+import { FencedResult, isStatementError, resultText } from './fenced-result.js';
+import { keepOnLoop, keepOnSource } from './heartbeat.js';
+import { newLease } from './lease.js';
+import { workerOptions } from './options.js';
+import { later, sleep } from './timers.js';
+
+/**
+ * Runs a handler on every job it claims from `store`, one job at a time (start several workers,
+ * each with its own owner, for more).
+ *
+ *   const worker = new JobWorker(store, { owner: 'worker-1', ttl: 30 });
+ *   await worker.run(async (job, { signal, payload }) => work(payload, signal));
+ */
+class JobWorker {
+  #store;
+  #owner;
+  #ttl;
+  #heartbeatEvery;
+  #maxAttempts;
+  #backoff;
+  #clock;
+  #idle;
+  #abandonAfter;
+  #onError;
+  #heartbeatSource; // null: renew on the event loop; else the source that renews elsewhere
+  #counts = {
+    claimed: 0,
+    completed: 0,
+    failed: 0,
+    dead: 0,
+    leasesLost: 0,
+    staleWritesRefused: 0,
+    renewals: 0,
+  };
+  #running = false;
+  #stopping = false;
+  #wake = null; // ends the idle wait early, on stop
+  #lease = null; // the lease held now, if any
+  #stopped = null; // {promise, resolve}: settles when run() returns
+
+  constructor(store, options = {}) {
+    if (store === null || typeof store !== 'object' || typeof store.claimNext !== 'function' || !store.withReason) {
+      throw invalidArgument('JobWorker: `store` must be a LeaseStore');
+    }
+    const checked = workerOptions(options);
+    this.#store = store;
+    this.#owner = checked.owner;
+    this.#ttl = checked.ttl;
+    this.#heartbeatEvery = checked.heartbeatEvery;
+    this.#maxAttempts = checked.maxAttempts;
+    this.#backoff = checked.backoff;
+    this.#clock = checked.clock;
+    this.#idle = checked.idle;
+    this.#abandonAfter = checked.abandonAfter;
+    this.#onError = checked.onError;
+    this.#heartbeatSource = checked.heartbeatSource;
+  }
+
+  /** The owner name this worker claims as. */
+  get owner() {
+    return this.#owner;
+  }
+
+  /** A copy of the counters: claimed, completed, failed, dead, leasesLost, staleWritesRefused, renewals. */
+  get stats() {
+    return { ...this.#counts };
+  }
+
+  /**
+   * Claims and handles jobs until `stop()`, or until nothing is claimable (`untilEmpty`), or until
+   * no job is queued, scheduled or leased by anyone (`untilDrained`: waits out retries). Resolves
+   * to the counters. Storage errors while claiming are reported to `onError` and retried.
+   */
+  async run(handler, { untilEmpty = false, untilDrained = false } = {}) {
+    if (typeof handler !== 'function') throw invalidArgument('JobWorker.run(): `handler` must be a function');
+    if (this.#running) throw invalidArgument('JobWorker.run(): this worker is already running');
+    this.#running = true;
+    this.#stopping = false;
+    let resolveStopped;
+    this.#stopped = { promise: new Promise((resolve) => (resolveStopped = resolve)) };
+    try {
+      await this.#heartbeatSource?.open?.();
+      while (!this.#stopping) {
+        let claimed;
+        // The lease ends at claimedAt + ttl in the store: reckon from the `now` the claim carried.
+        const claimedAt = this.#clock();
+        try {
+          claimed = await this.#store.claimNext(this.#owner, claimedAt, this.#ttl);
+        } catch (error) {
+          if (!isStorageError(error)) throw error;
+          this.#onError(error, { op: 'claimNext' });
+          await this.#idleWait();
+          continue;
+        }
+        if (!claimed) {
+          if (untilEmpty) break;
+          if (untilDrained && (await this.#drained())) break;
+          await this.#idleWait();
+          continue;
+        }
+        this.#counts.claimed += 1;
+        if (this.#stopping) {
+          // stop() came while the claim was on its way: hand the job straight back.
+          try {
+            await this.#store.release(claimed.job, this.#owner, claimed.fence);
+          } catch (error) {
+            if (!isStorageError(error)) throw error;
+            this.#onError(error, { op: 'release', job: claimed.job }); // its lease runs out by itself
+          }
+          break;
+        }
+        await this.#handle(claimed, claimedAt, handler);
+      }
+    } finally {
+      this.#running = false;
+      await this.#heartbeatSource?.close?.();
+      resolveStopped();
+    }
+    return this.stats;
+  }
+
+  /**
+   * Stops gracefully: claims nothing more; the job being handled gets `grace` seconds (default 0)
+   * to finish and complete, then its handler is signalled (`signal.reason.code === 'stopped'`) and
+   * its lease released, the fence kept, for another worker to claim at once. Resolves when run()
+   * has returned.
+   */
+  stop({ grace = 0 } = {}) {
+    if (typeof grace !== 'number' || !(grace >= 0)) throw invalidArgument('JobWorker.stop(): `grace` must be seconds >= 0');
+    this.#stopping = true;
+    this.#wake?.();
+    const lease = this.#lease;
+    if (lease) {
+      const halt = () => lease.abort(new LeaseLostError('stopped', 'the worker is stopping'));
+      if (grace > 0) lease.timers.add(later(halt, grace));
+      else halt();
+    }
+    return this.#stopped ? this.#stopped.promise : Promise.resolve();
+  }
+
+  async #idleWait() {
+    if (this.#stopping) return;
+    await new Promise((resolve) => {
+      const timer = later(resolve, this.#idle);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = null;
+  }
+
+  async #drained() {
+    const counts = await this.#store.stats(this.#clock());
+    return counts.queued + counts.scheduled + counts.leased === 0;
+  }
+
+  /** The attempt rule past maxAttempts (./attempt.js) on the job's failures; null: the store kept failing until the lease ended. */
+  async #mayRunPastMax(lease) {
+    const answer = await this.#withinLease(lease, 'inspect', () => [lease.job]);
+    if (answer === null) return null;
+    return mayRunPastMax(answer.value?.failures, lease.fence);
+  }
+
+  async #handle({ job, fence, payload }, claimedAt, handler) {
+    const lease = newLease(job, fence, claimedAt + this.#ttl);
+    this.#lease = lease;
+    try {
+      const attempt = fence; // every claim is one attempt (contract section 7)
+      const mayRun = attempt <= this.#maxAttempts || (await this.#mayRunPastMax(lease));
+      if (mayRun === null) {
+        this.#lose(lease, { code: 'expired', until: lease.end }, 'could not read its failures before the lease ended: the store kept failing');
+        return;
+      }
+      if (!mayRun) {
+        const why = pastMaxReason(attempt, this.#maxAttempts);
+        await this.#finish(lease, 'fail', (now) => [job, this.#owner, fence, now, null, why], 'dead');
+        return;
+      }
+      this.#keep(lease);
+      const outcome = await this.#runHandler(lease, handler, { job, fence, payload, attempt });
+      await lease.quiet();
+      if (lease.signal.aborted) {
+        if (lease.signal.reason?.code === 'stopped') {
+          await this.#finish(lease, 'release', () => [job, this.#owner, fence], null);
+        }
+        return; // the lease is gone or given up: the result is discarded, never written
+      }
+      if (this.#clock() >= lease.end) {
+        // The loop was blocked (or the process paused) past the lease end, and no timer has run
+        // since: the lease ended, whatever the handler made of it.
+        this.#lose(lease, { code: 'expired', until: lease.end }, 'the lease ended while the handler blocked the event loop');
+        return;
+      }
+      if (outcome.ok) {
+        const fenced = outcome.value instanceof FencedResult ? outcome.value : null;
+        let text;
+        try {
+          text = resultText(fenced ? fenced.result : outcome.value);
+        } catch (error) {
+          await this.#failed(lease, attempt, error);
+          return;
+        }
+        if (!fenced) {
+          await this.#finish(lease, 'complete', (now) => [job, this.#owner, fence, now, text], 'completed');
+          return;
+        }
+        try {
+          await this.#finish(lease, 'fenced', (now) => [job, this.#owner, fence, now, fenced.statements, { complete: true, result: text }], 'completed', { retryOnlyRetryable: true });
+        } catch (error) {
+          // The store rolled the statements back: a statement's failure is the handler's.
+          if (!isStatementError(error)) throw error;
+          await this.#failed(lease, attempt, error);
+        }
+      } else {
+        await this.#failed(lease, attempt, outcome.error);
+      }
+    } finally {
+      lease.close();
+      if (this.#lease === lease) this.#lease = null;
+    }
+  }
+
+  /** Keeps `lease` while the handler runs: on this loop, or through the heartbeat source. */
+  #keep(lease) {
+    const events = {
+      renewed: (end) => {
+        this.#counts.renewals += 1;
+        lease.end = end;
+      },
+      lost: (reason, message) => this.#lose(lease, reason, message),
+      error: (error) => this.#onError(error, { op: 'renew', job: lease.job }),
+    };
+    const shape = { owner: this.#owner, ttl: this.#ttl, every: this.#heartbeatEvery, events };
+    if (this.#heartbeatSource) keepOnSource(lease, this.#heartbeatSource, shape);
+    else keepOnLoop(lease, { ...shape, store: this.#store, clock: this.#clock });
+  }
+
+  async #failed(lease, attempt, error) {
+    const text = errorText(error);
+    const verdict = afterFailure(attempt, this.#maxAttempts, this.#backoff, error);
+    if (verdict.dead) {
+      await this.#finish(lease, 'fail', (now) => [lease.job, this.#owner, lease.fence, now, null, text], 'dead');
+      return;
+    }
+    await this.#finish(lease, 'fail', (now) => [lease.job, this.#owner, lease.fence, now, now + verdict.delay, text], 'failed');
+  }
+
+  /** Runs the handler; after the lease is lost, waits at most `abandonAfter` for it to settle. */
+  async #runHandler(lease, handler, { job, fence, payload, attempt }) {
+    const settled = new Promise((resolve) => resolve(handler(job, { signal: lease.signal, payload, fence, attempt }))).then(
+      (value) => ({ ok: true, value }),
+      (error) => ({ ok: false, error }),
+    );
+    const abandoned = new Promise((resolve) => {
+      const onAbort = () => lease.timers.add(later(() => resolve({ ok: false, abandoned: true }), this.#abandonAfter));
+      if (lease.signal.aborted) onAbort();
+      else lease.signal.addEventListener('abort', onAbort, { once: true });
+      settled.then(() => lease.signal.removeEventListener('abort', onAbort));
+    });
+    return Promise.race([settled, abandoned]);
+  }
+
+  /**
+   * One write that ends the lease (complete, fail, release), retried on storage errors (a busy
+   * database) while the lease lasts. A refusal counts as a stale write and a lost lease.
+   */
+  async #finish(lease, op, args, counter, retry) {
+    const answer = await this.#withinLease(lease, op, args, retry);
+    if (answer === null) {
+      this.#lose(lease, { code: 'expired', until: lease.end }, `could not ${op} before the lease ended: the store kept failing`);
+    } else if (answer.value) {
+      if (counter) this.#counts[counter] += 1;
+    } else {
+      this.#counts.staleWritesRefused += 1;
+      this.#lose(lease, answer.reason, `the store refused ${op}: the lease was lost`);
+    }
+  }
+
+  /**
+   * `withReason[op]` with a fresh `now`; storage errors retried until the lease ends (then null).
+   * With `retryOnlyRetryable`, a storage error the store marks as not retryable (a fenced
+   * statement that broke a constraint) is thrown instead: the same call would fail again.
+   */
+  async #withinLease(lease, op, args, { retryOnlyRetryable = false } = {}) {
+    for (let delay = 0.01; ; delay = Math.min(delay * 2, 0.5)) {
+      try {
+        return await this.#store.withReason[op](...args(this.#clock()));
+      } catch (error) {
+        if (!isStorageError(error) || (retryOnlyRetryable && error.retryable !== true)) throw error;
+        this.#onError(error, { op, job: lease.job });
+        const left = lease.end - this.#clock();
+        if (left <= 0) return null;
+        await sleep(Math.min(delay, left / 2));
+      }
+    }
+  }
+
+  /** Signals the handler that its lease is gone (once) and counts it. */
+  #lose(lease, reason, message) {
+    if (lease.signal.aborted) return;
+    this.#counts.leasesLost += 1;
+    lease.abort(new LeaseLostError('lease_lost', `${lease.job} (fence ${lease.fence}): ${message}`, reason));
+  }
+}
+
+export { JobWorker };

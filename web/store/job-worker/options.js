@@ -1,0 +1,60 @@
+// JobWorker's options, checked once: bad options throw `invalid_argument` from the constructor.
+import { exponentialBackoff, fixedBackoff } from './backoff.js';
+import { invalidArgument } from './errors.js';
+
+function positive(name, value) {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw invalidArgument(`JobWorker: \`${name}\` must be a finite number of seconds > 0`);
+  }
+  return value;
+}
+
+/**
+ * The options with their defaults, checked: `{owner, ttl, heartbeatEvery, maxAttempts, backoff,
+ * clock, idle, abandonAfter, onError, heartbeatSource}` (`heartbeatSource` null: renew on the
+ * event loop; else the source that renews elsewhere).
+ */
+function workerOptions(options) {
+  if (options === null || typeof options !== 'object') throw invalidArgument('JobWorker: `options` must be an object');
+  const {
+    owner = `job-worker-${Math.random().toString(36).slice(2, 10)}`,
+    ttl,
+    heartbeatEvery,
+    maxAttempts = 5,
+    backoff = exponentialBackoff(),
+    clock = () => Date.now() / 1000,
+    idle = 1,
+    abandonAfter,
+    onError = () => {},
+    heartbeat = 'loop',
+  } = options;
+  if (typeof owner !== 'string' || owner === '') throw invalidArgument('JobWorker: `owner` must be a non-empty string');
+  const checked = { owner };
+  checked.ttl = positive('ttl', ttl);
+  checked.heartbeatEvery = positive('heartbeatEvery', heartbeatEvery ?? ttl / 3);
+  if (checked.heartbeatEvery >= checked.ttl) {
+    throw invalidArgument('JobWorker: `heartbeatEvery` must be shorter than `ttl`, or the lease ends between renewals');
+  }
+  if (!(maxAttempts === Infinity || (Number.isInteger(maxAttempts) && maxAttempts >= 1))) {
+    throw invalidArgument('JobWorker: `maxAttempts` must be an integer >= 1 (or Infinity)');
+  }
+  checked.maxAttempts = maxAttempts;
+  if (typeof backoff === 'number') checked.backoff = fixedBackoff(backoff);
+  else if (typeof backoff === 'function') checked.backoff = backoff;
+  else throw invalidArgument('JobWorker: `backoff` must be seconds (a number) or a function (attempt, error) => seconds');
+  if (typeof clock !== 'function' || !Number.isFinite(clock())) {
+    throw invalidArgument('JobWorker: `clock` must be a function answering the time in seconds');
+  }
+  checked.clock = clock;
+  checked.idle = positive('idle', idle);
+  checked.abandonAfter = positive('abandonAfter', abandonAfter ?? ttl);
+  if (typeof onError !== 'function') throw invalidArgument('JobWorker: `onError` must be a function');
+  checked.onError = onError;
+  if (heartbeat === 'loop') checked.heartbeatSource = null;
+  else if (heartbeat !== null && typeof heartbeat === 'object' && typeof heartbeat.start === 'function') checked.heartbeatSource = heartbeat;
+  else if (heartbeat === 'thread') throw invalidArgument("JobWorker: `heartbeat: 'thread'` is offered by the Node package only");
+  else throw invalidArgument("JobWorker: `heartbeat` must be 'loop' or (in Node) 'thread'");
+  return checked;
+}
+
+export { workerOptions };
