@@ -42,16 +42,17 @@ function tick(lease) {
     }
     // A busy file: again soon, within the lease; the watchdog tells the end.
     parentPort.postMessage({ type: 'error', id: lease.id, error: { code: error.code, message: error.message, retryable: Boolean(error.retryable) } });
-    lease.retry = Math.min(lease.retry * 2, lease.every);
-    lease.timer = setTimeout(() => tick(lease), Math.max(5, Math.min(lease.retry, (lease.end - now()) / 2) * 1000));
+    // The waits are the crate's rules (crate/src/rules/worker.rs), as for the Rust heartbeat.
+    lease.failedRenews += 1;
+    lease.timer = setTimeout(() => tick(lease), wasm.workerRenewRetryDelay(lease.failedRenews, lease.every) * 1000);
     return;
   }
   if (answer.value) {
     lease.end = at + lease.ttl;
-    lease.retry = 0.01;
+    lease.failedRenews = 0;
     parentPort.postMessage({ type: 'renewed', id: lease.id, end: lease.end });
     watch(lease);
-    lease.timer = setTimeout(() => tick(lease), lease.every * 1000);
+    lease.timer = setTimeout(() => tick(lease), Math.max(0, wasm.workerNextRenewAt(at, lease.every) - now()) * 1000);
   } else {
     end(lease, 'lost', { reason: answer.reason ?? null, message: `the store refused the renew (${answer.reason?.code ?? 'no reason'})` });
   }
@@ -59,7 +60,7 @@ function tick(lease) {
 
 parentPort.on('message', (message) => {
   if (message.type === 'start') {
-    const lease = { ...message, retry: 0.01, timer: null, watchdog: null };
+    const lease = { ...message, failedRenews: 0, timer: null, watchdog: null };
     leases.set(lease.id, lease);
     watch(lease);
     lease.timer = setTimeout(() => tick(lease), lease.every * 1000);

@@ -8,8 +8,11 @@
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
-const { LeaseStoreCore, LeaseError, leaseErrors } = require('../web/store/core.js');
-const { JobWorker: CoreJobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult } = require('../web/store/job-worker.js');
+const { LeaseStoreCore, LeaseError, leaseErrors, wasmRuleName, workerRulesOver } = require('../web/store/core.js');
+
+// The worker rules on this thread's wasm (the same for every store): see WORKER_RULES in core.js.
+const WORKER_RULES = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](...args));
+const { JobWorker: CoreJobWorker, LeaseLostError, ManualClock, fixedBackoff, exponentialBackoff, fencedResult } = require('../web/store/job-worker.js');
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const CONSTRUCT = Symbol('LeaseStore.open');
@@ -102,6 +105,11 @@ class LeaseStore extends LeaseStoreCore {
     this.#inner = inner;
     this.#path = file;
     this.#busyTimeoutMs = busyTimeoutMs;
+  }
+
+  /** The worker runtime's rules (backoff, attempts, renew times), computed by the crate's core. */
+  get workerRules() {
+    return WORKER_RULES;
   }
 
   /** The absolute path of the database file. */
@@ -386,4 +394,4 @@ class FenceGuard {
   }
 }
 
-module.exports = { LeaseStore, FenceGuard, JobWorker, LeaseError, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };
+module.exports = { LeaseStore, FenceGuard, JobWorker, ManualClock, LeaseError, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };

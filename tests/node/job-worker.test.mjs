@@ -291,14 +291,17 @@ test('backoff: claimNext skips a failed job until its retry time (reason schedul
   assert.equal(store.claimNext('other', failedAt + 0.45, 5), null, 'claimNext took the job before its retry time');
   assert.equal(store.claimNext('other', failedAt + 0.55, 5).job, 'later');
 
-  const exact = exponentialBackoff({ initial: 1, factor: 2, max: 10, jitter: 0 });
-  assert.deepEqual([1, 2, 3, 4, 5, 6].map((a) => exact(a)), [1, 2, 4, 8, 10, 10]);
-  const jittered = exponentialBackoff({ initial: 1, factor: 2, max: 10, jitter: 0.5, random: () => 1 });
-  assert.deepEqual([1, 3, 9].map((a) => jittered(a)), [0.5, 2, 5]);
+  // exponentialBackoff describes the backoff; the store's workerRules (the crate's core) compute it.
+  const delay = ({ base, factor, max, jitter, random }, attempt) => store.workerRules.exponentialBackoff(base, factor, max, jitter, attempt, random());
+  const exact = exponentialBackoff({ base: 1, factor: 2, max: 10, jitter: 0 });
+  assert.deepEqual([1, 2, 3, 4, 5, 6].map((a) => delay(exact, a)), [1, 2, 4, 8, 10, 10]);
+  const jittered = exponentialBackoff({ base: 1, factor: 2, max: 10, jitter: 0.5, random: () => 1 });
+  assert.deepEqual([1, 3, 9].map((a) => delay(jittered, a)), [0.5, 2, 5]);
   for (let i = 0; i < 200; i++) {
-    const d = exponentialBackoff({ max: 8 })(4);
+    const d = delay(exponentialBackoff({ max: 8 }), 4);
     assert.ok(d >= 4 && d <= 8, `jittered delay ${d}`);
   }
+  assert.throws(() => exponentialBackoff({ initial: 1 }), (e) => e.code === 'invalid_argument' && /`base`/.test(e.message));
   store.close();
 });
 

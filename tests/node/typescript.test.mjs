@@ -276,7 +276,7 @@ export async function worker(s: LeaseStore): Promise<void> {
     fixedBackoff(5),
     exponentialBackoff(),
     exponentialBackoff({}),
-    exponentialBackoff({ initial: 1, factor: 2, max: 60, jitter: 0.5, random: Math.random }),
+    exponentialBackoff({ base: 1, factor: 2, max: 60, jitter: 0.5, random: Math.random }),
   ];
   exact<number>()(backoffs[0](1, new Error('failed')));
   const options: JobWorkerOptions = {

@@ -1,7 +1,10 @@
 // The store's own thread: a dedicated Web Worker, the only place browsers grant OPFS sync access
 // handles. It owns one WasmStore (the Rust crate on SQLite on OPFS) and answers the page's
 // requests one at a time, in order.
-import init, { WasmStore, checkArguments, opfsCheck, storageEstimate } from '../pkg/leasefence.js';
+import init, * as wasm from '../pkg/leasefence.js';
+import { WORKER_RULES, wasmRuleName } from './core.js';
+
+const { WasmStore, checkArguments, opfsCheck, storageEstimate } = wasm;
 
 let store = null;
 const ready = init();
@@ -78,6 +81,10 @@ async function handle(method, args) {
       return need().appGet(args[0]) ?? null;
     case 'appSet':
       return need().appSet(args[0], args[1]);
+    // The worker runtime's rules (crate/src/rules/worker.rs), for the page's JobWorker.
+    case 'rule':
+      if (!WORKER_RULES.includes(args[0])) throw Object.assign(new Error(`unknown worker rule ${args[0]}`), { code: 'invalid_argument', retryable: false });
+      return wasm[wasmRuleName(args[0])](...args[1]);
     case 'storage': // {usage, quota, persisted} of this origin (navigator.storage, from Rust)
       return storageEstimate();
     case 'erase':

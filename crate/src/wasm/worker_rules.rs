@@ -78,8 +78,12 @@ pub fn attempt_verdict(attempt: f64, max_attempts: f64, previous_attempt_failed:
 
 /// `now + delay` for a failed `attempt` that gets another, or `null` (dead) at the last.
 #[wasm_bindgen(js_name = workerRetryAt)]
-pub fn retry_at(now: f64, attempt: f64, max_attempts: f64, delay: f64) -> Option<f64> {
-    rules::retry_at(now, fence_of(attempt), fence_of(max_attempts), delay)
+pub fn retry_at(now: f64, attempt: f64, max_attempts: f64, delay: f64) -> JsValue {
+    // `null`, as the store's `fail` takes "no retry" (an Option would cross as `undefined`).
+    match rules::retry_at(now, fence_of(attempt), fence_of(max_attempts), delay) {
+        Some(at) => at.into(),
+        None => JsValue::NULL,
+    }
 }
 
 /// When the renew after one granted at `grantedAt` is due.

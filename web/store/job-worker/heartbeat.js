@@ -12,42 +12,45 @@
 // Node offers the other side as an option (`heartbeat: 'thread'`, node/heartbeat-thread.cjs): it
 // plugs in as a heartbeat source, `{start(lease, events), close()}` (see keepOnSource).
 import { isStorageError } from './errors.js';
-import { later } from './timers.js';
 
 /**
- * Renews every `every` seconds on this thread; a refused renew, or a lease end reached without
- * one (a busy store, a paused process, a blocked loop), signals the handler at once.
+ * Renews on this thread when a renew is due (the first `every` seconds after the claim, then
+ * `every` after each granted one: the core's rule, `rules.nextRenewAt`); a refused renew, or a
+ * lease end reached without one (a busy store, a paused process, a blocked loop), signals the
+ * handler at once. A renew that fails on a busy store is tried again after the core's
+ * `rules.renewRetryDelay`. Every wait is on the worker's clock (`timers`, ./timers.js).
  */
-function keepOnLoop(lease, { store, owner, ttl, every, clock, events }) {
-  const at = (seconds, f) => {
+function keepOnLoop(lease, { store, rules, owner, ttl, every, timers, claimedAt, events }) {
+  const at = (time, f) => {
     if (lease.closed) return;
-    const timer = later(() => {
+    const timer = timers.at(time, () => {
       lease.timers.delete(timer);
       if (!lease.closed && !lease.signal.aborted) f();
-    }, seconds);
+    });
     lease.timers.add(timer);
   };
   let watchdog = null;
   const watch = () => {
     if (watchdog) {
-      clearTimeout(watchdog);
+      watchdog.cancel();
       lease.timers.delete(watchdog);
     }
-    watchdog = later(() => {
-      lease.timers.delete(watchdog);
-      watchdog = null;
+    const timer = timers.at(lease.end, () => {
+      lease.timers.delete(timer);
+      if (watchdog === timer) watchdog = null;
       if (lease.closed || lease.signal.aborted) return;
       // A clock driven by hand (the `clock` option) may lag real time: look again later.
-      if (clock() < lease.end) watch();
+      if (timers.now() < lease.end) watch();
       else events.lost({ code: 'expired', until: lease.end }, 'the lease ended before a renew got through');
-    }, lease.end - clock());
-    lease.timers.add(watchdog);
+    });
+    watchdog = timer;
+    lease.timers.add(timer);
   };
-  let retryDelay = 0.01;
+  let failedRenews = 0;
   const tick = () =>
     lease.track(
       (async () => {
-        const now = clock();
+        const now = timers.now();
         if (now >= lease.end) {
           events.lost({ code: 'expired', until: lease.end }, 'the lease ended before it could be renewed (the process was paused or the event loop blocked)');
           return;
@@ -63,23 +66,23 @@ function keepOnLoop(lease, { store, owner, ttl, every, clock, events }) {
           // A busy database: try again soon, within the lease; the watchdog signals the
           // handler if the lease ends first.
           events.error(error);
-          at(Math.max(0.005, Math.min(retryDelay, (lease.end - clock()) / 2)), tick);
-          retryDelay = Math.min(retryDelay * 2, every);
+          failedRenews += 1;
+          at(timers.now() + (await rules.renewRetryDelay(failedRenews, every)), tick);
           return;
         }
         if (lease.signal.aborted) return;
         if (answer.value) {
           events.renewed(now + ttl);
-          retryDelay = 0.01;
+          failedRenews = 0;
           watch();
-          at(every, tick);
+          at(await rules.nextRenewAt(now, every), tick);
         } else {
           events.lost(answer.reason, `the store refused the renew (${answer.reason?.code ?? 'no reason'})`);
         }
       })(),
     );
   watch();
-  at(every, tick);
+  Promise.resolve(rules.nextRenewAt(claimedAt, every)).then((time) => at(time, tick));
 }
 
 /**
