@@ -216,14 +216,13 @@ export declare class LeaseLostError extends LeaseError<'lease_lost' | 'stopped'>
 }
 
 /** Seconds to wait before retry `attempt` (1 for the first failure), given what the handler threw. */
-export type Backoff = (attempt: number, error: unknown) => number | Promise<number>;
+export type Backoff = (attempt: number, error: unknown) => number;
 
 /** The same `seconds` before every retry. */
 export declare function fixedBackoff(seconds: number): Backoff;
 
 /** An exponential backoff, as `exponentialBackoff()` describes it; the crate's core computes its waits. */
-declare class ExponentialBackoff {
-  private constructor();
+export interface ExponentialBackoff {
   readonly base: number;
   readonly factor: number;
   readonly max: number;
