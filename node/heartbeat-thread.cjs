@@ -10,6 +10,10 @@
 const { workerData, parentPort } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
 const { keepLease } = require('../web/store/job-worker/heartbeat.js');
+const { wasmRuleName, workerRulesOver } = require('../web/store/core.js');
+
+// The renew times are the crate's rules on this thread's wasm, as on the main thread.
+const rules = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](...args));
 
 const store = wasm.WasmStore.openFile(workerData.file, workerData.busyTimeoutMs);
 const beats = new Map(); // id -> {stop}: the leases kept now
@@ -25,9 +29,13 @@ function start({ id, job, owner, fence, end, ttl, every }) {
   const beat = { stop: () => {} };
   beats.set(id, beat);
   beat.stop = keepLease({
+    // This thread's clock is real time (the main thread's may be driven by hand): the first renew
+    // is due `every` after the lease reached it.
+    claimedAt: Date.now() / 1000,
     end,
     ttl,
     every,
+    rules,
     clock: () => Date.now() / 1000,
     renew: (now) => store.call('renew', [job, owner, fence, now, ttl]),
     active: () => beats.get(id) === beat,

@@ -13,9 +13,9 @@
 // with the browser (web/store/) into the package's index.cjs; `./wasm/leasefence.js` stays a file
 // of its own.
 const { LeaseError } = require('../web/store/core.js');
-const { LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult } = require('../web/store/job-worker.js');
+const { LeaseLostError, ManualClock, fixedBackoff, exponentialBackoff, fencedResult } = require('../web/store/job-worker.js');
 const { LeaseStore } = require('./lease-store.cjs');
 const { JobWorker } = require('./job-worker.cjs');
 const { FenceGuard } = require('./fence-guard.cjs');
 
-module.exports = { LeaseStore, FenceGuard, JobWorker, LeaseError, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };
+module.exports = { LeaseStore, FenceGuard, JobWorker, ManualClock, LeaseError, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult };

@@ -129,6 +129,8 @@ export declare class LeaseStore {
   static releaseTerminatedWorkerLock(file: string, threadId: number): Promise<boolean>;
   /** The absolute path of the database file. */
   readonly path: string;
+  /** The worker runtime's rules, computed by the crate's core; JobWorker uses them. */
+  readonly workerRules: WorkerRules;
   /**
    * Why the last operation returned false or null, or null.
    * @deprecated Use `withReason.<op>(...)`, which answers the reason with the call that caused it.
@@ -219,17 +221,53 @@ export type Backoff = (attempt: number, error: unknown) => number;
 /** The same `seconds` before every retry. */
 export declare function fixedBackoff(seconds: number): Backoff;
 
+/** An exponential backoff, as `exponentialBackoff()` describes it; the crate's core computes its waits. */
+export interface ExponentialBackoff {
+  readonly base: number;
+  readonly factor: number;
+  readonly max: number;
+  readonly jitter: number;
+  readonly random: () => number;
+}
+
 /**
- * `initial * factor^(attempt - 1)` seconds capped at `max`, shortened by a random share of up to
+ * `base * factor^(attempt - 1)` seconds capped at `max`, shortened by a random share of up to
  * `jitter` (0: none; 0.5: between half and all of it). Defaults: 1, 2, 300, 0.5, Math.random.
  */
 export declare function exponentialBackoff(options?: {
-  initial?: number;
+  base?: number;
   factor?: number;
   max?: number;
   jitter?: number;
   random?: () => number;
-}): Backoff;
+}): ExponentialBackoff;
+
+/** The worker runtime's rules (crate/src/rules/worker.rs), as the store offers them. */
+export interface WorkerRules {
+  exponentialBackoff(base: number, factor: number, max: number, jitter: number, attempt: number, draw: number): number;
+  mustCheckPreviousAttempt(attempt: number, maxAttempts: number): boolean;
+  attemptVerdict(attempt: number, maxAttempts: number, previousAttemptFailed: boolean): { run: boolean; error?: string };
+  retryAt(now: number, attempt: number, maxAttempts: number, delay: number): number | null;
+  nextRenewAt(grantedAt: number, every: number): number;
+  renewRetryDelay(failedRenews: number, every: number): number;
+  writeRetryDelay(failedTries: number): number;
+}
+
+/**
+ * A clock moved by hand: a JobWorker given one reads its time from it, and its waits (renews,
+ * the lease's end, retries, the idle poll, a stop's grace) run when it is moved past their end.
+ */
+export declare class ManualClock {
+  constructor(start?: number);
+  /** The time it shows, in seconds. */
+  now(): number;
+  /** Moves it to `seconds`; the waits then due run, earliest first. */
+  set(seconds: number): void;
+  /** Moves it on by `seconds`. */
+  advance(seconds: number): void;
+  /** Runs `f` once the clock shows `time`; answers a function that cancels it. */
+  at(time: number, f: () => void): () => void;
+}
 
 /**
  * A handler's answer that commits its statements and the completion in one transaction (see
@@ -304,9 +342,12 @@ export interface JobWorkerOptions {
   /** Attempts before a job is dead (default 5; Infinity for never). */
   maxAttempts?: number;
   /** Seconds before a retry: a number (fixed) or a function (default exponentialBackoff()). */
-  backoff?: number | Backoff;
-  /** The time in seconds, as the store's `now` (default Date.now() / 1000). Shared by all workers. */
-  clock?: () => number;
+  backoff?: number | Backoff | ExponentialBackoff;
+  /**
+   * The time in seconds, as the store's `now` (default Date.now() / 1000). Shared by all workers.
+   * A ManualClock also carries the worker's waits.
+   */
+  clock?: (() => number) | ManualClock;
   /** Seconds between claim attempts while nothing is claimable (default 1). */
   idle?: number;
   /** After signalling a lost lease, how long (real seconds) to wait for the handler (default ttl). */

@@ -6,6 +6,7 @@ const leasefence = require('./index.cjs');
 
 export const LeaseStore = leasefence.LeaseStore;
 export const JobWorker = leasefence.JobWorker;
+export const ManualClock = leasefence.ManualClock;
 export const LeaseError = leasefence.LeaseError;
 export const LeaseLostError = leasefence.LeaseLostError;
 export const fixedBackoff = leasefence.fixedBackoff;

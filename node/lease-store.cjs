@@ -4,8 +4,11 @@
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
-const { LeaseStoreCore, LeaseError, leaseErrors } = require('../web/store/core.js');
+const { LeaseStoreCore, LeaseError, leaseErrors, wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
+
+// The worker rules on this thread's wasm (the same for every store): see WORKER_RULES in core.js.
+const WORKER_RULES = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](...args));
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const CONSTRUCT = Symbol('LeaseStore.open');
@@ -87,6 +90,11 @@ class LeaseStore extends LeaseStoreCore {
     this.#inner = inner;
     this.#path = file;
     this.#busyTimeoutMs = busyTimeoutMs;
+  }
+
+  /** The worker runtime's rules (backoff, attempts, renew times), computed by the crate's core. */
+  get workerRules() {
+    return WORKER_RULES;
   }
 
   /** The absolute path of the database file. */

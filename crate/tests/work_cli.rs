@@ -415,7 +415,7 @@ fn a_poison_job_that_kills_its_work_process_ends_dead_and_revive_brings_it_back(
             .error
             .as_deref()
             .unwrap()
-            .contains("attempt 4 is past the maximum of 3"),
+            .starts_with("attempt 4 of at most 3: earlier holders lost their leases"),
         "{report:?}"
     );
     // Dead: no worker claims it any more.

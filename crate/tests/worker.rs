@@ -416,7 +416,7 @@ fn a_claim_past_the_maximum_after_lost_leases_is_dead_at_once_and_revive_gives_o
     assert!(report.dead);
     let error = report.failures[0].error.clone().unwrap();
     assert!(
-        error.contains("attempt 4 is past the maximum of 3"),
+        error.starts_with("attempt 4 of at most 3: earlier holders lost their leases"),
         "{error}"
     );
 

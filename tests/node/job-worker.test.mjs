@@ -291,14 +291,17 @@ test('backoff: claimNext skips a failed job until its retry time (reason schedul
   assert.equal(store.claimNext('other', failedAt + 0.45, 5), null, 'claimNext took the job before its retry time');
   assert.equal(store.claimNext('other', failedAt + 0.55, 5).job, 'later');
 
-  const exact = exponentialBackoff({ initial: 1, factor: 2, max: 10, jitter: 0 });
-  assert.deepEqual([1, 2, 3, 4, 5, 6].map((a) => exact(a)), [1, 2, 4, 8, 10, 10]);
-  const jittered = exponentialBackoff({ initial: 1, factor: 2, max: 10, jitter: 0.5, random: () => 1 });
-  assert.deepEqual([1, 3, 9].map((a) => jittered(a)), [0.5, 2, 5]);
+  // exponentialBackoff describes the backoff; the store's workerRules (the crate's core) compute it.
+  const delay = ({ base, factor, max, jitter, random }, attempt) => store.workerRules.exponentialBackoff(base, factor, max, jitter, attempt, random());
+  const exact = exponentialBackoff({ base: 1, factor: 2, max: 10, jitter: 0 });
+  assert.deepEqual([1, 2, 3, 4, 5, 6].map((a) => delay(exact, a)), [1, 2, 4, 8, 10, 10]);
+  const jittered = exponentialBackoff({ base: 1, factor: 2, max: 10, jitter: 0.5, random: () => 1 });
+  assert.deepEqual([1, 3, 9].map((a) => delay(jittered, a)), [0.5, 2, 5]);
   for (let i = 0; i < 200; i++) {
-    const d = exponentialBackoff({ max: 8 })(4);
+    const d = delay(exponentialBackoff({ max: 8 }), 4);
     assert.ok(d >= 4 && d <= 8, `jittered delay ${d}`);
   }
+  assert.throws(() => exponentialBackoff({ initial: 1 }), (e) => e.code === 'invalid_argument' && /`base`/.test(e.message));
   store.close();
 });
 
@@ -460,7 +463,7 @@ test("heartbeat: 'loop' and 'thread' keep a lease by one rule: the same retry de
         if (attempt > 1) return 'a later attempt';
         if (job === 'busy-then-free') {
           fs.mkdirSync(lock); // an empty <db>.lock directory: a native dot-file holder, everybody waits
-          await sleep(1300); // the first renew at 800 ms, retried 10, 20, 40, 80, 160 ms later, then 320
+          await sleep(1300); // the first renew at 800 ms, retried 20, 40, 80, 160 ms later, then 320 (the core's rule)
           fs.rmdirSync(lock);
           await sleep(900); // a renew gets through
           return 'made it';
@@ -485,7 +488,7 @@ test("heartbeat: 'loop' and 'thread' keep a lease by one rule: the same retry de
   const loop = await runMode('loop');
   const thread = await runMode('thread');
   console.log(`busy renews retried after (s): loop ${JSON.stringify(loop.retries)}, thread ${JSON.stringify(thread.retries)}`);
-  // Up to 0.16 s the delays double from the first, whatever the timing; past that the lease end caps them.
+  // The delays are the core's rule (20 ms, doubling, at most the renew interval) in both modes.
   for (const job of ['busy-then-free', 'busy-to-the-end']) {
     for (const mode of [loop, thread]) assert.ok(mode.retries[job].length >= 5, `${job}: ${JSON.stringify(mode.retries[job])}`);
     assert.deepEqual(thread.retries[job].slice(0, 5), loop.retries[job].slice(0, 5), `${job}: the modes retry a busy renew after different delays`);

@@ -109,6 +109,7 @@ const NAMED = `import {
   fixedBackoff,
   exponentialBackoff,
   fencedResult,
+  ManualClock,
 } from 'leasefence';
 import type {
   Fence,
@@ -126,6 +127,8 @@ import type {
   FencedWork,
   OpenOptions,
   Backoff,
+  ExponentialBackoff,
+  WorkerRules,
   FencedResult,
   WorkerStats,
   JobContext,
@@ -272,13 +275,19 @@ export async function guard(file: string): Promise<void> {
 }
 
 export async function worker(s: LeaseStore): Promise<void> {
-  const backoffs: Backoff[] = [
-    fixedBackoff(5),
+  const fixed: Backoff = fixedBackoff(5);
+  exact<number>()(fixed(1, new Error('failed')));
+  const exponentials: ExponentialBackoff[] = [
     exponentialBackoff(),
     exponentialBackoff({}),
-    exponentialBackoff({ initial: 1, factor: 2, max: 60, jitter: 0.5, random: Math.random }),
+    exponentialBackoff({ base: 1, factor: 2, max: 60, jitter: 0.5, random: Math.random }),
   ];
-  exact<number>()(backoffs[0](1, new Error('failed')));
+  exact<number>()(exponentials[2].base);
+  const rules: WorkerRules = s.workerRules;
+  exact<number | null>()(rules.retryAt(1000, 1, 3, 5));
+  const clock = new ManualClock(1000);
+  clock.advance(1);
+  new JobWorker(s, { ttl: 30, clock, backoff: exponentials[0] });
   const options: JobWorkerOptions = {
     owner: 'worker-1',
     ttl: 30,

@@ -123,6 +123,8 @@ export async function runLab(store, mode, { stall = true, wake = LAB_WAKE.defaul
         return value;
       }),
       stats: (...args) => track(store.stats(...args)),
+      // The runtime's rules cross to the store's worker too: tracked like a store call.
+      workerRules: Object.fromEntries(Object.entries(store.workerRules).map(([rule, f]) => [rule, (...args) => track(f(...args))])),
     };
   };
   const bucketKey = `report.pdf#${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;

@@ -156,4 +156,21 @@ for (const { name } of OPERATIONS) {
   Object.defineProperty(LeaseStoreCore.prototype, name, { value: method, writable: true, configurable: true });
 }
 
-export { OPERATIONS, PARAM_TYPES, LeaseStoreCore, LeaseError, toLeaseError, leaseErrors, settle, protocolName };
+/**
+ * The worker runtime's rules, computed by the crate's core (crate/src/rules/worker.rs) and exported
+ * by the wasm as `worker<Name>` (crate/src/wasm/worker_rules.rs): JobWorker asks its store's
+ * `workerRules` for them, so the JavaScript runtime decides as the Rust worker does.
+ */
+const WORKER_RULES = [
+  'exponentialBackoff', 'mustCheckPreviousAttempt', 'attemptVerdict', 'retryAt', 'nextRenewAt', 'renewRetryDelay', 'writeRetryDelay',
+];
+
+/** The wasm's export of a worker rule: `retryAt` is `workerRetryAt`. */
+const wasmRuleName = (rule) => `worker${rule[0].toUpperCase()}${rule.slice(1)}`;
+
+/** `{rule(...args)}` for every worker rule over `call(rule, args)` (an answer or a Promise of one). */
+function workerRulesOver(call) {
+  return Object.freeze(Object.fromEntries(WORKER_RULES.map((rule) => [rule, (...args) => call(rule, args)])));
+}
+
+export { OPERATIONS, PARAM_TYPES, LeaseStoreCore, LeaseError, toLeaseError, leaseErrors, settle, protocolName, WORKER_RULES, wasmRuleName, workerRulesOver };

@@ -9,12 +9,13 @@
 //   heartbeat.js      lease keeping (renews, busy retries, watchdog, loss), one rule for the event
 //                     loop and for Node's heartbeat thread (node/heartbeat-thread.cjs)
 //   lease.js          the held lease: the handler's AbortSignal, its timers, renewals in flight
-//   attempt.js        the attempt rules: may a claim run, what a failure becomes
+//   attempt.js        what the attempt rules read: did the previous attempt fail
 //   backoff.js        fixedBackoff, exponentialBackoff
 //   fenced-result.js  a handler's result: as text, or fencedResult (writes with the completion)
 //   errors.js         LeaseLostError and the runtime's other errors (all LeaseErrors)
-//   timers.js         timers in seconds
+//   timers.js         timers in seconds on the worker's clock; ManualClock, a clock moved by hand
 export { JobWorker } from './job-worker/loop.js';
 export { LeaseError, LeaseLostError } from './job-worker/errors.js';
 export { fixedBackoff, exponentialBackoff } from './job-worker/backoff.js';
 export { fencedResult } from './job-worker/fenced-result.js';
+export { ManualClock } from './job-worker/timers.js';

@@ -17,7 +17,7 @@
 //   (the page is served without a bundler or node_modules); the plumbing here is about 30 lines of
 //   this 4.2 kB file (1.8 kB gzipped, with the class around it).
 // The open() retry while a reloaded page's worker still holds the OPFS handles stays ours either way.
-import { LeaseStoreCore, LeaseError, toLeaseError } from './core.js';
+import { LeaseStoreCore, LeaseError, toLeaseError, workerRulesOver } from './core.js';
 
 export { LeaseError };
 
@@ -85,6 +85,8 @@ export class LeaseStore extends LeaseStoreCore {
     });
     self = this;
     this.#worker = worker;
+    /** The worker runtime's rules (backoff, attempts, renew times), computed by the crate's core in the store's worker. */
+    this.workerRules = workerRulesOver((rule, args) => this.#send('rule', [rule, args]));
     worker.onmessage = (event) => {
       const { id, ok, value, error } = event.data;
       const pending = this.#pending.get(id);

@@ -13,6 +13,8 @@
  *   serveStore(await import('../pkg/leasefence.js'));
  *   serveStore(wasm, { countJobs: (store, []) => wasm.countJobs(store) });
  */
+import { WORKER_RULES, wasmRuleName } from './core.js';
+
 export function serveStore(wasm, methods = {}) {
   const { WasmStore, checkArguments, opfsCheck, storageEstimate } = wasm;
   let store = null;
@@ -58,6 +60,10 @@ export function serveStore(wasm, methods = {}) {
       // seen for `key`.
       case 'guardWrite':
         return need().guardWrite(args[0], args[1], args[2]);
+      // The worker runtime's rules (crate/src/rules/worker.rs), for the page's JobWorker.
+      case 'rule':
+        if (!WORKER_RULES.includes(args[0])) throw Object.assign(new Error(`unknown worker rule ${args[0]}`), { code: 'invalid_argument', retryable: false });
+        return wasm[wasmRuleName(args[0])](...args[1]);
       case 'storage': // {usage, quota, persisted} of this origin (navigator.storage, from Rust)
         return storageEstimate();
       case 'close':

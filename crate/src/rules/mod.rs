@@ -9,7 +9,9 @@
 //! - `owners`: how many owners one `claim_many` may race (native only: the wasm builds have no
 //!   threads);
 //! - `fenced`: the statements of fenced writes, and which tables they may not write;
-//! - [`target`]: whether an `open` target names a PostgreSQL server.
+//! - [`target`]: whether an `open` target names a PostgreSQL server;
+//! - `worker`: the worker runtime's rules (backoff, attempts, renew timing), shared with the
+//!   JavaScript runtime through the wasm builds.
 
 pub(crate) mod columns;
 pub(crate) mod fenced;
@@ -18,6 +20,7 @@ pub(crate) mod owners;
 pub(crate) mod reasons;
 pub(crate) mod target;
 pub(crate) mod window;
+pub(crate) mod worker;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use owners::check_owner_count;

@@ -25,6 +25,7 @@ mod opfs;
 
 mod fenced;
 mod guard;
+mod worker_rules;
 
 /// An open lease store for JavaScript. The npm package and `web/store/` wrap it; used directly:
 ///

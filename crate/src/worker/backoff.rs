@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::outcome::Fence;
+use crate::rules::worker as rules;
 
 /// The wait before the next attempt of a failed job: `fail` is called with
 /// `retry_at = now + delay(attempt)`, `attempt` being the failed attempt (its fence, from 1).
@@ -121,11 +122,15 @@ impl Backoff {
             Backoff::Fixed(wait) => *wait,
             Backoff::Function(rule) => rule(attempt),
             Backoff::Exponential { base, max, jitter } => {
-                let doublings = attempt.clamp(1, 64) - 1;
-                let factor = 2f64.powi(doublings as i32);
-                let full = (base.as_secs_f64() * factor).min(max.as_secs_f64());
-                let cut = jitter.clamp(0.0, 1.0) * unit_random();
-                Duration::from_secs_f64((full * (1.0 - cut)).max(0.0))
+                let seconds = rules::exponential_backoff(
+                    base.as_secs_f64(),
+                    2.0,
+                    max.as_secs_f64(),
+                    *jitter,
+                    attempt,
+                    unit_random(),
+                );
+                Duration::try_from_secs_f64(seconds).unwrap_or(*max)
             }
         }
     }

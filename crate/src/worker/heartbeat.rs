@@ -5,14 +5,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::clock::Clock;
+use super::clock::{real_wait, Clock};
+use super::counters::SharedCounters;
 use super::token::{CancelReason, CancelToken};
-use super::{Liveness, SharedCounters};
+use super::Liveness;
 use crate::leases::Leases;
 use crate::outcome::{Fence, Outcome};
-
-/// The first wait after a failed renew; it doubles up to the renew interval.
-const FIRST_RETRY: Duration = Duration::from_millis(20);
+use crate::rules::worker as rules;
 
 pub(crate) struct Settings {
     pub owner: String,
@@ -21,6 +20,8 @@ pub(crate) struct Settings {
     pub liveness: Liveness,
     pub clock: Clock,
     pub counters: Arc<SharedCounters>,
+    /// The longest real-time wait before the clock is read again (a clock moved by hand).
+    pub recheck: Option<Duration>,
 }
 
 struct Lease {
@@ -30,7 +31,8 @@ struct Lease {
     claimed_at: f64,
     /// When to try the next renew.
     next_at: f64,
-    retry_wait: Duration,
+    /// Renews that failed in a row (a busy or unreachable store).
+    failed_renews: u32,
     /// The liveness rule stopped renewing; the lease is left to run out.
     given_up: bool,
 }
@@ -99,7 +101,7 @@ impl Heartbeat {
             token: token.clone(),
             claimed_at,
             next_at: first_renew_at,
-            retry_wait: FIRST_RETRY,
+            failed_renews: 0,
             given_up: false,
         });
         let wake = state.idle;
@@ -125,15 +127,6 @@ impl Drop for Heartbeat {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
-    }
-}
-
-fn seconds(from: f64, to: f64) -> Duration {
-    let gap = to - from;
-    if gap.is_finite() && gap > 0.0 {
-        Duration::from_secs_f64(gap.min(3600.0))
-    } else {
-        Duration::ZERO
     }
 }
 
@@ -184,7 +177,7 @@ fn beat(store: &dyn Leases, settings: &Settings, shared: &Shared) {
         if now < lease.next_at {
             // Wake for the next renew, or at the lease's end to stop trying.
             let wake = lease.next_at.min(lease.token.deadline());
-            let wait = seconds(now, wake).max(Duration::from_micros(200));
+            let wait = real_wait(wake - now, settings.recheck).max(Duration::from_micros(200));
             state = shared
                 .changed
                 .wait_timeout(state, wait)
@@ -215,20 +208,17 @@ fn beat(store: &dyn Leases, settings: &Settings, shared: &Shared) {
             Ok(Outcome::Granted(())) => {
                 token.extend(now + settings.ttl);
                 settings.counters.add(&settings.counters.renewals);
-                lease.next_at = now + settings.every;
-                lease.retry_wait = FIRST_RETRY;
+                lease.next_at = rules::next_renew_at(now, settings.every);
+                lease.failed_renews = 0;
             }
             Ok(Outcome::Rejected(reason)) => token.cancel(CancelReason::Lost(reason)),
             Err(error) => {
                 // Busy or unreachable: try again soon, for as long as the lease lasts; if it
                 // runs out first, the token says why.
                 token.explain_deadline(CancelReason::CouldNotRenew(error.to_string()));
-                let wait = lease
-                    .retry_wait
-                    .min(Duration::from_secs_f64(settings.every));
-                lease.next_at = (settings.clock)() + wait.as_secs_f64();
-                lease.retry_wait =
-                    (lease.retry_wait * 2).min(Duration::from_secs_f64(settings.every));
+                lease.failed_renews += 1;
+                lease.next_at = (settings.clock)()
+                    + rules::renew_retry_delay(lease.failed_renews, settings.every);
             }
         }
     }

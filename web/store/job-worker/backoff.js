@@ -1,5 +1,7 @@
-// The backoff rules: how long a failed job waits before its next attempt. A backoff is a function
-// (attempt, error) => seconds; JobWorker takes one of these, or the application's own.
+// The backoff: how long a failed job waits before its next attempt. JobWorker takes seconds (a
+// fixed wait), `fixedBackoff(seconds)`, `exponentialBackoff({...})` (a description whose waits the
+// crate's core computes, the same rule as the Rust worker's, through the store's `workerRules`), or
+// the application's own function (attempt, error) => seconds.
 import { invalidArgument } from './errors.js';
 
 /** A backoff of the same `seconds` before every retry. */
@@ -10,13 +12,25 @@ function fixedBackoff(seconds) {
   return () => seconds;
 }
 
+/** An exponential backoff as `exponentialBackoff()` describes it (made only there). */
+class ExponentialBackoff {
+  constructor(fields) {
+    Object.assign(this, fields);
+    Object.freeze(this);
+  }
+}
+
 /**
- * `initial * factor^(attempt - 1)` seconds, capped at `max`, then shortened by a random part of
- * up to `jitter` of it (0: exact; 0.5, the default: between half and all of it), so that workers
- * failing together do not retry together.
+ * `base * factor^(attempt - 1)` seconds, capped at `max`, then shortened by a random part of up to
+ * `jitter` of it (0: exact; 0.5, the default: between half and all of it), so that workers failing
+ * together do not retry together. `random` draws the number in [0, 1) (default Math.random). The
+ * wait itself is computed by the crate's core (`rules.exponentialBackoff`), as in Rust.
  */
-function exponentialBackoff({ initial = 1, factor = 2, max = 300, jitter = 0.5, random = Math.random } = {}) {
-  for (const [name, value] of Object.entries({ initial, factor, max })) {
+function exponentialBackoff(options = {}) {
+  if (options === null || typeof options !== 'object') throw invalidArgument('exponentialBackoff(): `options` must be an object');
+  if ('initial' in options) throw invalidArgument('exponentialBackoff(): the first wait is called `base` (as in Rust), not `initial`');
+  const { base = 1, factor = 2, max = 300, jitter = 0.5, random = Math.random } = options;
+  for (const [name, value] of Object.entries({ base, factor, max })) {
     if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
       throw invalidArgument(`exponentialBackoff(): \`${name}\` must be a finite number >= 0`);
     }
@@ -25,10 +39,16 @@ function exponentialBackoff({ initial = 1, factor = 2, max = 300, jitter = 0.5, 
     throw invalidArgument('exponentialBackoff(): `jitter` must be a number from 0 to 1');
   }
   if (typeof random !== 'function') throw invalidArgument('exponentialBackoff(): `random` must be a function');
-  return (attempt) => {
-    const delay = Math.min(max, initial * factor ** Math.max(0, attempt - 1));
-    return delay * (1 - jitter * random());
-  };
+  return new ExponentialBackoff({ base, factor, max, jitter, random });
 }
 
-export { fixedBackoff, exponentialBackoff };
+/** The wait in seconds after `attempt` failed with `error`, by `backoff` (checked by the options). */
+async function backoffDelay(backoff, rules, attempt, error) {
+  if (backoff instanceof ExponentialBackoff) {
+    const { base, factor, max, jitter, random } = backoff;
+    return rules.exponentialBackoff(base, factor, max, jitter, attempt, Number(random()));
+  }
+  return Number(await backoff(attempt, error));
+}
+
+export { fixedBackoff, exponentialBackoff, ExponentialBackoff, backoffDelay };

@@ -12,38 +12,33 @@
 // result discarded. Renewing from another thread would keep a busy handler's lease, but it would
 // also keep a hung handler's lease for ever, and the job with it. With fencing a lost lease costs
 // duplicate work, never a corrupted result, so losing it is the safe default.
+//
+// The times are the crate's rules (crate/src/rules/worker.rs, through the store's `workerRules`),
+// the same as the Rust heartbeat's: `nextRenewAt(renewedAt, every)` for the next renew and
+// `renewRetryDelay(failedRenews, every)` for the wait after a busy one.
 import { isStorageError } from './errors.js';
 import { later as laterOnThisThread } from './timers.js';
-
-/** The first wait before retrying a renew the store was too busy to answer, in seconds. */
-const FIRST_BUSY_RETRY = 0.01;
-/** The shortest wait between two renews of one lease, in seconds. */
-const MIN_BUSY_RETRY = 0.005;
-
-/** When to retry a busy renew: after `delay`, but within half the `left` of the lease. */
-const busyRetryIn = (delay, left) => Math.max(MIN_BUSY_RETRY, Math.min(delay, left / 2));
-
-/** The delay for the busy renew after this one: doubled, at most the renew interval. */
-const nextBusyDelay = (delay, every) => Math.min(delay * 2, every);
 
 const expired = (until) => ({ code: 'expired', until });
 
 /**
- * Keeps one lease, ending at `end` (seconds), by the rules above: renews every `every` seconds for
- * `ttl`; a busy renew (a storage error) is retried with a growing delay within the lease; a
- * refused renew, another error, or a lease end reached without a renew (a busy store, a paused
- * process, a blocked thread) is reported as lost, once.
+ * Keeps one lease, claimed at `claimedAt` and ending at `end` (seconds), by the rules above:
+ * renews for `ttl` when `rules.nextRenewAt` says (every `every` seconds); a busy renew (a storage
+ * error) is retried after `rules.renewRetryDelay`; a refused renew, another error, or a lease end
+ * reached without a renew (a busy store, a paused process, a blocked thread) is reported as lost,
+ * once.
  *
- * The driver gives `clock()` (seconds), `renew(now)` (the store's `{value, reason}`, or a Promise
+ * The driver gives `rules` (the store's `workerRules`: answers or Promises of them), `clock()`
+ * (seconds), `renew(now)` (the store's `{value, reason}`, or a Promise
  * of it), `active()` (false once the lease is lost or given up: nothing more runs), timers
  * (`later(f, seconds)`, `cancel(timer)`), and optionally `track(promise)` for renews in flight and
  * `lost()` (default: not active), true once a renew's answer must no longer be reported: a renew
  * that got through while the handler finished still moves the lease end it is checked against.
  * Returns `{stop()}`, which cancels every timer it set.
  *
- *   const beat = keepLease({ end: now() + 30, ttl: 30, every: 10, clock: now, renew, active: () => held, events });
+ *   const beat = keepLease({ claimedAt: now(), end: now() + 30, ttl: 30, every: 10, rules, clock: now, renew, active: () => held, events });
  */
-function keepLease({ end, ttl, every, clock, renew, active, later = laterOnThisThread, cancel = clearTimeout, track = (promise) => promise, lost = () => !active(), events }) {
+function keepLease({ claimedAt, end, ttl, every, rules, clock, renew, active, later = laterOnThisThread, cancel = clearTimeout, track = (promise) => promise, lost = () => !active(), events }) {
   let leaseEnd = end;
   let stopped = false;
   const timers = new Set();
@@ -70,7 +65,8 @@ function keepLease({ end, ttl, every, clock, renew, active, later = laterOnThisT
       else events.lost(expired(leaseEnd), 'the lease ended before a renew got through');
     });
   };
-  let busyDelay = FIRST_BUSY_RETRY;
+  const atTime = (time, f) => at(time - clock(), f);
+  let failedRenews = 0;
   const tick = () =>
     track(
       (async () => {
@@ -89,26 +85,26 @@ function keepLease({ end, ttl, every, clock, renew, active, later = laterOnThisT
           }
           // A busy database: try again soon, within the lease; the watchdog reports the lease
           // end if it comes first.
-          const retryIn = busyRetryIn(busyDelay, leaseEnd - clock());
+          failedRenews += 1;
+          const retryIn = await rules.renewRetryDelay(failedRenews, every);
           events.error(error, retryIn);
           at(retryIn, tick);
-          busyDelay = nextBusyDelay(busyDelay, every);
           return;
         }
         if (lost()) return;
         if (answer.value) {
           leaseEnd = now + ttl;
           events.renewed(leaseEnd);
-          busyDelay = FIRST_BUSY_RETRY;
+          failedRenews = 0;
           watch();
-          at(every, tick);
+          atTime(await rules.nextRenewAt(now, every), tick);
         } else {
           events.lost(answer.reason ?? null, `the store refused the renew (${answer.reason?.code ?? 'no reason'})`);
         }
       })(),
     );
   watch();
-  at(every, tick);
+  Promise.resolve(rules.nextRenewAt(claimedAt, every)).then((time) => atTime(time, tick));
   return {
     stop() {
       stopped = true;
@@ -119,24 +115,27 @@ function keepLease({ end, ttl, every, clock, renew, active, later = laterOnThisT
 }
 
 /** The driver on this thread: renews through `store`; the lease's timers and renews in flight are the lease's. */
-function keepOnLoop(lease, { store, owner, ttl, every, clock, events }) {
+function keepOnLoop(lease, { store, rules, owner, ttl, every, timers, claimedAt, events }) {
   keepLease({
+    claimedAt,
     end: lease.end,
     ttl,
     every,
-    clock,
+    rules,
+    clock: timers.now,
     renew: (now) => store.withReason.renew(lease.job, owner, lease.fence, now, ttl),
     active: () => !lease.closed && !lease.signal.aborted,
+    // The worker's timers (./timers.js): real time, or a clock moved by hand (ManualClock).
     later: (f, seconds) => {
-      const timer = laterOnThisThread(() => {
+      const timer = timers.after(seconds, () => {
         lease.timers.delete(timer);
         f();
-      }, seconds);
+      });
       lease.timers.add(timer);
       return timer;
     },
     cancel: (timer) => {
-      clearTimeout(timer);
+      timer.cancel();
       lease.timers.delete(timer);
     },
     track: lease.track,
@@ -159,4 +158,4 @@ function keepOnSource(lease, source, { owner, ttl, every, events }) {
   lease.stopSource = () => (stopping ??= Promise.resolve(beat.stop()));
 }
 
-export { keepLease, keepOnLoop, keepOnSource, busyRetryIn, nextBusyDelay, FIRST_BUSY_RETRY, MIN_BUSY_RETRY };
+export { keepLease, keepOnLoop, keepOnSource };

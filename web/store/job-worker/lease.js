@@ -1,5 +1,6 @@
 // The lease a worker holds while its handler runs: the handler's AbortSignal, the timers of the
-// lease (heartbeat, watchdog, grace, abandon), and the renewals in flight.
+// lease (heartbeat, watchdog, grace, abandon: handles with `cancel()`, from ./timers.js), and the
+// renewals in flight.
 
 /** A held lease on `job` at `fence`, ending at `end` (seconds) until a renew moves it. */
 function newLease(job, fence, end) {
@@ -24,12 +25,12 @@ function newLease(job, fence, end) {
     /** Stops renewing; resolves once no renew is in flight (or the heartbeat source stopped). */
     quiet() {
       lease.closed = true;
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers) timer.cancel();
       return inflight.then(() => lease.stopSource?.());
     },
     close() {
       lease.closed = true;
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers) timer.cancel();
       timers.clear();
       lease.stopSource?.();
     },

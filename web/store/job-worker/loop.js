@@ -2,13 +2,14 @@
 // its handler runs (./heartbeat.js), then completes, fails with backoff, or makes the job dead at
 // its maximum number of attempts (./attempt.js). Every store call is awaited, which serves the
 // Node store (synchronous answers) and the browser store (Promises) alike.
-import { afterFailure, mayRunPastMax, pastMaxReason } from './attempt.js';
+import { previousAttemptFailed } from './attempt.js';
+import { backoffDelay } from './backoff.js';
 import { LeaseLostError, errorText, invalidArgument, isStorageError } from './errors.js';
 import { FencedResult, isStatementError, resultText } from './fenced-result.js';
 import { keepOnLoop, keepOnSource } from './heartbeat.js';
 import { newLease } from './lease.js';
 import { workerOptions } from './options.js';
-import { later, sleep } from './timers.js';
+import { timersFor } from './timers.js';
 
 /**
  * Runs a handler on every job it claims from `store`, one job at a time (start several workers,
@@ -25,6 +26,8 @@ class JobWorker {
   #maxAttempts;
   #backoff;
   #clock;
+  #timers; // every wait, on the worker's clock (./timers.js)
+  #rules; // the crate's worker rules, through the store (crate/src/rules/worker.rs)
   #idle;
   #abandonAfter;
   #onError;
@@ -48,6 +51,9 @@ class JobWorker {
     if (store === null || typeof store !== 'object' || typeof store.claimNext !== 'function' || !store.withReason) {
       throw invalidArgument('JobWorker: `store` must be a LeaseStore');
     }
+    if (store.workerRules === null || typeof store.workerRules !== 'object') {
+      throw invalidArgument('JobWorker: `store` must be a LeaseStore (its `workerRules` decide backoff, attempts and renew times)');
+    }
     const checked = workerOptions(options);
     this.#store = store;
     this.#owner = checked.owner;
@@ -55,7 +61,9 @@ class JobWorker {
     this.#heartbeatEvery = checked.heartbeatEvery;
     this.#maxAttempts = checked.maxAttempts;
     this.#backoff = checked.backoff;
-    this.#clock = checked.clock;
+    this.#timers = timersFor(checked.clock);
+    this.#clock = this.#timers.now;
+    this.#rules = store.workerRules;
     this.#idle = checked.idle;
     this.#abandonAfter = checked.abandonAfter;
     this.#onError = checked.onError;
@@ -81,7 +89,6 @@ class JobWorker {
     if (typeof handler !== 'function') throw invalidArgument('JobWorker.run(): `handler` must be a function');
     if (this.#running) throw invalidArgument('JobWorker.run(): this worker is already running');
     this.#running = true;
-    this.#stopping = false;
     let resolveStopped;
     this.#stopped = { promise: new Promise((resolve) => (resolveStopped = resolve)) };
     try {
@@ -138,7 +145,7 @@ class JobWorker {
     const lease = this.#lease;
     if (lease) {
       const halt = () => lease.abort(new LeaseLostError('stopped', 'the worker is stopping'));
-      if (grace > 0) lease.timers.add(later(halt, grace));
+      if (grace > 0) lease.timers.add(this.#timers.after(grace, halt));
       else halt();
     }
     return this.#stopped ? this.#stopped.promise : Promise.resolve();
@@ -147,9 +154,9 @@ class JobWorker {
   async #idleWait() {
     if (this.#stopping) return;
     await new Promise((resolve) => {
-      const timer = later(resolve, this.#idle);
+      const timer = this.#timers.after(this.#idle, resolve);
       this.#wake = () => {
-        clearTimeout(timer);
+        timer.cancel();
         resolve();
       };
     });
@@ -161,11 +168,16 @@ class JobWorker {
     return counts.queued + counts.scheduled + counts.leased === 0;
   }
 
-  /** The attempt rule past maxAttempts (./attempt.js) on the job's failures; null: the store kept failing until the lease ended. */
-  async #mayRunPastMax(lease) {
+  /**
+   * The core's verdict on a claimed attempt: `{run: true}`, or `{run: false, error}` for a poison
+   * job (made dead at once); null: the store kept failing until the lease ended.
+   */
+  async #verdict(lease) {
+    if (!(await this.#rules.mustCheckPreviousAttempt(lease.fence, this.#maxAttempts))) return { run: true };
     const answer = await this.#withinLease(lease, 'inspect', () => [lease.job]);
     if (answer === null) return null;
-    return mayRunPastMax(answer.value?.failures, lease.fence);
+    const failed = previousAttemptFailed(answer.value?.failures, lease.fence);
+    return this.#rules.attemptVerdict(lease.fence, this.#maxAttempts, failed);
   }
 
   async #handle({ job, fence, payload }, claimedAt, handler) {
@@ -173,17 +185,16 @@ class JobWorker {
     this.#lease = lease;
     try {
       const attempt = fence; // every claim is one attempt (contract section 7)
-      const mayRun = attempt <= this.#maxAttempts || (await this.#mayRunPastMax(lease));
-      if (mayRun === null) {
+      const verdict = await this.#verdict(lease);
+      if (verdict === null) {
         this.#lose(lease, { code: 'expired', until: lease.end }, 'could not read its failures before the lease ended: the store kept failing');
         return;
       }
-      if (!mayRun) {
-        const why = pastMaxReason(attempt, this.#maxAttempts);
-        await this.#finish(lease, 'fail', (now) => [job, this.#owner, fence, now, null, why], 'dead');
+      if (!verdict.run) {
+        await this.#finish(lease, 'fail', (now) => [job, this.#owner, fence, now, null, verdict.error], 'dead');
         return;
       }
-      this.#keep(lease);
+      this.#keep(lease, claimedAt);
       const outcome = await this.#runHandler(lease, handler, { job, fence, payload, attempt });
       await lease.quiet();
       if (lease.signal.aborted) {
@@ -216,7 +227,7 @@ class JobWorker {
         } catch (error) {
           // The store rolled the statements back: a statement's failure is the handler's.
           if (!isStatementError(error)) throw error;
-          await this.#failed(lease, attempt, error);
+          await this.#failed(lease, attempt, error, error.message); // the store's text, as in Rust
         }
       } else {
         await this.#failed(lease, attempt, outcome.error);
@@ -228,7 +239,7 @@ class JobWorker {
   }
 
   /** Keeps `lease` while the handler runs: on this loop, or through the heartbeat source. */
-  #keep(lease) {
+  #keep(lease, claimedAt) {
     const events = {
       renewed: (end) => {
         this.#counts.renewals += 1;
@@ -239,17 +250,21 @@ class JobWorker {
     };
     const shape = { owner: this.#owner, ttl: this.#ttl, every: this.#heartbeatEvery, events };
     if (this.#heartbeatSource) keepOnSource(lease, this.#heartbeatSource, shape);
-    else keepOnLoop(lease, { ...shape, store: this.#store, clock: this.#clock });
+    else keepOnLoop(lease, { ...shape, store: this.#store, rules: this.#rules, timers: this.#timers, claimedAt });
   }
 
-  async #failed(lease, attempt, error) {
-    const text = errorText(error);
-    const verdict = afterFailure(attempt, this.#maxAttempts, this.#backoff, error);
-    if (verdict.dead) {
-      await this.#finish(lease, 'fail', (now) => [lease.job, this.#owner, lease.fence, now, null, text], 'dead');
-      return;
-    }
-    await this.#finish(lease, 'fail', (now) => [lease.job, this.#owner, lease.fence, now, now + verdict.delay, text], 'failed');
+  /**
+   * Fails the attempt: retried at the core's `retryAt` (the fail call's `now` plus the backoff),
+   * or dead (null) at the last attempt.
+   */
+  async #failed(lease, attempt, error, text = errorText(error)) {
+    const delay = await backoffDelay(this.#backoff, this.#rules, attempt, error);
+    let retryAt = null;
+    const args = async (now) => {
+      retryAt = await this.#rules.retryAt(now, attempt, this.#maxAttempts, delay);
+      return [lease.job, this.#owner, lease.fence, now, retryAt, text];
+    };
+    await this.#finish(lease, 'fail', args, () => (retryAt === null ? 'dead' : 'failed'));
   }
 
   /** Runs the handler; after the lease is lost, waits at most `abandonAfter` for it to settle. */
@@ -259,7 +274,7 @@ class JobWorker {
       (error) => ({ ok: false, error }),
     );
     const abandoned = new Promise((resolve) => {
-      const onAbort = () => lease.timers.add(later(() => resolve({ ok: false, abandoned: true }), this.#abandonAfter));
+      const onAbort = () => lease.timers.add(this.#timers.after(this.#abandonAfter, () => resolve({ ok: false, abandoned: true })));
       if (lease.signal.aborted) onAbort();
       else lease.signal.addEventListener('abort', onAbort, { once: true });
       settled.then(() => lease.signal.removeEventListener('abort', onAbort));
@@ -276,7 +291,8 @@ class JobWorker {
     if (answer === null) {
       this.#lose(lease, { code: 'expired', until: lease.end }, `could not ${op} before the lease ended: the store kept failing`);
     } else if (answer.value) {
-      if (counter) this.#counts[counter] += 1;
+      const name = typeof counter === 'function' ? counter() : counter;
+      if (name) this.#counts[name] += 1;
     } else {
       this.#counts.staleWritesRefused += 1;
       this.#lose(lease, answer.reason, `the store refused ${op}: the lease was lost`);
@@ -284,20 +300,21 @@ class JobWorker {
   }
 
   /**
-   * `withReason[op]` with a fresh `now`; storage errors retried until the lease ends (then null).
+   * `withReason[op]` with a fresh `now` (`args(now)` answers the arguments, or a Promise of them);
+   * storage errors retried after the core's `rules.writeRetryDelay` until the lease ends (then null).
    * With `retryOnlyRetryable`, a storage error the store marks as not retryable (a fenced
    * statement that broke a constraint) is thrown instead: the same call would fail again.
    */
   async #withinLease(lease, op, args, { retryOnlyRetryable = false } = {}) {
-    for (let delay = 0.01; ; delay = Math.min(delay * 2, 0.5)) {
+    for (let failedTries = 1; ; failedTries++) {
       try {
-        return await this.#store.withReason[op](...args(this.#clock()));
+        return await this.#store.withReason[op](...(await args(this.#clock())));
       } catch (error) {
         if (!isStorageError(error) || (retryOnlyRetryable && error.retryable !== true)) throw error;
         this.#onError(error, { op, job: lease.job });
         const left = lease.end - this.#clock();
         if (left <= 0) return null;
-        await sleep(Math.min(delay, left / 2));
+        await this.#timers.sleep(await this.#rules.writeRetryDelay(failedTries));
       }
     }
   }

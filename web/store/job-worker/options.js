@@ -1,5 +1,5 @@
 // JobWorker's options, checked once: bad options throw `invalid_argument` from the constructor.
-import { exponentialBackoff, fixedBackoff } from './backoff.js';
+import { ExponentialBackoff, exponentialBackoff, fixedBackoff } from './backoff.js';
 import { invalidArgument } from './errors.js';
 
 function positive(name, value) {
@@ -11,7 +11,8 @@ function positive(name, value) {
 
 /**
  * The options with their defaults, checked: `{owner, ttl, heartbeatEvery, maxAttempts, backoff,
- * clock, idle, abandonAfter, onError, heartbeatSource}` (`heartbeatSource` null: renew on the
+ * clock, idle, abandonAfter, onError, heartbeatSource}` (`clock`: a function, or a clock moved by
+ * hand such as ManualClock, whose waits the worker's timers then use: ./timers.js) (`heartbeatSource` null: renew on the
  * event loop; else the source that renews elsewhere).
  */
 function workerOptions(options) {
@@ -40,10 +41,11 @@ function workerOptions(options) {
   }
   checked.maxAttempts = maxAttempts;
   if (typeof backoff === 'number') checked.backoff = fixedBackoff(backoff);
-  else if (typeof backoff === 'function') checked.backoff = backoff;
-  else throw invalidArgument('JobWorker: `backoff` must be seconds (a number) or a function (attempt, error) => seconds');
-  if (typeof clock !== 'function' || !Number.isFinite(clock())) {
-    throw invalidArgument('JobWorker: `clock` must be a function answering the time in seconds');
+  else if (typeof backoff === 'function' || backoff instanceof ExponentialBackoff) checked.backoff = backoff;
+  else throw invalidArgument('JobWorker: `backoff` must be seconds (a number), exponentialBackoff({...}) or a function (attempt, error) => seconds');
+  const handMoved = clock !== null && typeof clock === 'object' && typeof clock.now === 'function' && typeof clock.at === 'function';
+  if (!((typeof clock === 'function' && Number.isFinite(clock())) || (handMoved && Number.isFinite(clock.now())))) {
+    throw invalidArgument('JobWorker: `clock` must be a function answering the time in seconds, or a ManualClock');
   }
   checked.clock = clock;
   checked.idle = positive('idle', idle);

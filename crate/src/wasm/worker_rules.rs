@@ -1,0 +1,105 @@
+//! The worker runtime's rules (`crate::rules::worker`) for the JavaScript runtime (`JobWorker`, in
+//! Node and the browser), so that both runtimes decide from one implementation. Attempts and
+//! maxima arrive as JavaScript numbers: `maxAttempts` may be `Infinity` (no maximum); other
+//! arguments are the worker's own, already checked where the user gives them.
+//!
+//! ```js
+//! workerExponentialBackoff(1, 2, 300, 0.5, 3, 0.5); // 3: 4 s, cut by 0.5 * 0.5 of itself
+//! workerRetryAt(1000, 3, 3, 5);                     // null: the last attempt failed, dead
+//! workerAttemptVerdict(4, 3, false);                // {run: false, error: 'attempt 4 of at most 3: ...'}
+//! ```
+
+use js_sys::{Object, Reflect};
+use wasm_bindgen::prelude::*;
+
+use crate::outcome::Fence;
+use crate::rules::worker::{self as rules, AttemptVerdict};
+
+/// A JavaScript attempt number (or maximum) as a fence: `Infinity` and anything past the largest
+/// fence is the largest; NaN and anything below 0 is 0.
+fn fence_of(n: f64) -> Fence {
+    if n.is_nan() || n <= 0.0 {
+        0
+    } else if n >= Fence::MAX as f64 {
+        Fence::MAX
+    } else {
+        n as Fence
+    }
+}
+
+fn count_of(n: f64) -> u32 {
+    if n.is_nan() || n <= 0.0 {
+        0
+    } else {
+        n.min(u32::MAX as f64) as u32
+    }
+}
+
+/// The exponential backoff's wait after `attempt` failed, with `draw` (in `[0, 1)`) as the
+/// random number.
+#[wasm_bindgen(js_name = workerExponentialBackoff)]
+pub fn exponential_backoff(
+    base: f64,
+    factor: f64,
+    max: f64,
+    jitter: f64,
+    attempt: f64,
+    draw: f64,
+) -> f64 {
+    rules::exponential_backoff(base, factor, max, jitter, fence_of(attempt), draw)
+}
+
+/// Whether the claimed `attempt` needs the job's failures read before it may run.
+#[wasm_bindgen(js_name = workerMustCheckPreviousAttempt)]
+pub fn must_check_previous_attempt(attempt: f64, max_attempts: f64) -> bool {
+    rules::must_check_previous_attempt(fence_of(attempt), fence_of(max_attempts))
+}
+
+/// `{run: true}`, or `{run: false, error}` for a poison job (made dead at once, `error` recorded).
+#[wasm_bindgen(js_name = workerAttemptVerdict)]
+pub fn attempt_verdict(attempt: f64, max_attempts: f64, previous_attempt_failed: bool) -> JsValue {
+    let verdict = Object::new();
+    let set = |key: &str, value: JsValue| {
+        let _ = Reflect::set(&verdict, &key.into(), &value);
+    };
+    match rules::attempt_verdict(
+        fence_of(attempt),
+        fence_of(max_attempts),
+        previous_attempt_failed,
+    ) {
+        AttemptVerdict::Run => set("run", true.into()),
+        AttemptVerdict::Poison { error } => {
+            set("run", false.into());
+            set("error", error.into());
+        }
+    }
+    verdict.into()
+}
+
+/// `now + delay` for a failed `attempt` that gets another, or `null` (dead) at the last.
+#[wasm_bindgen(js_name = workerRetryAt)]
+pub fn retry_at(now: f64, attempt: f64, max_attempts: f64, delay: f64) -> JsValue {
+    // `null`, as the store's `fail` takes "no retry" (an Option would cross as `undefined`).
+    match rules::retry_at(now, fence_of(attempt), fence_of(max_attempts), delay) {
+        Some(at) => at.into(),
+        None => JsValue::NULL,
+    }
+}
+
+/// When the renew after one granted at `grantedAt` is due.
+#[wasm_bindgen(js_name = workerNextRenewAt)]
+pub fn next_renew_at(granted_at: f64, every: f64) -> f64 {
+    rules::next_renew_at(granted_at, every)
+}
+
+/// The wait before another renew after `failedRenews` failed in a row on a busy store.
+#[wasm_bindgen(js_name = workerRenewRetryDelay)]
+pub fn renew_retry_delay(failed_renews: f64, every: f64) -> f64 {
+    rules::renew_retry_delay(count_of(failed_renews), every)
+}
+
+/// The wait before another try of a write after `failedTries` failed in a row on a busy store.
+#[wasm_bindgen(js_name = workerWriteRetryDelay)]
+pub fn write_retry_delay(failed_tries: f64) -> f64 {
+    rules::write_retry_delay(count_of(failed_tries))
+}

@@ -1,0 +1,260 @@
+//! The [`Worker`]: its construction and its claim loop.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::clock::real_wait;
+use super::counters::SharedCounters;
+use super::heartbeat::{Heartbeat, Settings};
+use super::{
+    Completion, CompletionResult, Counters, HandlerResult, Job, StopHandle, WorkerOptions,
+};
+use crate::error::{Error, Result};
+use crate::leases::Leases;
+use crate::options::OpenOptions;
+
+/// Opens the heartbeat's own connection (the runner's is busy while the handler runs).
+///
+/// ```
+/// let db = std::path::PathBuf::from("queue.db");
+/// let opener: leasefence::worker::Opener = Box::new(move || leasefence::open(&db));
+/// # let _ = opener;
+/// ```
+pub type Opener = Box<dyn Fn() -> Result<Box<dyn Leases>> + Send>;
+
+/// A worker: claims jobs one at a time and runs a handler on each (see the [module docs](super)).
+pub struct Worker {
+    pub(super) store: Box<dyn Leases>,
+    opener: Opener,
+    pub(super) options: WorkerOptions,
+    pub(super) counters: Arc<SharedCounters>,
+    pub(super) stop: StopHandle,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("store", &self.store)
+            .field("options", &self.options)
+            .field("counters", &self.counters())
+            .finish()
+    }
+}
+
+impl Worker {
+    /// A worker on `store`, whose heartbeat opens its own connection with `heartbeat` (called
+    /// once per [`run`](Self::run)). Invalid options are an [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use leasefence::worker::{Worker, WorkerOptions};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = dir.path().join("q.db");
+    /// let store = leasefence::open(&db)?;
+    /// let worker = Worker::new(store, Box::new(move || leasefence::open(&db)), WorkerOptions::new("w"))?;
+    /// assert!(Worker::new(leasefence::open(dir.path().join("r.db"))?, Box::new(|| unreachable!()),
+    ///                     WorkerOptions::new("w").ttl(0.0)).is_err());
+    /// # let _ = worker;
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn new(store: Box<dyn Leases>, heartbeat: Opener, options: WorkerOptions) -> Result<Self> {
+        options.check()?;
+        Ok(Worker {
+            store,
+            opener: heartbeat,
+            options,
+            counters: Arc::default(),
+            stop: StopHandle::default(),
+        })
+    }
+
+    /// A worker on `target` (an SQLite file or a `postgres://` URL, as [`open_with`](crate::open_with)),
+    /// its heartbeat on a second connection to the same target. The heartbeat's busy timeout is
+    /// cut to half the renew interval, so that a locked database makes it try again within the
+    /// lease rather than wait past its end (on PostgreSQL that is its `lock_timeout` and connect
+    /// timeout; a short ttl on a distant server may want [`Worker::new`] with an opener of its
+    /// own).
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let worker = leasefence::worker::Worker::open(dir.path().join("q.db"),
+    ///     &leasefence::OpenOptions::new(), leasefence::worker::WorkerOptions::new("w"))?;
+    /// # let _ = worker;
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn open(
+        target: impl AsRef<Path>,
+        open: &OpenOptions,
+        options: WorkerOptions,
+    ) -> Result<Self> {
+        options.check()?;
+        let target = target.as_ref().to_path_buf();
+        let store = crate::open::open_with(&target, open)?;
+        let half_interval = Duration::from_secs_f64(options.renew_interval() / 2.0);
+        let heartbeat_options = open.clone().busy_timeout(
+            open.busy_timeout
+                .min(half_interval)
+                .max(Duration::from_millis(10)),
+        );
+        let opener: Opener = Box::new(move || crate::open::open_with(&target, &heartbeat_options));
+        Worker::new(store, opener, options)
+    }
+
+    /// A handle to stop [`run`](Self::run) from elsewhere (another thread, a signal watcher).
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = leasefence::worker::WorkerOptions::new("w");
+    /// let worker = leasefence::worker::Worker::open(dir.path().join("q.db"), &leasefence::OpenOptions::new(), options)?;
+    /// let stop = worker.stop_handle();
+    /// assert!(!stop.is_stopping());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
+    }
+
+    /// What the worker did so far, across its runs (`run` answers the same at its end).
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = leasefence::worker::WorkerOptions::new("w");
+    /// let worker = leasefence::worker::Worker::open(dir.path().join("q.db"), &leasefence::OpenOptions::new(), options)?;
+    /// assert_eq!(worker.counters(), leasefence::worker::Counters::default());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn counters(&self) -> Counters {
+        self.counters.snapshot()
+    }
+
+    /// The worker's store (the runner's connection), e.g. to enqueue or inspect between runs.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = leasefence::worker::WorkerOptions::new("w");
+    /// let worker = leasefence::worker::Worker::open(dir.path().join("q.db"), &leasefence::OpenOptions::new(), options)?;
+    /// assert!(worker.store().enqueue("job")?);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn store(&self) -> &dyn Leases {
+        &*self.store
+    }
+
+    /// Claims and runs jobs until stopped (or, with `until_empty`, until nothing is claimable),
+    /// and answers the counts of everything it did (across runs). A storage error that retrying
+    /// cannot cure (not busy, not a lost connection) ends the run with that error; a busy
+    /// database is waited out.
+    ///
+    /// ```
+    /// use leasefence::worker::{Worker, WorkerOptions};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = WorkerOptions::new("w").max_attempts(1).until_empty(true);
+    /// let mut worker = Worker::open(dir.path().join("q.db"), &leasefence::OpenOptions::new(), options)?;
+    /// worker.store().enqueue("bad")?;
+    /// let counts = worker.run(|_job| Err("cannot parse the payload".into()))?;
+    /// assert_eq!(counts.dead, 1);
+    /// assert_eq!(worker.store().inspect("bad")?.unwrap().failures[0].error.as_deref(),
+    ///            Some("cannot parse the payload"));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn run<H>(&mut self, mut handler: H) -> Result<Counters>
+    where
+        H: FnMut(&Job) -> HandlerResult,
+    {
+        self.run_fenced(move |job| handler(job).map(Completion::from))
+    }
+
+    /// [`run`](Self::run) for a handler that also writes your own tables: the statements of the
+    /// [`Completion`] it returns run in the transaction that completes the job (a fenced write),
+    /// so they commit with the completion or not at all. A lease no longer current refuses
+    /// both (counted as a stale write refused and a lost lease); a statement the store refuses
+    /// (a write to `jobs`) or one that fails (a constraint) fails the job with that error, as a
+    /// handler's error would (retry after the backoff, dead after the last attempt), and
+    /// nothing of it is applied.
+    ///
+    /// ```
+    /// use leasefence::{worker::{Completion, Worker, WorkerOptions}, LeaseStore, Statement};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = dir.path().join("q.db");
+    /// let store = LeaseStore::open(&db)?;
+    /// store.connection().execute("CREATE TABLE sent(job TEXT PRIMARY KEY, body TEXT)", []).unwrap();
+    /// store.enqueue_with("mail-7", None, Some("hello"))?;
+    ///
+    /// let options = WorkerOptions::new("w").until_empty(true);
+    /// let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), options)?;
+    /// let counts = worker.run_fenced(|job| {
+    ///     let body = job.payload.clone().unwrap_or_default();
+    ///     Ok(Completion::new(Some("sent".into()))
+    ///         .statement(Statement::new("INSERT INTO sent VALUES ($1, $2)", [job.id.as_str().into(), body.into()])))
+    /// })?;
+    /// assert_eq!(counts.completed, 1);
+    /// let body: String = store.connection()
+    ///     .query_row("SELECT body FROM sent WHERE job = 'mail-7'", [], |r| r.get(0)).unwrap();
+    /// assert_eq!((body.as_str(), store.state("mail-7")?.unwrap().result.as_deref()), ("hello", Some("sent")));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn run_fenced<H>(&mut self, mut handler: H) -> Result<Counters>
+    where
+        H: FnMut(&Job) -> CompletionResult,
+    {
+        let heartbeat_store = (self.opener)()?;
+        let heartbeat = Heartbeat::start(
+            heartbeat_store,
+            Settings {
+                owner: self.options.owner.clone(),
+                ttl: self.options.ttl,
+                every: self.options.renew_interval(),
+                liveness: self.options.liveness,
+                clock: Arc::clone(&self.options.clock),
+                counters: Arc::clone(&self.counters),
+                recheck: self.options.recheck,
+            },
+        )
+        .map_err(|err| Error::Internal {
+            message: format!("cannot start the heartbeat thread: {err}"),
+        })?;
+        while !self.stop.is_stopping() {
+            let now = self.now();
+            let claimed = match self
+                .store
+                .claim_next(&self.options.owner, now, self.options.ttl)
+            {
+                Ok(claimed) => claimed,
+                Err(err) if err.is_retryable() => {
+                    self.idle();
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
+            let Some(claimed) = claimed else {
+                if self.options.until_empty {
+                    break;
+                }
+                // The store has no cheap "when is the next job due"; the poll interval bounds
+                // how late a scheduled job starts.
+                self.idle();
+                continue;
+            };
+            self.counters.add(&self.counters.claimed);
+            self.process(claimed, now, &heartbeat, &mut handler)?;
+        }
+        drop(heartbeat);
+        Ok(self.counters())
+    }
+
+    pub(super) fn now(&self) -> f64 {
+        (self.options.clock)()
+    }
+
+    /// Waits the idle interval on the worker's clock, or until a stop is asked for.
+    fn idle(&self) {
+        let until = self.now() + self.options.idle_poll.as_secs_f64();
+        loop {
+            let left = until - self.now();
+            if left <= 0.0 || self.stop.is_stopping() {
+                return;
+            }
+            self.stop.idle(real_wait(left, self.options.recheck));
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Stopping a running worker from elsewhere: [`StopHandle`].
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+use super::{CancelReason, CancelToken};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum StopMode {
+    /// No new claims; the running handler finishes and its outcome is written.
+    AfterCurrent,
+    /// The running handler is cancelled (`Stopping`), its result discarded, its lease released.
+    Interrupt,
+}
+
+#[derive(Default)]
+struct StopState {
+    mode: Option<StopMode>,
+    running: Option<CancelToken>,
+}
+
+/// Stops a running [`Worker`](super::Worker) from another thread (or a signal-watching one). Clones share it.
+///
+/// ```
+/// use leasefence::worker::{Worker, WorkerOptions};
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = dir.path().join("q.db");
+/// let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), WorkerOptions::new("w"))?;
+/// let stop = worker.stop_handle();
+/// std::thread::spawn(move || stop.stop());
+/// let counts = worker.run(|_| Ok(None))?; // nothing to do; returns once stopped
+/// assert_eq!(counts.claimed, 0);
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct StopHandle {
+    inner: Arc<(Mutex<StopState>, Condvar)>,
+}
+
+impl std::fmt::Debug for StopHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StopHandle")
+            .field("mode", &self.lock().mode)
+            .finish()
+    }
+}
+
+impl StopHandle {
+    fn lock(&self) -> MutexGuard<'_, StopState> {
+        self.inner
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Graceful stop: claim nothing more; the running handler finishes and its outcome is
+    /// written; then `run` returns.
+    ///
+    /// ```
+    /// let stop = leasefence::worker::StopHandle::default();
+    /// stop.stop();
+    /// assert!(stop.is_stopping());
+    /// ```
+    pub fn stop(&self) {
+        let mut state = self.lock();
+        state.mode.get_or_insert(StopMode::AfterCurrent);
+        drop(state);
+        self.inner.1.notify_all();
+    }
+
+    /// Stop now: the running handler's token is cancelled ([`CancelReason::Stopping`]), its
+    /// result discarded and its lease released (the job is claimable again at once); then `run`
+    /// returns.
+    ///
+    /// ```
+    /// let stop = leasefence::worker::StopHandle::default();
+    /// stop.interrupt();
+    /// assert!(stop.is_stopping());
+    /// ```
+    pub fn interrupt(&self) {
+        let mut state = self.lock();
+        state.mode = Some(StopMode::Interrupt);
+        if let Some(token) = &state.running {
+            token.cancel(CancelReason::Stopping);
+        }
+        drop(state);
+        self.inner.1.notify_all();
+    }
+
+    /// Whether a stop was asked for.
+    ///
+    /// ```
+    /// assert!(!leasefence::worker::StopHandle::default().is_stopping());
+    /// ```
+    pub fn is_stopping(&self) -> bool {
+        self.lock().mode.is_some()
+    }
+
+    pub(super) fn set_running(&self, token: Option<&CancelToken>) {
+        let mut state = self.lock();
+        state.running = token.cloned();
+        if let (Some(token), Some(StopMode::Interrupt)) = (token, state.mode) {
+            token.cancel(CancelReason::Stopping);
+        }
+    }
+
+    /// Waits `wait` or until a stop is asked for.
+    pub(super) fn idle(&self, wait: Duration) {
+        let state = self.lock();
+        if state.mode.is_none() {
+            let _ = self.inner.1.wait_timeout(state, wait);
+        }
+    }
+}
