@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use leasefence::protocol::{respond, FileBackend};
+use leasefence::protocol::{respond, TargetBackend};
 use leasefence::worker::{
     Backoff, CancelReason, Completion, ManualClock, StopHandle, Worker, WorkerOptions,
 };
@@ -94,7 +94,7 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 /// The job's lease end as the store has it (read through the protocol).
-fn lease_end(rival: &mut FileBackend, job: &str) -> Value {
+fn lease_end(rival: &mut TargetBackend, job: &str) -> Value {
     let line = json!({"op": "state", "job": job}).to_string();
     let answer: Value = serde_json::from_str(&respond(rival, &line).to_json()).unwrap();
     answer["value"]["until"].clone()
@@ -121,7 +121,7 @@ impl Play {
             problem("the handler ran, but the vector has no script for it".into());
             return Ok(Completion::new(None));
         };
-        let mut rival = FileBackend::new(&self.db, OpenOptions::new());
+        let mut rival = TargetBackend::new(&self.db, OpenOptions::new());
         for (index, action) in actions.iter().enumerate() {
             let action = action.as_object().expect("an action is an object");
             let (name, arg) = action.iter().next().expect("an action has a member");
@@ -199,7 +199,7 @@ fn run_vector(name: &str, vector: &Value) -> Result<usize, String> {
         options_of(&vector["worker"], &clock),
     )
     .map_err(|e| format!("{name}: {e}"))?;
-    let mut rival = FileBackend::new(&db, OpenOptions::new());
+    let mut rival = TargetBackend::new(&db, OpenOptions::new());
     let timeline = vector["timeline"].as_array().unwrap();
     for (index, step) in timeline.iter().enumerate() {
         let step = step.as_object().unwrap();
