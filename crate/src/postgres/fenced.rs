@@ -54,13 +54,14 @@ use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Row, Transaction};
 
 use super::failure::{pg, statement_error};
-use super::session::{Session, SESSION_SETTINGS};
+use super::session::{Session, Statements, SESSION_SETTINGS};
 use super::store::{check_lease, check_text, lease_of, PgStore};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::Outcome;
 use crate::rules::fenced::{check_statement_kind, FencedHandle, Finish, Rows, SqlValue, Statement};
-use crate::rules::{check_now, unexplained, why_write_refused};
+use crate::rules::fenced_tx::{self, FencedSteps};
+use crate::rules::{check_now, LeaseRow};
 
 /// What the transaction reads, once before the caller's statements and once after (see the module
 /// notes), as rows of seven text columns: a kind, a name and up to five values. Prepared once per
@@ -627,7 +628,75 @@ impl PgStore {
     }
 }
 
-/// The fenced transaction on `session`: see [`PgStore::fenced_with`].
+/// A fenced transaction on a session: begun, the first reading of the library's tables taken
+/// (`before`), and whether one of the caller's statements failed.
+struct PgSteps<'s, 'c> {
+    tx: Transaction<'c>,
+    failed: bool,
+    stmts: &'s Statements,
+    own_statements: &'s [String],
+    lock_timeout: &'s String,
+    before: Vec<Reading>,
+}
+
+impl FencedSteps for PgSteps<'_, '_> {
+    const WENT_ON: &'static str =
+        "a statement failed and the callback went on; PostgreSQL refuses \
+         the rest of such a transaction, so nothing was committed: return the error instead";
+    const TRIES: Option<usize> = Some(1);
+
+    fn statements_failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Gives the session back, checks its prepared statements, takes the second reading (which
+    /// applies the store's settings again) and compares it with the first (see the module notes).
+    fn check_library_tables(&mut self) -> Result<()> {
+        let given_back = rows(&mut self.tx, GIVE_BACK_SESSION)?;
+        let track_counts = given_back.first().and_then(|r| r[0].clone());
+        if !prepared_intact(prepared_row(&given_back), self.own_statements) {
+            // The check after the rollback sees the same and closes the session.
+            return Err(refused_prepared());
+        }
+        let after = fingerprint(
+            &mut self.tx,
+            &self.stmts.fingerprint_after,
+            &[self.lock_timeout],
+        )?;
+        compare(&self.before, &after, track_counts.as_deref())
+    }
+
+    /// Reads the row locked (`FOR SHARE`): under READ COMMITTED it could change otherwise before
+    /// this transaction ends.
+    fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>> {
+        let row = self
+            .tx
+            .query_opt(&self.stmts.read_lease_for_share, &[&job])
+            .map_err(pg("fenced"))?;
+        lease_of(row, "fenced")
+    }
+
+    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool> {
+        let changed = self
+            .tx
+            .execute(
+                &self.stmts.complete,
+                &[&lease.job, &lease.owner, &lease.fence, &now, &result],
+            )
+            .map_err(pg("fenced"))?;
+        Ok(changed == 1)
+    }
+
+    fn commit(self) -> Result<()> {
+        self.tx.commit().map_err(pg("fenced"))
+    }
+
+    fn rollback(self) -> Result<()> {
+        self.tx.rollback().map_err(pg("fenced"))
+    }
+}
+
+/// The fenced transaction on `session` ([`fenced_tx::run`]): see [`PgStore::fenced_with`].
 fn fenced_in<T>(
     session: &mut Session,
     lease: &Lease,
@@ -635,69 +704,33 @@ fn fenced_in<T>(
     finish: &Finish,
     work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
 ) -> Result<Outcome<T>> {
-    let mut tx = session.client.transaction().map_err(pg("fenced"))?;
-    let before = fingerprint(&mut tx, &session.stmts.fingerprint, &[])?;
-    let mut handle = PgFencedTx {
-        tx: &mut tx,
+    let Session {
+        client,
+        stmts,
+        own_statements,
+        lock_timeout,
+        ..
+    } = session;
+    let mut tx = client.transaction().map_err(pg("fenced"))?;
+    let before = fingerprint(&mut tx, &stmts.fingerprint, &[])?;
+    let steps = PgSteps {
+        tx,
         failed: false,
-        started: 0,
+        stmts,
+        own_statements,
+        lock_timeout,
+        before,
     };
-    let value = work(&mut handle)?;
-    if handle.failed {
-        return Err(Error::invalid(
-            "statements",
-            "a statement failed and the callback went on; PostgreSQL refuses the rest of such a \
-             transaction, so nothing was committed: return the error instead",
-        ));
-    }
-    let given_back = rows(&mut tx, GIVE_BACK_SESSION)?;
-    let track_counts = given_back.first().and_then(|r| r[0].clone());
-    if !prepared_intact(prepared_row(&given_back), &session.own_statements) {
-        // The check after the rollback sees the same and closes the session.
-        return Err(refused_prepared());
-    }
-    // Also applies the store's settings again (after GIVE_BACK_SESSION reset them).
-    let after = fingerprint(
-        &mut tx,
-        &session.stmts.fingerprint_after,
-        &[&session.lock_timeout],
-    )?;
-    compare(&before, &after, track_counts.as_deref())?;
-    let refused = match finish {
-        Finish::KeepLease => {
-            let row = tx
-                .query_opt(&session.stmts.read_lease_for_share, &[&lease.job])
-                .map_err(pg("fenced"))?;
-            why_write_refused(lease_of(row, "fenced")?, lease, Some(now))
-        }
-        Finish::Complete(result) => {
-            let changed = tx
-                .execute(
-                    &session.stmts.complete,
-                    &[&lease.job, &lease.owner, &lease.fence, &now, result],
-                )
-                .map_err(pg("fenced"))?;
-            if changed == 1 {
-                None
-            } else {
-                // No row matched under READ COMMITTED; read it locked, so it cannot change
-                // before this transaction ends.
-                let row = tx
-                    .query_opt(&session.stmts.read_lease_for_share, &[&lease.job])
-                    .map_err(pg("fenced"))?;
-                match why_write_refused(lease_of(row, "fenced")?, lease, Some(now)) {
-                    Some(reason) => Some(reason),
-                    None => return Err(unexplained("fenced", &lease.job, Some(1))),
-                }
-            }
-        }
-    };
-    if let Some(reason) = refused {
-        tx.rollback().map_err(pg("fenced"))?;
-        return Ok(Outcome::Rejected(reason));
-    }
-    tx.commit().map_err(pg("fenced"))?;
-    Ok(Outcome::Granted(value))
+    fenced_tx::run(steps, lease, now, finish, |steps| {
+        let mut handle = PgFencedTx {
+            tx: &mut steps.tx,
+            failed: false,
+            started: 0,
+        };
+        let value = work(&mut handle);
+        steps.failed = handle.failed;
+        value
+    })
 }
 
 #[cfg(test)]

@@ -9,12 +9,14 @@
 //! - `owners`: how many owners one `claim_many` may race (native only: the wasm builds have no
 //!   threads);
 //! - `fenced`: the statements of fenced writes, and which tables they may not write;
+//! - `fenced_tx`: the order of a fenced transaction, over each backend's steps;
 //! - [`target`]: whether an `open` target names a PostgreSQL server;
 //! - `worker`: the worker runtime's rules (backoff, attempts, renew timing), shared with the
 //!   JavaScript runtime through the wasm builds.
 
 pub(crate) mod columns;
 pub(crate) mod fenced;
+pub(crate) mod fenced_tx;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod owners;
 pub(crate) mod reasons;

@@ -18,7 +18,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::{Arc, Mutex};
 
 use rusqlite::types::ValueRef;
-use rusqlite::{ffi, Connection};
+use rusqlite::{ffi, Connection, Transaction};
 
 use super::ops::{immediate, read_lease};
 use crate::error::{Error, Result};
@@ -27,7 +27,8 @@ use crate::outcome::Outcome;
 use crate::rules::fenced::{
     is_library_table, refused_table, FencedHandle, Finish, Rows, SqlValue, Statement,
 };
-use crate::rules::{unexplained, why_write_refused};
+use crate::rules::fenced_tx::{self, FencedSteps};
+use crate::rules::LeaseRow;
 
 /// Whose tables the caller's statements may not write.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -560,8 +561,64 @@ fn bind_values(stmt: &mut rusqlite::Statement<'_>, params: &[SqlValue]) -> Resul
     Ok(())
 }
 
-/// The fenced transaction: `work` with the caller's handle, then the lease check and `finish`,
-/// then the commit. An error from `work` rolls back and is returned as is.
+/// A fenced transaction on SQLite, `BEGIN IMMEDIATE` taken: the write lock is held from before
+/// the caller's statements to the commit, so the lease cannot change in between. `refusal` is the
+/// slot the authorizer reports to while the statements compile.
+struct SqliteSteps<'c> {
+    conn: &'c Connection,
+    tx: Transaction<'c>,
+    refusal: Refusal,
+}
+
+impl FencedSteps for SqliteSteps<'_> {
+    const WENT_ON: &'static str = "a statement failed and the callback went on; nothing was \
+         committed (as on PostgreSQL, which refuses the rest of such a transaction): return the \
+         error";
+    const TRIES: Option<usize> = None;
+
+    fn statements_failed(&self) -> bool {
+        self.refusal.lock().map_or(true, |state| state.failed)
+    }
+
+    /// Nothing left to check: the authorizer refused every write to the library's tables while
+    /// the statements compiled, and a rename into their names when it ran.
+    fn check_library_tables(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>> {
+        read_lease(&self.tx, job, "fenced")
+    }
+
+    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool> {
+        let changed = self
+            .tx
+            .prepare_cached(include_str!("sql/complete.sql"))
+            .and_then(|mut stmt| {
+                stmt.execute(rusqlite::params![
+                    lease.job,
+                    lease.owner,
+                    lease.fence,
+                    now,
+                    result
+                ])
+            })
+            .map_err(Error::storage("fenced"))?;
+        Ok(changed == 1)
+    }
+
+    fn commit(self) -> Result<()> {
+        self.tx.commit().map_err(Error::storage("fenced"))
+    }
+
+    fn rollback(self) -> Result<()> {
+        self.tx.rollback().map_err(Error::storage("fenced"))
+    }
+}
+
+/// The fenced transaction ([`fenced_tx::run`]): `work` with the caller's handle under the
+/// authorizer, then the lease check and `finish`, then the commit. An error from `work` rolls
+/// back and is returned as is.
 pub(crate) fn fenced_with<T>(
     conn: &Connection,
     lease: &Lease,
@@ -569,62 +626,15 @@ pub(crate) fn fenced_with<T>(
     finish: &Finish,
     work: impl FnOnce(&FencedTx<'_>) -> Result<T>,
 ) -> Result<Outcome<T>> {
-    let tx = immediate(conn, "fenced")?;
-    let value = {
-        let refusal: Refusal = Arc::default();
-        let _phase = CallerPhase::install(conn, refusal.clone());
-        let value = work(&FencedTx::new(conn, refusal.clone()))?;
-        if refusal.lock().map_or(true, |state| state.failed) {
-            return Err(Error::invalid(
-                "statements",
-                "a statement failed and the callback went on; nothing was committed (as on \
-                 PostgreSQL, which refuses the rest of such a transaction): return the error",
-            ));
-        }
-        value
+    let steps = SqliteSteps {
+        conn,
+        tx: immediate(conn, "fenced")?,
+        refusal: Refusal::default(),
     };
-    let current = match finish {
-        Finish::KeepLease => {
-            let row = read_lease(&tx, &lease.job, "fenced")?;
-            match why_write_refused(row, lease, Some(now)) {
-                Some(reason) => Err(reason),
-                None => Ok(()),
-            }
-        }
-        Finish::Complete(result) => {
-            let changed = tx
-                .prepare_cached(include_str!("sql/complete.sql"))
-                .and_then(|mut stmt| {
-                    stmt.execute(rusqlite::params![
-                        lease.job,
-                        lease.owner,
-                        lease.fence,
-                        now,
-                        result
-                    ])
-                })
-                .map_err(Error::storage("fenced"))?;
-            if changed == 1 {
-                Ok(())
-            } else {
-                let row = read_lease(&tx, &lease.job, "fenced")?;
-                match why_write_refused(row, lease, Some(now)) {
-                    Some(reason) => Err(reason),
-                    None => return Err(unexplained("fenced", &lease.job, None)),
-                }
-            }
-        }
-    };
-    match current {
-        Ok(()) => {
-            tx.commit().map_err(Error::storage("fenced"))?;
-            Ok(Outcome::Granted(value))
-        }
-        Err(reason) => {
-            tx.rollback().map_err(Error::storage("fenced"))?;
-            Ok(Outcome::Rejected(reason))
-        }
-    }
+    fenced_tx::run(steps, lease, now, finish, |steps| {
+        let _phase = CallerPhase::install(steps.conn, steps.refusal.clone());
+        work(&FencedTx::new(steps.conn, steps.refusal.clone()))
+    })
 }
 
 /// Runs `statements` in order under the authorizer, protecting `protect`'s tables, inside a
