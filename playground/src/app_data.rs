@@ -2,8 +2,8 @@
 //! docs/contract.md section 1 allows. The playground keeps its timeline here (and its worker lab
 //! its report bucket), so one OPFS database holds both; and the reset that erases it all.
 
-use leasefence::rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use leasefence::LeaseStore;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior};
 use wasm_bindgen::JsValue;
 
 use crate::{error_to_js, lease_only, storage};

@@ -8,7 +8,7 @@
 //! It is never part of the contract: only the playground's wasm has it.
 
 use js_sys::Array;
-use leasefence::rusqlite::{self, params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 use wasm_bindgen::JsValue;
 
 use crate::{js_error, storage};

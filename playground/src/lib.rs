@@ -33,9 +33,21 @@ fn error_to_js(err: &leasefence::Error) -> JsValue {
     js_error(err.code(), &err.to_string(), err.is_retryable())
 }
 
-/// A failing statement of the playground's own, as the library reports its own: code `storage`.
-fn storage(operation: &'static str) -> impl FnOnce(leasefence::rusqlite::Error) -> JsValue {
-    move |source| error_to_js(&leasefence::Error::Storage { operation, source })
+/// A failing statement of the playground's own, in the shape of the library's storage errors:
+/// code `storage`, retryable only when the database was busy. (The library's `Error` does not
+/// take a client error from outside the crate, so its client can change without breaking users.)
+fn storage(operation: &'static str) -> impl FnOnce(rusqlite::Error) -> JsValue {
+    move |source| {
+        let busy = matches!(
+            source.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        );
+        js_error(
+            "storage",
+            &format!("storage failed during {operation}: {source}"),
+            busy,
+        )
+    }
 }
 
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {

@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 use std::ffi::{c_int, c_uint, c_void, CStr};
 
-use leasefence::rusqlite::{ffi, Connection};
+use rusqlite::{ffi, Connection};
 
 /// One statement that ran: its text as prepared (`?N` placeholders), the same text with the
 /// bound values in place, the rows it returned and, for a write, the rows it changed.
