@@ -80,7 +80,7 @@
 //! # Layout
 //!
 //! - `store.rs`: [`PgStore`], its connect options and the contract's operations ([`Leases`]);
-//! - `fenced.rs`: fenced writes, and how writes to the library's tables are refused;
+//! - `fenced/`: fenced writes, and how writes to the library's tables are refused;
 //! - `session.rs`: one live connection, its set-up and prepared statements, reconnecting;
 //! - `schema.rs`: the check of an existing schema and its creation (`sql/*.sql`);
 //! - `failure.rs`: a client error as this crate's [`Error`](crate::Error), classified once there;

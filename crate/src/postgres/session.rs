@@ -16,7 +16,7 @@ use super::tls;
 use crate::error::{Error, Result};
 
 /// The session settings the store relies on, applied at connect and again after the caller's
-/// statements of every fenced write (`postgres/fenced.rs`): the busy timeout as `lock_timeout`
+/// statements of every fenced write (`postgres/fenced/`): the busy timeout as `lock_timeout`
 /// (`$1`), and durability: a commit returns only once its WAL is flushed. `on` is the server
 /// default; a server configured with `off` is overridden for this session (`local` and the
 /// synchronous-replication levels are at least as strong and are kept).
@@ -26,7 +26,7 @@ pub(super) const SESSION_SETTINGS: &str = "SELECT set_config('lock_timeout', $1,
 
 /// The statements of the contract, prepared once per connection with fixed parameter types.
 pub(super) struct Statements {
-    /// The readings of a fenced write (`postgres/fenced.rs`); the second also applies
+    /// The readings of a fenced write (`postgres/fenced/readings.rs`); the second also applies
     /// [`SESSION_SETTINGS`] again (`$1`).
     pub(super) fingerprint: Statement,
     pub(super) fingerprint_after: Statement,

@@ -224,7 +224,7 @@ pub(crate) fn refused_table(table: &str) -> Error {
 /// fenced transaction early; session commands would outlive it; `COPY` speaks a sub-protocol the
 /// store's client does not, and `LOCK`, `ANALYZE` and `VACUUM` act on tables as a whole (the
 /// library's among them). The same effects reached from a function or a `DO` block are caught by
-/// PostgreSQL's fenced path itself (see `postgres/fenced.rs`).
+/// PostgreSQL's fenced path itself (see `postgres/fenced/`).
 #[cfg_attr(
     not(all(feature = "postgres", not(target_arch = "wasm32"))),
     allow(dead_code)

@@ -8,7 +8,7 @@
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
 //! - `lifecycle.rs`: delays, failures and dead jobs (`fail`, `revive`, `inspect`, `stats`);
 //! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
-//! - `fenced.rs`: fenced writes, the caller's statements under SQLite's authorizer;
+//! - `fenced/`: fenced writes, the caller's statements under SQLite's authorizer;
 //! - `file.rs`, `claim_many.rs`: native only.
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -1,0 +1,124 @@
+//! The fenced transaction on a PostgreSQL session: its [`FencedSteps`] (the first reading, the
+//! check of the library's tables after the caller's statements, the lease read under the row's
+//! lock, the commit).
+
+use postgres::Transaction;
+
+use super::handle::PgFencedTx;
+use super::readings::{compare, fingerprint, rows, Reading};
+use super::session_reset::{prepared_intact, prepared_row, refused_prepared, GIVE_BACK_SESSION};
+use crate::error::Result;
+use crate::lease::Lease;
+use crate::outcome::Outcome;
+use crate::postgres::failure::pg;
+use crate::postgres::session::{Session, Statements};
+use crate::postgres::store::lease_of;
+use crate::rules::fenced::Finish;
+use crate::rules::fenced_tx::{self, FencedSteps};
+use crate::rules::LeaseRow;
+
+/// A fenced transaction on a session: begun, the first reading of the library's tables taken
+/// (`before`), and whether one of the caller's statements failed.
+struct PgSteps<'s, 'c> {
+    tx: Transaction<'c>,
+    failed: bool,
+    stmts: &'s Statements,
+    own_statements: &'s [String],
+    lock_timeout: &'s String,
+    before: Vec<Reading>,
+}
+
+impl FencedSteps for PgSteps<'_, '_> {
+    const WENT_ON: &'static str =
+        "a statement failed and the callback went on; PostgreSQL refuses \
+         the rest of such a transaction, so nothing was committed: return the error instead";
+    const TRIES: Option<usize> = Some(1);
+
+    fn statements_failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Gives the session back, checks its prepared statements, takes the second reading (which
+    /// applies the store's settings again) and compares it with the first (see the module notes).
+    fn check_library_tables(&mut self) -> Result<()> {
+        let given_back = rows(&mut self.tx, GIVE_BACK_SESSION)?;
+        let track_counts = given_back.first().and_then(|r| r[0].clone());
+        if !prepared_intact(prepared_row(&given_back), self.own_statements) {
+            // The check after the rollback sees the same and closes the session.
+            return Err(refused_prepared());
+        }
+        let after = fingerprint(
+            &mut self.tx,
+            &self.stmts.fingerprint_after,
+            &[self.lock_timeout],
+        )?;
+        compare(&self.before, &after, track_counts.as_deref())
+    }
+
+    /// Reads the row locked (`FOR SHARE`): under READ COMMITTED it could change otherwise before
+    /// this transaction ends.
+    fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>> {
+        let row = self
+            .tx
+            .query_opt(&self.stmts.read_lease_for_share, &[&job])
+            .map_err(pg("fenced"))?;
+        lease_of(row, "fenced")
+    }
+
+    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool> {
+        let changed = self
+            .tx
+            .execute(
+                &self.stmts.complete,
+                &[&lease.job, &lease.owner, &lease.fence, &now, &result],
+            )
+            .map_err(pg("fenced"))?;
+        Ok(changed == 1)
+    }
+
+    fn commit(self) -> Result<()> {
+        self.tx.commit().map_err(pg("fenced"))
+    }
+
+    fn rollback(self) -> Result<()> {
+        self.tx.rollback().map_err(pg("fenced"))
+    }
+}
+
+/// The fenced transaction on `session` ([`fenced_tx::run`]): see
+/// [`PgStore::fenced_with`](crate::PgStore::fenced_with).
+pub(super) fn fenced_in<T>(
+    session: &mut Session,
+    lease: &Lease,
+    now: f64,
+    finish: &Finish,
+    work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
+) -> Result<Outcome<T>> {
+    let Session {
+        client,
+        stmts,
+        own_statements,
+        lock_timeout,
+        ..
+    } = session;
+    let mut tx = client.transaction().map_err(pg("fenced"))?;
+    let before = fingerprint(&mut tx, &stmts.fingerprint, &[])?;
+    let steps = PgSteps {
+        tx,
+        failed: false,
+        stmts,
+        own_statements,
+        lock_timeout,
+        before,
+    };
+    fenced_tx::run(steps, lease, now, finish, |steps| {
+        let mut handle = PgFencedTx {
+            tx: &mut steps.tx,
+            failed: false,
+            started: 0,
+        };
+        let value = work(&mut handle);
+        steps.failed = handle.failed;
+        value
+    })
+}

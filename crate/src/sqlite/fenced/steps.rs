@@ -1,0 +1,125 @@
+//! The fenced transaction on SQLite: its [`FencedSteps`] (`BEGIN IMMEDIATE`, the lease check,
+//! the commit), and the calls that run the caller's work or statement list in it.
+
+use rusqlite::{Connection, Transaction};
+
+use super::authorizer::{CallerPhase, PhaseState, Protected, Refusal};
+use super::handle::FencedTx;
+use crate::error::{Error, Result};
+use crate::lease::Lease;
+use crate::outcome::Outcome;
+use crate::rules::fenced::{Finish, SqlValue, Statement};
+use crate::rules::fenced_tx::{self, FencedSteps};
+use crate::rules::LeaseRow;
+use crate::sqlite::ops::{immediate, read_lease};
+
+/// A fenced transaction on SQLite, `BEGIN IMMEDIATE` taken: the write lock is held from before
+/// the caller's statements to the commit, so the lease cannot change in between. `refusal` is the
+/// slot the authorizer reports to while the statements compile.
+struct SqliteSteps<'c> {
+    conn: &'c Connection,
+    tx: Transaction<'c>,
+    refusal: Refusal,
+}
+
+impl FencedSteps for SqliteSteps<'_> {
+    const WENT_ON: &'static str = "a statement failed and the callback went on; nothing was \
+         committed (as on PostgreSQL, which refuses the rest of such a transaction): return the \
+         error";
+    const TRIES: Option<usize> = None;
+
+    fn statements_failed(&self) -> bool {
+        self.refusal.lock().map_or(true, |state| state.failed)
+    }
+
+    /// Nothing left to check: the authorizer refused every write to the library's tables while
+    /// the statements compiled, and a rename into their names when it ran.
+    fn check_library_tables(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>> {
+        read_lease(&self.tx, job, "fenced")
+    }
+
+    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool> {
+        let changed = self
+            .tx
+            .prepare_cached(include_str!("../sql/complete.sql"))
+            .and_then(|mut stmt| {
+                stmt.execute(rusqlite::params![
+                    lease.job,
+                    lease.owner,
+                    lease.fence,
+                    now,
+                    result
+                ])
+            })
+            .map_err(Error::storage("fenced"))?;
+        Ok(changed == 1)
+    }
+
+    fn commit(self) -> Result<()> {
+        self.tx.commit().map_err(Error::storage("fenced"))
+    }
+
+    fn rollback(self) -> Result<()> {
+        self.tx.rollback().map_err(Error::storage("fenced"))
+    }
+}
+
+/// The fenced transaction ([`fenced_tx::run`]): `work` with the caller's handle under the
+/// authorizer, then the lease check and `finish`, then the commit. An error from `work` rolls
+/// back and is returned as is.
+pub(crate) fn fenced_with<T>(
+    conn: &Connection,
+    lease: &Lease,
+    now: f64,
+    finish: &Finish,
+    work: impl FnOnce(&FencedTx<'_>) -> Result<T>,
+) -> Result<Outcome<T>> {
+    let steps = SqliteSteps {
+        conn,
+        tx: immediate(conn, "fenced")?,
+        refusal: Refusal::default(),
+    };
+    fenced_tx::run(steps, lease, now, finish, |steps| {
+        let _phase = CallerPhase::install(steps.conn, steps.refusal.clone());
+        work(&FencedTx::new(steps.conn, steps.refusal.clone()))
+    })
+}
+
+/// Runs `statements` in order under the authorizer, protecting `protect`'s tables, inside a
+/// transaction the caller opened; the columns and rows of the last one. The fence guard's
+/// statement lists (JavaScript) run through this.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn run_protected(
+    conn: &Connection,
+    protect: Protected,
+    statements: &[Statement],
+) -> Result<(Vec<String>, Vec<Vec<SqlValue>>)> {
+    let refusal = PhaseState::protecting(protect);
+    let _phase = CallerPhase::install(conn, refusal.clone());
+    let tx = FencedTx::new(conn, refusal);
+    let mut last = (Vec::new(), Vec::new());
+    for statement in statements {
+        last = tx.query_values(&statement.sql, &statement.params)?;
+    }
+    Ok(last)
+}
+
+/// The statement-list form: every statement in order, then as [`fenced_with`].
+pub(crate) fn fenced(
+    conn: &Connection,
+    lease: &Lease,
+    now: f64,
+    statements: &[Statement],
+    finish: &Finish,
+) -> Result<Outcome<()>> {
+    fenced_with(conn, lease, now, finish, |tx| {
+        for statement in statements {
+            tx.execute_values(&statement.sql, &statement.params)?;
+        }
+        Ok(())
+    })
+}
