@@ -2,22 +2,13 @@
 // gives is a LeaseError, also those made in its Web Worker and sent across as messages, and a lost
 // lease in the worker runtime is a LeaseLostError, which is one too; `withReason.claimMany`
 // answers `{value, reasons}` as in Node.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, inStorePage } from './harness.mjs';
+import { serverAndBrowser, inStorePage } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const env = serverAndBrowser();
 
-const inPage = (f) => inStorePage(browser, server, f);
+const inPage = (f) => inStorePage(env.browser, env.server, f);
 
 test('in the browser every error is a LeaseError, through the worker too, and a lost lease a LeaseLostError', async () => {
   const out = await inPage(async () => {

@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -47,6 +48,26 @@ export async function startServer(script = path.join(repo, 'web/server.mjs')) {
     child.on('exit', (code) => reject(new Error(`server exited (${code}) before printing its URL`)));
   });
   return { url, stop: () => child.kill() };
+}
+
+/**
+ * The usual set-up of a test file: one server and one Chromium, started before its tests and
+ * stopped after them. Answers `{server, browser}`, filled in once the tests run.
+ *
+ *   const env = serverAndBrowser();
+ *   test('...', async () => inStorePage(env.browser, env.server, async () => ...));
+ */
+export function serverAndBrowser() {
+  const env = { server: null, browser: null };
+  before(async () => {
+    env.server = await startServer();
+    env.browser = await launchBrowser();
+  });
+  after(async () => {
+    await env.browser?.close();
+    env.server?.stop();
+  });
+  return env;
 }
 
 /**

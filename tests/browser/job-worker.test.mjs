@@ -1,22 +1,13 @@
 // The worker runtime (web/store/job-worker.js, the same source as Node's) over the browser store in
 // headless Chromium: every store call crosses to the store's Web Worker. The clock is driven
 // through the `clock` option, so a lease ends without waiting for it.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, inStorePage } from './harness.mjs';
+import { serverAndBrowser, inStorePage } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const env = serverAndBrowser();
 
-const inPage = (f) => inStorePage(browser, server, f);
+const inPage = (f) => inStorePage(env.browser, env.server, f);
 
 test('in the browser the runtime completes jobs, retries a failure after its backoff, and makes a job dead', async () => {
   const out = await inPage(async () => {

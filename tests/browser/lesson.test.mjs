@@ -6,20 +6,11 @@
 // In the guided story and the GC-pause preset, the stale worker's write is refused by the fence
 // while the job is not done yet (a check of `done` alone would have let it in), and a later
 // `done` refusal is named as the second line of defence.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser } from './harness.mjs';
+import { serverAndBrowser } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const env = serverAndBrowser();
 
 // Runs in the page: every scenario's entries on one freshly erased OPFS database (and its
 // lease-only table), with the narration of each step in each language.
@@ -67,14 +58,14 @@ async function replayAll() {
 }
 
 test('every step that performs an entry claims the answer the store gives, in all three languages', async () => {
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));
   // The store's bare page has no icon: the browser's request for /favicon.ico is not the page's error.
   page.on('console', (message) => {
     if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) errors.push(message.text());
   });
-  await page.goto(`${server.url}store/`);
+  await page.goto(`${env.server.url}store/`);
   const scenarios = await page.evaluate(replayAll);
   assert.ok(scenarios.length >= 7);
   for (const { id, steps } of scenarios) {

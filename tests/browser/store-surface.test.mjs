@@ -2,20 +2,11 @@
 // (web/store/lease-store.js), its worker and its wasm (web/pkg, built from crate/) offer none of
 // the playground's calls, and the wasm carries none of the playground's SQL. The playground's own
 // store (web/app/playground-store.js, on the playground crate's wasm) extends it with them.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, inStorePage } from './harness.mjs';
+import { serverAndBrowser, inStorePage } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const env = serverAndBrowser();
 
 // What only the playground asks of a store: its JavaScript names, and the worker requests its
 // page store sends for them.
@@ -23,7 +14,7 @@ const PLAYGROUND_CALLS = ['setTracing', 'callTraced', 'leaseOnly', 'eraseEveryth
 const PLAYGROUND_REQUESTS = ['tracing', 'callTraced', 'leaseOnly', 'erase', 'appGet', 'appSet'];
 
 test("the library's browser store, worker and wasm offer none of the playground's calls", async () => {
-  const out = await inStorePage(browser, server, async () => {
+  const out = await inStorePage(env.browser, env.server, async () => {
     const calls = ['setTracing', 'callTraced', 'leaseOnly', 'eraseEverything', 'appGet', 'appSet'];
     const requests = ['tracing', 'callTraced', 'leaseOnly', 'erase', 'appGet', 'appSet'];
     const { LeaseStore } = await import('/store/lease-store.js');
@@ -70,7 +61,7 @@ test("the library's browser store, worker and wasm offer none of the playground'
 });
 
 test("the playground's store is the library's LeaseStore with the playground's calls, on its own wasm", async () => {
-  const out = await inStorePage(browser, server, async () => {
+  const out = await inStorePage(env.browser, env.server, async () => {
     const calls = ['setTracing', 'callTraced', 'leaseOnly', 'eraseEverything', 'appGet', 'appSet'];
     const { LeaseStore } = await import('/store/lease-store.js');
     const { PlaygroundStore } = await import('/app/playground-store.js');

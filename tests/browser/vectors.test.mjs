@@ -3,11 +3,11 @@
 // playground's store (its LeaseStore, on the library's wasm with the playground's calls added),
 // whose reset erases the one database between vectors: the library's store cannot erase, and the
 // OPFS pool is too small for a database per vector.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repo, startServer, launchBrowser } from './harness.mjs';
+import { serverAndBrowser, repo } from './harness.mjs';
 
 const vectorDir = path.join(repo, 'tests/vectors');
 const vectors = readdirSync(vectorDir)
@@ -15,16 +15,7 @@ const vectors = readdirSync(vectorDir)
   .sort()
   .map((f) => ({ file: f, ...JSON.parse(readFileSync(path.join(vectorDir, f), 'utf8')) }));
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const env = serverAndBrowser();
 
 // Runs inside the page: one vector against a freshly erased OPFS database.
 async function runVectorInPage(vector) {
@@ -97,8 +88,8 @@ async function runVectorInPage(vector) {
 
 test('every shared vector passes in a worker on OPFS', async () => {
   assert.ok(vectors.length >= 10, `expected the shared vectors, found ${vectors.length}`);
-  const page = await browser.context.newPage();
-  await page.goto(`${server.url}store/`);
+  const page = await env.browser.context.newPage();
+  await page.goto(`${env.server.url}store/`);
   const failures = [];
   for (const vector of vectors) {
     const failure = await page.evaluate(runVectorInPage, vector);
@@ -109,8 +100,8 @@ test('every shared vector passes in a worker on OPFS', async () => {
 });
 
 test('the runner notices a wrong expectation', async () => {
-  const page = await browser.context.newPage();
-  await page.goto(`${server.url}store/`);
+  const page = await env.browser.context.newPage();
+  await page.goto(`${env.server.url}store/`);
   // The first test's page held the database until it closed; wait for its handles to go.
   const wrong = {
     file: 'wrong.json',

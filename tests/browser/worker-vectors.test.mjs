@@ -2,11 +2,11 @@
 // page on a ManualClock, over the browser store (the crate in wasm, in its Web Worker, on OPFS),
 // played by the same function as Node's (tests/worker-vectors/play.mjs, sent to the page); and the
 // worker rules' cases through the store's workerRules, which cross to the wasm in the worker.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repo, startServer, launchBrowser } from './harness.mjs';
+import { serverAndBrowser, repo } from './harness.mjs';
 import { playVector } from '../worker-vectors/play.mjs';
 
 const dir = path.join(repo, 'tests/worker-vectors');
@@ -17,23 +17,14 @@ const vectors = readdirSync(dir)
 const modules = { store: '/store/lease-store.js', worker: '/store/job-worker.js', core: '/store/core.js' };
 const target = { kind: 'browser', name: 'worker-vectors.db' };
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const env = serverAndBrowser();
 
 test('every worker vector passes against JobWorker in the page, on the store in its worker on OPFS', async () => {
   assert.ok(vectors.length >= 8, `expected the worker vectors, found ${vectors.length}`);
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const errors = [];
   page.on('pageerror', (error) => errors.push(error.message));
-  await page.goto(`${server.url}store/`);
+  await page.goto(`${env.server.url}store/`);
   const problems = {};
   for (const vector of vectors) {
     const found = await page.evaluate(playVector, { vector, modules, target });
@@ -46,8 +37,8 @@ test('every worker vector passes against JobWorker in the page, on the store in 
 
 test('the worker rules in the browser: every case of rules.json through the store\'s workerRules', async () => {
   const { cases } = JSON.parse(readFileSync(path.join(dir, 'rules', 'rules.json'), 'utf8'));
-  const page = await browser.context.newPage();
-  await page.goto(`${server.url}store/`);
+  const page = await env.browser.context.newPage();
+  await page.goto(`${env.server.url}store/`);
   const answers = await page.evaluate(async (cases) => {
     const { LeaseStore } = await import('/store/lease-store.js');
     const store = await LeaseStore.open('worker-rules.db');
