@@ -18,7 +18,7 @@ use leasefence::worker::{
 };
 use leasefence::{OpenOptions, SqlValue, Statement};
 use serde_json::{json, Map, Value};
-use support::vectors::check_step;
+use support::vectors::{check_step, same};
 
 /// How long a step waits for the worker's other thread (a renew, a signal), in real time.
 const PATIENCE: Duration = Duration::from_secs(5);
@@ -76,20 +76,6 @@ fn sql_value(param: &Value) -> SqlValue {
         Value::Bool(b) => SqlValue::from(*b),
         Value::Null => SqlValue::Null,
         other => panic!("a statement parameter cannot be {other}"),
-    }
-}
-
-/// JSON equality where numbers compare by value.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
-        _ => a == b,
     }
 }
 

@@ -20,7 +20,7 @@ fn vector_files() -> Vec<PathBuf> {
 }
 
 /// JSON equality where numbers compare by value (`10` equals `10.0`).
-fn same(a: &Value, b: &Value) -> bool {
+pub fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {
