@@ -311,7 +311,11 @@ impl<F: LockFs> DotLock<F> {
                 stats.lost.set(stats.lost.get() + 1);
                 Ok(())
             }
-            Err(e) => Err(e),
+            // The record could not be read back (an I/O error). It is still ours: while this
+            // process lives and its record is whole, the protocol lets nobody else remove or
+            // replace it. Leaving it would keep every other connection waiting on a live
+            // process for ever, so it is removed unread.
+            Err(_) => unlink_quiet(&self.fs, &self.path),
         }
     }
 
