@@ -14,7 +14,10 @@ const vectors = readdirSync(dir)
   .filter((f) => f.endsWith('.json'))
   .sort()
   .map((file) => ({ file, ...JSON.parse(readFileSync(path.join(dir, file), 'utf8')) }));
-const modules = { store: '/store/lease-store.js', worker: '/store/job-worker.js', core: '/store/core.js' };
+// The vectors share one OPFS database (the pool holds a few files), erased between them: the
+// playground's store (web/app/playground-store.js) is the library's LeaseStore plus that erase,
+// which the library itself does not offer.
+const modules = { store: '/app/playground-store.js', storeClass: 'PlaygroundStore', worker: '/store/job-worker.js', core: '/store/core.js' };
 const target = { kind: 'browser', name: 'worker-vectors.db' };
 
 const env = serverAndBrowser();

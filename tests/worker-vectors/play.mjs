@@ -4,7 +4,8 @@
 // page: so it is one self-contained function (playwright sends its source), importing what it needs
 // from the URLs in `modules`. It answers the list of problems found (empty: the vector holds).
 export async function playVector({ vector, modules, target }) {
-  const { LeaseStore } = await import(modules.store);
+  // The store class: `modules.storeClass` of `modules.store` (default LeaseStore).
+  const LeaseStore = (await import(modules.store))[modules.storeClass ?? 'LeaseStore'];
   const { JobWorker, ManualClock, fencedResult } = await import(modules.worker);
   const { OPERATIONS, protocolName } = await import(modules.core);
   const methods = Object.fromEntries(OPERATIONS.map((op) => [protocolName(op.name), op]));
