@@ -18,20 +18,13 @@ use leasefence::worker::{
 };
 use leasefence::{OpenOptions, SqlValue, Statement};
 use serde_json::{json, Map, Value};
-use support::vectors::{check_step, same};
+use support::vectors::{check_step, json_files_in, same};
 
 /// How long a step waits for the worker's other thread (a renew, a signal), in real time.
 const PATIENCE: Duration = Duration::from_secs(5);
 
 fn vector_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/worker-vectors");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files
+    json_files_in("tests/worker-vectors")
 }
 
 fn seconds(value: &Value) -> Duration {

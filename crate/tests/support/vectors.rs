@@ -9,7 +9,14 @@ use leasefence::protocol::{respond, Backend, Response};
 use serde_json::Value;
 
 fn vector_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors");
+    json_files_in("tests/vectors")
+}
+
+/// The `.json` files of a folder of the repository (`tests/vectors`, `tests/worker-vectors`), sorted.
+pub fn json_files_in(folder: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(folder);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .map(|entry| entry.unwrap().path())
