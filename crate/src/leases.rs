@@ -8,6 +8,7 @@
 //! [`LeaseStore`](crate::LeaseStore) (SQLite) implements it by delegating to its own methods;
 //! `PgStore` (feature `postgres`) implements it on a server.
 
+use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
@@ -90,6 +91,54 @@ pub trait Leases: std::fmt::Debug + Send {
 
     /// How many jobs are in each state at `now`.
     fn stats(&self, now: f64) -> Result<JobCounts>;
+
+    /// Contract `enqueue_many` (section 10): every job's `enqueue` in one transaction, answered
+    /// in order; at most [`MAX_BATCH`](crate::MAX_BATCH) jobs, and a bad item refuses the list.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// assert_eq!(leases.enqueue_many(&[NewJob::new("a"), NewJob::new("a")])?, [true, false]);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>>;
+
+    /// Contract `claim_next_many` (section 10): up to `n` (1 to [`MAX_BATCH`](crate::MAX_BATCH))
+    /// successive `claim_next` calls in one transaction, in `claim_next`'s order.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue_many(&[NewJob::new("a"), NewJob::new("b")])?;
+    /// assert_eq!(leases.claim_next_many("me", 8, 0.0, 30.0)?.len(), 2);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn claim_next_many(&self, owner: &str, n: usize, now: f64, ttl: f64)
+        -> Result<Vec<ClaimedJob>>;
+
+    /// Contract `renew_many` (section 10): every lease's `renew` in one transaction, answered in
+    /// order.
+    ///
+    /// ```
+    /// use leasefence::{Lease, Leases, LeaseStore};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// let answers = leases.renew_many(&[Lease::new("none", "me", 1)], 0.0, 30.0)?;
+    /// assert_eq!(answers[0].reason(), Some(&leasefence::Reason::NotFound));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>>;
+
+    /// Contract `complete_many` (section 10): every lease's `complete` with its result in one
+    /// transaction, answered in order.
+    ///
+    /// ```
+    /// use leasefence::{Lease, LeaseCompletion, Leases, LeaseStore};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// let late = LeaseCompletion::new(Lease::new("none", "me", 1), Some("r"));
+    /// assert!(!leases.complete_many(&[late], 0.0)?[0].is_granted());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>>;
 
     /// Contract `claim_many`: `claim` for every owner at once, answers in input order.
     ///

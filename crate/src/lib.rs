@@ -34,6 +34,7 @@
 
 #![deny(missing_docs)]
 
+mod batch;
 mod error;
 pub mod guard;
 mod lease;
@@ -67,6 +68,7 @@ mod wasm;
 #[cfg(target_arch = "wasm32")]
 pub use wasm::{check_arguments, WasmStore};
 
+pub use batch::{LeaseCompletion, NewJob, MAX_BATCH};
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 pub use error::PostgresError;
 pub use error::{Error, Result, SqliteError};

@@ -86,6 +86,7 @@
 //! - `failure.rs`: a client error as this crate's [`Error`](crate::Error), classified once there;
 //! - `tls.rs`: libpq's `sslmode` and `sslrootcert` on rustls.
 
+mod batch;
 mod failure;
 mod fenced;
 mod schema;

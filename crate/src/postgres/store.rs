@@ -12,6 +12,7 @@ use super::failure::pg;
 use super::schema::create_schema;
 use super::session::{Link, Session, Statements};
 use super::tls;
+use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::leases::Leases;
@@ -286,6 +287,28 @@ impl Leases for PgStore {
                 .map_err(pg("enqueue"))?;
             Ok(inserted == 1)
         })
+    }
+
+    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
+        self.enqueue_many_on(jobs)
+    }
+
+    fn claim_next_many(
+        &self,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<ClaimedJob>> {
+        self.claim_next_many_on(owner, n, now, ttl)
+    }
+
+    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
+        self.renew_many_on(leases, now, ttl)
+    }
+
+    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
+        self.complete_many_on(completions, now)
     }
 
     fn state(&self, job: &str) -> Result<Option<JobState>> {

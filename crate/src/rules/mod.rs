@@ -6,6 +6,7 @@
 //!   instead of checking again;
 //! - [`reasons`]: the reason order of docs/contract.md section 3 for a refused operation;
 //! - [`columns`]: the `jobs` column spec and the one comparer both backends check a table with;
+//! - `batch`: the batch operations' list and item checks;
 //! - `owners`: how many owners one `claim_many` may race (native only: the wasm builds have no
 //!   threads);
 //! - `fenced`: the statements of fenced writes, and which tables they may not write;
@@ -14,6 +15,7 @@
 //! - `worker`: the worker runtime's rules (backoff, attempts, renew timing), shared with the
 //!   JavaScript runtime through the wasm builds.
 
+pub(crate) mod batch;
 pub(crate) mod columns;
 pub(crate) mod fenced;
 pub(crate) mod fenced_tx;

@@ -1,5 +1,6 @@
 //! [`Leases`] for [`LeaseStore`]: every method is the store's own method of the same name.
 
+use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::leases::Leases;
@@ -71,6 +72,28 @@ impl Leases for LeaseStore {
 
     fn stats(&self, now: f64) -> Result<JobCounts> {
         LeaseStore::stats(self, now)
+    }
+
+    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
+        LeaseStore::enqueue_many(self, jobs)
+    }
+
+    fn claim_next_many(
+        &self,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<ClaimedJob>> {
+        LeaseStore::claim_next_many(self, owner, n, now, ttl)
+    }
+
+    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
+        LeaseStore::renew_many(self, leases, now, ttl)
+    }
+
+    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
+        LeaseStore::complete_many(self, completions, now)
     }
 
     /// Natively on a file: one OS thread and connection per owner ([`LeaseStore::claim_many`]).

@@ -26,7 +26,7 @@ pub(crate) fn fail(
     error: Option<&str>,
 ) -> Result<Outcome<()>> {
     let Lease { job, owner, fence } = lease;
-    let record = |tx: &rusqlite::Transaction<'_>| {
+    let record = |tx: &super::write_tx::WriteTx<'_>| {
         tx.prepare_cached(include_str!("sql/record_failure.sql"))
             .and_then(|mut stmt| stmt.execute(params![job, fence, now, error]))
             .map_err(Error::storage("fail"))?;
@@ -82,8 +82,7 @@ pub(crate) fn revive(conn: &Connection, job: &str, now: f64) -> Result<Outcome<(
 /// Contract `inspect`: the row, attempts, dead mark, payload and failures, read in one
 /// transaction so they describe one moment.
 pub(crate) fn inspect(conn: &Connection, job: &str) -> Result<Option<Inspection>> {
-    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)
-        .map_err(Error::storage("inspect"))?;
+    let tx = super::write_tx::deferred(conn, "inspect")?;
     let state: Option<JobState> = tx
         .prepare_cached(include_str!("sql/state.sql"))
         .and_then(|mut stmt| stmt.query_row([job], super::ops::job_state).optional())

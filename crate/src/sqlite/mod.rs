@@ -7,10 +7,13 @@
 //! - `schema.rs`: the read-only check of a file and the creation of the table (`sql/schema.sql`);
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
 //! - `lifecycle.rs`: delays, failures and dead jobs (`fail`, `revive`, `inspect`, `stats`);
+//! - `write_tx.rs`: one operation's transaction, a savepoint inside a group; `Group`;
+//! - `batch.rs`: the batch operations, each one `Group`;
 //! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
 //! - `fenced/`: fenced writes, the caller's statements under SQLite's authorizer;
 //! - `file.rs`, `claim_many.rs`: native only.
 
+mod batch;
 #[cfg(not(target_arch = "wasm32"))]
 mod claim_many;
 mod fenced;
@@ -22,6 +25,7 @@ mod ops;
 mod schema;
 mod setup;
 mod store;
+pub(crate) mod write_tx;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use claim_many::claim_many_on;

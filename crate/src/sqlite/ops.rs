@@ -11,22 +11,16 @@
 //! (owner, fence, `until`) and the write. When the `UPDATE` matches no row, the reason is read in
 //! the same transaction, so it describes the very row that caused the rejection.
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension};
+
+pub(crate) use super::write_tx::immediate;
+use super::write_tx::WriteTx;
 
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
 use crate::rules::LeaseWindow;
 use crate::rules::{unexplained, why_claim_refused, why_write_refused, ClaimRefusal, LeaseRow};
-
-pub(crate) fn immediate<'c>(
-    conn: &'c Connection,
-    operation: &'static str,
-) -> Result<Transaction<'c>> {
-    // new_unchecked: the store never nests transactions, and this keeps the API on `&self`.
-    Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
-        .map_err(Error::storage(operation))
-}
 
 /// Contract `enqueue` (sections 2 and 7): INSERT OR IGNORE, so re-enqueueing never resets a live
 /// lease (nor a payload); `run_at` becomes `until`. A payload is stored in the same transaction,
@@ -98,7 +92,7 @@ pub(crate) fn all_jobs(conn: &Connection) -> Result<Vec<JobState>> {
 }
 
 pub(crate) fn read_lease(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     job: &str,
     operation: &'static str,
 ) -> Result<Option<LeaseRow>> {
@@ -200,7 +194,7 @@ pub(crate) fn fenced_update_then(
     params: &[&dyn rusqlite::ToSql],
     lease: &Lease,
     live_at: Option<f64>,
-    then: impl FnOnce(&Transaction<'_>) -> Result<()>,
+    then: impl FnOnce(&WriteTx<'_>) -> Result<()>,
 ) -> Result<Outcome<()>> {
     let tx = immediate(conn, operation)?;
     let changed = tx

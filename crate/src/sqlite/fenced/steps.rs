@@ -1,7 +1,7 @@
 //! The fenced transaction on SQLite: its [`FencedSteps`] (`BEGIN IMMEDIATE`, the lease check,
 //! the commit), and the calls that run the caller's work or statement list in it.
 
-use rusqlite::{Connection, Transaction};
+use rusqlite::Connection;
 
 use super::authorizer::{CallerPhase, PhaseState, Protected, Refusal};
 use super::handle::FencedTx;
@@ -12,13 +12,14 @@ use crate::rules::fenced::{Finish, SqlValue, Statement};
 use crate::rules::fenced_tx::{self, FencedSteps};
 use crate::rules::LeaseRow;
 use crate::sqlite::ops::{immediate, read_lease};
+use crate::sqlite::write_tx::WriteTx;
 
 /// A fenced transaction on SQLite, `BEGIN IMMEDIATE` taken: the write lock is held from before
 /// the caller's statements to the commit, so the lease cannot change in between. `refusal` is the
 /// slot the authorizer reports to while the statements compile.
 struct SqliteSteps<'c> {
     conn: &'c Connection,
-    tx: Transaction<'c>,
+    tx: WriteTx<'c>,
     refusal: Refusal,
 }
 

@@ -1,0 +1,173 @@
+//! One write transaction of an operation, and groups of operations in one transaction.
+//!
+//! Every operation opens its write with [`immediate`]. Alone, that is `BEGIN IMMEDIATE`: the write
+//! lock is taken before anything is read. Inside a [`Group`] (a batch operation, or the group
+//! commit of a shared store) the connection is already in a transaction, so the same call opens a
+//! savepoint instead: the operation's error rolls back to it and fails that operation alone,
+//! while its neighbours' changes stay for the group's one commit (docs/contract.md section 10).
+//! The operations themselves cannot tell the difference, which is the point: an operation is
+//! checked and answered exactly as if it ran alone.
+
+use std::ops::Deref;
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+
+/// The savepoint's name. Savepoints of one name nest: `ROLLBACK TO` and `RELEASE` find the
+/// innermost, so one name serves every level.
+const SAVEPOINT: &str = "leasefence_op";
+
+/// An open write: a top-level `BEGIN IMMEDIATE` transaction or a savepoint in an enclosing one.
+/// Dropped without [`commit`](WriteTx::commit), it rolls back (errors ignored, as rusqlite's
+/// `Transaction` does); it dereferences to the connection to run statements.
+pub(crate) struct WriteTx<'c> {
+    conn: &'c Connection,
+    nested: bool,
+    operation: &'static str,
+    finished: bool,
+}
+
+/// Opens the write of `operation` on `conn`: `BEGIN IMMEDIATE` when the connection is idle, a
+/// savepoint when a group's transaction is open.
+pub(crate) fn immediate<'c>(conn: &'c Connection, operation: &'static str) -> Result<WriteTx<'c>> {
+    open(conn, operation, "BEGIN IMMEDIATE")
+}
+
+/// Opens a read of `operation` that must see one moment: `BEGIN DEFERRED` when the connection is
+/// idle; inside a group the group's transaction already is one moment.
+pub(crate) fn deferred<'c>(conn: &'c Connection, operation: &'static str) -> Result<WriteTx<'c>> {
+    open(conn, operation, "BEGIN DEFERRED")
+}
+
+fn open<'c>(conn: &'c Connection, operation: &'static str, begin: &str) -> Result<WriteTx<'c>> {
+    let nested = !conn.is_autocommit();
+    let begin = if nested {
+        "SAVEPOINT leasefence_op"
+    } else {
+        begin
+    };
+    conn.execute_batch(begin)
+        .map_err(Error::storage(operation))?;
+    Ok(WriteTx {
+        conn,
+        nested,
+        operation,
+        finished: false,
+    })
+}
+
+impl WriteTx<'_> {
+    /// Makes the write durable (top level) or keeps it for the enclosing commit (savepoint).
+    pub(crate) fn commit(mut self) -> rusqlite::Result<()> {
+        self.finished = true;
+        let end = if self.nested {
+            format!("RELEASE {SAVEPOINT}")
+        } else {
+            "COMMIT".to_owned()
+        };
+        let committed = self.conn.execute_batch(&end);
+        if committed.is_err() {
+            // A failed COMMIT can leave the transaction open (SQLITE_BUSY): undo it, so nothing
+            // of it stays behind for a later statement to commit by accident.
+            self.roll_back();
+        }
+        committed
+    }
+
+    /// Undoes the write now; errors are the caller's to see.
+    pub(crate) fn rollback(mut self) -> rusqlite::Result<()> {
+        self.finished = true;
+        if self.nested {
+            self.conn
+                .execute_batch(&format!("ROLLBACK TO {SAVEPOINT}; RELEASE {SAVEPOINT}"))
+        } else if self.conn.is_autocommit() {
+            Ok(())
+        } else {
+            self.conn.execute_batch("ROLLBACK")
+        }
+    }
+
+    fn roll_back(&self) {
+        if self.conn.is_autocommit() {
+            // SQLite already rolled the whole transaction back (an I/O error, a full disk):
+            // there is nothing left to undo, and the enclosing group sees the connection idle.
+            return;
+        }
+        let undo = if self.nested {
+            format!("ROLLBACK TO {SAVEPOINT}; RELEASE {SAVEPOINT}")
+        } else {
+            "ROLLBACK".to_owned()
+        };
+        let _ = self.conn.execute_batch(&undo);
+    }
+}
+
+impl Deref for WriteTx<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for WriteTx<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.roll_back();
+        }
+    }
+}
+
+/// Several operations in one transaction (docs/contract.md section 10): each runs through
+/// [`Group::run`] in a savepoint of its own, and nothing is durable before [`Group::commit`].
+pub(crate) struct Group<'c> {
+    tx: WriteTx<'c>,
+}
+
+impl<'c> Group<'c> {
+    /// Opens the group's transaction (`BEGIN IMMEDIATE`, or a savepoint when `conn` is already
+    /// in one, so a batch inside a group is one more level).
+    pub(crate) fn begin(conn: &'c Connection, operation: &'static str) -> Result<Self> {
+        Ok(Group {
+            tx: immediate(conn, operation)?,
+        })
+    }
+
+    /// Runs one operation of the group. Its own error is its answer alone (its savepoint rolled
+    /// back); the outer `Err` means the group itself is lost: SQLite rolled the whole transaction
+    /// back under the operation (a full disk, an I/O error), so neither it nor any neighbour may
+    /// be answered as done, and the caller must not go on (the connection is idle now, so a
+    /// further operation would commit on its own).
+    pub(crate) fn run<T>(&self, operation: impl FnOnce() -> Result<T>) -> Result<Result<T>> {
+        self.check_open()?;
+        let answer = operation();
+        match self.check_open() {
+            Ok(()) => Ok(answer),
+            // The operation's own error says why the transaction went; report it for the group.
+            Err(lost) => Err(answer.err().unwrap_or(lost)),
+        }
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.tx.conn.is_autocommit() {
+            let message = format!(
+                "the transaction of a group of operations ({}) was rolled back by SQLite under \
+                 one of them; nothing of the group was applied: retry the group",
+                self.tx.operation
+            );
+            let abort = rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT_ROLLBACK);
+            return Err(Error::storage(self.tx.operation)(
+                rusqlite::Error::SqliteFailure(abort, Some(message)),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Commits every operation run so far, at once.
+    pub(crate) fn commit(self) -> Result<()> {
+        self.check_open()?;
+        let operation = self.tx.operation;
+        self.tx.commit().map_err(Error::storage(operation))
+    }
+}
