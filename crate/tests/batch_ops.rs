@@ -222,7 +222,7 @@ fn a_bad_list_is_refused_whole_and_changes_nothing() {
         })
     ));
     assert!(matches!(
-        s.renew_many(&[lease.clone()], f64::NAN, 10.0),
+        s.renew_many(std::slice::from_ref(&lease), f64::NAN, 10.0),
         Err(Error::InvalidArgument {
             argument: "now",
             ..
