@@ -201,7 +201,24 @@ export declare class LeaseStore {
   };
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;
+  /**
+   * The same operations, group-committed: each answers a Promise, and the calls made together
+   * (concurrent handlers, `Promise.all`) share one transaction and one sync, each checked and
+   * answered exactly as if it ran alone; one failing call fails alone. A lone call waits for
+   * nothing. `claimMany` and a `fenced` callback run alone.
+   */
+  readonly grouped: GroupedStore;
 }
+
+/** A function of the store, answering a Promise of what it answers. */
+type Promised<F> = F extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never;
+
+/** The operations of a LeaseStore (and their `withReason` forms), each answering a Promise. */
+export type GroupedStore = {
+  readonly [K in keyof LeaseStore['withReason']]: Promised<LeaseStore[K]>;
+} & {
+  readonly withReason: { readonly [K in keyof LeaseStore['withReason']]: Promised<LeaseStore['withReason'][K]> };
+};
 
 /**
  * Why a handler's `signal` aborted: `code` `lease_lost` (the store refused a renew, or the lease

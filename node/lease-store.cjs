@@ -83,6 +83,10 @@ class LeaseStore extends LeaseStoreCore {
           if (!self.#inner) throw storageError(`${op}(): the store is closed; open it again`);
           return self.#inner.call(op, args);
         },
+        callGroup: (calls) => {
+          if (!self.#inner) throw storageError('grouped calls: the store is closed; open it again');
+          return self.#inner.callGroup(calls);
+        },
       },
       { trackLastReason: true },
     );

@@ -243,6 +243,12 @@ export async function store(file: string): Promise<void> {
   exact<Answer<boolean>>()(w.revive('e', 9));
   exact<Answer<Inspection | null>>()(w.inspect('e'));
   exact<Answer<JobCounts>>()(w.stats(9));
+  const g = s.grouped;
+  exact<Promise<boolean>>()(g.enqueue('e', null, 'p'));
+  exact<Promise<ClaimedJob | null>>()(g.claimNext('me', 9, 30));
+  exact<Promise<boolean>>()(g.complete('e', 'me', 1, 9, 'done'));
+  exact<Promise<Answer<boolean>>>()(g.withReason.renew('e', 'me', 1, 9, 30));
+  exact<Promise<(Fence | null)[]>>()(g.claimMany('e', ['x'], 9, 30));
   exact<Answer<boolean>>()(w.fenced('e', 'me', 1, 9, statements));
   exact<Answer<boolean>>()(w.fenced('e', 'me', 1, 9, work, complete));
 
@@ -419,6 +425,7 @@ export async function wrong(s: LeaseStore, reason: Reason): Promise<void> {
   s.enqueue('job', 'soon'); // expect TS2345
   s.fenced('job', 'me', 1, 0, [{ sql: 'UPDATE t SET a = $1', params: [{}] }]); // expect TS2322
   s.withReason.stats(0).value.running; // expect TS2339
+  s.grouped.complete('job', 'me', 1, 0, 'r').value; // expect TS2339
   new LeaseStore(); // expect TS2673
   await LeaseStore.open(); // expect TS2554
   new JobWorker(s, { owner: 'w' }); // expect TS2345

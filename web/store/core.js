@@ -109,6 +109,56 @@ function withReasonOf(answer) {
 }
 
 /**
+ * Group commit for concurrent async callers (docs/contract.md section 10): operations called while
+ * no group is being committed are sent together, as soon as the caller's synchronous code is done
+ * (a microtask, never a timer: a lone call waits for nothing), as one `callGroup(calls)` of the
+ * transport: one transaction, each call in its own savepoint, answered as if it ran alone. Calls
+ * made while a group is in flight (the browser's worker round trip) form the next group. A call
+ * that cannot join a group (`claimMany`, a `fenced` callback) runs alone on the store.
+ */
+class GroupCommit {
+  #callGroup;
+  #callAlone;
+  #pending = [];
+  #busy = false;
+
+  constructor(callGroup, callAlone) {
+    this.#callGroup = callGroup;
+    this.#callAlone = callAlone;
+  }
+
+  call(op, args) {
+    if (op === 'claimMany' || (op === 'fenced' && typeof args[4] === 'function')) {
+      return new Promise((resolve) => resolve(this.#callAlone(op, args)));
+    }
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ op, args, resolve, reject });
+      if (!this.#busy) {
+        this.#busy = true;
+        queueMicrotask(() => this.#commit());
+      }
+    });
+  }
+
+  async #commit() {
+    while (this.#pending.length > 0) {
+      const group = this.#pending.splice(0);
+      try {
+        const answers = await this.#callGroup(group.map(({ op, args }) => [op, args]));
+        group.forEach(({ resolve, reject }, i) => {
+          const answer = answers[i];
+          if (answer && answer.error !== undefined) reject(toLeaseError(answer.error));
+          else resolve(answer);
+        });
+      } catch (error) {
+        for (const { reject } of group) reject(toLeaseError(error));
+      }
+    }
+    this.#busy = false;
+  }
+}
+
+/**
  * The store over a transport `{call(op, args)}`. Every operation of OPERATIONS is a method
  * answering the bare value, and `withReason.<op>` answers `{value, reason}` with the reason of
  * that very call, so concurrent calls never see each other's reasons.
@@ -134,6 +184,15 @@ class LeaseStoreCore {
     }
     /** The same operations, answering `{value, reason}` instead of the bare value. */
     this.withReason = Object.freeze(withReason);
+    if (typeof transport.callGroup === 'function') {
+      const commit = new GroupCommit((calls) => transport.callGroup(calls), (op, args) => transport.call(op, args));
+      /**
+       * The same operations, group-committed: each answers a Promise, and the calls made together
+       * (e.g. by concurrent handlers) share one transaction and one sync, each checked and
+       * answered as if it ran alone. `store.grouped.complete(...)`, `store.grouped.withReason.renew(...)`.
+       */
+      this.grouped = new LeaseStoreCore({ call: (op, args) => commit.call(op, args) });
+    }
   }
 
   #answer(op, args) {

@@ -82,6 +82,7 @@ export class LeaseStore extends LeaseStoreCore {
         }
         return self.#send('call', [op, args]);
       },
+      callGroup: (calls) => self.#send('callGroup', [calls]),
     });
     self = this;
     this.#worker = worker;

@@ -56,6 +56,10 @@ export function serveStore(wasm, methods = {}) {
           return claimMany(Array.isArray(args[1]) ? args[1] : []);
         }
         return need().call(args[0], args[1]);
+      // A group of calls in one transaction (store.grouped); an error item crosses as a plain
+      // object, like a single call's.
+      case 'callGroup':
+        return need().callGroup(args[0]).map((item) => (item && item.error !== undefined ? { error: failure(item.error) } : item));
       // The fence guard (crate/src/wasm/guard.rs): statements run only if `fence` is the highest
       // seen for `key`.
       case 'guardWrite':

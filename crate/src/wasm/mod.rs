@@ -129,6 +129,44 @@ impl WasmStore {
         }
     }
 
+    /// Runs `calls`, a list of `[op, args]` as `call` takes them, as one group (docs/contract.md
+    /// section 10): one transaction, each call in a savepoint of its own, checked and answered
+    /// exactly as if it ran alone, in order; nothing is answered before the commit. Answers one
+    /// item per call: `{value, reason}`, or `{error}` (an `Error` with `code` and `retryable`)
+    /// for a call that failed alone; when the group's commit fails, every call gets its error
+    /// and nothing of the group applied. `claimMany` and the callback form of `fenced` cannot
+    /// join a group (the JavaScript stores run them alone).
+    ///
+    /// ```js
+    /// store.callGroup([['complete', ['a', 'me', 1, 5, 'ok']], ['claimNext', ['me', 5, 30]]]);
+    /// // [{value: true}, {value: {job: 'b', fence: 1, payload: null}}]
+    /// ```
+    #[wasm_bindgen(js_name = callGroup)]
+    pub fn call_group(&self, calls: Array) -> std::result::Result<Array, JsValue> {
+        let store = self.open_store()?;
+        // Each call's arguments are read and checked before the transaction: a bad one fails
+        // alone and never reaches the database.
+        let mut slots: Vec<Slot> = calls.iter().map(|call| read_group_call(&call)).collect();
+        if slots.iter().any(|slot| matches!(slot, Slot::Pending(_))) {
+            if let Err(lost) = run_group(store, &mut slots) {
+                let lost = error_to_js(&lost);
+                slots.fill_with(|| Slot::Done(Err(lost.clone())));
+            }
+        }
+        Ok(slots
+            .into_iter()
+            .map(|slot| match slot {
+                Slot::Done(Ok(answer)) => answer,
+                Slot::Done(Err(error)) | Slot::Failed(error) => {
+                    let item = js_sys::Object::new();
+                    let _ = js_sys::Reflect::set(&item, &"error".into(), &error);
+                    item.into()
+                }
+                Slot::Pending(_) => unreachable_pending(),
+            })
+            .collect())
+    }
+
     fn open_store(&self) -> std::result::Result<&LeaseStore, JsValue> {
         self.store
             .as_ref()
@@ -170,6 +208,64 @@ impl WasmStore {
 pub fn check_arguments(op: &str, args: Array) -> std::result::Result<(), JsValue> {
     let request = request_from_js(op, &args)?;
     request.validate().map_err(|e| error_to_js(&e))
+}
+
+/// One call of a group: checked and waiting for the transaction, answered, or refused before it.
+enum Slot {
+    Pending(Request),
+    Done(std::result::Result<JsValue, JsValue>),
+    Failed(JsValue),
+}
+
+/// A group's call `[op, args]`, read and checked.
+fn read_group_call(call: &JsValue) -> Slot {
+    let call = Array::from(call);
+    let op = call.get(0).as_string().unwrap_or_default();
+    if op == "claimMany" {
+        return Slot::Failed(js_error(
+            "invalid_argument",
+            "claimMany races its owners on threads and cannot join a group: call it alone",
+        ));
+    }
+    let checked = request_from_js(&op, &Array::from(&call.get(1))).and_then(|request| {
+        request
+            .validate()
+            .map(|()| request)
+            .map_err(|e| error_to_js(&e))
+    });
+    match checked {
+        Ok(request) => Slot::Pending(request),
+        Err(error) => Slot::Failed(error),
+    }
+}
+
+/// Every slot is answered once `run_group` returns; a pending one left over is a bug, answered
+/// as an error rather than a panic across the boundary.
+fn unreachable_pending() -> JsValue {
+    let item = js_sys::Object::new();
+    let error = js_error(
+        "storage",
+        "internal: a call of a group was never run; report it as a bug",
+    );
+    let _ = js_sys::Reflect::set(&item, &"error".into(), &error);
+    item.into()
+}
+
+/// Runs the pending calls of `slots` in one group and answers each in its slot; `Err` when the
+/// group itself failed (its start, its commit, or SQLite rolled it back under a call).
+fn run_group(store: &LeaseStore, slots: &mut [Slot]) -> Result<()> {
+    let group = crate::sqlite::write_tx::Group::begin(store.connection(), "group")?;
+    for slot in slots.iter_mut() {
+        let Slot::Pending(request) = slot else {
+            continue;
+        };
+        let answer = group.run(|| answer(&mut Open(store), request))?;
+        *slot = Slot::Done(match answer {
+            Ok(answer) => answer_to_js(&answer),
+            Err(err) => Err(error_to_js(&err)),
+        });
+    }
+    group.commit()
 }
 
 /// The answer as a JavaScript value `{value, reason?}`, built by serde-wasm-bindgen straight from
