@@ -109,12 +109,21 @@ function withReasonOf(answer) {
 }
 
 /**
+ * Runs `f` at the end of the event loop's current turn: in Node after the other callbacks of this
+ * turn (timers due together, I/O that arrived together), with no delay of its own (setImmediate);
+ * in a browser after the current task (a microtask).
+ */
+const endOfTurn = typeof setImmediate === 'function' ? setImmediate : queueMicrotask;
+
+/**
  * Group commit for concurrent async callers (docs/contract.md section 10): operations called while
- * no group is being committed are sent together, as soon as the caller's synchronous code is done
- * (a microtask, never a timer: a lone call waits for nothing), as one `callGroup(calls)` of the
- * transport: one transaction, each call in its own savepoint, answered as if it ran alone. Calls
- * made while a group is in flight (the browser's worker round trip) form the next group. A call
- * that cannot join a group (`claimMany`, a `fenced` callback) runs alone on the store.
+ * no group is being committed are sent together at the end of the event loop's turn (never a
+ * timer: a lone call waits for nothing but the rest of the turn), as one `callGroup(calls)` of the
+ * transport: one transaction, each call in its own savepoint, answered as if it ran alone. In Node
+ * the commit blocks the thread (the wasm's file I/O is synchronous), so the calls of one turn are
+ * what groups: the handlers whose timers fire together, the completions of one turn. Calls made
+ * while a group is in flight (the browser's worker round trip) form the next group. A call that
+ * cannot join a group (`claimMany`, a `fenced` callback) runs alone on the store.
  */
 class GroupCommit {
   #callGroup;
@@ -135,7 +144,7 @@ class GroupCommit {
       this.#pending.push({ op, args, resolve, reject });
       if (!this.#busy) {
         this.#busy = true;
-        queueMicrotask(() => this.#commit());
+        endOfTurn(() => this.#commit());
       }
     });
   }

@@ -1,7 +1,10 @@
-// The worker loop (docs/contract.md section 9): claims jobs one at a time, keeps each lease while
-// its handler runs (./heartbeat.js), then completes, fails with backoff, or makes the job dead at
-// its maximum number of attempts (./attempt.js). Every store call is awaited, which serves the
-// Node store (synchronous answers) and the browser store (Promises) alike.
+// The worker loop (docs/contract.md sections 9 and 10): claims jobs, keeps each lease while its
+// handler runs (./heartbeat.js), then completes, fails with backoff, or makes the job dead at its
+// maximum number of attempts (./attempt.js). Every store call is awaited, which serves the Node
+// store (synchronous answers) and the browser store (Promises) alike. With `concurrency` n > 1, up
+// to n handlers run at once and every store call goes through `store.grouped`: the claims that
+// fill the free slots, the renews due in the same tick, and the completions and failures that
+// finish together each share one transaction, and a completion counts only once it committed.
 import { previousAttemptFailed } from './attempt.js';
 import { backoffDelay } from './backoff.js';
 import { LeaseLostError, errorText, invalidArgument, isStorageError } from './errors.js';
@@ -12,14 +15,16 @@ import { workerOptions } from './options.js';
 import { timersFor } from './timers.js';
 
 /**
- * Runs a handler on every job it claims from `store`, one job at a time (start several workers,
- * each with its own owner, for more).
+ * Runs a handler on every job it claims from `store`, up to `concurrency` (default 1) at once, each
+ * with its own lease and signal, all under the worker's one owner.
  *
- *   const worker = new JobWorker(store, { owner: 'worker-1', ttl: 30 });
+ *   const worker = new JobWorker(store, { owner: 'worker-1', ttl: 30, concurrency: 16 });
  *   await worker.run(async (job, { signal, payload }) => work(payload, signal));
  */
 class JobWorker {
   #store;
+  #ops; // where the store calls go: the store itself, or store.grouped with concurrency > 1
+  #concurrency;
   #owner;
   #ttl;
   #heartbeatEvery;
@@ -43,8 +48,10 @@ class JobWorker {
   };
   #running = false;
   #stopping = false;
-  #wake = null; // ends the idle wait early, on stop
-  #lease = null; // the lease held now, if any
+  #wake = null; // ends the idle wait early, on stop or when a slot frees
+  #leases = new Set(); // the leases held now
+  #inFlight = new Set(); // the jobs being handled (concurrency > 1)
+  #crash = null; // the first unexpected error of a job handled in the background
   #stopped = null; // {promise, resolve}: settles when run() returns
 
   constructor(store, options = {}) {
@@ -55,7 +62,12 @@ class JobWorker {
       throw invalidArgument('JobWorker: `store` must be a LeaseStore (its `workerRules` decide backoff, attempts and renew times)');
     }
     const checked = workerOptions(options);
+    if (checked.concurrency > 1 && (store.grouped === null || typeof store.grouped !== 'object')) {
+      throw invalidArgument('JobWorker: `concurrency` above 1 needs a LeaseStore with `grouped` (group commit)');
+    }
     this.#store = store;
+    this.#concurrency = checked.concurrency;
+    this.#ops = checked.concurrency > 1 ? store.grouped : store;
     this.#owner = checked.owner;
     this.#ttl = checked.ttl;
     this.#heartbeatEvery = checked.heartbeatEvery;
@@ -94,36 +106,47 @@ class JobWorker {
     try {
       await this.#heartbeatSource?.open?.();
       while (!this.#stopping) {
-        let claimed;
+        const free = this.#concurrency - this.#inFlight.size;
+        if (free === 0) {
+          await this.#idleWait(Infinity); // until a job finishes, or stop()
+          continue;
+        }
+        let claims;
         // The lease ends at claimedAt + ttl in the store: reckon from the `now` the claim carried.
         const claimedAt = this.#clock();
         try {
-          claimed = await this.#store.claimNext(this.#owner, claimedAt, this.#ttl);
+          claims = await this.#claim(free, claimedAt);
         } catch (error) {
           if (!isStorageError(error)) throw error;
           this.#onError(error, { op: 'claimNext' });
           await this.#idleWait();
           continue;
         }
-        if (!claimed) {
+        if (claims.length === 0) {
+          if (this.#inFlight.size > 0) {
+            // Running jobs may fail and come back (or finish and free slots): look again then.
+            await this.#idleWait();
+            continue;
+          }
           if (untilEmpty) break;
           if (untilDrained && (await this.#drained())) break;
           await this.#idleWait();
           continue;
         }
-        this.#counts.claimed += 1;
+        this.#counts.claimed += claims.length;
         if (this.#stopping) {
-          // stop() came while the claim was on its way: hand the job straight back.
-          try {
-            await this.#store.release(claimed.job, this.#owner, claimed.fence);
-          } catch (error) {
-            if (!isStorageError(error)) throw error;
-            this.#onError(error, { op: 'release', job: claimed.job }); // its lease runs out by itself
-          }
+          // stop() came while the claims were on their way: hand the jobs straight back.
+          await Promise.all(claims.map((claimed) => this.#handBack(claimed)));
           break;
         }
-        await this.#handle(claimed, claimedAt, handler);
+        if (this.#concurrency === 1) {
+          await this.#handle(claims[0], claimedAt, handler);
+          continue;
+        }
+        for (const claimed of claims) this.#inBackground(claimed, claimedAt, handler);
       }
+      await Promise.all(this.#inFlight);
+      if (this.#crash) throw this.#crash.error;
     } finally {
       this.#running = false;
       await this.#heartbeatSource?.close?.();
@@ -142,8 +165,7 @@ class JobWorker {
     if (typeof grace !== 'number' || !(grace >= 0)) throw invalidArgument('JobWorker.stop(): `grace` must be seconds >= 0');
     this.#stopping = true;
     this.#wake?.();
-    const lease = this.#lease;
-    if (lease) {
+    for (const lease of this.#leases) {
       const halt = () => lease.abort(new LeaseLostError('stopped', 'the worker is stopping'));
       if (grace > 0) lease.timers.add(this.#timers.after(grace, halt));
       else halt();
@@ -151,12 +173,48 @@ class JobWorker {
     return this.#stopped ? this.#stopped.promise : Promise.resolve();
   }
 
-  async #idleWait() {
+  /** Up to `n` claims at `now`: one claimNext, or with concurrency n claimNext calls in one group. */
+  async #claim(n, now) {
+    if (this.#concurrency === 1) {
+      const claimed = await this.#store.claimNext(this.#owner, now, this.#ttl);
+      return claimed ? [claimed] : [];
+    }
+    const claims = await Promise.all(Array.from({ length: n }, () => this.#ops.claimNext(this.#owner, now, this.#ttl)));
+    return claims.filter(Boolean);
+  }
+
+  /** Gives a job claimed during stop() straight back. */
+  async #handBack(claimed) {
+    try {
+      await this.#ops.release(claimed.job, this.#owner, claimed.fence);
+    } catch (error) {
+      if (!isStorageError(error)) throw error;
+      this.#onError(error, { op: 'release', job: claimed.job }); // its lease runs out by itself
+    }
+  }
+
+  /** Handles a job beside the others (concurrency > 1); its end frees a slot and wakes the loop. */
+  #inBackground(claimed, claimedAt, handler) {
+    const handled = this.#handle(claimed, claimedAt, handler)
+      .catch((error) => {
+        // Unexpected (not a storage error): stop claiming, let the others finish, then throw it.
+        this.#crash ??= { error };
+        this.#stopping = true;
+      })
+      .finally(() => {
+        this.#inFlight.delete(handled);
+        this.#wake?.();
+      });
+    this.#inFlight.add(handled);
+  }
+
+  /** Waits `seconds` (the idle poll by default), or until stop() or a finished job wakes it. */
+  async #idleWait(seconds = this.#idle) {
     if (this.#stopping) return;
     await new Promise((resolve) => {
-      const timer = this.#timers.after(this.#idle, resolve);
+      const timer = seconds === Infinity ? null : this.#timers.after(seconds, resolve);
       this.#wake = () => {
-        timer.cancel();
+        timer?.cancel();
         resolve();
       };
     });
@@ -182,7 +240,7 @@ class JobWorker {
 
   async #handle({ job, fence, payload }, claimedAt, handler) {
     const lease = newLease(job, fence, claimedAt + this.#ttl);
-    this.#lease = lease;
+    this.#leases.add(lease);
     try {
       const attempt = fence; // every claim is one attempt (contract section 7)
       const verdict = await this.#verdict(lease);
@@ -234,7 +292,7 @@ class JobWorker {
       }
     } finally {
       lease.close();
-      if (this.#lease === lease) this.#lease = null;
+      this.#leases.delete(lease);
     }
   }
 
@@ -250,7 +308,7 @@ class JobWorker {
     };
     const shape = { owner: this.#owner, ttl: this.#ttl, every: this.#heartbeatEvery, events };
     if (this.#heartbeatSource) keepOnSource(lease, this.#heartbeatSource, shape);
-    else keepOnLoop(lease, { ...shape, store: this.#store, rules: this.#rules, timers: this.#timers, claimedAt });
+    else keepOnLoop(lease, { ...shape, store: this.#ops, rules: this.#rules, timers: this.#timers, claimedAt });
   }
 
   /**
@@ -308,7 +366,7 @@ class JobWorker {
   async #withinLease(lease, op, args, { retryOnlyRetryable = false } = {}) {
     for (let failedTries = 1; ; failedTries++) {
       try {
-        return await this.#store.withReason[op](...(await args(this.#clock())));
+        return await this.#ops.withReason[op](...(await args(this.#clock())));
       } catch (error) {
         if (!isStorageError(error) || (retryOnlyRetryable && error.retryable !== true)) throw error;
         this.#onError(error, { op, job: lease.job });

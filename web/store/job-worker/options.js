@@ -11,10 +11,13 @@ function positive(name, value) {
 
 /**
  * The options with their defaults, checked: `{owner, ttl, heartbeatEvery, maxAttempts, backoff,
- * clock, idle, abandonAfter, onError, heartbeatSource}` (`clock`: a function, or a clock moved by
+ * clock, idle, abandonAfter, onError, heartbeatSource, concurrency}` (`clock`: a function, or a clock moved by
  * hand such as ManualClock, whose waits the worker's timers then use: ./timers.js) (`heartbeatSource` null: renew on the
  * event loop; else the source that renews elsewhere).
  */
+/** The most handlers one JobWorker runs at once: the largest batch the store takes (MAX_BATCH). */
+const MAX_CONCURRENCY = 1024;
+
 function workerOptions(options) {
   if (options === null || typeof options !== 'object') throw invalidArgument('JobWorker: `options` must be an object');
   const {
@@ -28,6 +31,7 @@ function workerOptions(options) {
     abandonAfter,
     onError = () => {},
     heartbeat = 'loop',
+    concurrency = 1,
   } = options;
   if (typeof owner !== 'string' || owner === '') throw invalidArgument('JobWorker: `owner` must be a non-empty string');
   const checked = { owner };
@@ -52,6 +56,10 @@ function workerOptions(options) {
   checked.abandonAfter = positive('abandonAfter', abandonAfter ?? ttl);
   if (typeof onError !== 'function') throw invalidArgument('JobWorker: `onError` must be a function');
   checked.onError = onError;
+  if (!(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_CONCURRENCY)) {
+    throw invalidArgument(`JobWorker: \`concurrency\` must be an integer from 1 to ${MAX_CONCURRENCY} (handlers running at once)`);
+  }
+  checked.concurrency = concurrency;
   if (heartbeat === 'loop') checked.heartbeatSource = null;
   else if (heartbeat !== null && typeof heartbeat === 'object' && typeof heartbeat.start === 'function') checked.heartbeatSource = heartbeat;
   else if (heartbeat === 'thread') throw invalidArgument("JobWorker: `heartbeat: 'thread'` is offered by the Node package only");

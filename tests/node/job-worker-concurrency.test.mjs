@@ -1,0 +1,136 @@
+// JobWorker with `concurrency` (docs/contract.md section 10): up to n handlers at once under one
+// owner, each with its own lease and signal; claims, renews and completions group-committed
+// through store.grouped. Real files, real timers.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { loadPackage, loadWasm, tempDir, sleep } from './helpers.mjs';
+
+const { LeaseStore, JobWorker, LeaseError, fencedResult, fixedBackoff } = loadPackage();
+const wasm = loadWasm();
+const syncs = () => JSON.parse(wasm.vfsStats()).syncs;
+const dir = tempDir('leasefence-concurrency-');
+let files = 0;
+const open = () => LeaseStore.open(path.join(dir, `c${files++}.db`));
+const now = () => Date.now() / 1000;
+
+/** Drains `jobs` jobs with `concurrency` handlers that each wait `ms`; what it saw. */
+async function drain(concurrency, jobs, ms) {
+  const store = await open();
+  for (let i = 0; i < jobs; i++) store.enqueue(`j${i}`, null, String(i));
+  let running = 0;
+  let most = 0;
+  const handled = [];
+  const at = syncs();
+  const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, concurrency });
+  const stats = await worker.run(async (job, { payload }) => {
+    running += 1;
+    most = Math.max(most, running);
+    await sleep(ms);
+    running -= 1;
+    handled.push(job);
+    return `done ${payload}`;
+  }, { untilEmpty: true });
+  const cost = syncs() - at;
+  const rows = store.withReason.stats(now()).value;
+  const results = Array.from({ length: jobs }, (_, i) => store.state(`j${i}`).result);
+  store.close();
+  return { stats, most, handled, cost, rows, results };
+}
+
+test('concurrency 8 runs at most 8 handlers at once, each job once, in far fewer commits than jobs', async () => {
+  const one = await drain(1, 40, 2);
+  const eight = await drain(8, 200, 20);
+  assert.equal(eight.most, 8, 'eight handlers ran at once, never more');
+  assert.equal(one.most, 1);
+  assert.equal(new Set(eight.handled).size, 200);
+  assert.equal(eight.handled.length, 200, 'no job handled twice');
+  assert.deepEqual([eight.stats.claimed, eight.stats.completed, eight.stats.failed], [200, 200, 0]);
+  assert.equal(eight.rows.done, 200);
+  assert.deepEqual(eight.results, Array.from({ length: 200 }, (_, i) => `done ${i}`));
+  // Concurrency 1 pays a claim and a complete commit per job; grouped, eight jobs share them.
+  const perJob = (run, jobs) => run.cost / jobs;
+  assert.ok(perJob(eight, 200) < perJob(one, 40) / 3,
+    `syncs per job: ${perJob(eight, 200).toFixed(2)} at concurrency 8 vs ${perJob(one, 40).toFixed(2)} at 1`);
+});
+
+test('a lost lease aborts its own handler alone; the others complete', async () => {
+  const store = await open();
+  for (const job of ['a', 'b', 'victim', 'c']) store.enqueue(job);
+  const rival = await LeaseStore.open(store.path);
+  let lost = null;
+  const worker = new JobWorker(store, { owner: 'w', ttl: 0.6, heartbeatEvery: 0.1, idle: 0.02, concurrency: 4, maxAttempts: 1 });
+  const stats = await worker.run(async (job, { signal, fence }) => {
+    if (job === 'victim') {
+      // Someone takes the lease away: the next renew is refused.
+      assert.equal(rival.release('victim', 'w', fence), true);
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      lost = signal.reason;
+      return 'never written';
+    }
+    await sleep(400); // past a few renews
+    assert.equal(signal.aborted, false, `${job} kept its lease: ${signal.reason?.message}`);
+    return `ok ${job}`;
+  }, { untilEmpty: true });
+  assert.equal(lost?.code, 'lease_lost');
+  assert.equal(lost?.reason?.code, 'not_owner');
+  assert.deepEqual([stats.completed, stats.leasesLost], [3, 1]);
+  for (const job of ['a', 'b', 'c']) assert.equal(store.state(job).result, `ok ${job}`);
+  assert.equal(store.state('victim').done, false);
+  assert.equal(store.state('victim').result, null);
+  rival.close();
+  store.close();
+});
+
+test('fenced results under concurrency: a failing statement fails its own job alone', async () => {
+  const store = await open();
+  const setup = await LeaseStore.open(store.path);
+  setup.enqueue('setup');
+  const f = setup.claim('setup', 'x', now(), 30);
+  assert.equal(setup.fenced('setup', 'x', f, now(), [{ sql: 'CREATE TABLE out (job TEXT)', params: [] }], { complete: true, result: 'ok' }), true);
+  setup.close();
+  for (let i = 0; i < 12; i++) store.enqueue(`f${i}`);
+  const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, concurrency: 6, maxAttempts: 1, backoff: fixedBackoff(1) });
+  const stats = await worker.run(async (job) => {
+    await sleep(5);
+    const sql = job === 'f5' ? 'INSERT INTO missing_table VALUES ($1)' : 'INSERT INTO out VALUES ($1)';
+    return fencedResult([{ sql, params: [job] }], `wrote ${job}`);
+  }, { untilEmpty: true });
+  assert.deepEqual([stats.completed, stats.dead], [11, 1]);
+  const dead = store.inspect('f5');
+  assert.equal(dead.dead, true);
+  assert.match(dead.failures[0].error, /missing_table/);
+  for (let i = 0; i < 12; i++) {
+    if (i !== 5) assert.equal(store.state(`f${i}`).result, `wrote f${i}`);
+  }
+  store.close();
+});
+
+test('stop() signals every running handler and hands every lease back', async () => {
+  const store = await open();
+  for (let i = 0; i < 10; i++) store.enqueue(`s${i}`);
+  const started = [];
+  const reasons = [];
+  const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, concurrency: 4 });
+  const running = worker.run(async (job, { signal }) => {
+    started.push(job);
+    await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    reasons.push(signal.reason.code);
+  });
+  while (started.length < 4) await sleep(10);
+  await worker.stop();
+  const stats = await running;
+  assert.deepEqual(reasons, ['stopped', 'stopped', 'stopped', 'stopped']);
+  assert.equal(stats.claimed, 4);
+  for (const job of started) assert.equal(store.state(job).owner, null, `${job} handed back`);
+  assert.equal(store.claimNext('other', now(), 30) !== null, true, 'a handed-back job is claimable at once');
+  store.close();
+});
+
+test('concurrency is checked', async () => {
+  const store = await open();
+  for (const concurrency of [0, 1.5, 1025, '4']) {
+    assert.throws(() => new JobWorker(store, { ttl: 30, concurrency }), (e) => e instanceof LeaseError && e.code === 'invalid_argument' && /concurrency/.test(e.message));
+  }
+  store.close();
+});
