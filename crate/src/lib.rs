@@ -83,6 +83,7 @@ pub use sqlite::{FencedTx, LeaseStore};
 pub use {
     open::{open, open_with},
     rules::MAX_CLAIM_MANY_OWNERS,
+    sqlite::SharedStore,
 };
 
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
