@@ -254,6 +254,18 @@ impl SharedStore {
         self.shared.path.as_deref()
     }
 
+    /// How many operations are queued for the next group (not counting the group being
+    /// committed now): how much company the next commit will have.
+    ///
+    /// ```
+    /// let store = leasefence::SharedStore::new(leasefence::LeaseStore::open_in_memory()?);
+    /// assert_eq!(store.pending(), 0);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn pending(&self) -> usize {
+        lock(&self.shared.queue).pending.len()
+    }
+
     /// Queues `work` and waits for its answer, leading groups while the lead is free.
     fn call<T, F>(&self, name: &'static str, work: F) -> Result<T>
     where

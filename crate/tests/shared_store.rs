@@ -1,0 +1,398 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The shared store's group commit (issue 23): many threads on one `SharedStore`, on real files,
+//! counted in syncs through the fault VFS (support/fault_vfs.rs). Every answer is the contract's,
+//! operations really share commits, a lone one commits at once, a failing operation fails alone,
+//! a failing commit fails its whole group and nothing of it, and a SIGKILL loses no answer given.
+//! The contract vectors and the property model run through it in vectors.rs and properties.rs.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use leasefence::{
+    Error, Finish, Lease, LeaseStore, Leases, NewJob, OpenOptions, SharedStore, Statement,
+};
+use support::fault_vfs::{self, Fault, Kind};
+
+/// The fault VFS watches one directory per process: the tests that use it take turns.
+static FAULT_VFS: Mutex<()> = Mutex::new(());
+
+const THREADS: usize = 16;
+const CYCLES: usize = 200;
+
+fn syncs() -> u64 {
+    fault_vfs::calls()[Kind::Sync as usize]
+}
+
+/// A store on the fault VFS in WAL mode with automatic checkpoints off, so that every commit that
+/// wrote something is exactly one sync (of the WAL) and the counts compare commits.
+fn faulty_store(db: &Path) -> LeaseStore {
+    let conn = fault_vfs::open_connection(db).unwrap();
+    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+        .unwrap();
+    conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    LeaseStore::from_connection(conn, &db.display().to_string()).unwrap()
+}
+
+fn enqueue_jobs(store: &dyn Leases, prefix: &str, count: usize) -> Vec<String> {
+    let ids: Vec<String> = (0..count).map(|i| format!("{prefix}-{i:05}")).collect();
+    for chunk in ids.chunks(leasefence::MAX_BATCH) {
+        let jobs: Vec<NewJob> = chunk.iter().map(NewJob::new).collect();
+        assert!(store.enqueue_many(&jobs).unwrap().iter().all(|&added| added));
+    }
+    ids
+}
+
+/// `cycles` claim_next + complete pairs for `owner`; the leases it completed.
+fn work(store: &dyn Leases, owner: &str, cycles: usize) -> Vec<Lease> {
+    (0..cycles)
+        .map(|_| {
+            let claimed = store
+                .claim_next(owner, 1.0, 1e6)
+                .unwrap()
+                .expect("a job is left for every cycle");
+            let lease = claimed.lease();
+            let result = format!("{owner}/{}", lease.fence);
+            assert!(store
+                .complete(&lease, 2.0, Some(&result))
+                .unwrap()
+                .is_granted());
+            lease
+        })
+        .collect()
+}
+
+#[test]
+fn many_threads_get_the_contracts_answers_and_share_commits() {
+    let _serial = FAULT_VFS.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    fault_vfs::register(dir.path());
+    let store = SharedStore::new(faulty_store(&db));
+    let ids = enqueue_jobs(&store, "job", THREADS * CYCLES);
+    let before = syncs();
+    let done: Vec<(String, Vec<Lease>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let store = store.clone();
+                scope.spawn(move || {
+                    let owner = format!("w{t}");
+                    let leases = work(&store, &owner, CYCLES);
+                    (owner, leases)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let commits = syncs() - before;
+    let operations = (THREADS * CYCLES * 2) as u64;
+    println!("{operations} operations, {commits} syncs");
+
+    // Every job claimed and completed exactly once, by the thread that was told so.
+    let mut by_job = BTreeMap::new();
+    for (owner, leases) in &done {
+        for lease in leases {
+            assert_eq!(lease.fence, 1, "{} was claimed twice", lease.job);
+            assert!(
+                by_job.insert(lease.job.clone(), owner.clone()).is_none(),
+                "{} was done twice",
+                lease.job
+            );
+        }
+    }
+    assert_eq!(by_job.keys().cloned().collect::<Vec<_>>(), ids);
+    drop(store);
+    let reopened = LeaseStore::open(&db).unwrap();
+    for row in reopened.jobs().unwrap() {
+        assert!(row.done, "{} is not done", row.id);
+        assert_eq!(row.result, Some(format!("{}/1", by_job[&row.id])));
+    }
+    // Grouped: far fewer commits than operations (one each would be `operations`).
+    assert!(
+        commits * 4 < operations,
+        "{commits} syncs for {operations} operations: the commits were not grouped"
+    );
+}
+
+#[test]
+fn a_lone_caller_commits_at_once() {
+    let _serial = FAULT_VFS.lock().unwrap_or_else(|p| p.into_inner());
+    let count = |shared: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("q.db");
+        fault_vfs::register(dir.path());
+        let plain = faulty_store(&db);
+        enqueue_jobs(&plain, "job", CYCLES);
+        // Both stores stay open until counted: closing checkpoints, which syncs.
+        let store: Box<dyn Leases> = if shared {
+            Box::new(SharedStore::new(plain))
+        } else {
+            Box::new(plain)
+        };
+        let before = syncs();
+        work(&*store, "me", CYCLES);
+        syncs() - before
+    };
+    let (plain, shared) = (count(false), count(true));
+    println!("{CYCLES} cycles alone: {plain} syncs on a LeaseStore, {shared} on a SharedStore");
+    // Each operation committed on its own, as on a plain store: nothing waited to be grouped.
+    assert_eq!(plain, (CYCLES * 2) as u64);
+    assert_eq!(shared, plain);
+}
+
+/// Holds the shared store's lead: a fenced write whose closure waits until `release` is sent, so
+/// that whatever is queued meanwhile forms the next group.
+fn hold_the_lead(
+    store: &SharedStore,
+    lease: Lease,
+) -> (
+    mpsc::Sender<()>,
+    std::thread::JoinHandle<leasefence::Result<leasefence::Outcome<()>>>,
+) {
+    let (release, wait) = mpsc::channel::<()>();
+    let (started, running) = mpsc::channel::<()>();
+    let store = store.clone();
+    let holder = std::thread::spawn(move || {
+        store.fenced_with(&lease, 1.0, Finish::KeepLease, &mut |tx| {
+            tx.execute("UPDATE t SET v = v + 1", &[])?;
+            started.send(()).unwrap();
+            wait.recv().unwrap();
+            Ok(())
+        })
+    });
+    running.recv().unwrap();
+    (release, holder)
+}
+
+fn wait_for_pending(store: &SharedStore, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while store.pending() < count {
+        assert!(Instant::now() < deadline, "the operations never queued");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A store on the fault VFS with table `t` (one row, v = 0) and `jobs` jobs claimed by `w0`,
+/// `w1`, ... at 0 for 100 s, plus a job `held` claimed by `holder`.
+fn store_with_claims(db: &Path, jobs: usize) -> (SharedStore, Vec<Lease>, Lease) {
+    let plain = faulty_store(db);
+    plain
+        .connection()
+        .execute_batch("CREATE TABLE t(k TEXT PRIMARY KEY, v INTEGER); INSERT INTO t VALUES ('a', 0);")
+        .unwrap();
+    let store = SharedStore::new(plain);
+    let claim = |job: &str, owner: &str| {
+        store.enqueue(job).unwrap();
+        store
+            .claim(job, owner, 0.0, 100.0)
+            .unwrap()
+            .lease(job, owner)
+            .unwrap()
+    };
+    let leases = (0..jobs)
+        .map(|i| claim(&format!("j{i}"), &format!("w{i}")))
+        .collect();
+    let held = claim("held", "holder");
+    (store, leases, held)
+}
+
+fn complete_on_threads(
+    store: &SharedStore,
+    leases: &[Lease],
+) -> Vec<std::thread::JoinHandle<leasefence::Result<leasefence::Outcome<()>>>> {
+    leases
+        .iter()
+        .map(|lease| {
+            let (store, lease) = (store.clone(), lease.clone());
+            std::thread::spawn(move || store.complete(&lease, 1.0, Some("ok")))
+        })
+        .collect()
+}
+
+#[test]
+fn a_failing_operation_fails_alone_in_its_group() {
+    let _serial = FAULT_VFS.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    fault_vfs::register(dir.path());
+    let (store, leases, held) = store_with_claims(&db, 6);
+    let (release, holder) = hold_the_lead(&store, held);
+    let (first, rest) = leases.split_at(3);
+    let mut completions = complete_on_threads(&store, first);
+    // The fenced write of w3 breaks the primary key of `t` after a good update: its statement
+    // fails, in the middle of its neighbours' completions.
+    wait_for_pending(&store, 3);
+    let failing = {
+        let (store, lease) = (store.clone(), rest[0].clone());
+        std::thread::spawn(move || {
+            let statements = [
+                Statement::new("UPDATE t SET v = v + 100", []),
+                Statement::new("INSERT INTO t VALUES ('a', 1)", []),
+            ];
+            store.fenced(&lease, 1.0, &statements, Finish::Complete(None))
+        })
+    };
+    wait_for_pending(&store, 4);
+    completions.extend(complete_on_threads(&store, &rest[1..]));
+    wait_for_pending(&store, 6);
+    let before = syncs();
+    release.send(()).unwrap();
+    assert!(holder.join().unwrap().unwrap().is_granted());
+    let failed = failing.join().unwrap();
+    assert!(
+        matches!(failed, Err(Error::Statement { index: 1, .. })),
+        "{failed:?}"
+    );
+    for completion in completions {
+        assert!(completion.join().unwrap().unwrap().is_granted());
+    }
+    // The holder's group and the group of six: two commits.
+    assert_eq!(syncs() - before, 2);
+    drop(store);
+    let reopened = LeaseStore::open(&db).unwrap();
+    for lease in first.iter().chain(&rest[1..]) {
+        assert!(reopened.state(&lease.job).unwrap().unwrap().done);
+    }
+    assert!(!reopened.state(&rest[0].job).unwrap().unwrap().done);
+    let v: i64 = reopened
+        .connection()
+        .query_row("SELECT v FROM t WHERE k = 'a'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 1, "only the holder's update is applied");
+}
+
+#[test]
+fn a_failing_commit_fails_every_operation_of_its_group() {
+    let _serial = FAULT_VFS.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    fault_vfs::register(dir.path());
+    let (store, leases, held) = store_with_claims(&db, 5);
+    let (release, holder) = hold_the_lead(&store, held);
+    let completions = complete_on_threads(&store, &leases);
+    wait_for_pending(&store, leases.len());
+    // The holder's commit is the first sync; the group of five commits with the second.
+    fault_vfs::take_fired();
+    fault_vfs::arm(Fault {
+        kind: Kind::Sync,
+        nth: 2,
+        code: rusqlite::ffi::SQLITE_IOERR_FSYNC,
+        persistent: false,
+    });
+    release.send(()).unwrap();
+    assert!(holder.join().unwrap().unwrap().is_granted());
+    for completion in completions {
+        match completion.join().unwrap() {
+            Err(Error::Storage { source, .. }) => {
+                assert_eq!(source.extended_code(), Some(rusqlite::ffi::SQLITE_IOERR_FSYNC));
+            }
+            other => panic!("expected the commit's storage error, got {other:?}"),
+        }
+    }
+    fault_vfs::clear_faults();
+    assert_eq!(
+        fault_vfs::take_fired(),
+        [(Kind::Sync, rusqlite::ffi::SQLITE_IOERR_FSYNC)]
+    );
+    // The store goes on, and nothing of the failed group was applied.
+    for lease in &leases {
+        assert!(!store.state(&lease.job).unwrap().unwrap().done);
+    }
+    drop(store);
+    let reopened = LeaseStore::open(&db).unwrap();
+    for lease in &leases {
+        let row = reopened.state(&lease.job).unwrap().unwrap();
+        assert!(!row.done, "{} completed in a failed commit", lease.job);
+        assert!(reopened.complete(lease, 1.5, Some("retry")).unwrap().is_granted());
+    }
+}
+
+/// The child of `answers_given_before_a_sigkill_are_durable`: threads on one shared store print
+/// each answer (`claimed JOB FENCE`, `done JOB FENCE`) only once they have it. Does nothing in a
+/// normal run.
+#[test]
+fn sigkill_child() {
+    let Ok(db) = std::env::var("LEASEFENCE_SHARED_CHILD_DB") else {
+        return;
+    };
+    let store = OpenOptions::new().open_shared(db).unwrap();
+    let out = std::sync::Arc::new(Mutex::new(std::io::stdout()));
+    std::thread::scope(|scope| {
+        for t in 0..8 {
+            let (store, out) = (store.clone(), out.clone());
+            scope.spawn(move || loop {
+                let owner = format!("c{t}");
+                let Some(claimed) = store.claim_next(&owner, 1.0, 1e6).unwrap() else {
+                    return;
+                };
+                let lease = claimed.lease();
+                let line = format!("claimed {} {}\n", lease.job, lease.fence);
+                out.lock().unwrap().write_all(line.as_bytes()).unwrap();
+                let result = format!("{owner}/{}", lease.fence);
+                assert!(store
+                    .complete(&lease, 2.0, Some(&result))
+                    .unwrap()
+                    .is_granted());
+                let line = format!("done {} {}\n", lease.job, lease.fence);
+                out.lock().unwrap().write_all(line.as_bytes()).unwrap();
+            });
+        }
+    });
+}
+
+#[test]
+fn answers_given_before_a_sigkill_are_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let ids = enqueue_jobs(&LeaseStore::open(&db).unwrap(), "job", 20_000);
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "sigkill_child", "--nocapture", "--test-threads=1"])
+        .env("LEASEFENCE_SHARED_CHILD_DB", &db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut claimed = BTreeMap::new();
+    let mut done = BTreeSet::new();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while done.len() < 1500 {
+        let line = lines.next().expect("the child ended early").unwrap();
+        let mut words = line.split(' ');
+        match (words.next(), words.next(), words.next()) {
+            (Some("claimed"), Some(job), Some(fence)) => {
+                claimed.insert(job.to_owned(), fence.parse::<i64>().unwrap());
+            }
+            (Some("done"), Some(job), Some(_)) => {
+                done.insert(job.to_owned());
+            }
+            _ => {}
+        }
+    }
+    let pid = child.id().to_string();
+    let status = Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+    assert!(status.success());
+    child.wait().unwrap();
+
+    let store = LeaseStore::open(&db).unwrap();
+    let rows = store.jobs().unwrap();
+    assert_eq!(rows.len(), ids.len());
+    for row in rows {
+        if done.contains(&row.id) {
+            assert!(row.done, "{}: completion answered, then lost", row.id);
+        }
+        if let Some(&fence) = claimed.get(&row.id) {
+            assert_eq!(row.fence, fence, "{}: claim answered, then lost", row.id);
+        }
+        // Nothing half-applied: a stored completion is of the stored lease's owner and fence.
+        if row.done {
+            let owner = row.owner.clone().unwrap();
+            assert_eq!(row.result, Some(format!("{owner}/{}", row.fence)));
+        }
+    }
+}
