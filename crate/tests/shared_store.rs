@@ -396,3 +396,59 @@ fn answers_given_before_a_sigkill_are_durable() {
         }
     }
 }
+
+/// The measurement of the report (not a check; run by hand, on a quiet machine if possible):
+/// `cargo test -p leasefence --test shared_store measure_group_commit -- --ignored --nocapture`.
+/// 1, 8 and 64 threads doing claim_next + complete on one `SharedStore`, then the same threads
+/// each on its own `LeaseStore` connection to the same file; both on the fault VFS (which only
+/// counts here, and serializes the file I/O of all connections), WAL, default checkpoints.
+#[test]
+#[ignore]
+fn measure_group_commit() {
+    let _serial = FAULT_VFS.lock().unwrap_or_else(|p| p.into_inner());
+    const JOBS: usize = 3072;
+    let open = |db: &Path| {
+        let conn = fault_vfs::open_connection(db).unwrap();
+        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            .unwrap();
+        LeaseStore::from_connection(conn, &db.display().to_string()).unwrap()
+    };
+    for threads in [1, 8, 64] {
+        for shared in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = dir.path().join("q.db");
+            fault_vfs::register(dir.path());
+            let first = open(&db);
+            enqueue_jobs(&first, "job", JOBS);
+            let one = SharedStore::new(first);
+            let stores: Vec<Box<dyn Leases>> = (0..threads)
+                .map(|_| -> Box<dyn Leases> {
+                    if shared {
+                        Box::new(one.clone())
+                    } else {
+                        Box::new(open(&db))
+                    }
+                })
+                .collect();
+            let before = syncs();
+            let started = Instant::now();
+            std::thread::scope(|scope| {
+                for (t, store) in stores.into_iter().enumerate() {
+                    scope.spawn(move || work(&*store, &format!("w{t}"), JOBS / threads));
+                }
+            });
+            let seconds = started.elapsed().as_secs_f64();
+            let synced = syncs() - before;
+            println!(
+                "{threads:>2} threads, {:<27} {:>7.0} jobs/s, {:.3} syncs/job",
+                if shared {
+                    "one SharedStore:"
+                } else {
+                    "a LeaseStore per thread:"
+                },
+                JOBS as f64 / seconds,
+                synced as f64 / JOBS as f64
+            );
+        }
+    }
+}
