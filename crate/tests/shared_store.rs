@@ -44,7 +44,11 @@ fn enqueue_jobs(store: &dyn Leases, prefix: &str, count: usize) -> Vec<String> {
     let ids: Vec<String> = (0..count).map(|i| format!("{prefix}-{i:05}")).collect();
     for chunk in ids.chunks(leasefence::MAX_BATCH) {
         let jobs: Vec<NewJob> = chunk.iter().map(NewJob::new).collect();
-        assert!(store.enqueue_many(&jobs).unwrap().iter().all(|&added| added));
+        assert!(store
+            .enqueue_many(&jobs)
+            .unwrap()
+            .iter()
+            .all(|&added| added));
     }
     ids
 }
@@ -184,7 +188,9 @@ fn store_with_claims(db: &Path, jobs: usize) -> (SharedStore, Vec<Lease>, Lease)
     let plain = faulty_store(db);
     plain
         .connection()
-        .execute_batch("CREATE TABLE t(k TEXT PRIMARY KEY, v INTEGER); INSERT INTO t VALUES ('a', 0);")
+        .execute_batch(
+            "CREATE TABLE t(k TEXT PRIMARY KEY, v INTEGER); INSERT INTO t VALUES ('a', 0);",
+        )
         .unwrap();
     let store = SharedStore::new(plain);
     let claim = |job: &str, owner: &str| {
@@ -290,7 +296,10 @@ fn a_failing_commit_fails_every_operation_of_its_group() {
     for completion in completions {
         match completion.join().unwrap() {
             Err(Error::Storage { source, .. }) => {
-                assert_eq!(source.extended_code(), Some(rusqlite::ffi::SQLITE_IOERR_FSYNC));
+                assert_eq!(
+                    source.extended_code(),
+                    Some(rusqlite::ffi::SQLITE_IOERR_FSYNC)
+                );
             }
             other => panic!("expected the commit's storage error, got {other:?}"),
         }
@@ -309,7 +318,76 @@ fn a_failing_commit_fails_every_operation_of_its_group() {
     for lease in &leases {
         let row = reopened.state(&lease.job).unwrap().unwrap();
         assert!(!row.done, "{} completed in a failed commit", lease.job);
-        assert!(reopened.complete(lease, 1.5, Some("retry")).unwrap().is_granted());
+        assert!(reopened
+            .complete(lease, 1.5, Some("retry"))
+            .unwrap()
+            .is_granted());
+    }
+}
+
+#[test]
+fn a_call_from_inside_its_own_fenced_closure_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SharedStore::open(dir.path().join("q.db")).unwrap();
+    store.enqueue("j").unwrap();
+    let lease = store
+        .claim("j", "me", 0.0, 10.0)
+        .unwrap()
+        .lease("j", "me")
+        .unwrap();
+    let mut inner = None;
+    let outer = store.fenced_with(&lease, 1.0, Finish::KeepLease, &mut |_tx| {
+        inner = Some(store.state("j"));
+        Ok(())
+    });
+    assert!(outer.unwrap().is_granted());
+    assert!(
+        matches!(
+            inner,
+            Some(Err(Error::InvalidArgument {
+                argument: "store",
+                ..
+            }))
+        ),
+        "{inner:?}"
+    );
+}
+
+/// A fenced closure that panics in the group it leads: the panic is its caller's, its group's
+/// other operations get an error and are not applied, and the store goes on. The closure's caller
+/// queued after the others and still led the next group: a borrowed closure gets the lead first.
+#[test]
+fn a_panicking_fenced_closure_fails_its_group_and_the_store_goes_on() {
+    let _serial = FAULT_VFS.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    fault_vfs::register(dir.path());
+    let (store, leases, held) = store_with_claims(&db, 4);
+    let (release, holder) = hold_the_lead(&store, held);
+    let completions = complete_on_threads(&store, &leases[1..]);
+    wait_for_pending(&store, 3);
+    let panicking = {
+        let (store, lease) = (store.clone(), leases[0].clone());
+        std::thread::spawn(move || {
+            store.fenced_with(&lease, 1.0, Finish::KeepLease, &mut |_tx| {
+                panic!("the closure breaks");
+            })
+        })
+    };
+    wait_for_pending(&store, 4);
+    release.send(()).unwrap();
+    assert!(holder.join().unwrap().unwrap().is_granted());
+    assert!(
+        panicking.join().is_err(),
+        "the closure's panic is its caller's"
+    );
+    for completion in completions {
+        let answer = completion.join().unwrap();
+        assert!(matches!(answer, Err(Error::Internal { .. })), "{answer:?}");
+    }
+    for lease in &leases[1..] {
+        assert!(!store.state(&lease.job).unwrap().unwrap().done);
+        assert!(store.complete(lease, 1.5, None).unwrap().is_granted());
     }
 }
 
@@ -352,7 +430,12 @@ fn answers_given_before_a_sigkill_are_durable() {
     let db = dir.path().join("q.db");
     let ids = enqueue_jobs(&LeaseStore::open(&db).unwrap(), "job", 20_000);
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "sigkill_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "sigkill_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("LEASEFENCE_SHARED_CHILD_DB", &db)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

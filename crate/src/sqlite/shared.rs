@@ -21,6 +21,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::ThreadId;
 
 use super::write_tx::{immediate, Group};
 use crate::batch::{LeaseCompletion, NewJob};
@@ -83,7 +84,12 @@ struct Shared {
 #[derive(Default)]
 struct Queue {
     pending: Vec<Box<dyn Pending>>,
-    leading: bool,
+    /// The thread leading the group being committed, if any.
+    leader: Option<ThreadId>,
+    /// Callers with an operation that cannot be queued (a borrowed fenced closure) waiting for
+    /// the lead: they get it first, so a steady stream of queued operations cannot starve them
+    /// (whatever is queued rides along in their group).
+    borrowed_waiting: usize,
 }
 
 /// A queued operation: run in the group, then settled once the group's fate is known.
@@ -150,6 +156,19 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A call from inside a fenced closure of the same store would wait for the group its own
+/// thread leads, for ever: refused.
+fn refuse_reentry(queue: &Queue) -> Result<()> {
+    if queue.leader == Some(std::thread::current().id()) {
+        return Err(Error::invalid(
+            "store",
+            "a shared store was called from inside one of its own fenced closures, which would \
+             wait for itself; inside the closure, use only its handle",
+        ));
+    }
+    Ok(())
+}
+
 /// The group's error for each of its operations: the same SQLite failure (code and message),
 /// one copy per caller, as `Error` is not `Clone`.
 fn copy_for_neighbour(error: &Error) -> Error {
@@ -194,15 +213,14 @@ impl Lead<'_> {
 
 impl Drop for Lead<'_> {
     fn drop(&mut self) {
-        if !self.batch.is_empty() {
-            let lost = Error::Internal {
+        for op in self.batch.drain(..) {
+            op.settle(Some(Error::Internal {
                 message: "the thread leading a group commit panicked (in a fenced closure); \
                           nothing of the group was applied: retry"
                     .into(),
-            };
-            self.settle(Some(&lost));
+            }));
         }
-        lock(&self.shared.queue).leading = false;
+        lock(&self.shared.queue).leader = None;
         self.shared.answered.notify_all();
     }
 }
@@ -254,8 +272,9 @@ impl SharedStore {
         self.shared.path.as_deref()
     }
 
-    /// How many operations are queued for the next group (not counting the group being
-    /// committed now): how much company the next commit will have.
+    /// How many operations wait for the next group (queued ones, and fenced closures waiting
+    /// to lead it; not the group being committed now): how much company the next commit will
+    /// have.
     ///
     /// ```
     /// let store = leasefence::SharedStore::new(leasefence::LeaseStore::open_in_memory()?);
@@ -263,7 +282,8 @@ impl SharedStore {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn pending(&self) -> usize {
-        lock(&self.shared.queue).pending.len()
+        let queue = lock(&self.shared.queue);
+        queue.pending.len() + queue.borrowed_waiting
     }
 
     /// Queues `work` and waits for its answer, leading groups while the lead is free.
@@ -274,6 +294,7 @@ impl SharedStore {
     {
         let slot: Slot<T> = Arc::default();
         let mut queue = lock(&self.shared.queue);
+        refuse_reentry(&queue)?;
         queue.pending.push(Box::new(Operation {
             name,
             work: Some(work),
@@ -284,7 +305,7 @@ impl SharedStore {
             if let Some(answer) = lock(&slot).take() {
                 return answer;
             }
-            if queue.leading {
+            if queue.leader.is_some() || queue.borrowed_waiting > 0 {
                 queue = self
                     .shared
                     .answered
@@ -292,7 +313,7 @@ impl SharedStore {
                     .unwrap_or_else(PoisonError::into_inner);
                 continue;
             }
-            queue.leading = true;
+            queue.leader = Some(std::thread::current().id());
             let batch = std::mem::take(&mut queue.pending);
             drop(queue);
             // Its own answer is in `slot` now, settled like everyone else's.
@@ -346,14 +367,17 @@ impl SharedStore {
         own: impl FnOnce(&LeaseStore) -> Result<T>,
     ) -> Result<T> {
         let mut queue = lock(&self.shared.queue);
-        while queue.leading {
+        refuse_reentry(&queue)?;
+        queue.borrowed_waiting += 1;
+        while queue.leader.is_some() {
             queue = self
                 .shared
                 .answered
                 .wait(queue)
                 .unwrap_or_else(PoisonError::into_inner);
         }
-        queue.leading = true;
+        queue.borrowed_waiting -= 1;
+        queue.leader = Some(std::thread::current().id());
         let batch = std::mem::take(&mut queue.pending);
         drop(queue);
         self.lead(batch, |store, group| {
@@ -433,7 +457,9 @@ impl Leases for SharedStore {
 
     fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
         let owner = owner.to_owned();
-        self.call("claim_next", move |store| store.claim_next(&owner, now, ttl))
+        self.call("claim_next", move |store| {
+            store.claim_next(&owner, now, ttl)
+        })
     }
 
     fn fail(
@@ -483,7 +509,9 @@ impl Leases for SharedStore {
 
     fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
         let leases = leases.to_vec();
-        self.call("renew_many", move |store| store.renew_many(&leases, now, ttl))
+        self.call("renew_many", move |store| {
+            store.renew_many(&leases, now, ttl)
+        })
     }
 
     fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
