@@ -2,23 +2,20 @@
 //! The shared store's group commit (issue 23): many threads on one `SharedStore`, on real files,
 //! counted in syncs through the fault VFS (support/fault_vfs.rs). Every answer is the contract's,
 //! operations really share commits, a lone one commits at once, a failing operation fails alone,
-//! a failing commit fails its whole group and nothing of it, and a SIGKILL loses no answer given.
+//! a failing commit fails its whole group and nothing of it (a SIGKILL: shared_store_crash.rs).
 //! The contract vectors and the property model run through it in vectors.rs and properties.rs.
 
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Write};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use leasefence::{
-    Error, Finish, Lease, LeaseStore, Leases, NewJob, OpenOptions, SharedStore, Statement,
-};
+use leasefence::{Error, Finish, Lease, LeaseStore, Leases, SharedStore, Statement};
 use support::fault_vfs::{self, Fault, Kind};
+use support::jobs::enqueue_jobs;
 
 /// The fault VFS watches one directory per process: the tests that use it take turns.
 static FAULT_VFS: Mutex<()> = Mutex::new(());
@@ -38,19 +35,6 @@ fn faulty_store(db: &Path) -> LeaseStore {
         .unwrap();
     conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
     LeaseStore::from_connection(conn, &db.display().to_string()).unwrap()
-}
-
-fn enqueue_jobs(store: &dyn Leases, prefix: &str, count: usize) -> Vec<String> {
-    let ids: Vec<String> = (0..count).map(|i| format!("{prefix}-{i:05}")).collect();
-    for chunk in ids.chunks(leasefence::MAX_BATCH) {
-        let jobs: Vec<NewJob> = chunk.iter().map(NewJob::new).collect();
-        assert!(store
-            .enqueue_many(&jobs)
-            .unwrap()
-            .iter()
-            .all(|&added| added));
-    }
-    ids
 }
 
 /// `cycles` claim_next + complete pairs for `owner`; the leases it completed.
@@ -122,6 +106,63 @@ fn many_threads_get_the_contracts_answers_and_share_commits() {
         commits * 4 < operations,
         "{commits} syncs for {operations} operations: the commits were not grouped"
     );
+}
+
+/// Batch operations (a group inside the group, one more savepoint level) and reads, from many
+/// threads at once: every job done once, every answer the contract's.
+#[test]
+fn batches_and_reads_share_groups_too() {
+    use leasefence::LeaseCompletion;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let store = SharedStore::open(&db).unwrap();
+    let ids = enqueue_jobs(&store, "job", 800);
+    let done: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let store = store.clone();
+                scope.spawn(move || {
+                    for _ in 0..50 {
+                        let counts = store.stats(1.0).unwrap();
+                        assert_eq!(store.jobs().unwrap().len(), 800, "{counts:?}");
+                    }
+                })
+            })
+            .collect();
+        let workers: Vec<_> = (0..4)
+            .map(|t| {
+                let store = store.clone();
+                scope.spawn(move || {
+                    let owner = format!("w{t}");
+                    let mut mine = Vec::new();
+                    loop {
+                        let claimed = store.claim_next_many(&owner, 8, 1.0, 1e6).unwrap();
+                        if claimed.is_empty() {
+                            return mine;
+                        }
+                        let completions: Vec<_> = claimed
+                            .iter()
+                            .map(|c| LeaseCompletion::new(c.lease(), Some(owner.as_str())))
+                            .collect();
+                        let answers = store.complete_many(&completions, 2.0).unwrap();
+                        assert!(answers.iter().all(|a| a.is_granted()), "{answers:?}");
+                        mine.extend(claimed.into_iter().map(|c| c.job));
+                    }
+                })
+            })
+            .collect();
+        readers.into_iter().for_each(|r| r.join().unwrap());
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let mut all: Vec<String> = done.concat();
+    all.sort();
+    assert_eq!(all, ids, "every job done exactly once");
+    let reopened = LeaseStore::open(&db).unwrap();
+    assert!(reopened
+        .jobs()
+        .unwrap()
+        .iter()
+        .all(|row| row.done && row.fence == 1));
 }
 
 #[test]
@@ -388,95 +429,6 @@ fn a_panicking_fenced_closure_fails_its_group_and_the_store_goes_on() {
     for lease in &leases[1..] {
         assert!(!store.state(&lease.job).unwrap().unwrap().done);
         assert!(store.complete(lease, 1.5, None).unwrap().is_granted());
-    }
-}
-
-/// The child of `answers_given_before_a_sigkill_are_durable`: threads on one shared store print
-/// each answer (`claimed JOB FENCE`, `done JOB FENCE`) only once they have it. Does nothing in a
-/// normal run.
-#[test]
-fn sigkill_child() {
-    let Ok(db) = std::env::var("LEASEFENCE_SHARED_CHILD_DB") else {
-        return;
-    };
-    let store = OpenOptions::new().open_shared(db).unwrap();
-    let out = std::sync::Arc::new(Mutex::new(std::io::stdout()));
-    std::thread::scope(|scope| {
-        for t in 0..8 {
-            let (store, out) = (store.clone(), out.clone());
-            scope.spawn(move || loop {
-                let owner = format!("c{t}");
-                let Some(claimed) = store.claim_next(&owner, 1.0, 1e6).unwrap() else {
-                    return;
-                };
-                let lease = claimed.lease();
-                let line = format!("claimed {} {}\n", lease.job, lease.fence);
-                out.lock().unwrap().write_all(line.as_bytes()).unwrap();
-                let result = format!("{owner}/{}", lease.fence);
-                assert!(store
-                    .complete(&lease, 2.0, Some(&result))
-                    .unwrap()
-                    .is_granted());
-                let line = format!("done {} {}\n", lease.job, lease.fence);
-                out.lock().unwrap().write_all(line.as_bytes()).unwrap();
-            });
-        }
-    });
-}
-
-#[test]
-fn answers_given_before_a_sigkill_are_durable() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    let ids = enqueue_jobs(&LeaseStore::open(&db).unwrap(), "job", 20_000);
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "sigkill_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("LEASEFENCE_SHARED_CHILD_DB", &db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut claimed = BTreeMap::new();
-    let mut done = BTreeSet::new();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    while done.len() < 1500 {
-        let line = lines.next().expect("the child ended early").unwrap();
-        let mut words = line.split(' ');
-        match (words.next(), words.next(), words.next()) {
-            (Some("claimed"), Some(job), Some(fence)) => {
-                claimed.insert(job.to_owned(), fence.parse::<i64>().unwrap());
-            }
-            (Some("done"), Some(job), Some(_)) => {
-                done.insert(job.to_owned());
-            }
-            _ => {}
-        }
-    }
-    let pid = child.id().to_string();
-    let status = Command::new("kill").args(["-KILL", &pid]).status().unwrap();
-    assert!(status.success());
-    child.wait().unwrap();
-
-    let store = LeaseStore::open(&db).unwrap();
-    let rows = store.jobs().unwrap();
-    assert_eq!(rows.len(), ids.len());
-    for row in rows {
-        if done.contains(&row.id) {
-            assert!(row.done, "{}: completion answered, then lost", row.id);
-        }
-        if let Some(&fence) = claimed.get(&row.id) {
-            assert_eq!(row.fence, fence, "{}: claim answered, then lost", row.id);
-        }
-        // Nothing half-applied: a stored completion is of the stored lease's owner and fence.
-        if row.done {
-            let owner = row.owner.clone().unwrap();
-            assert_eq!(row.result, Some(format!("{owner}/{}", row.fence)));
-        }
     }
 }
 
