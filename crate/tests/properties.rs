@@ -515,6 +515,43 @@ fn run_api(store: &dyn Leases, req: &Req) -> Ans {
     }
 }
 
+/// `req` on the shared store in a group of two: while a fenced write (on a job that does not
+/// exist, so it changes nothing) holds the lead, `req` is queued and then a read of every job;
+/// both then run in the next group, in that order, `req` in its savepoint. Its answer must be
+/// the one it gets alone.
+fn run_in_a_group(shared: &SharedStore, req: &Req) -> Ans {
+    use std::sync::mpsc;
+    let wait_for_pending = |count: usize| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while shared.pending() < count {
+            assert!(std::time::Instant::now() < deadline, "{req:?} never queued");
+            std::thread::yield_now();
+        }
+    };
+    let (release, wait) = mpsc::channel::<()>();
+    let (started, running) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let holder = scope.spawn(move || {
+            let nobody = Lease::new("not a job of the model", "holder", 1);
+            shared.fenced_with(&nobody, 0.0, leasefence::Finish::KeepLease, &mut |_tx| {
+                started.send(()).unwrap();
+                wait.recv().unwrap();
+                Ok(())
+            })
+        });
+        running.recv().unwrap();
+        let answer = scope.spawn(|| run_api(shared, req));
+        wait_for_pending(1);
+        let neighbour = scope.spawn(|| shared.jobs());
+        wait_for_pending(2);
+        release.send(()).unwrap();
+        let held = holder.join().unwrap().unwrap();
+        assert_eq!(held.reason(), Some(&Reason::NotFound));
+        neighbour.join().unwrap().unwrap();
+        answer.join().unwrap()
+    })
+}
+
 /// A JSON number token for `x`, with the three non-JSON tokens the protocol accepts.
 fn num(x: f64) -> String {
     if x.is_nan() {
@@ -951,7 +988,8 @@ fn run_sequence(start: f64, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut model = Model::default();
     let api = LeaseStore::open_in_memory().unwrap();
     let mut proto = Memory(LeaseStore::open_in_memory().unwrap());
-    // The group commit's store, on a connection of its own: answers as a plain store's.
+    // The group commit's store, on a connection of its own: answers as a plain store's, each
+    // step in a group with a neighbour.
     let shared = SharedStore::new(LeaseStore::open_in_memory().unwrap());
     let mut now = start;
     for (i, op) in ops.iter().enumerate() {
@@ -959,7 +997,7 @@ fn run_sequence(start: f64, ops: &[Op]) -> Result<(), TestCaseError> {
         let want = model.apply(&req);
         let got = run_api(&api, &req);
         prop_assert_eq!(&got, &want, "step {}: {:?} (Rust API)", i, req);
-        let got = run_api(&shared, &req);
+        let got = run_in_a_group(&shared, &req);
         prop_assert_eq!(&got, &want, "step {}: {:?} (shared store)", i, req);
         let line = request_line(&req);
         let response = respond(&mut proto, &line).to_json();

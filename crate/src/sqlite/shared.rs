@@ -6,8 +6,9 @@
 //! takes everything pending, runs it as one [`Group`] (one transaction, a savepoint per
 //! operation, in queue order), commits once, hands every answer out, and gives up the lead.
 //! Callers that queued meanwhile wait on a condition variable; the first of them to wake leads
-//! the next group. A lone caller therefore leads a group of one and commits at once: nothing
-//! ever waits for company.
+//! the next group. A lone caller finds only its own operation and runs it as a plain store
+//! would (its own `BEGIN IMMEDIATE` and commit, no group around it): nothing ever waits for
+//! company, and a lone operation costs what it costs on a [`LeaseStore`].
 //!
 //! Answers are handed out only after the commit that makes them durable. When the commit fails
 //! (or SQLite rolls the group's transaction back under an operation), every operation of the
@@ -94,9 +95,14 @@ struct Queue {
 
 /// A queued operation: run in the group, then settled once the group's fate is known.
 trait Pending: Send {
-    /// Runs the operation in its own savepoint and keeps its answer. `Err` means the group's
-    /// transaction is lost (SQLite rolled it back under the operation).
+    /// Runs the operation in the group (in the savepoint its own write opens) and keeps its
+    /// answer. `Err` means the group's transaction is lost (SQLite rolled it back under the
+    /// operation).
     fn run(&mut self, store: &LeaseStore, group: &Group<'_>) -> Result<()>;
+
+    /// Runs the operation alone, as on a plain store (its own `BEGIN IMMEDIATE` and commit),
+    /// and keeps its answer.
+    fn run_alone(&mut self, store: &LeaseStore);
 
     /// Hands the answer to the waiting caller: the kept one when the group committed
     /// (`failure` is `None`), else the group's error.
@@ -121,8 +127,14 @@ where
         let Some(work) = self.work.take() else {
             return Ok(());
         };
-        self.answer = Some(group.run(|| in_savepoint(store, self.name, work))?);
+        self.answer = Some(group.run(|| work(store))?);
         Ok(())
+    }
+
+    fn run_alone(&mut self, store: &LeaseStore) {
+        if let Some(work) = self.work.take() {
+            self.answer = Some(work(store));
+        }
     }
 
     fn settle(self: Box<Self>, failure: Option<Error>) {
@@ -137,8 +149,9 @@ where
     }
 }
 
-/// Runs `work` in a savepoint of its own: its error undoes everything it wrote (an operation of
-/// several statements, like `claim_many`, included) and leaves its neighbours' writes alone.
+/// Runs `work`, an operation of several writes (`claim_many`, `init`), in one write of its own
+/// (a savepoint in a group): its error undoes everything it wrote and leaves its neighbours'
+/// writes alone. Every other operation of the store already opens exactly one write.
 fn in_savepoint<T>(
     store: &LeaseStore,
     name: &'static str,
@@ -317,46 +330,57 @@ impl SharedStore {
             let batch = std::mem::take(&mut queue.pending);
             drop(queue);
             // Its own answer is in `slot` now, settled like everyone else's.
-            let _led: Result<()> = self.lead(batch, |_, _| Ok(Ok(())));
+            let _led = self.lead(batch, None::<fn(&LeaseStore) -> Result<()>>);
             queue = lock(&self.shared.queue);
         }
     }
 
-    /// Runs `batch` as one group and then `own` (the leader's own operation, which may borrow
-    /// from the caller), commits, and settles every operation. `own`'s answer is returned once
-    /// the commit made it durable. `own` returns `Err` when the group is lost, as
-    /// [`Group::run`] does.
+    /// Runs `batch` and then `own` (the leader's own operation, which may borrow from the
+    /// caller) as one group, each in its savepoint, commits, and settles every operation; `own`'s
+    /// answer once the commit made it durable. A lone operation runs as on a plain store, with no
+    /// group around it: the same statements, the same commit.
     fn lead<T>(
         &self,
         batch: Vec<Box<dyn Pending>>,
-        own: impl FnOnce(&LeaseStore, &Group<'_>) -> Result<Result<T>>,
-    ) -> Result<T> {
+        own: Option<impl FnOnce(&LeaseStore) -> Result<T>>,
+    ) -> Option<Result<T>> {
         let mut lead = Lead {
             shared: &self.shared,
             batch,
         };
         let writer = lock(&self.shared.writer);
-        let group = match Group::begin(&writer.conn, GROUP) {
-            Ok(group) => group,
-            Err(error) => {
-                lead.settle(Some(&error));
-                return Err(error);
+        match (lead.batch.len(), own) {
+            (0, Some(own)) => Some(own(&writer)),
+            (1, None) => {
+                lead.batch[0].run_alone(&writer);
+                lead.settle(None);
+                None
             }
-        };
-        let ran = lead
-            .batch
-            .iter_mut()
-            .try_for_each(|op| op.run(&writer, &group))
-            .and_then(|()| own(&writer, &group));
-        let own_answer = match ran.and_then(|answer| group.commit().map(|()| answer)) {
-            Ok(answer) => answer,
-            Err(error) => {
-                lead.settle(Some(&error));
-                return Err(error);
+            (_, own) => {
+                let group = match Group::begin(&writer.conn, GROUP) {
+                    Ok(group) => group,
+                    Err(error) => {
+                        lead.settle(Some(&error));
+                        return own.map(|_| Err(error));
+                    }
+                };
+                let ran = lead
+                    .batch
+                    .iter_mut()
+                    .try_for_each(|op| op.run(&writer, &group))
+                    .and_then(|()| own.map(|own| group.run(|| own(&writer))).transpose());
+                match ran.and_then(|answer| group.commit().map(|()| answer)) {
+                    Ok(answer) => {
+                        lead.settle(None);
+                        answer
+                    }
+                    Err(error) => {
+                        lead.settle(Some(&error));
+                        Some(Err(error))
+                    }
+                }
             }
-        };
-        lead.settle(None);
-        own_answer
+        }
     }
 
     /// Waits for the lead, then runs `own` (which borrows from the caller, so it cannot be
@@ -380,8 +404,10 @@ impl SharedStore {
         queue.leader = Some(std::thread::current().id());
         let batch = std::mem::take(&mut queue.pending);
         drop(queue);
-        self.lead(batch, |store, group| {
-            group.run(|| in_savepoint(store, name, own))
+        self.lead(batch, Some(own)).unwrap_or_else(|| {
+            Err(Error::Internal {
+                message: format!("{name} was not run in the group it led"),
+            })
         })
     }
 }
@@ -414,7 +440,9 @@ impl fmt::Debug for SharedStore {
 /// queued operation, as it runs on the leader's thread.
 impl Leases for SharedStore {
     fn init(&self) -> Result<()> {
-        self.call("init", |store| store.init())
+        self.call("init", |store| {
+            in_savepoint(store, "init", LeaseStore::init)
+        })
     }
 
     fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
@@ -536,10 +564,12 @@ impl Leases for SharedStore {
         let job = job.to_owned();
         let owners: Vec<String> = owners.iter().map(|owner| (*owner).to_owned()).collect();
         self.call("claim_many", move |store| {
-            owners
-                .iter()
-                .map(|owner| store.claim_within(&job, owner, window))
-                .collect()
+            in_savepoint(store, "claim_many", |store| {
+                owners
+                    .iter()
+                    .map(|owner| store.claim_within(&job, owner, window))
+                    .collect()
+            })
         })
     }
 
