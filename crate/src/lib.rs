@@ -25,7 +25,9 @@
 //! [`Leases`] is the contract as a trait, implemented by [`LeaseStore`] (SQLite) and, with the
 //! `postgres` feature (on by default, native only), by `PgStore` on a PostgreSQL server; `open`
 //! picks the backend from its argument (a file path, or a `postgres://` URL). The contract itself
-//! is stated in `docs/contract.md`; the layout of the source is in `src/README.md`.
+//! is stated in `docs/contract.md`; the layout of the source is in `src/README.md`. Natively,
+//! `SharedStore` is one SQLite file shared by many threads of a process, their operations
+//! committed together (one sync for many).
 //!
 //! Limits: the clock is the caller's (`now` is passed in; callers sharing a database must agree
 //! on it). A fence protects writes to *this* store only: any other system a worker writes to must
@@ -83,6 +85,7 @@ pub use sqlite::{FencedTx, LeaseStore};
 pub use {
     open::{open, open_with},
     rules::MAX_CLAIM_MANY_OWNERS,
+    sqlite::SharedStore,
 };
 
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]

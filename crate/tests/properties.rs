@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 
 use leasefence::protocol::{respond, Backend};
-use leasefence::{ClaimedJob, Error, Fence, JobState, Lease, LeaseStore, Outcome, Reason};
+use leasefence::{
+    ClaimedJob, Error, Fence, JobState, Lease, LeaseStore, Leases, Outcome, Reason, SharedStore,
+};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
@@ -409,7 +411,7 @@ fn outcome_ans<T>(outcome: Outcome<T>, granted: impl FnOnce(T) -> Value, refused
     }
 }
 
-fn run_api(store: &LeaseStore, req: &Req) -> Ans {
+fn run_api(store: &dyn Leases, req: &Req) -> Ans {
     match req {
         Req::Enqueue {
             job,
@@ -511,6 +513,43 @@ fn run_api(store: &LeaseStore, req: &Req) -> Ans {
             })
         }
     }
+}
+
+/// `req` on the shared store in a group of two: while a fenced write (on a job that does not
+/// exist, so it changes nothing) holds the lead, `req` is queued and then a read of every job;
+/// both then run in the next group, in that order, `req` in its savepoint. Its answer must be
+/// the one it gets alone.
+fn run_in_a_group(shared: &SharedStore, req: &Req) -> Ans {
+    use std::sync::mpsc;
+    let wait_for_pending = |count: usize| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while shared.pending() < count {
+            assert!(std::time::Instant::now() < deadline, "{req:?} never queued");
+            std::thread::yield_now();
+        }
+    };
+    let (release, wait) = mpsc::channel::<()>();
+    let (started, running) = mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        let holder = scope.spawn(move || {
+            let nobody = Lease::new("not a job of the model", "holder", 1);
+            shared.fenced_with(&nobody, 0.0, leasefence::Finish::KeepLease, &mut |_tx| {
+                started.send(()).unwrap();
+                wait.recv().unwrap();
+                Ok(())
+            })
+        });
+        running.recv().unwrap();
+        let answer = scope.spawn(|| run_api(shared, req));
+        wait_for_pending(1);
+        let neighbour = scope.spawn(|| shared.jobs());
+        wait_for_pending(2);
+        release.send(()).unwrap();
+        let held = holder.join().unwrap().unwrap();
+        assert_eq!(held.reason(), Some(&Reason::NotFound));
+        neighbour.join().unwrap().unwrap();
+        answer.join().unwrap()
+    })
 }
 
 /// A JSON number token for `x`, with the three non-JSON tokens the protocol accepts.
@@ -949,12 +988,17 @@ fn run_sequence(start: f64, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut model = Model::default();
     let api = LeaseStore::open_in_memory().unwrap();
     let mut proto = Memory(LeaseStore::open_in_memory().unwrap());
+    // The group commit's store, on a connection of its own: answers as a plain store's, each
+    // step in a group with a neighbour.
+    let shared = SharedStore::new(LeaseStore::open_in_memory().unwrap());
     let mut now = start;
     for (i, op) in ops.iter().enumerate() {
         let req = resolve(op, &model, &mut now);
         let want = model.apply(&req);
         let got = run_api(&api, &req);
         prop_assert_eq!(&got, &want, "step {}: {:?} (Rust API)", i, req);
+        let got = run_in_a_group(&shared, &req);
+        prop_assert_eq!(&got, &want, "step {}: {:?} (shared store)", i, req);
         let line = request_line(&req);
         let response = respond(&mut proto, &line).to_json();
         check_protocol(&line, &response, &want)?;
@@ -963,6 +1007,13 @@ fn run_sequence(start: f64, ops: &[Op]) -> Result<(), TestCaseError> {
             api.jobs().unwrap(),
             table.clone(),
             "step {}: table after {:?} (Rust API)",
+            i,
+            req
+        );
+        prop_assert_eq!(
+            shared.jobs().unwrap(),
+            table.clone(),
+            "step {}: table after {:?} (shared store)",
             i,
             req
         );
@@ -990,6 +1041,12 @@ fn run_sequence(start: f64, ops: &[Op]) -> Result<(), TestCaseError> {
             "final state of {}",
             job
         );
+        prop_assert_eq!(
+            shared.state(job).unwrap(),
+            want.clone(),
+            "final state of {} (shared store)",
+            job
+        );
         prop_assert_eq!(proto.0.state(job).unwrap(), want, "final state of {}", job);
         let inspect = Req::Inspect { job: job.into() };
         let want = Ans::Value(model.inspect_json(job), None);
@@ -997,6 +1054,12 @@ fn run_sequence(start: f64, ops: &[Op]) -> Result<(), TestCaseError> {
             run_api(&api, &inspect),
             want.clone(),
             "final inspect of {}",
+            job
+        );
+        prop_assert_eq!(
+            run_api(&shared, &inspect),
+            want.clone(),
+            "final inspect of {} (shared store)",
             job
         );
         prop_assert_eq!(

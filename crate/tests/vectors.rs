@@ -7,7 +7,7 @@
 mod support;
 
 use leasefence::protocol::{Backend, TargetBackend};
-use leasefence::OpenOptions;
+use leasefence::{Error, LeaseStore, Leases, OpenOptions, SharedStore};
 use serde_json::Value;
 use support::vectors::{check_step, run_all};
 
@@ -23,6 +23,40 @@ fn every_vector_passes_through_the_protocol() {
     assert!(
         failures.is_empty(),
         "{} vector(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(steps > 100, "only {steps} steps ran");
+}
+
+/// The protocol's requests on a [`SharedStore`]: every vector through its group commit.
+struct Shared(SharedStore);
+
+impl Backend for Shared {
+    fn store(&mut self) -> leasefence::Result<&LeaseStore> {
+        Err(Error::InvalidArgument {
+            argument: "store",
+            message: "a shared store lends out no LeaseStore; use Backend::leases".into(),
+        })
+    }
+
+    fn leases(&mut self) -> leasefence::Result<&dyn Leases> {
+        Ok(&self.0)
+    }
+}
+
+#[test]
+fn every_vector_passes_through_a_shared_store() {
+    let mut dirs = Vec::new();
+    let (failures, steps) = run_all(|_| {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SharedStore::open(dir.path().join("vector.db")).unwrap();
+        dirs.push(dir);
+        Box::new(Shared(store)) as Box<dyn Backend>
+    });
+    assert!(
+        failures.is_empty(),
+        "{} vector(s) failed on a shared store:\n{}",
         failures.len(),
         failures.join("\n")
     );

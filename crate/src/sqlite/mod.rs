@@ -11,7 +11,9 @@
 //! - `batch.rs`: the batch operations, each one `Group`;
 //! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
 //! - `fenced/`: fenced writes, the caller's statements under SQLite's authorizer;
-//! - `file.rs`, `claim_many.rs`: native only.
+//! - `shared.rs`: [`SharedStore`], one writer for many threads, their operations committed
+//!   together (group commit);
+//! - `file.rs`, `claim_many.rs`, `shared.rs`: native only.
 
 mod batch;
 #[cfg(not(target_arch = "wasm32"))]
@@ -24,6 +26,8 @@ mod lifecycle;
 mod ops;
 mod schema;
 mod setup;
+#[cfg(not(target_arch = "wasm32"))]
+mod shared;
 mod store;
 pub(crate) mod write_tx;
 
@@ -36,4 +40,6 @@ pub(crate) use fenced::{run_protected, Protected, Refusal};
 pub(crate) use file::refuse_non_file;
 #[cfg(target_arch = "wasm32")]
 pub(crate) use ops::immediate as immediate_tx;
+#[cfg(not(target_arch = "wasm32"))]
+pub use shared::SharedStore;
 pub use store::LeaseStore;

@@ -117,6 +117,9 @@ struct State {
     calls: [u64; 4],
     /// Every failure returned, in order.
     fired: Vec<(Kind, c_int)>,
+    /// How long each sync of the root's files takes at least: a disk's flush, on a file system
+    /// (tmpfs, a cache) whose syncs cost nothing.
+    sync_delay: Option<std::time::Duration>,
 }
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| Mutex::new(State::default()));
@@ -219,6 +222,13 @@ pub fn take_fired() -> Vec<(Kind, c_int)> {
 /// Calls of each kind since registration: read, write, sync, truncate.
 pub fn calls() -> [u64; 4] {
     state().calls
+}
+
+/// Makes every later sync of the root's files take at least `delay` (until the next
+/// [`register`]): a disk's flush time, so that timing-dependent behaviour (commits grouped while
+/// one syncs) does not depend on the machine's file system.
+pub fn set_sync_delay(delay: std::time::Duration) {
+    state().sync_delay = Some(delay);
 }
 
 /// Mutating calls since registration (the unit of [`cut_power_at`]).
@@ -615,6 +625,13 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_in
 unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     let real = real_of(file);
     let id = id_of(file);
+    if id != 0 {
+        // Outside the model's lock: other files' calls go on, as on a disk.
+        let delay = state().sync_delay;
+        if let Some(delay) = delay {
+            std::thread::sleep(delay);
+        }
+    }
     let mut s = state();
     if id != 0 {
         s.event();

@@ -8,6 +8,8 @@ pub mod cli_bin;
 #[allow(dead_code)]
 pub mod fault_vfs;
 #[allow(dead_code)]
+pub mod jobs;
+#[allow(dead_code)]
 pub mod lease_value;
 #[allow(dead_code)]
 #[cfg(feature = "postgres")]
