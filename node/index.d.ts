@@ -382,6 +382,12 @@ export interface JobWorkerOptions {
    * the clock is the system's (`clock` may not be given).
    */
   heartbeat?: 'loop' | 'thread';
+  /**
+   * Handlers running at once (1 to 1024, default 1), each with its own lease and signal under the
+   * worker's one owner. Above 1 the store calls go through `store.grouped`: the claims that fill
+   * free slots, the renews due together and the completions of one turn share one transaction.
+   */
+  concurrency?: number;
 }
 
 /**

@@ -310,6 +310,7 @@ export async function worker(s: LeaseStore): Promise<void> {
   };
   const wk = new JobWorker(s, options);
   new JobWorker(s, { ttl: 30, heartbeat: 'thread', backoff: exponentialBackoff({ max: 10 }) });
+  new JobWorker(s, { ttl: 30, concurrency: 64 });
   new JobWorker(s, { ttl: 30, backoff: (attempt: number, error: unknown) => (error instanceof Error ? attempt : 1) });
   exact<string>()(wk.owner);
   const stats = exact<WorkerStats>()(wk.stats);
