@@ -5,8 +5,8 @@
 #
 # Environment:
 #   BENCH_REPEATS=5        repeats of every measurement
-#   BENCH_ONLY=native,...  run only some sections (native contention scale node browser size postgres
-#                          peers); the report then goes to target/bench/report, not docs/bench
+#   BENCH_ONLY=native,...  run only some sections (native contention processes scale node browser
+#                          size postgres peers); the report then goes to target/bench/report, not docs/bench
 #   BENCH_PEERS_JOBS=N     jobs per peers run (default 300; 50 in the quick mode, BENCH_ONLY=peers,
 #                          about 7 minutes here with its installs checked and its profile)
 #   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; its own, as it is the
@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 repeats=${BENCH_REPEATS:-5}
-only=${BENCH_ONLY:-native,contention,scale,node,browser,size,postgres,peers}
+only=${BENCH_ONLY:-native,contention,processes,scale,node,browser,size,postgres,peers}
 # Databases live on the repository's disk (a real fsync), never on a tmpfs.
 tmp=target/bench-tmp
 out=target/bench
@@ -67,6 +67,16 @@ if wants contention; then
   step "2. contention: threads on claim_next + complete (store and floor); claim_many with 64 owners"
   "$bin" contention --dir "$tmp" --repeats "$repeats" --cycles 300 --threads 1,2,4,8,16,64 \
     --cases store,floor,store-short-sleeps >>"$results"
+fi
+if wants processes; then
+  step "2b. processes: W processes drain one WAL file, SQLite's blocking WAL locks on and off"
+  # Blocking locks need SQLite built with SQLITE_ENABLE_SETLK_TIMEOUT, which the shipped builds
+  # leave out (docs/decisions/blocking-locks.md): this section's binary is built with it, apart.
+  LIBSQLITE3_FLAGS="-DSQLITE_ENABLE_SETLK_TIMEOUT=1" CARGO_TARGET_DIR=target/setlk \
+    cargo build -q --release -p leasefence-bench
+  # Three repeats at most: at 256 processes one drain can take minutes.
+  target/setlk/release/leasefence-bench processes --dir "$tmp" --repeats "$(( repeats < 3 ? repeats : 3 ))" --jobs 600 \
+    --workers 1,8,64,256 --cases blocking,sleeping >>"$results"
 fi
 if wants scale; then
   step "3. scale: claim_next and claim at 1,000, 100,000 and 1,000,000 jobs"

@@ -9,6 +9,8 @@
 //! leasefence-bench native     --dir D [--repeats 5] [--cycles 400] [--seed-cycles 150]
 //!                             [--python python3] [--seed-bench bench/python/seed_bench.py]
 //! leasefence-bench contention --dir D [--repeats 5] [--cycles 400] [--threads 1,2,4,8,16,64]
+//! leasefence-bench processes --dir D [--repeats 3] [--jobs 600] [--workers 1,8,64,256]
+//!                             [--cases blocking,sleeping]
 //! leasefence-bench scale      --dir D [--repeats 5] [--ops 100] [--sizes 1000,100000,1000000]
 //! leasefence-bench profile    --dir D --case store|floor|seed|open [--cycles 200]
 //! ```
@@ -23,6 +25,8 @@ use std::time::{Duration, Instant};
 use leasefence::{seed, LeaseStore};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
+
+mod processes;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -41,10 +45,12 @@ fn main() {
     let run = match suite.as_str() {
         "native" => native(&opts),
         "contention" => contention(&opts),
+        "processes" => processes::processes(&opts),
+        "worker" => processes::worker(&opts),
         "scale" => scale(&opts),
         "profile" => profile(&opts),
         _ => fail(
-            "usage: leasefence-bench native|contention|scale|profile --dir DIR [--repeats N] ...",
+            "usage: leasefence-bench native|contention|processes|scale|profile --dir DIR [--repeats N] ...",
         ),
     };
     if let Err(err) = run {

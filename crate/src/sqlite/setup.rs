@@ -79,7 +79,9 @@ impl LeaseStore {
 }
 
 /// One busy handler per connection: natively our patient one, in wasm SQLite's own (no
-/// monotonic clock there to bound the wait with).
+/// monotonic clock there to bound the wait with). It is the only way a connection waits: SQLite's
+/// blocking WAL locks are left out of the build, as on Linux they never block and lost under
+/// contention (docs/decisions/blocking-locks.md).
 fn set_busy_handler(conn: &mut Connection, timeout: std::time::Duration) -> Result<()> {
     #[cfg(not(target_arch = "wasm32"))]
     conn.busy_handler(Some(patient_busy_handler(timeout)))
@@ -191,6 +193,20 @@ mod tests {
             .connection()
             .query_row("PRAGMA synchronous", [], |row| row.get(0))
             .unwrap()
+    }
+
+    /// Blocking WAL locks stay off (docs/decisions/blocking-locks.md): a build that compiles
+    /// them in must be measured again first.
+    #[test]
+    fn bundled_sqlite_has_no_blocking_wal_locks() {
+        // SAFETY: a NUL-terminated option name; the call only reads it.
+        let used =
+            unsafe { rusqlite::ffi::sqlite3_compileoption_used(c"ENABLE_SETLK_TIMEOUT".as_ptr()) };
+        assert_eq!(
+            used, 0,
+            "SQLite is built with SQLITE_ENABLE_SETLK_TIMEOUT (LIBSQLITE3_FLAGS?); \
+             see docs/decisions/blocking-locks.md"
+        );
     }
 
     /// `from_connection` sets the connection up as `open` does, for the caller's journal.

@@ -1,0 +1,210 @@
+//! 2b. Processes on one file: W worker processes (this binary, `worker` mode) drain one WAL file
+//! with claim_next + complete, with SQLite's blocking WAL locks on (`sqlite3_setlk_timeout` as
+//! the store sets it) and off (timeout 0: every wait in the busy handler's sleeps). Both cases in
+//! one build, interleaved per repeat, so both see the same machine load. Blocking locks only act
+//! in a build of SQLite with `SQLITE_ENABLE_SETLK_TIMEOUT`; every record says whether this one is.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+use leasefence::LeaseStore;
+use serde_json::{json, Value};
+
+use crate::{
+    emit, fresh, percentile, progress, remove, store_with_jobs, Opts, Result, BUSY, NOW, TTL,
+};
+
+/// Whether the linked SQLite was compiled with `SQLITE_ENABLE_SETLK_TIMEOUT`.
+pub(crate) fn setlk_compiled() -> bool {
+    // SAFETY: a NUL-terminated option name; the call only reads it.
+    unsafe { rusqlite::ffi::sqlite3_compileoption_used(c"ENABLE_SETLK_TIMEOUT".as_ptr()) == 1 }
+}
+
+/// The load average (1, 5, 15 minutes) from /proc/loadavg, where there is one.
+fn load_average() -> Option<Vec<f64>> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace()
+        .take(3)
+        .map(|v| v.parse().ok())
+        .collect()
+}
+
+pub(crate) fn processes(opts: &Opts) -> Result<()> {
+    let dir = opts.dir()?;
+    let repeats = opts.num("repeats", 3)?;
+    let jobs = opts.num("jobs", 600)?;
+    let worker_counts = opts.list("workers", "1,8,64,256")?;
+    let cases: Vec<String> = opts
+        .text("cases", "blocking,sleeping")
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .collect();
+    let compiled = setlk_compiled();
+    for r in 0..repeats {
+        for (k, &workers) in worker_counts.iter().enumerate() {
+            let mut order = cases.clone();
+            order.rotate_left((k + r) % cases.len());
+            for case in &order {
+                if !matches!(case.as_str(), "blocking" | "sleeping") {
+                    return Err(format!("processes: unknown case {case:?}").into());
+                }
+                let path = fresh(&dir, &format!("processes-{case}.db"));
+                drop(store_with_jobs(&path, jobs)?);
+                let load = load_average();
+                let run = drain(&path, workers, case)?;
+                remove(&path);
+                if run.latencies_ms.len() != jobs {
+                    return Err(format!(
+                        "processes: {} cycles done, expected {jobs}",
+                        run.latencies_ms.len()
+                    )
+                    .into());
+                }
+                let rate = jobs as f64 / run.seconds;
+                let (p50, p99) = (
+                    percentile(&run.latencies_ms, 0.5),
+                    percentile(&run.latencies_ms, 0.99),
+                );
+                emit(
+                    json!({"section": "processes", "case": case, "workers": workers,
+                    "repeat": r, "jobs": jobs, "seconds": run.seconds, "rate": rate,
+                    "p50_ms": p50, "p99_ms": p99, "max_ms": run.latencies_ms.last(),
+                    "errors": run.errors, "setlk_compiled": compiled, "loadavg": load}),
+                );
+                progress(
+                    "processes",
+                    r,
+                    repeats,
+                    format!("{case:<8} {workers:>3} processes {rate:>6.0} jobs/s  p50 {p50:.2} ms  p99 {p99:.2} ms  ({} busy errors)", run.errors),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Drained {
+    seconds: f64,
+    latencies_ms: Vec<f64>,
+    errors: u64,
+}
+
+struct Worker {
+    child: Child,
+    output: BufReader<std::process::ChildStdout>,
+}
+
+/// Starts `workers` processes on `path`, waits until every one has opened the store, releases
+/// them at once and collects their cycles. The time runs from the release to the last finish.
+fn drain(path: &Path, workers: usize, case: &str) -> Result<Drained> {
+    let exe = std::env::current_exe()?;
+    let mut started = Vec::with_capacity(workers);
+    for w in 0..workers {
+        let mut child = Command::new(&exe)
+            .args(["worker", "--db"])
+            .arg(path)
+            .args(["--owner", &format!("w{w}"), "--locks", case])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let output = BufReader::new(child.stdout.take().ok_or("worker: no stdout")?);
+        started.push(Worker { child, output });
+    }
+    for worker in &mut started {
+        let mut line = String::new();
+        worker.output.read_line(&mut line)?;
+        if line.trim() != "ready" {
+            return Err(format!("worker did not start: {line:?}").into());
+        }
+    }
+    let start = Instant::now();
+    for worker in &mut started {
+        let stdin = worker.child.stdin.as_mut().ok_or("worker: no stdin")?;
+        stdin.write_all(b"go\n")?;
+        stdin.flush()?;
+    }
+    let mut latencies_ms = Vec::new();
+    let mut errors = 0;
+    let mut seconds: f64 = 0.0;
+    for mut worker in started {
+        let mut line = String::new();
+        worker.output.read_line(&mut line)?;
+        let status = worker.child.wait()?;
+        let report: Value = serde_json::from_str(&line)
+            .map_err(|e| format!("worker ({status}) answered {line:?}: {e}"))?;
+        seconds = seconds.max(report["end_s"].as_f64().ok_or("worker: no end_s")?);
+        errors += report["errors"].as_u64().unwrap_or(0);
+        latencies_ms.extend(
+            report["latencies_ms"]
+                .as_array()
+                .ok_or("worker: no latencies")?
+                .iter()
+                .filter_map(Value::as_f64),
+        );
+    }
+    // Each worker measured its end from its own release, which came at most a few ms after `start`.
+    let seconds = seconds.max(1e-9).min(start.elapsed().as_secs_f64());
+    latencies_ms.sort_by(f64::total_cmp);
+    Ok(Drained {
+        seconds,
+        latencies_ms,
+        errors,
+    })
+}
+
+/// One worker process: opens the store, sets SQLite's lock timeout (the busy timeout for
+/// `--locks blocking`, 0 for `--locks sleeping`), prints
+/// `ready`, waits for a line, then claims and completes until nothing is left; prints one JSON
+/// line with its cycles' latencies and its end, in seconds after its release.
+pub(crate) fn worker(opts: &Opts) -> Result<()> {
+    let db = opts.text("db", "");
+    let owner = opts.text("owner", "w");
+    let store = LeaseStore::open(&db)?;
+    let lock_timeout_ms = match opts.text("locks", "blocking").as_str() {
+        "blocking" => std::ffi::c_int::try_from(BUSY.as_millis())?,
+        "sleeping" => 0,
+        other => return Err(format!("worker: --locks {other:?}: blocking or sleeping").into()),
+    };
+    // After the store's busy handler, which clears it. SAFETY: the store's open connection,
+    // used by this thread alone.
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_setlk_timeout(store.connection().handle(), lock_timeout_ms, 0)
+    };
+    if rc != rusqlite::ffi::SQLITE_OK {
+        return Err(format!("sqlite3_setlk_timeout failed ({rc})").into());
+    }
+    println!("ready");
+    let mut go = String::new();
+    std::io::stdin().lock().read_line(&mut go)?;
+    let released = Instant::now();
+    let mut latencies = Vec::new();
+    let mut errors = 0u64;
+    loop {
+        let began = Instant::now();
+        // A storage error (busy past the timeout) decides nothing: count it and retry.
+        let claimed = match store.claim_next(&owner, NOW, TTL) {
+            Ok(Some(claimed)) => claimed,
+            Ok(None) => break,
+            Err(_) => {
+                errors += 1;
+                continue;
+            }
+        };
+        loop {
+            match store.complete(&claimed.lease(), NOW + 1.0, Some("ok")) {
+                Ok(outcome) if outcome.is_granted() => break,
+                Ok(_) => return Err(format!("complete of {} refused", claimed.job).into()),
+                Err(_) => errors += 1,
+            }
+        }
+        latencies.push(began.elapsed().as_secs_f64() * 1e3);
+    }
+    println!(
+        "{}",
+        json!({"errors": errors, "latencies_ms": latencies,
+            "end_s": released.elapsed().as_secs_f64()})
+    );
+    Ok(())
+}
