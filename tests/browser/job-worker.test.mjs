@@ -118,3 +118,41 @@ test('in the browser a guarded write cannot touch the lease store\'s own tables 
   assert.deepEqual({ owner: out.state.owner, fence: out.state.fence }, { owner: 'A', fence: out.fence });
   assert.equal(out.ok, true);
 });
+
+test('in the browser store.grouped answers each call as if alone, and JobWorker runs `concurrency` handlers at once', async () => {
+  const out = await inPage(async () => {
+    const { LeaseStore } = await import('/store/lease-store.js');
+    const { JobWorker } = await import('/store/job-worker.js');
+    const store = await LeaseStore.open('job-worker-concurrency.db');
+    const added = await Promise.all(Array.from({ length: 30 }, (_, i) => store.grouped.enqueue(`j${i}`, null, String(i))));
+    const twice = await Promise.allSettled([
+      store.grouped.enqueue('j0'),
+      store.grouped.claim('j1', 'me', 0, -1), // a bad argument fails alone
+      store.grouped.withReason.claim('missing', 'me', 0, 5),
+    ]);
+    let running = 0;
+    let most = 0;
+    const handled = [];
+    const worker = new JobWorker(store, { owner: 'tab', ttl: 30, idle: 0.01, concurrency: 5 });
+    const stats = await worker.run(async (job, { payload }) => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      running -= 1;
+      handled.push(job);
+      return `r${payload}`;
+    }, { untilEmpty: true });
+    const results = [];
+    for (let i = 0; i < 30; i++) results.push((await store.state(`j${i}`)).result);
+    await store.close();
+    return {
+      added, most, stats, results, handled: handled.length, distinct: new Set(handled).size,
+      twice: twice.map((s) => (s.status === 'fulfilled' ? s.value : { error: s.reason.code, isLeaseError: s.reason.name === 'LeaseError' })),
+    };
+  });
+  assert.deepEqual(out.added, Array(30).fill(true));
+  assert.deepEqual(out.twice, [false, { error: 'invalid_argument', isLeaseError: true }, { value: null, reason: { code: 'not_found' } }]);
+  assert.equal(out.most, 5);
+  assert.deepEqual([out.handled, out.distinct, out.stats.claimed, out.stats.completed], [30, 30, 30, 30]);
+  assert.deepEqual(out.results, Array.from({ length: 30 }, (_, i) => `r${i}`));
+});
