@@ -261,6 +261,18 @@ mod cases {
         );
         assert_eq!(batch.jobs().unwrap(), single.jobs().unwrap());
         assert_eq!(batch.renew_many(&[], 10.0, 30.0).unwrap(), []);
+        // One lease listed many times, between others: renewed each time, as by as many renews.
+        let mut repeated = vec![leases[0].clone(); 40];
+        repeated.insert(20, leases[1].clone());
+        repeated.push(leases[2].clone());
+        let answers = batch.renew_many(&repeated, 11.0, 30.0).unwrap();
+        let expected: Vec<Outcome<()>> = repeated
+            .iter()
+            .map(|l| single.renew(l, 11.0, 30.0).unwrap())
+            .collect();
+        assert_eq!(answers, expected);
+        assert_eq!(answers.iter().filter(|a| a.is_granted()).count(), 40);
+        assert_eq!(batch.jobs().unwrap(), single.jobs().unwrap());
     }
 
     pub fn complete_many_answers_as_successive_completes(fresh: Fresh) {
@@ -286,6 +298,26 @@ mod cases {
         );
         assert_eq!(batch.jobs().unwrap(), single.jobs().unwrap());
         assert_eq!(batch.complete_many(&[], 2.5).unwrap(), []);
+        // A lease completed three times in one list: the first result stays, the others meet
+        // the job done.
+        let (batch, single) = (fresh(), fresh());
+        let lease = mixed_leases(&*batch).swap_remove(0);
+        mixed_leases(&*single);
+        let thrice: Vec<LeaseCompletion> = ["first", "second", "third"]
+            .iter()
+            .map(|r| LeaseCompletion::new(lease.clone(), Some(r)))
+            .collect();
+        let answers = batch.complete_many(&thrice, 2.5).unwrap();
+        let expected: Vec<Outcome<()>> = thrice
+            .iter()
+            .map(|c| single.complete(&c.lease, 2.5, c.result.as_deref()).unwrap())
+            .collect();
+        assert_eq!(answers, expected);
+        assert_eq!(
+            batch.state(&lease.job).unwrap().unwrap().result.as_deref(),
+            Some("first")
+        );
+        assert_eq!(batch.jobs().unwrap(), single.jobs().unwrap());
     }
 
     pub fn a_bad_list_is_refused_whole_and_changes_nothing(fresh: Fresh) {
