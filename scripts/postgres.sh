@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The PostgreSQL test suite on a throwaway local server. Installs PostgreSQL from Debian's
 # packages if missing, starts a server on 127.0.0.1 on a free port in a temporary data directory,
-# runs `cargo test --test postgres` (and the worker tests' PostgreSQL variants) with these
+# runs `cargo test --test postgres` (and the worker and batch tests' PostgreSQL variants) with these
 # variables exported, and stops the server and
 # removes its directory on exit, whatever happens. Safe to run again: each run has its own server.
 #
@@ -146,8 +146,10 @@ else
   status=0
   # The tests drive the CLI, which is its own package (cli/).
   cargo build -q -p leasefence-cli
-  # The worker runtime's PostgreSQL variants (worker.rs, work_cli.rs) run here too.
+  # The worker runtime's PostgreSQL variants (worker.rs, work_cli.rs) and the batch operations'
+  # (batch_ops.rs, batch_ops_postgres.rs) run here too.
   timeout --kill-after=30s 20m cargo test -p leasefence --test postgres --test worker --test work_cli \
+    --test batch_ops --test batch_ops_postgres \
     -- --ignored --nocapture || status=$?
   [ "$status" -ne 124 ] || say "the PostgreSQL tests did not finish within 20 minutes: a test hangs"
   # The lost-increment proof on PostgreSQL (crate/tests/lost_increments.rs; about a minute).

@@ -53,6 +53,15 @@
 //! plain `claim` of it (one row lock at a time, so waiting claimers cannot deadlock) instead of
 //! answering "nothing claimable", so `None` means there was no claimable job.
 //!
+//! The batch operations (section 10, `batch.rs`, `claim_batch.rs`) are each one transaction,
+//! one statement over the whole list where they can be (`unnest(...) WITH ORDINALITY`).
+//! `claim_next_many` keeps `claim_next`'s rule while it holds the jobs it already claimed: it waits
+//! only for a job inserted after every one it holds, and otherwise rolls back and starts again
+//! with that wait, so waiting claimers still cannot deadlock. No other writer waits for a
+//! claimable row while holding another: `renew_many` and `complete_many` lock only rows whose
+//! lease is live (their `WHERE` fails on a claimable row before any wait), single operations hold
+//! one row at a time, and a fenced write holds only its own job's row.
+//!
 //! Locks are always taken `jobs` row first, then its `leasefence_order` row (by the trigger), so
 //! the operations cannot deadlock one another.
 //!
@@ -80,6 +89,7 @@
 //! # Layout
 //!
 //! - `store.rs`: [`PgStore`], its connect options and the contract's operations ([`Leases`]);
+//! - `batch.rs`, `claim_batch.rs`: the batch operations (section 10);
 //! - `fenced/`: fenced writes, and how writes to the library's tables are refused;
 //! - `session.rs`: one live connection, its set-up and prepared statements, reconnecting;
 //! - `schema.rs`: the check of an existing schema and its creation (`sql/*.sql`);
@@ -87,6 +97,7 @@
 //! - `tls.rs`: libpq's `sslmode` and `sslrootcert` on rustls.
 
 mod batch;
+mod claim_batch;
 mod failure;
 mod fenced;
 mod schema;

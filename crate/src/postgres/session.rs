@@ -38,6 +38,7 @@ pub(super) struct Statements {
     pub(super) claim: Statement,
     pub(super) read_lease: Statement,
     pub(super) claim_next: Statement,
+    /// The first claimable job, locked or not: its id and insertion number.
     pub(super) peek_next: Statement,
     pub(super) renew: Statement,
     pub(super) complete: Statement,
@@ -49,6 +50,11 @@ pub(super) struct Statements {
     pub(super) job_report: Statement,
     pub(super) failures: Statement,
     pub(super) stats: Statement,
+    /// The batch operations (`postgres/batch.rs`).
+    pub(super) enqueue_many: Statement,
+    pub(super) claim_next_many: Statement,
+    pub(super) renew_many: Statement,
+    pub(super) complete_many: Statement,
 }
 
 impl Statements {
@@ -90,7 +96,7 @@ impl Statements {
                 &[T::TEXT, T::FLOAT8, T::FLOAT8],
             )?,
             peek_next: p(
-                "SELECT id FROM leasefence_order WHERE open AND until <= $1 \
+                "SELECT id, seq FROM leasefence_order WHERE open AND until <= $1 \
                  ORDER BY until, seq LIMIT 1",
                 &[T::FLOAT8],
             )?,
@@ -125,6 +131,34 @@ impl Statements {
             job_report: p(include_str!("sql/job_report.sql"), &[T::TEXT])?,
             failures: p(include_str!("sql/failures.sql"), &[T::TEXT])?,
             stats: p(include_str!("sql/stats.sql"), &[T::FLOAT8])?,
+            enqueue_many: p(
+                include_str!("sql/enqueue_many.sql"),
+                &[T::TEXT_ARRAY, T::FLOAT8_ARRAY, T::TEXT_ARRAY],
+            )?,
+            claim_next_many: p(
+                include_str!("sql/claim_next_many.sql"),
+                &[T::TEXT, T::FLOAT8, T::FLOAT8, T::INT8],
+            )?,
+            renew_many: p(
+                include_str!("sql/renew_many.sql"),
+                &[
+                    T::TEXT_ARRAY,
+                    T::TEXT_ARRAY,
+                    T::INT8_ARRAY,
+                    T::FLOAT8,
+                    T::FLOAT8,
+                ],
+            )?,
+            complete_many: p(
+                include_str!("sql/complete_many.sql"),
+                &[
+                    T::TEXT_ARRAY,
+                    T::TEXT_ARRAY,
+                    T::INT8_ARRAY,
+                    T::TEXT_ARRAY,
+                    T::FLOAT8,
+                ],
+            )?,
         })
     }
 }

@@ -27,7 +27,7 @@ use crate::rules::{
 /// How often an operation re-runs its `UPDATE` when the row changed between the refused
 /// `UPDATE` and the read of the reason; each retry means another transaction committed a change
 /// to that very row, so this bound is only reached by a row that never explains itself.
-const MAX_TRIES: usize = 32;
+pub(super) const MAX_TRIES: usize = 32;
 
 /// How many connections `claim_many` opens at most: the owners are spread over them.
 /// PostgreSQL serves 100 connections by default, shared by every worker.
