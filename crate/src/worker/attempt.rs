@@ -44,8 +44,8 @@ impl Worker {
             payload: claimed.payload.clone(),
             token: token.clone(),
         };
-        self.stop.set_running(Some(&token));
-        heartbeat.begin(
+        let tracked = self.stop.track(&token);
+        let beating = heartbeat.begin(
             &job.id,
             job.fence,
             &token,
@@ -53,8 +53,8 @@ impl Worker {
             claimed_at + self.options.renew_interval(),
         );
         let outcome = catch_unwind(AssertUnwindSafe(|| handler(&job)));
-        heartbeat.end();
-        self.stop.set_running(None);
+        heartbeat.end(beating);
+        self.stop.untrack(tracked);
         if let Some(reason) = token.reason() {
             // The result is thrown away: the lease is gone, or the worker is being interrupted.
             if reason == CancelReason::Stopping {
