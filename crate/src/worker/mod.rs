@@ -64,6 +64,7 @@
 mod attempt;
 mod backoff;
 mod clock;
+mod concurrent;
 mod counters;
 mod handler;
 mod heartbeat;
@@ -76,7 +77,7 @@ pub use backoff::Backoff;
 pub use clock::{wall_clock, ManualClock};
 pub use counters::Counters;
 pub use handler::{Completion, CompletionResult, HandlerResult, Job};
-pub use options::{Liveness, WorkerOptions};
+pub use options::{Liveness, WorkerOptions, MAX_CONCURRENCY};
 pub use runner::{Opener, Worker};
 pub use stop::StopHandle;
 pub use token::{CancelReason, CancelToken, Cancelled};

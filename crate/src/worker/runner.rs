@@ -197,22 +197,8 @@ impl Worker {
     where
         H: FnMut(&Job) -> CompletionResult,
     {
-        let heartbeat_store = (self.opener)()?;
-        let heartbeat = Heartbeat::start(
-            heartbeat_store,
-            Settings {
-                owner: self.options.owner.clone(),
-                ttl: self.options.ttl,
-                every: self.options.renew_interval(),
-                liveness: self.options.liveness,
-                clock: Arc::clone(&self.options.clock),
-                counters: Arc::clone(&self.counters),
-                recheck: self.options.recheck,
-            },
-        )
-        .map_err(|err| Error::Internal {
-            message: format!("cannot start the heartbeat thread: {err}"),
-        })?;
+        self.refuse_concurrency()?;
+        let heartbeat = self.start_heartbeat()?;
         while !self.stop.is_stopping() {
             let now = self.now();
             let claimed = match self
@@ -242,12 +228,49 @@ impl Worker {
         Ok(self.counters())
     }
 
+    /// The heartbeat thread of one run, on a connection of its own.
+    pub(super) fn start_heartbeat(&self) -> Result<Heartbeat> {
+        let heartbeat_store = (self.opener)()?;
+        Heartbeat::start(
+            heartbeat_store,
+            Settings {
+                owner: self.options.owner.clone(),
+                ttl: self.options.ttl,
+                every: self.options.renew_interval(),
+                liveness: self.options.liveness,
+                clock: Arc::clone(&self.options.clock),
+                counters: Arc::clone(&self.counters),
+                recheck: self.options.recheck,
+            },
+        )
+        .map_err(|err| Error::Internal {
+            message: format!("cannot start the heartbeat thread: {err}"),
+        })
+    }
+
+    /// `run` and `run_fenced` call their handler from one thread: a concurrency above 1 needs a
+    /// handler that may be called from several at once.
+    fn refuse_concurrency(&self) -> Result<()> {
+        if self.options.concurrency == 1 {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "concurrency",
+            format!(
+                "this worker runs {} handlers at once, so its handler is called from several \
+                 threads: give it to Worker::run_concurrent or Worker::run_fenced_concurrent (a \
+                 handler that is Fn + Sync), or set concurrency(1)",
+                self.options.concurrency
+            ),
+        ))
+    }
+
     pub(super) fn now(&self) -> f64 {
         (self.options.clock)()
     }
 
     /// Waits the idle interval on the worker's clock, or until a stop is asked for.
-    fn idle(&self) {
+    pub(super) fn idle(&self) {
         let until = self.now() + self.options.idle_poll.as_secs_f64();
         loop {
             let left = until - self.now();
