@@ -94,6 +94,20 @@ fn wait_for_file(path: &Path, within: Duration) -> String {
     }
 }
 
+/// Kills the processes a failed test would leave behind (the first `work`, the stopped command).
+struct KillOnDrop(Vec<libc::pid_t>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            for &pid in &self.0 {
+                // SAFETY: kill(2) on processes this test started.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
 #[test]
 fn of_four_commands_at_once_the_sigstopped_ones_job_alone_is_lost_and_taken_over() {
     let dir = tempfile::tempdir().unwrap();
@@ -123,11 +137,13 @@ fn of_four_commands_at_once_the_sigstopped_ones_job_alone_is_lost_and_taken_over
     )
     .spawn()
     .unwrap();
+    let mut leftovers = KillOnDrop(vec![first.id() as libc::pid_t]);
     let victim: libc::pid_t =
         wait_for_file(&dir.path().join("victim.pid"), Duration::from_secs(20))
             .trim()
             .parse()
             .unwrap();
+    leftovers.0.push(victim);
     wait_for(
         &store,
         Duration::from_secs(20),
