@@ -174,12 +174,15 @@ impl Worker {
                 {
                     Ok(batch) => {
                         found_nothing = batch.is_empty();
-                        if batch.len() < free {
-                            claim_at = now + idle_poll;
-                        }
+                        let short = batch.len() < free;
                         for claimed in batch {
                             self.counters.add(&self.counters.claimed);
                             self.start(pool, claimed, now)?;
+                        }
+                        // A short batch whose jobs all ended at once (poison jobs made dead)
+                        // leaves nothing to wait for: claim again at once.
+                        if short && (found_nothing || !pool.running.is_empty()) {
+                            claim_at = now + idle_poll;
                         }
                     }
                     Err(err) if err.is_retryable() => {

@@ -23,7 +23,9 @@ use crate::options::OpenOptions;
 /// ```
 pub type Opener = Box<dyn Fn() -> Result<Box<dyn Leases>> + Send>;
 
-/// A worker: claims jobs one at a time and runs a handler on each (see the [module docs](super)).
+/// A worker: claims jobs and runs a handler on each, one at a time or (with
+/// [`WorkerOptions::concurrency`](super::WorkerOptions::concurrency)) several at once (see the
+/// [module docs](super)).
 pub struct Worker {
     pub(super) store: Box<dyn Leases>,
     opener: Opener,
@@ -143,7 +145,9 @@ impl Worker {
     /// Claims and runs jobs until stopped (or, with `until_empty`, until nothing is claimable),
     /// and answers the counts of everything it did (across runs). A storage error that retrying
     /// cannot cure (not busy, not a lost connection) ends the run with that error; a busy
-    /// database is waited out.
+    /// database is waited out. One handler at a time: with a
+    /// [`concurrency`](super::WorkerOptions::concurrency) above 1 it answers
+    /// [`Error::InvalidArgument`] and claims nothing; use [`run_concurrent`](Self::run_concurrent).
     ///
     /// ```
     /// use leasefence::worker::{Worker, WorkerOptions};
