@@ -175,7 +175,13 @@ fn enqueue(db: &Path, jobs: usize) -> Vec<String> {
         .iter()
         .map(|id| NewJob::new(id.clone()).payload(id.clone()))
         .collect();
-    assert!(store.enqueue_many(&new).unwrap().iter().all(|&added| added));
+    for chunk in new.chunks(leasefence::MAX_BATCH) {
+        assert!(store
+            .enqueue_many(chunk)
+            .unwrap()
+            .iter()
+            .all(|&added| added));
+    }
     ids
 }
 
@@ -487,4 +493,39 @@ fn a_concurrency_out_of_range_or_given_to_a_single_thread_handler_is_refused() {
     assert!(err.to_string().contains("run_concurrent"), "{err}");
     let state = worker.store().state("job-000").unwrap().unwrap();
     assert_eq!((state.fence, state.done), (0, false), "nothing was claimed");
+}
+
+/// Not a test: jobs per second drained by one worker with a trivial handler at concurrency 1, 8
+/// and 64 (`LEASEFENCE_MEASURE_JOBS` jobs, default 2000). Run on a quiet machine:
+/// `cargo test --release -p leasefence --test worker_concurrency -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: run it by hand on a quiet machine"]
+fn measure_jobs_per_second_by_concurrency() {
+    let jobs: usize = std::env::var("LEASEFENCE_MEASURE_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    for concurrency in [1, 8, 64] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("q.db");
+        enqueue(&db, jobs);
+        let (runner, heartbeat) = (Arc::default(), Arc::default());
+        let options = WorkerOptions::new("w")
+            .concurrency(concurrency)
+            .until_empty(true);
+        let mut worker = counted_worker(&db, options, &runner, &heartbeat);
+        let start = Instant::now();
+        let counts = worker
+            .run_concurrent(|job| Ok(job.payload.clone()))
+            .unwrap();
+        let took = start.elapsed().as_secs_f64();
+        assert_eq!(counts.completed as usize, jobs);
+        let claims = runner.of("claim_next_many").0 + runner.of("claim_next").0;
+        let writes = runner.of("complete_many").0 + runner.of("complete").0;
+        eprintln!(
+            "concurrency {concurrency:>2}: {jobs} jobs in {took:.2} s = {:.0} jobs/s \
+             ({claims} claim and {writes} complete transactions)",
+            jobs as f64 / took
+        );
+    }
 }
