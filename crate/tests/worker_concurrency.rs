@@ -474,6 +474,49 @@ fn interrupt_cancels_every_running_handler_and_releases_their_leases() {
 }
 
 #[test]
+fn a_graceful_stop_lets_every_running_handler_finish_and_writes_their_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let ids = enqueue(&db, 8);
+    let options = WorkerOptions::new("w").concurrency(4);
+    let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), options).unwrap();
+    let stop = worker.stop_handle();
+    let started = AtomicUsize::new(0);
+    let counts = thread::scope(|scope| {
+        scope.spawn(|| {
+            let start = Instant::now();
+            while started.load(Ordering::SeqCst) < 4 {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "handlers never started"
+                );
+                thread::sleep(Duration::from_millis(2));
+            }
+            stop.stop();
+        });
+        worker
+            .run_concurrent(|job| {
+                started.fetch_add(1, Ordering::SeqCst);
+                // Still running when the stop is asked for.
+                assert!(!job.token.wait_timeout(Duration::from_millis(300)));
+                Ok(Some("finished".into()))
+            })
+            .unwrap()
+    });
+    assert_eq!((counts.claimed, counts.completed), (4, 4), "{counts:?}");
+    let store = LeaseStore::open(&db).unwrap();
+    let done = ids
+        .iter()
+        .filter(|id| store.state(id).unwrap().unwrap().done)
+        .count();
+    let untouched = ids
+        .iter()
+        .filter(|id| store.state(id).unwrap().unwrap().fence == 0)
+        .count();
+    assert_eq!((done, untouched), (4, 4));
+}
+
+#[test]
 fn a_concurrency_out_of_range_or_given_to_a_single_thread_handler_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
