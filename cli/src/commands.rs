@@ -206,6 +206,11 @@ pub(crate) enum Command {
     /// gets SIGTERM, then SIGKILL after --grace seconds, and its exit never completes the
     /// job. SIGINT or SIGTERM to `work` stops it the same way and releases the lease.
     ///
+    /// With --concurrency N, up to N commands run at once, each on a job of its own with its
+    /// own lease: the jobs are claimed together as slots free up, their leases renewed
+    /// together, and the completions that finish together written in one transaction. A lost
+    /// lease terminates its own command only.
+    ///
     /// At exit, prints its counters as one JSON line: {"claimed", "completed", "failed"
     /// (failures with a retry), "dead", "leases_lost", "stale_writes_refused",
     /// "renewals"}. `leasefence stats` counts the jobs by state. Exit status: 0 when

@@ -1,5 +1,5 @@
 //! `leasefence work -- CMD [ARGS...]`: the worker runtime (docs/contract.md section 9) with a
-//! command as the handler, run once per claimed job.
+//! command as the handler, run once per claimed job; `--concurrency N` runs up to N at once.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -55,6 +55,9 @@ pub struct WorkArgs {
     /// Seconds between looks when nothing is claimable.
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub idle: f64,
+    /// How many commands run at once (1 to 1024), each on a job of its own.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub concurrency: usize,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -143,6 +146,7 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
         .ttl(args.ttl)
         .max_attempts(args.max_attempts)
         .until_empty(args.until_empty)
+        .concurrency(args.concurrency)
         .idle_poll(Duration::from_secs_f64(args.idle))
         .backoff(
             Backoff::exponential(
@@ -176,7 +180,8 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
     }
     let grace = Duration::from_secs_f64(args.grace);
     let db_text = db.as_os_str().to_owned();
-    let answer = worker.run(|job| run_command(&args.command, &db_text, &owner, job, grace));
+    let answer =
+        worker.run_concurrent(|job| run_command(&args.command, &db_text, &owner, job, grace));
     let counters = worker.counters();
     println!("{}", serde_json::to_string(&counters).unwrap_or_default());
     match answer {

@@ -44,8 +44,8 @@ impl Worker {
             payload: claimed.payload.clone(),
             token: token.clone(),
         };
-        self.stop.set_running(Some(&token));
-        heartbeat.begin(
+        let tracked = self.stop.track(&token);
+        let beating = heartbeat.begin(
             &job.id,
             job.fence,
             &token,
@@ -53,8 +53,8 @@ impl Worker {
             claimed_at + self.options.renew_interval(),
         );
         let outcome = catch_unwind(AssertUnwindSafe(|| handler(&job)));
-        heartbeat.end();
-        self.stop.set_running(None);
+        heartbeat.end(beating);
+        self.stop.untrack(tracked);
         if let Some(reason) = token.reason() {
             // The result is thrown away: the lease is gone, or the worker is being interrupted.
             if reason == CancelReason::Stopping {
@@ -68,11 +68,7 @@ impl Worker {
             Ok(Ok(completion)) => self.complete(&claimed, &token, completion),
             Ok(Err(error)) => self.fail(&claimed, &token, Failing::Attempt, &error.to_string()),
             Err(panic) => {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "(no message)".into());
+                let message = panic_message(&*panic);
                 self.fail(
                     &claimed,
                     &token,
@@ -87,7 +83,7 @@ impl Worker {
     /// cannot cure ends the run; an error of the statements themselves fails the job, by its
     /// kind: [`Error::Statement`] (a broken constraint, a missing table) or
     /// [`Error::InvalidArgument`] (a refused table, a bad parameter). Nothing was applied.
-    fn complete(
+    pub(super) fn complete(
         &self,
         claimed: &ClaimedJob,
         token: &CancelToken,
@@ -123,14 +119,14 @@ impl Worker {
         Ok(())
     }
 
-    fn refused(&self) {
+    pub(super) fn refused(&self) {
         self.counters.add(&self.counters.stale_writes_refused);
         self.counters.add(&self.counters.leases_lost);
     }
 
     /// Fails the attempt: with a retry time after the backoff, or dead at the last attempt (or
     /// at once, for a poison job). The store's `now` and the retry's start are one reading.
-    fn fail(
+    pub(super) fn fail(
         &self,
         claimed: &ClaimedJob,
         token: &CancelToken,
@@ -162,7 +158,11 @@ impl Worker {
 
     /// Whether attempt `fence - 1` recorded a failure (a revived job's has the one that made it
     /// dead); read only for claims past the maximum.
-    fn previous_attempt_failed(&self, claimed: &ClaimedJob, token: &CancelToken) -> Result<bool> {
+    pub(super) fn previous_attempt_failed(
+        &self,
+        claimed: &ClaimedJob,
+        token: &CancelToken,
+    ) -> Result<bool> {
         let found = self.write(token, |store| {
             Ok(Outcome::Granted(store.inspect(&claimed.job)?))
         })?;
@@ -176,7 +176,7 @@ impl Worker {
 
     /// Runs a write, trying again while the database is busy and the lease lasts; `None` when the
     /// lease ran out first (the job is then claimable by others; nothing was written).
-    fn write<T>(
+    pub(super) fn write<T>(
         &self,
         token: &CancelToken,
         mut op: impl FnMut(&dyn Leases) -> Result<Outcome<T>>,
@@ -202,9 +202,18 @@ impl Worker {
 
 /// How a failed attempt is recorded.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Failing {
+pub(super) enum Failing {
     /// A handler's failure: retried after the backoff, or dead at the last attempt.
     Attempt,
     /// Dead at once (a poison job), whatever the attempt.
     Dead,
+}
+
+/// The text of a handler's panic, recorded as the attempt's failure.
+pub(super) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
 }

@@ -1,6 +1,8 @@
-//! The heartbeat thread: renews the running job's lease on its own connection, and cancels the
-//! job's token when a renew is refused.
+//! The heartbeat thread: renews the running jobs' leases on its own connection, and cancels a
+//! job's token when its renew is refused. The leases due at one wake-up are renewed together:
+//! one `renew` for one lease, one `renew_many` for several (docs/contract.md section 10).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -37,16 +39,37 @@ struct Lease {
     given_up: bool,
 }
 
-#[derive(Default)]
+impl Lease {
+    /// Whether the heartbeat still has anything to do for this lease.
+    fn active(&self) -> bool {
+        !self.given_up && !self.token.is_cancelled()
+    }
+}
+
+/// A lease renewed ahead of its time when another one is due: up to this fraction of the renew
+/// interval early, so that leases claimed at nearly the same time share one `renew_many`.
+const EARLY_FRACTION: f64 = 0.25;
+
 struct State {
-    lease: Option<Lease>,
-    /// Changes with every begin and end, so that a renew answer for a finished job is dropped.
-    generation: u64,
+    /// The leases being renewed, by the key [`Heartbeat::begin`] answered. A key is never reused,
+    /// so a renew answer for a lease whose job has ended finds no entry and is dropped.
+    leases: HashMap<u64, Lease>,
+    next_key: u64,
     shutdown: bool,
-    /// The thread waits with no time-out (no lease, or nothing left to do for it): only then
-    /// must `begin` wake it. Otherwise it wakes by itself no later than the new lease's first
-    /// renew, so short jobs cost it no wake-up at all.
-    idle: bool,
+    /// When the thread wakes by itself next (infinite while it waits for a `begin`): `begin`
+    /// wakes it only for a lease due before that, so short jobs cost it no wake-up at all.
+    wakes_at: f64,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            leases: HashMap::new(),
+            next_key: 0,
+            shutdown: false,
+            wakes_at: f64::INFINITY,
+        }
+    }
 }
 
 struct Shared {
@@ -62,7 +85,7 @@ impl Shared {
     }
 }
 
-/// One thread per worker run, serving its jobs one after the other.
+/// One thread per worker run, serving all its running jobs.
 pub(crate) struct Heartbeat {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -84,7 +107,8 @@ impl Heartbeat {
         })
     }
 
-    /// Starts renewing `job`'s lease (claimed at `claimed_at`, first renew at `first_renew_at`).
+    /// Starts renewing `job`'s lease (claimed at `claimed_at`, first renew at `first_renew_at`);
+    /// answers the key to [`end`](Self::end) it with.
     pub fn begin(
         &self,
         job: &str,
@@ -92,31 +116,34 @@ impl Heartbeat {
         token: &CancelToken,
         claimed_at: f64,
         first_renew_at: f64,
-    ) {
+    ) -> u64 {
         let mut state = self.shared.lock();
-        state.generation += 1;
-        state.lease = Some(Lease {
-            job: job.to_owned(),
-            fence,
-            token: token.clone(),
-            claimed_at,
-            next_at: first_renew_at,
-            failed_renews: 0,
-            given_up: false,
-        });
-        let wake = state.idle;
+        state.next_key += 1;
+        let key = state.next_key;
+        state.leases.insert(
+            key,
+            Lease {
+                job: job.to_owned(),
+                fence,
+                token: token.clone(),
+                claimed_at,
+                next_at: first_renew_at,
+                failed_renews: 0,
+                given_up: false,
+            },
+        );
+        let wake = first_renew_at < state.wakes_at;
         drop(state);
         if wake {
             self.shared.changed.notify_all();
         }
+        key
     }
 
-    /// Stops renewing; an answer to a renew still under way is then dropped unseen. The thread
-    /// is not woken: it finds the lease gone when it next wakes.
-    pub fn end(&self) {
-        let mut state = self.shared.lock();
-        state.generation += 1;
-        state.lease = None;
+    /// Stops renewing the lease of `key`; an answer to a renew still under way is then dropped
+    /// unseen. The thread is not woken: it finds the lease gone when it next wakes.
+    pub fn end(&self, key: u64) {
+        self.shared.lock().leases.remove(&key);
     }
 }
 
@@ -148,14 +175,64 @@ fn stalled(settings: &Settings, lease: &Lease, now: f64) -> Option<String> {
     }
 }
 
-fn wait_idle<'a>(shared: &'a Shared, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-    state.idle = true;
-    let mut state = shared
-        .changed
-        .wait(state)
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    state.idle = false;
+/// The keys of the leases to renew at `now`: those due, and with them those due soon. A lease
+/// the liveness rule stops renewing is given up here (its token then reports why at its end).
+fn due_leases(settings: &Settings, state: &mut State, now: f64) -> Vec<u64> {
+    let any_due = state
+        .leases
+        .values()
+        .any(|lease| lease.active() && now >= lease.next_at);
+    if !any_due {
+        return Vec::new();
+    }
+    let early = now + settings.every * EARLY_FRACTION;
+    let mut due = Vec::new();
+    for (&key, lease) in state.leases.iter_mut() {
+        if !lease.active() || lease.next_at > early {
+            continue;
+        }
+        if let Some(why) = stalled(settings, lease, now) {
+            lease.token.explain_deadline(CancelReason::Stalled(why));
+            lease.given_up = true;
+            continue;
+        }
+        due.push(key);
+    }
+    due.sort_unstable();
+    due
+}
+
+/// When the thread must look again: the earliest next renew, or a lease's end (to stop trying).
+fn next_wake(state: &State) -> f64 {
     state
+        .leases
+        .values()
+        .filter(|lease| lease.active())
+        .map(|lease| lease.next_at.min(lease.token.deadline()))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// One renew for one lease, `renew_many` (in lists of at most `MAX_BATCH`) for several; the
+/// error of a list (its text) is the answer of each of its leases.
+fn renew_all(
+    store: &dyn Leases,
+    held: &[crate::Lease],
+    now: f64,
+    ttl: f64,
+) -> Vec<Result<Outcome<()>, String>> {
+    if let [one] = held {
+        return vec![store
+            .renew(one, now, ttl)
+            .map_err(|error| error.to_string())];
+    }
+    let mut answers = Vec::with_capacity(held.len());
+    for chunk in held.chunks(crate::MAX_BATCH) {
+        match store.renew_many(chunk, now, ttl) {
+            Ok(outcomes) => answers.extend(outcomes.into_iter().map(Ok)),
+            Err(error) => answers.extend(chunk.iter().map(|_| Err(error.to_string()))),
+        }
+    }
+    answers
 }
 
 fn beat(store: &dyn Leases, settings: &Settings, shared: &Shared) {
@@ -165,60 +242,60 @@ fn beat(store: &dyn Leases, settings: &Settings, shared: &Shared) {
             return;
         }
         let now = (settings.clock)();
-        let Some(lease) = state.lease.as_mut() else {
-            state = wait_idle(shared, state);
-            continue;
-        };
-        if lease.given_up || lease.token.is_cancelled() {
-            // Nothing left to do for this lease: the token reports its end by itself.
-            state = wait_idle(shared, state);
-            continue;
-        }
-        if now < lease.next_at {
-            // Wake for the next renew, or at the lease's end to stop trying.
-            let wake = lease.next_at.min(lease.token.deadline());
-            let wait = real_wait(wake - now, settings.recheck).max(Duration::from_micros(200));
-            state = shared
-                .changed
-                .wait_timeout(state, wait)
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .0;
-            continue;
-        }
-        if let Some(why) = stalled(settings, lease, now) {
-            lease.token.explain_deadline(CancelReason::Stalled(why));
-            lease.given_up = true;
+        let due = due_leases(settings, &mut state, now);
+        if due.is_empty() {
+            let wake = next_wake(&state);
+            state.wakes_at = wake;
+            state = if wake.is_infinite() {
+                shared
+                    .changed
+                    .wait(state)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+            } else {
+                let wait = real_wait(wake - now, settings.recheck).max(Duration::from_micros(200));
+                shared
+                    .changed
+                    .wait_timeout(state, wait)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .0
+            };
+            state.wakes_at = f64::INFINITY;
             continue;
         }
-        let (held, token, generation) = (
-            crate::Lease::new(lease.job.as_str(), settings.owner.as_str(), lease.fence),
-            lease.token.clone(),
-            state.generation,
-        );
+        let held: Vec<crate::Lease> = due
+            .iter()
+            .map(|key| {
+                let lease = &state.leases[key];
+                crate::Lease::new(lease.job.as_str(), settings.owner.as_str(), lease.fence)
+            })
+            .collect();
+        let tokens: Vec<CancelToken> = due
+            .iter()
+            .map(|key| state.leases[key].token.clone())
+            .collect();
         drop(state);
-        let answer = store.renew(&held, now, settings.ttl);
+        let answers = renew_all(store, &held, now, settings.ttl);
         state = shared.lock();
-        if state.generation != generation {
-            continue;
-        }
-        let Some(lease) = state.lease.as_mut() else {
-            continue;
-        };
-        match answer {
-            Ok(Outcome::Granted(())) => {
-                token.extend(now + settings.ttl);
-                settings.counters.add(&settings.counters.renewals);
-                lease.next_at = rules::next_renew_at(now, settings.every);
-                lease.failed_renews = 0;
-            }
-            Ok(Outcome::Rejected(reason)) => token.cancel(CancelReason::Lost(reason)),
-            Err(error) => {
-                // Busy or unreachable: try again soon, for as long as the lease lasts; if it
-                // runs out first, the token says why.
-                token.explain_deadline(CancelReason::CouldNotRenew(error.to_string()));
-                lease.failed_renews += 1;
-                lease.next_at = (settings.clock)()
-                    + rules::renew_retry_delay(lease.failed_renews, settings.every);
+        for ((key, token), answer) in due.iter().zip(&tokens).zip(answers) {
+            let Some(lease) = state.leases.get_mut(key) else {
+                continue;
+            };
+            match answer {
+                Ok(Outcome::Granted(())) => {
+                    token.extend(now + settings.ttl);
+                    settings.counters.add(&settings.counters.renewals);
+                    lease.next_at = rules::next_renew_at(now, settings.every);
+                    lease.failed_renews = 0;
+                }
+                Ok(Outcome::Rejected(reason)) => token.cancel(CancelReason::Lost(reason)),
+                Err(error) => {
+                    // Busy or unreachable: try again soon, for as long as the lease lasts; if it
+                    // runs out first, the token says why.
+                    token.explain_deadline(CancelReason::CouldNotRenew(error));
+                    lease.failed_renews += 1;
+                    lease.next_at = (settings.clock)()
+                        + rules::renew_retry_delay(lease.failed_renews, settings.every);
+                }
             }
         }
     }

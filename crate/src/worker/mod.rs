@@ -26,6 +26,17 @@
 //! result through [`Worker::run_fenced`] and a [`Completion`]: they commit in the transaction that
 //! completes the job, or not at all.
 //!
+//! # Several handlers at once
+//!
+//! [`WorkerOptions::concurrency`] lets one worker run up to `n` handlers at once, given to
+//! [`Worker::run_concurrent`] or [`Worker::run_fenced_concurrent`] (the handler is called from
+//! several threads, so it is `Fn + Sync`). The caller's thread claims with one `claim_next_many`
+//! as slots free up and writes the outcomes; a pool of `n` threads runs the handlers; the
+//! heartbeat renews the leases due together with one `renew_many`. Each job keeps its own lease
+//! and token: a lost lease cancels its job alone. The plain completions that finished together
+//! share one `complete_many`; a [`Completion`] with statements is its own transaction, and a
+//! failure its own `fail`. A job is counted once what wrote it committed.
+//!
 //! # Who keeps the lease alive: the heartbeat trade-off
 //!
 //! Renewing from the handler's own thread means a hung handler loses its lease (good: the job
@@ -64,6 +75,7 @@
 mod attempt;
 mod backoff;
 mod clock;
+mod concurrent;
 mod counters;
 mod handler;
 mod heartbeat;
@@ -76,7 +88,7 @@ pub use backoff::Backoff;
 pub use clock::{wall_clock, ManualClock};
 pub use counters::Counters;
 pub use handler::{Completion, CompletionResult, HandlerResult, Job};
-pub use options::{Liveness, WorkerOptions};
+pub use options::{Liveness, WorkerOptions, MAX_CONCURRENCY};
 pub use runner::{Opener, Worker};
 pub use stop::StopHandle;
 pub use token::{CancelReason, CancelToken, Cancelled};

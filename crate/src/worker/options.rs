@@ -8,6 +8,15 @@ use super::{Backoff, ManualClock};
 use crate::error::{Error, Result};
 use crate::outcome::Fence;
 
+/// The most handlers one worker runs at once ([`WorkerOptions::concurrency`]): a batch
+/// operation's largest list ([`MAX_BATCH`](crate::MAX_BATCH)), so that one `claim_next_many`,
+/// `renew_many` or `complete_many` always covers every slot.
+///
+/// ```
+/// assert_eq!(leasefence::worker::MAX_CONCURRENCY, leasefence::MAX_BATCH);
+/// ```
+pub const MAX_CONCURRENCY: usize = crate::MAX_BATCH;
+
 /// When the heartbeat renews a running job's lease (the trade-off is in the [module
 /// docs](super)).
 ///
@@ -52,6 +61,7 @@ pub struct WorkerOptions {
     pub(super) liveness: Liveness,
     pub(super) idle_poll: Duration,
     pub(super) until_empty: bool,
+    pub(super) concurrency: usize,
     pub(super) clock: Clock,
     /// The longest real-time wait before the clock is read again: `None` for a clock that
     /// follows real time, a millisecond for a [`ManualClock`].
@@ -69,6 +79,7 @@ impl std::fmt::Debug for WorkerOptions {
             .field("liveness", &self.liveness)
             .field("idle_poll", &self.idle_poll)
             .field("until_empty", &self.until_empty)
+            .field("concurrency", &self.concurrency)
             .finish()
     }
 }
@@ -92,6 +103,7 @@ impl WorkerOptions {
             liveness: Liveness::Progress(None),
             idle_poll: Duration::from_secs(1),
             until_empty: false,
+            concurrency: 1,
             clock: Arc::new(wall_clock),
             recheck: None,
         }
@@ -187,6 +199,23 @@ impl WorkerOptions {
         self
     }
 
+    /// How many handlers run at once (1 to [`MAX_CONCURRENCY`]; default 1, one job after the
+    /// other). Above 1 the worker runs its handlers on that many threads, claims with one
+    /// `claim_next_many` as slots free up, renews the leases due together with one `renew_many`,
+    /// and completes the plain results finished together with one `complete_many`; the handler
+    /// goes to [`Worker::run_concurrent`](super::Worker::run_concurrent) (or
+    /// [`run_fenced_concurrent`](super::Worker::run_fenced_concurrent)), since it is called from
+    /// several threads at once.
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w").concurrency(8);
+    /// # let _ = o;
+    /// ```
+    pub fn concurrency(mut self, handlers: usize) -> Self {
+        self.concurrency = handlers;
+        self
+    }
+
     /// The clock giving `now` in seconds (default [`wall_clock`]); every worker sharing a store
     /// must agree on it.
     ///
@@ -250,6 +279,16 @@ impl WorkerOptions {
             return invalid(
                 "max_attempts",
                 format!("max_attempts must be >= 1, got {}", self.max_attempts),
+            );
+        }
+        if !(1..=MAX_CONCURRENCY).contains(&self.concurrency) {
+            return invalid(
+                "concurrency",
+                format!(
+                    "concurrency is how many handlers run at once, from 1 to {MAX_CONCURRENCY}, \
+                     got {}",
+                    self.concurrency
+                ),
             );
         }
         if self.idle_poll.is_zero() {

@@ -23,7 +23,9 @@ use crate::options::OpenOptions;
 /// ```
 pub type Opener = Box<dyn Fn() -> Result<Box<dyn Leases>> + Send>;
 
-/// A worker: claims jobs one at a time and runs a handler on each (see the [module docs](super)).
+/// A worker: claims jobs and runs a handler on each, one at a time or (with
+/// [`WorkerOptions::concurrency`](super::WorkerOptions::concurrency)) several at once (see the
+/// [module docs](super)).
 pub struct Worker {
     pub(super) store: Box<dyn Leases>,
     opener: Opener,
@@ -143,7 +145,9 @@ impl Worker {
     /// Claims and runs jobs until stopped (or, with `until_empty`, until nothing is claimable),
     /// and answers the counts of everything it did (across runs). A storage error that retrying
     /// cannot cure (not busy, not a lost connection) ends the run with that error; a busy
-    /// database is waited out.
+    /// database is waited out. One handler at a time: with a
+    /// [`concurrency`](super::WorkerOptions::concurrency) above 1 it answers
+    /// [`Error::InvalidArgument`] and claims nothing; use [`run_concurrent`](Self::run_concurrent).
     ///
     /// ```
     /// use leasefence::worker::{Worker, WorkerOptions};
@@ -197,22 +201,8 @@ impl Worker {
     where
         H: FnMut(&Job) -> CompletionResult,
     {
-        let heartbeat_store = (self.opener)()?;
-        let heartbeat = Heartbeat::start(
-            heartbeat_store,
-            Settings {
-                owner: self.options.owner.clone(),
-                ttl: self.options.ttl,
-                every: self.options.renew_interval(),
-                liveness: self.options.liveness,
-                clock: Arc::clone(&self.options.clock),
-                counters: Arc::clone(&self.counters),
-                recheck: self.options.recheck,
-            },
-        )
-        .map_err(|err| Error::Internal {
-            message: format!("cannot start the heartbeat thread: {err}"),
-        })?;
+        self.refuse_concurrency()?;
+        let heartbeat = self.start_heartbeat()?;
         while !self.stop.is_stopping() {
             let now = self.now();
             let claimed = match self
@@ -242,12 +232,49 @@ impl Worker {
         Ok(self.counters())
     }
 
+    /// The heartbeat thread of one run, on a connection of its own.
+    pub(super) fn start_heartbeat(&self) -> Result<Heartbeat> {
+        let heartbeat_store = (self.opener)()?;
+        Heartbeat::start(
+            heartbeat_store,
+            Settings {
+                owner: self.options.owner.clone(),
+                ttl: self.options.ttl,
+                every: self.options.renew_interval(),
+                liveness: self.options.liveness,
+                clock: Arc::clone(&self.options.clock),
+                counters: Arc::clone(&self.counters),
+                recheck: self.options.recheck,
+            },
+        )
+        .map_err(|err| Error::Internal {
+            message: format!("cannot start the heartbeat thread: {err}"),
+        })
+    }
+
+    /// `run` and `run_fenced` call their handler from one thread: a concurrency above 1 needs a
+    /// handler that may be called from several at once.
+    fn refuse_concurrency(&self) -> Result<()> {
+        if self.options.concurrency == 1 {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "concurrency",
+            format!(
+                "this worker runs {} handlers at once, so its handler is called from several \
+                 threads: give it to Worker::run_concurrent or Worker::run_fenced_concurrent (a \
+                 handler that is Fn + Sync), or set concurrency(1)",
+                self.options.concurrency
+            ),
+        ))
+    }
+
     pub(super) fn now(&self) -> f64 {
         (self.options.clock)()
     }
 
     /// Waits the idle interval on the worker's clock, or until a stop is asked for.
-    fn idle(&self) {
+    pub(super) fn idle(&self) {
         let until = self.now() + self.options.idle_poll.as_secs_f64();
         loop {
             let left = until - self.now();

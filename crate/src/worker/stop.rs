@@ -1,5 +1,6 @@
 //! Stopping a running worker from elsewhere: [`StopHandle`].
 
+use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -7,16 +8,19 @@ use super::{CancelReason, CancelToken};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum StopMode {
-    /// No new claims; the running handler finishes and its outcome is written.
+    /// No new claims; the running handlers finish and their outcomes are written.
     AfterCurrent,
-    /// The running handler is cancelled (`Stopping`), its result discarded, its lease released.
+    /// The running handlers are cancelled (`Stopping`), their results discarded, their leases
+    /// released.
     Interrupt,
 }
 
 #[derive(Default)]
 struct StopState {
     mode: Option<StopMode>,
-    running: Option<CancelToken>,
+    /// The tokens of the handlers running now, by the key [`StopHandle::track`] gave them.
+    running: HashMap<u64, CancelToken>,
+    next_key: u64,
 }
 
 /// Stops a running [`Worker`](super::Worker) from another thread (or a signal-watching one). Clones share it.
@@ -53,7 +57,7 @@ impl StopHandle {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Graceful stop: claim nothing more; the running handler finishes and its outcome is
+    /// Graceful stop: claim nothing more; the running handlers finish and their outcomes are
     /// written; then `run` returns.
     ///
     /// ```
@@ -68,8 +72,8 @@ impl StopHandle {
         self.inner.1.notify_all();
     }
 
-    /// Stop now: the running handler's token is cancelled ([`CancelReason::Stopping`]), its
-    /// result discarded and its lease released (the job is claimable again at once); then `run`
+    /// Stop now: every running handler's token is cancelled ([`CancelReason::Stopping`]), their
+    /// results discarded and their leases released (the job is claimable again at once); then `run`
     /// returns.
     ///
     /// ```
@@ -80,7 +84,7 @@ impl StopHandle {
     pub fn interrupt(&self) {
         let mut state = self.lock();
         state.mode = Some(StopMode::Interrupt);
-        if let Some(token) = &state.running {
+        for token in state.running.values() {
             token.cancel(CancelReason::Stopping);
         }
         drop(state);
@@ -96,12 +100,22 @@ impl StopHandle {
         self.lock().mode.is_some()
     }
 
-    pub(super) fn set_running(&self, token: Option<&CancelToken>) {
+    /// Records a running handler's token, so that an interrupt cancels it (at once, when one
+    /// was already asked for); answers the key to [`untrack`](Self::untrack) it with.
+    pub(super) fn track(&self, token: &CancelToken) -> u64 {
         let mut state = self.lock();
-        state.running = token.cloned();
-        if let (Some(token), Some(StopMode::Interrupt)) = (token, state.mode) {
+        if state.mode == Some(StopMode::Interrupt) {
             token.cancel(CancelReason::Stopping);
         }
+        state.next_key += 1;
+        let key = state.next_key;
+        state.running.insert(key, token.clone());
+        key
+    }
+
+    /// Forgets a handler's token once it has returned.
+    pub(super) fn untrack(&self, key: u64) {
+        self.lock().running.remove(&key);
     }
 
     /// Waits `wait` or until a stop is asked for.

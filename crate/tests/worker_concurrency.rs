@@ -1,0 +1,574 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! The Rust worker with several handlers at once (`WorkerOptions::concurrency`, docs/contract.md
+//! section 10) on real SQLite files and real threads: eight handlers drain 200 jobs, each done
+//! once, never more than eight at once, with batched claims and completions; the leases of
+//! jobs running together are renewed together; a lost lease cancels its own job alone; a fenced
+//! completion whose statement fails fails its own job alone; interrupt stops every handler.
+//! The store calls are counted by a `Leases` wrapper around a real `LeaseStore`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use leasefence::worker::{
+    wall_clock, CancelReason, Completion, Liveness, Opener, Worker, WorkerOptions,
+};
+use leasefence::{
+    ClaimedJob, Error, Fence, FencedHandle, Finish, Inspection, JobCounts, JobState, Lease,
+    LeaseCompletion, LeaseStore, Leases, NewJob, Outcome, Reason, Result, Statement,
+};
+
+/// How many times each store operation was called, and on how many items.
+#[derive(Debug, Default)]
+struct Calls(Mutex<HashMap<&'static str, (usize, usize)>>);
+
+impl Calls {
+    fn add(&self, operation: &'static str, items: usize) {
+        let mut calls = self.0.lock().unwrap();
+        let entry = calls.entry(operation).or_default();
+        entry.0 += 1;
+        entry.1 += items;
+    }
+
+    /// (calls, items) of `operation`.
+    fn of(&self, operation: &str) -> (usize, usize) {
+        self.0
+            .lock()
+            .unwrap()
+            .get(operation)
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+/// A real `LeaseStore` whose calls are counted.
+#[derive(Debug)]
+struct Counted {
+    store: LeaseStore,
+    calls: Arc<Calls>,
+}
+
+impl Leases for Counted {
+    fn init(&self) -> Result<()> {
+        self.store.init()
+    }
+    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
+        self.store.enqueue_with(job, run_at, payload)
+    }
+    fn state(&self, job: &str) -> Result<Option<JobState>> {
+        self.store.state(job)
+    }
+    fn jobs(&self) -> Result<Vec<JobState>> {
+        self.store.jobs()
+    }
+    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
+        self.calls.add("claim", 1);
+        self.store.claim(job, owner, now, ttl)
+    }
+    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
+        self.calls.add("renew", 1);
+        self.store.renew(lease, now, ttl)
+    }
+    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
+        self.calls.add("complete", 1);
+        self.store.complete(lease, now, result)
+    }
+    fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
+        self.calls.add("release", 1);
+        self.store.release(lease)
+    }
+    fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
+        self.calls.add("claim_next", 1);
+        self.store.claim_next(owner, now, ttl)
+    }
+    fn fail(
+        &self,
+        lease: &Lease,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<&str>,
+    ) -> Result<Outcome<()>> {
+        self.calls.add("fail", 1);
+        self.store.fail(lease, now, retry_at, error)
+    }
+    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
+        self.store.revive(job, now)
+    }
+    fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
+        self.store.inspect(job)
+    }
+    fn stats(&self, now: f64) -> Result<JobCounts> {
+        self.store.stats(now)
+    }
+    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
+        self.store.enqueue_many(jobs)
+    }
+    fn claim_next_many(
+        &self,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<ClaimedJob>> {
+        let claimed = self.store.claim_next_many(owner, n, now, ttl)?;
+        self.calls.add("claim_next_many", claimed.len());
+        Ok(claimed)
+    }
+    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
+        self.calls.add("renew_many", leases.len());
+        self.store.renew_many(leases, now, ttl)
+    }
+    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
+        self.calls.add("complete_many", completions.len());
+        self.store.complete_many(completions, now)
+    }
+    fn fenced(
+        &self,
+        lease: &Lease,
+        now: f64,
+        statements: &[Statement],
+        finish: Finish,
+    ) -> Result<Outcome<()>> {
+        self.calls.add("fenced", 1);
+        self.store.fenced(lease, now, statements, finish)
+    }
+    fn fenced_with(
+        &self,
+        lease: &Lease,
+        now: f64,
+        finish: Finish,
+        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
+    ) -> Result<Outcome<()>> {
+        self.calls.add("fenced", 1);
+        Leases::fenced_with(&self.store, lease, now, finish, work)
+    }
+}
+
+/// A worker on `db` whose runner and heartbeat calls are counted in `runner` and `heartbeat`.
+fn counted_worker(
+    db: &Path,
+    options: WorkerOptions,
+    runner: &Arc<Calls>,
+    heartbeat: &Arc<Calls>,
+) -> Worker {
+    let store = Counted {
+        store: LeaseStore::open(db).unwrap(),
+        calls: Arc::clone(runner),
+    };
+    let (path, calls) = (db.to_path_buf(), Arc::clone(heartbeat));
+    let opener: Opener = Box::new(move || {
+        Ok(Box::new(Counted {
+            store: LeaseStore::open(&path)?,
+            calls: Arc::clone(&calls),
+        }) as Box<dyn Leases>)
+    });
+    Worker::new(Box::new(store), opener, options).unwrap()
+}
+
+fn enqueue(db: &Path, jobs: usize) -> Vec<String> {
+    let ids: Vec<String> = (0..jobs).map(|i| format!("job-{i:03}")).collect();
+    let store = LeaseStore::open(db).unwrap();
+    let new: Vec<NewJob> = ids
+        .iter()
+        .map(|id| NewJob::new(id.clone()).payload(id.clone()))
+        .collect();
+    for chunk in new.chunks(leasefence::MAX_BATCH) {
+        assert!(store
+            .enqueue_many(chunk)
+            .unwrap()
+            .iter()
+            .all(|&added| added));
+    }
+    ids
+}
+
+/// Counts the handlers running at once, and the most ever seen.
+#[derive(Default)]
+struct InFlight {
+    now: AtomicUsize,
+    most: AtomicUsize,
+}
+
+impl InFlight {
+    fn enter(&self) {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+    }
+    fn leave(&self) {
+        self.now.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn eight_handlers_drain_two_hundred_jobs_each_once_never_more_than_eight_at_once_in_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let ids = enqueue(&db, 200);
+    let (runner, heartbeat) = (Arc::default(), Arc::default());
+    let options = WorkerOptions::new("w").concurrency(8).until_empty(true);
+    let mut worker = counted_worker(&db, options, &runner, &heartbeat);
+    let in_flight = InFlight::default();
+    let handled = Mutex::new(Vec::new());
+    let counts = worker
+        .run_concurrent(|job| {
+            in_flight.enter();
+            thread::sleep(Duration::from_millis(5));
+            handled.lock().unwrap().push(job.id.clone());
+            in_flight.leave();
+            Ok(Some(format!("done {}", job.payload.as_deref().unwrap())))
+        })
+        .unwrap();
+    assert_eq!((counts.claimed, counts.completed), (200, 200), "{counts:?}");
+    assert_eq!(counts.leases_lost + counts.failed + counts.dead, 0);
+    let mut handled = handled.into_inner().unwrap();
+    handled.sort();
+    assert_eq!(handled, ids, "every job handled exactly once");
+    let store = LeaseStore::open(&db).unwrap();
+    for id in &ids {
+        let state = store.state(id).unwrap().unwrap();
+        assert!(state.done, "{id}");
+        assert_eq!(state.result, Some(format!("done {id}")));
+    }
+    let most = in_flight.most.load(Ordering::SeqCst);
+    assert!(
+        most <= 8,
+        "{most} handlers ran at once, above the concurrency"
+    );
+    assert!(
+        most >= 2,
+        "the handlers never overlapped (at most {most} at once)"
+    );
+    // Claims and completions went in batches: far fewer transactions than jobs.
+    let (claims, claimed) = runner.of("claim_next_many");
+    assert_eq!(claimed, 200);
+    assert_eq!(runner.of("claim_next").0, 0);
+    assert!(claims <= 100, "{claims} claim transactions for 200 jobs");
+    let (groups, grouped) = runner.of("complete_many");
+    let singles = runner.of("complete").0;
+    assert_eq!(grouped + singles, 200);
+    assert!(
+        groups + singles <= 150,
+        "{groups} complete_many and {singles} complete for 200 jobs"
+    );
+    eprintln!(
+        "200 jobs: {claims} claim_next_many, {groups} complete_many + {singles} complete, \
+         at most {most} at once"
+    );
+}
+
+#[test]
+fn the_leases_of_jobs_running_together_are_renewed_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    enqueue(&db, 8);
+    let (runner, heartbeat) = (Arc::default(), Arc::default());
+    let options = WorkerOptions::new("w")
+        .concurrency(8)
+        .ttl(0.9)
+        .renew_every(0.15)
+        .liveness(Liveness::Unbounded)
+        .until_empty(true);
+    let mut worker = counted_worker(&db, options, &runner, &heartbeat);
+    let counts = worker
+        .run_concurrent(|job| {
+            // Longer than several ttls: only the renews keep the leases.
+            assert!(!job.token.wait_timeout(Duration::from_millis(2000)));
+            Ok(None)
+        })
+        .unwrap();
+    assert_eq!((counts.completed, counts.leases_lost), (8, 0), "{counts:?}");
+    let (batches, renewed) = heartbeat.of("renew_many");
+    let singles = heartbeat.of("renew").0;
+    assert_eq!(counts.renewals as usize, renewed + singles);
+    // Eight leases for 2 s, renewed every 0.15 s: about a hundred renews.
+    assert!(
+        renewed >= 8 * 8,
+        "{renewed} leases renewed through renew_many"
+    );
+    assert!(
+        batches * 4 <= renewed,
+        "{batches} renew_many calls for {renewed} leases: not batched"
+    );
+    assert!(
+        singles <= batches,
+        "{singles} single renews beside {batches} batches"
+    );
+    eprintln!("{renewed} leases renewed in {batches} renew_many calls, {singles} alone");
+}
+
+#[test]
+fn a_lost_lease_cancels_its_own_jobs_token_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let ids = enqueue(&db, 4);
+    let victim = ids[2].clone();
+    let options = WorkerOptions::new("w")
+        .concurrency(4)
+        .ttl(1.2)
+        .renew_every(0.1)
+        .liveness(Liveness::Unbounded)
+        .until_empty(true);
+    let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), options).unwrap();
+    let started = AtomicUsize::new(0);
+    let cancelled = Mutex::new(Vec::new());
+    let counts = thread::scope(|scope| {
+        scope.spawn(|| {
+            let thief = LeaseStore::open(&db).unwrap();
+            let start = Instant::now();
+            while started.load(Ordering::SeqCst) < 4 {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "handlers never started"
+                );
+                thread::sleep(Duration::from_millis(2));
+            }
+            // Another owner takes the victim's job over: w's lease is released under it (as an
+            // operator would), then claimed anew, so w's next renew is refused.
+            let released = thief.release(&Lease::new(victim.as_str(), "w", 1)).unwrap();
+            assert!(released.is_granted());
+            let taken = thief.claim(&victim, "thief", wall_clock(), 30.0).unwrap();
+            assert_eq!(taken, Outcome::Granted(2));
+        });
+        worker
+            .run_concurrent(|job| {
+                started.fetch_add(1, Ordering::SeqCst);
+                if job.token.wait_timeout(Duration::from_millis(1500)) {
+                    cancelled
+                        .lock()
+                        .unwrap()
+                        .push((job.id.clone(), job.token.reason().unwrap()));
+                }
+                Ok(Some("finished".into()))
+            })
+            .unwrap()
+    });
+    let cancelled = cancelled.into_inner().unwrap();
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+    assert_eq!(cancelled[0].0, victim);
+    assert_eq!(
+        cancelled[0].1,
+        CancelReason::Lost(Reason::StaleFence { current: 2 })
+    );
+    assert_eq!(
+        (counts.claimed, counts.completed, counts.leases_lost),
+        (4, 3, 1),
+        "{counts:?}"
+    );
+    let store = LeaseStore::open(&db).unwrap();
+    for id in &ids {
+        let state = store.state(id).unwrap().unwrap();
+        if *id == victim {
+            assert!(!state.done);
+            assert_eq!((state.owner.as_deref(), state.fence), (Some("thief"), 2));
+        } else {
+            assert!(state.done, "{id}");
+        }
+    }
+}
+
+#[test]
+fn a_fenced_completion_whose_statement_fails_fails_its_own_job_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let ids = enqueue(&db, 24);
+    let tables = rusqlite::Connection::open(&db).unwrap();
+    tables
+        .execute_batch(
+            "CREATE TABLE reports(job TEXT PRIMARY KEY, body TEXT NOT NULL);
+             INSERT INTO reports VALUES ('taken', 'before the run');",
+        )
+        .unwrap();
+    let failing = ids[13].clone();
+    let (runner, heartbeat) = (Arc::default(), Arc::default());
+    let options = WorkerOptions::new("w")
+        .concurrency(8)
+        .max_attempts(1)
+        .until_empty(true);
+    let mut worker = counted_worker(&db, options, &runner, &heartbeat);
+    let counts = worker
+        .run_fenced_concurrent(|job| {
+            thread::sleep(Duration::from_millis(3));
+            // The failing job writes a row that breaks the primary key.
+            let row = if job.id == failing { "taken" } else { &job.id };
+            Ok(
+                Completion::new(Some("reported".into())).statement(Statement::new(
+                    "INSERT INTO reports (job, body) VALUES ($1, $2)",
+                    [row.into(), "report".into()],
+                )),
+            )
+        })
+        .unwrap();
+    assert_eq!(
+        (counts.claimed, counts.completed, counts.dead, counts.failed),
+        (24, 23, 1, 0),
+        "{counts:?}"
+    );
+    assert_eq!(runner.of("fenced").0, 24, "each fenced completion alone");
+    let store = LeaseStore::open(&db).unwrap();
+    let report = store.inspect(&failing).unwrap().unwrap();
+    assert!(report.dead);
+    let error = report.failures[0].error.clone().unwrap_or_default();
+    assert!(error.contains("UNIQUE"), "{error}");
+    let rows: Vec<String> = tables
+        .prepare("SELECT job FROM reports ORDER BY job")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    let mut want: Vec<String> = ids.iter().filter(|id| **id != failing).cloned().collect();
+    want.push("taken".into());
+    assert_eq!(rows, want);
+    for id in ids.iter().filter(|id| **id != failing) {
+        assert_eq!(
+            store.state(id).unwrap().unwrap().result.as_deref(),
+            Some("reported")
+        );
+    }
+}
+
+#[test]
+fn interrupt_cancels_every_running_handler_and_releases_their_leases() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let ids = enqueue(&db, 10);
+    let options = WorkerOptions::new("w").concurrency(6);
+    let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), options).unwrap();
+    let stop = worker.stop_handle();
+    let started = AtomicUsize::new(0);
+    let counts = thread::scope(|scope| {
+        scope.spawn(|| {
+            let start = Instant::now();
+            while started.load(Ordering::SeqCst) < 6 {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "handlers never started"
+                );
+                thread::sleep(Duration::from_millis(2));
+            }
+            stop.interrupt();
+        });
+        worker
+            .run_concurrent(|job| {
+                started.fetch_add(1, Ordering::SeqCst);
+                assert!(job.token.wait_timeout(Duration::from_secs(20)));
+                assert_eq!(job.token.reason(), Some(CancelReason::Stopping));
+                Ok(None)
+            })
+            .unwrap()
+    });
+    assert_eq!((counts.claimed, counts.completed), (6, 0), "{counts:?}");
+    let store = LeaseStore::open(&db).unwrap();
+    let states: Vec<JobState> = ids
+        .iter()
+        .map(|id| store.state(id).unwrap().unwrap())
+        .collect();
+    assert!(
+        states.iter().all(|s| !s.done && s.owner.is_none()),
+        "{states:?}"
+    );
+    assert_eq!(states.iter().filter(|s| s.fence == 1).count(), 6);
+}
+
+#[test]
+fn a_graceful_stop_lets_every_running_handler_finish_and_writes_their_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let ids = enqueue(&db, 8);
+    let options = WorkerOptions::new("w").concurrency(4);
+    let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), options).unwrap();
+    let stop = worker.stop_handle();
+    let started = AtomicUsize::new(0);
+    let counts = thread::scope(|scope| {
+        scope.spawn(|| {
+            let start = Instant::now();
+            while started.load(Ordering::SeqCst) < 4 {
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "handlers never started"
+                );
+                thread::sleep(Duration::from_millis(2));
+            }
+            stop.stop();
+        });
+        worker
+            .run_concurrent(|job| {
+                started.fetch_add(1, Ordering::SeqCst);
+                // Still running when the stop is asked for.
+                assert!(!job.token.wait_timeout(Duration::from_millis(300)));
+                Ok(Some("finished".into()))
+            })
+            .unwrap()
+    });
+    assert_eq!((counts.claimed, counts.completed), (4, 4), "{counts:?}");
+    let store = LeaseStore::open(&db).unwrap();
+    let done = ids
+        .iter()
+        .filter(|id| store.state(id).unwrap().unwrap().done)
+        .count();
+    let untouched = ids
+        .iter()
+        .filter(|id| store.state(id).unwrap().unwrap().fence == 0)
+        .count();
+    assert_eq!((done, untouched), (4, 4));
+}
+
+#[test]
+fn a_concurrency_out_of_range_or_given_to_a_single_thread_handler_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    enqueue(&db, 1);
+    for bad in [0, leasefence::worker::MAX_CONCURRENCY + 1] {
+        let options = WorkerOptions::new("w").concurrency(bad);
+        let err = Worker::open(&db, &leasefence::OpenOptions::new(), options).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArgument { .. })
+                && err.to_string().contains("concurrency"),
+            "{err}"
+        );
+    }
+    let options = WorkerOptions::new("w").concurrency(2).until_empty(true);
+    let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), options).unwrap();
+    let err = worker.run(|_| Ok(None)).unwrap_err();
+    assert!(err.to_string().contains("run_concurrent"), "{err}");
+    let state = worker.store().state("job-000").unwrap().unwrap();
+    assert_eq!((state.fence, state.done), (0, false), "nothing was claimed");
+}
+
+/// Not a test: jobs per second drained by one worker with a trivial handler at concurrency 1, 8
+/// and 64 (`LEASEFENCE_MEASURE_JOBS` jobs, default 2000). Run on a quiet machine:
+/// `cargo test --release -p leasefence --test worker_concurrency -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: run it by hand on a quiet machine"]
+fn measure_jobs_per_second_by_concurrency() {
+    let jobs: usize = std::env::var("LEASEFENCE_MEASURE_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    for concurrency in [1, 8, 64] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("q.db");
+        enqueue(&db, jobs);
+        let (runner, heartbeat) = (Arc::default(), Arc::default());
+        let options = WorkerOptions::new("w")
+            .concurrency(concurrency)
+            .until_empty(true);
+        let mut worker = counted_worker(&db, options, &runner, &heartbeat);
+        let start = Instant::now();
+        let counts = worker
+            .run_concurrent(|job| Ok(job.payload.clone()))
+            .unwrap();
+        let took = start.elapsed().as_secs_f64();
+        assert_eq!(counts.completed as usize, jobs);
+        let claims = runner.of("claim_next_many").0 + runner.of("claim_next").0;
+        let writes = runner.of("complete_many").0 + runner.of("complete").0;
+        eprintln!(
+            "concurrency {concurrency:>2}: {jobs} jobs in {took:.2} s = {:.0} jobs/s \
+             ({claims} claim and {writes} complete transactions)",
+            jobs as f64 / took
+        );
+    }
+}
