@@ -1,0 +1,64 @@
+// JobWorker at concurrency 1 / 8 / 64 (one Node process, one SQLite file on the repository's
+// disk, real fsync): jobs per second draining `--jobs` jobs whose handler waits `--hold` ms, and
+// the syncs per job the Node VFS counted, alternating the concurrencies in each repeat; ratios to
+// concurrency 1 per repeat. One JSON line per concurrency with the medians (min-max).
+//
+//   npm run package && node bench/node/concurrency.mjs [--jobs 600] [--repeats 3] [--hold 5] [--levels 1,8,64] [--dir target/bench-tmp]
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const require = createRequire(import.meta.url);
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const pkg = process.env.LEASEFENCE_PKG ?? path.join(repo, 'target/npm/leasefence');
+const { LeaseStore, JobWorker } = require(pkg);
+const wasm = require(path.join(pkg, 'wasm', 'leasefence.js'));
+
+const { values } = parseArgs({
+  options: {
+    jobs: { type: 'string', default: '600' },
+    repeats: { type: 'string', default: '3' },
+    hold: { type: 'string', default: '5' },
+    levels: { type: 'string', default: '1,8,64' },
+    dir: { type: 'string', default: path.join(repo, 'target/bench-tmp') },
+  },
+});
+const jobs = Number(values.jobs);
+const holdMs = Number(values.hold);
+const levels = values.levels.split(',').map(Number);
+fs.mkdirSync(values.dir, { recursive: true });
+const dir = fs.mkdtempSync(path.join(values.dir, 'concurrency-'));
+process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+const syncs = () => JSON.parse(wasm.vfsStats()).syncs;
+let files = 0;
+
+async function drain(concurrency) {
+  const store = await LeaseStore.open(path.join(dir, `q${files++}.db`));
+  await Promise.all(Array.from({ length: jobs }, (_, i) => store.grouped.enqueue(`j${i}`)));
+  const worker = new JobWorker(store, { owner: 'bench', ttl: 30, idle: 0.01, concurrency });
+  const [at, t0] = [syncs(), performance.now()];
+  const stats = await worker.run(() => new Promise((resolve) => setTimeout(resolve, holdMs, 'ok')), { untilEmpty: true });
+  const seconds = (performance.now() - t0) / 1000;
+  const perJob = (syncs() - at) / jobs;
+  store.close();
+  if (stats.completed !== jobs) throw new Error(`concurrency ${concurrency}: ${stats.completed} of ${jobs} completed`);
+  return { jobsPerSecond: jobs / seconds, syncsPerJob: perJob };
+}
+
+const runs = Object.fromEntries(levels.map((c) => [c, []]));
+for (let r = 0; r < Number(values.repeats); r++) {
+  for (const c of r % 2 ? [...levels].reverse() : levels) runs[c].push(await drain(c));
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+for (const c of levels) {
+  const ratio = runs[c].map((run, i) => run.jobsPerSecond / runs[levels[0]][i].jobsPerSecond);
+  console.log(JSON.stringify({
+    section: 'node-concurrency', concurrency: c, jobs, holdMs,
+    jobsPerSecond: spread(runs[c].map((run) => run.jobsPerSecond)),
+    syncsPerJob: spread(runs[c].map((run) => run.syncsPerJob)),
+    ratioToFirst: spread(ratio),
+  }));
+}
