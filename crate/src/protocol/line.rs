@@ -376,3 +376,66 @@ impl Request {
         Request::read(op_kind, Fields::request(&value, op))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Request, Response};
+
+    fn refusal(line: &str) -> (&'static str, String) {
+        match Request::parse(line).and_then(|request| {
+            request
+                .validate()
+                .map(|()| request)
+                .map_err(|err| Response::failed(&err))
+        }) {
+            Err(Response::Failed { code, message }) => (code, message),
+            other => panic!("{line} was accepted: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_batch_item_error_names_the_list_the_index_and_the_member() {
+        let (code, message) =
+            refusal(r#"{"op":"enqueue_many","jobs":[{"job":"a"},{"job":"b","runAt":5}]}"#);
+        assert_eq!(code, "bad_request");
+        assert!(
+            message.contains("jobs[1]") && message.contains("\"runAt\""),
+            "{message}"
+        );
+        assert!(
+            message.contains("\"run_at\""),
+            "names what it takes: {message}"
+        );
+        let (code, message) =
+            refusal(r#"{"op":"renew_many","owner":"w","leases":[{"job":"a"}],"now":0,"ttl":1}"#);
+        assert_eq!(code, "bad_request");
+        assert!(
+            message.contains("member \"fence\" of leases[0]"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_shape_error_in_a_later_item_beats_a_value_error_in_an_earlier_one() {
+        let line = r#"{"op":"complete_many","owner":"w","now":0,
+            "leases":[{"job":"a","fence":1e30},{"job":"b","fence":"1"}]}"#;
+        assert_eq!(refusal(line).0, "bad_request");
+        let line = r#"{"op":"complete_many","owner":"w","now":0,
+            "leases":[{"job":"a","fence":1e30},{"job":"b","fence":1}]}"#;
+        assert_eq!(refusal(line).0, "invalid_argument");
+        // The list's own bound is a value: checked after every item's shape.
+        let items = vec![r#"{"job":"a","fence":1}"#; 1025].join(",");
+        let line = format!(
+            r#"{{"op":"renew_many","owner":"w","now":0,"ttl":1,"leases":[{items},{{"job":2,"fence":1}}]}}"#
+        );
+        assert_eq!(refusal(&line).0, "bad_request");
+        let line =
+            format!(r#"{{"op":"renew_many","owner":"w","now":0,"ttl":1,"leases":[{items}]}}"#);
+        let (code, message) = refusal(&line);
+        assert_eq!(code, "invalid_argument");
+        assert!(
+            message.contains("1025") && message.contains("split it"),
+            "{message}"
+        );
+    }
+}
