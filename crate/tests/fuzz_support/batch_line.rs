@@ -16,7 +16,8 @@
 //!   replacing numbers, which the protocol reads as f64 and serde_json may not), or nests deeper
 //!   than the documented 64 levels;
 //! - when serde_json can read a request of a single operation, the change to the table is
-//!   exactly what the op and its arguments say (the job and owner as serde_json decodes them, `until = now + ttl`, ...).
+//!   exactly what the op and its arguments say (the job and owner as serde_json decodes them,
+//!   `until = now + ttl`, ...).
 
 use leasefence::protocol::{respond, Backend};
 use leasefence::{JobState, Lease, LeaseStore};
