@@ -26,6 +26,7 @@ test('items take the JavaScript names; a misspelt or foreign member refuses the 
       [() => store.enqueueMany([{ job: 'b' }, { job: 'c', run_at: 5 }]), /jobs\[1\] has the member `run_at`.*runAt/],
       [() => store.enqueueMany([{ job: 'b' }, 'c']), /jobs\[1\] must be an object, got a string/],
       [() => store.enqueueMany([{ job: 'b' }, { job: 'c', runAt: '5' }]), /jobs\[1\]\.runAt must be a number/],
+      [() => store.enqueueMany([{ job: 'b' }, { job: 'c', runAt: NaN }]), /run_at.*finite/],
       [() => store.renewMany('w', [{ job: 'a' }], 0, 10), /leases\[0\]\.fence must be an integer number/],
       [() => store.renewMany('w', [{ job: 'a', fence: 1, result: 'r' }], 0, 10), /has the member `result`/],
       [() => store.claimNextMany('w', 1.5, 0, 10), /argument `n` must be a whole number/],
