@@ -113,6 +113,25 @@ export interface FencedTx {
 /** A synchronous callback running your statements (Node only); a throw rolls everything back. */
 export type FencedWork = (tx: FencedTx) => void;
 
+/** One job of `enqueueMany`: `enqueue`'s arguments as an object. */
+export interface NewJob {
+  job: string;
+  /** Not claimable before this time (default: at once). */
+  runAt?: number | null;
+  payload?: string | null;
+}
+
+/** One lease of `renewMany`: the job and the fence you hold (the owner is the call's). */
+export interface LeaseRef {
+  job: string;
+  fence: Fence;
+}
+
+/** One lease of `completeMany`, with the result to store (left out: null). */
+export interface LeaseCompletion extends LeaseRef {
+  result?: string | null;
+}
+
 export interface OpenOptions {
   /** How long to wait for another process's lock before failing with `storage` (default 10000). */
   busyTimeoutMs?: number;
@@ -175,6 +194,18 @@ export declare class LeaseStore {
    */
   fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): boolean;
   /**
+   * Many jobs in one transaction (one sync): `enqueue` of every job, answered in order (false for
+   * an id that exists or appeared earlier in the list). At most 1024 jobs; a longer list or a bad
+   * item throws `invalid_argument` and nothing changes.
+   */
+  enqueueMany(jobs: NewJob[]): boolean[];
+  /** Up to `n` (1 to 1024) successive claimNext calls in one transaction; fewer (or none) when fewer jobs are claimable. */
+  claimNextMany(owner: string, n: number, now: number, ttl: number): ClaimedJob[];
+  /** `renew` of each of your leases in one transaction: one `{value, reason}` per lease, in order. */
+  renewMany(owner: string, leases: LeaseRef[], now: number, ttl: number): Answer<boolean>[];
+  /** `complete` of each of your leases with its result in one transaction: one `{value, reason}` per lease, in order. */
+  completeMany(owner: string, leases: LeaseCompletion[], now: number): Answer<boolean>[];
+  /**
    * The same operations, answering `{value, reason}` (`reason` null when the store agreed), and
    * `claimMany` `{value, reasons}`: one reason (or null) per owner, in the order of `owners`. The
    * browser build answers the same shapes (as Promises).
@@ -198,6 +229,10 @@ export declare class LeaseStore {
     inspect(job: string): Answer<Inspection | null>;
     stats(now: number): Answer<JobCounts>;
     fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): Answer<boolean>;
+    enqueueMany(jobs: NewJob[]): Answer<boolean[]>;
+    claimNextMany(owner: string, n: number, now: number, ttl: number): Answer<ClaimedJob[]>;
+    renewMany(owner: string, leases: LeaseRef[], now: number, ttl: number): Answer<Answer<boolean>[]>;
+    completeMany(owner: string, leases: LeaseCompletion[], now: number): Answer<Answer<boolean>[]>;
   };
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;

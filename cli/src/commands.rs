@@ -64,15 +64,31 @@ pub(crate) enum Command {
     /// Create the jobs table if it is missing.
     Init,
     /// Add a job; false when the id exists (nothing changes, its payload included).
+    ///
+    /// With --stdin, adds the jobs read from standard input instead: one a line, either a job
+    /// id or a JSON object {"job": ID, "run_at": SECONDS, "payload": TEXT} (run_at and payload
+    /// optional; a line starting with `{` is read as JSON; empty lines are skipped). Every line
+    /// is checked before anything is written, so a bad line anywhere is an error naming its
+    /// line number (exit 2) and adds nothing. The jobs are then added in transactions of up to
+    /// 1024 (enqueue_many: one sync each, not one per job), in input order; prints
+    /// {"value": {"added": N, "existed": M}}. A storage error part-way (exit 3) leaves the
+    /// transactions before it committed; running the same input again adds only the rest.
+    #[command(
+        after_help = "Example:\n  seq 1 100000 | sed 's/^/job-/' | leasefence --db queue.db enqueue --stdin"
+    )]
     Enqueue {
         /// The job id.
-        job: String,
+        #[arg(required_unless_present = "stdin", conflicts_with = "stdin")]
+        job: Option<String>,
         /// Nobody can claim the job before this time (seconds, as --now); default: at once.
         #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
         run_at: Option<f64>,
         /// Text handed to whoever claims the job (claim-next prints it).
         #[arg(long)]
         payload: Option<String>,
+        /// Read the jobs from standard input, one a line (see above).
+        #[arg(long, conflicts_with_all = ["run_at", "payload"])]
+        stdin: bool,
     },
     /// Print a job's stored row, or null.
     State {
@@ -138,6 +154,49 @@ pub(crate) enum Command {
         /// Lease length in seconds (> 0).
         #[arg(long, allow_hyphen_values = true)]
         ttl: f64,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Claim up to N jobs for one owner in one transaction: N successive claim-next calls.
+    /// Prints the list of claimed jobs (empty, exit 1, when none was claimable).
+    ClaimNextMany {
+        /// Who takes the leases.
+        #[arg(long)]
+        owner: String,
+        /// How many jobs to claim at most (1 to 1024).
+        #[arg(long, value_name = "N")]
+        n: usize,
+        /// Lease length in seconds (> 0).
+        #[arg(long, allow_hyphen_values = true)]
+        ttl: f64,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Renew several of your leases in one transaction. Prints one answer per lease, in order:
+    /// {"value": true} or {"value": false, "reason": ...}; exit 1 when any was refused.
+    RenewMany {
+        /// Who holds the leases.
+        #[arg(long)]
+        owner: String,
+        /// The leases as JSON: [{"job": "a", "fence": 1}, ...] (at most 1024).
+        #[arg(long)]
+        leases: String,
+        /// New lease length in seconds from now (> 0).
+        #[arg(long, allow_hyphen_values = true)]
+        ttl: f64,
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Complete several of your leases, each with its result, in one transaction. Prints one
+    /// answer per lease, in order; exit 1 when any was refused.
+    CompleteMany {
+        /// Who holds the leases.
+        #[arg(long)]
+        owner: String,
+        /// The leases as JSON: [{"job": "a", "fence": 1, "result": "..."}, ...] (result
+        /// optional: null; at most 1024).
+        #[arg(long)]
+        leases: String,
         #[command(flatten)]
         clock: Clock,
     },

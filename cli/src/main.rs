@@ -13,6 +13,8 @@ mod batch;
 #[cfg(not(target_arch = "wasm32"))]
 mod commands;
 #[cfg(not(target_arch = "wasm32"))]
+mod enqueue_stdin;
+#[cfg(not(target_arch = "wasm32"))]
 mod jobs_table;
 #[cfg(not(target_arch = "wasm32"))]
 mod requests;

@@ -10,7 +10,9 @@ use serde_json::json;
 use clap::Parser as _;
 
 use crate::commands::{Cli, Command, Lease, LockingArg};
-use crate::{batch, jobs_table, unlock, EXIT_INVALID, EXIT_OK, EXIT_REJECTED, EXIT_STORAGE};
+use crate::{
+    batch, enqueue_stdin, jobs_table, unlock, EXIT_INVALID, EXIT_OK, EXIT_REJECTED, EXIT_STORAGE,
+};
 
 pub(crate) fn run() -> i32 {
     let cli = match Cli::try_parse() {
@@ -59,15 +61,46 @@ pub(crate) fn run() -> i32 {
                 clock.now(),
             )
         }
+        Command::Enqueue { stdin: true, .. } => return enqueue_stdin::enqueue_stdin(&mut backend),
+        Command::RenewMany {
+            owner,
+            leases,
+            ttl,
+            clock,
+        } => {
+            let fields = json!({"owner": owner, "now": clock.now(), "ttl": ttl});
+            return with_json_member(&mut backend, "renew_many", fields, "leases", &leases);
+        }
+        Command::CompleteMany {
+            owner,
+            leases,
+            clock,
+        } => {
+            let fields = json!({"owner": owner, "now": clock.now()});
+            return with_json_member(&mut backend, "complete_many", fields, "leases", &leases);
+        }
         Command::Init => Request::Init,
         Command::Enqueue {
             job,
             run_at,
             payload,
+            stdin: false,
         } => Request::Enqueue {
-            job,
+            // clap requires the id without --stdin.
+            job: job.unwrap_or_default(),
             run_at,
             payload,
+        },
+        Command::ClaimNextMany {
+            owner,
+            n,
+            ttl,
+            clock,
+        } => Request::ClaimNextMany {
+            owner,
+            n,
+            now: clock.now(),
+            ttl,
         },
         Command::Fail {
             lease,
@@ -157,25 +190,41 @@ fn fenced(
     result: Option<String>,
     now: f64,
 ) -> i32 {
-    let statements: serde_json::Value = match serde_json::from_str(statements) {
+    let fields = json!({
+        "job": lease.job, "owner": lease.owner, "fence": lease.fence,
+        "now": now, "complete": complete, "result": result,
+    });
+    with_json_member(backend, "fenced", fields, "statements", statements)
+}
+
+/// Runs `op` with `fields` and the member `name` given as JSON text on the command line
+/// (`--statements`, `--leases`): the whole request read by the protocol's own reader, as a
+/// request line.
+fn with_json_member(
+    backend: &mut TargetBackend,
+    op: &str,
+    mut fields: serde_json::Value,
+    name: &str,
+    text: &str,
+) -> i32 {
+    let member: serde_json::Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(err) => {
+            let shape = match name {
+                "statements" => "[{\"sql\": \"...\", \"params\": [...]}]",
+                _ => "[{\"job\": \"...\", \"fence\": 1}]",
+            };
             let failed = Response::Failed {
                 code: "bad_request",
-                message: format!(
-                    "--statements is not valid JSON ({err}); write \
-                     [{{\"sql\": \"...\", \"params\": [...]}}]"
-                ),
+                message: format!("--{name} is not valid JSON ({err}); write {shape}"),
             };
             println!("{}", failed.to_json());
             return EXIT_INVALID;
         }
     };
-    let line = json!({
-        "op": "fenced", "job": lease.job, "owner": lease.owner, "fence": lease.fence,
-        "now": now, "statements": statements, "complete": complete, "result": result,
-    });
-    let response = match Request::parse(&line.to_string()) {
+    fields["op"] = op.into();
+    fields[name] = member;
+    let response = match Request::parse(&fields.to_string()) {
         Ok(request) => {
             let response = execute(backend, &request);
             println!("{}", response.to_json());
@@ -199,6 +248,16 @@ fn exit_code(request: &Request, response: &Response) -> i32 {
                 Request::ClaimMany { .. } => value
                     .as_array()
                     .is_some_and(|fences| fences.iter().all(|f| f.is_null())),
+                Request::EnqueueMany { .. } => false,
+                Request::ClaimNextMany { .. } => value.as_array().is_some_and(Vec::is_empty),
+                // Any item refused: the caller reads the answers to see which.
+                Request::RenewMany { .. } | Request::CompleteMany { .. } => {
+                    value.as_array().is_some_and(|answers| {
+                        answers
+                            .iter()
+                            .any(|answer| answer["value"] == serde_json::Value::Bool(false))
+                    })
+                }
                 _ => value.is_null() || *value == serde_json::Value::Bool(false),
             };
             if refused {

@@ -36,6 +36,21 @@ async function runVectorInPage(vector) {
     }
     return a === b;
   };
+  // Batch steps as JavaScript has them (tests/vectors/README.md): enqueue_many's `run_at` is
+  // `runAt`, renew_many's and complete_many's items answer `{value, reason}`, and a shape error
+  // (`bad_request` in the protocol) is `invalid_argument`.
+  const jsName = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+  const jsItems = (items) => (Array.isArray(items) ? items.map((item) => (
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).map(([key, value]) => [jsName(key), value])) : item)) : items);
+  const jsExpect = (step) => {
+    const expect = { ...step.expect };
+    if (expect.error === 'bad_request') expect.error = 'invalid_argument';
+    if (['renew_many', 'complete_many'].includes(step.op) && Array.isArray(expect.value)) {
+      expect.value = expect.value.map((item) => ({ value: item.value, reason: item.reason ?? null }));
+    }
+    return expect;
+  };
   // One database for every vector, erased in between: the OPFS pool is small and per origin.
   window.vectorStore ??= await PlaygroundStore.open('vectors.db');
   const store = window.vectorStore;
@@ -43,7 +58,9 @@ async function runVectorInPage(vector) {
   const jobs = new Set();
   const snapshot = async () => Promise.all([...jobs].map((j) => store.state(j)));
   try {
-    for (const [index, step] of vector.steps.entries()) {
+    for (const [index, raw] of vector.steps.entries()) {
+      const step = { ...raw, expect: jsExpect(raw) };
+      if (step.op === 'enqueue_many') step.jobs = jsItems(step.jobs);
       const [method, names] = methods[step.op];
       // A fenced step's complete and result travel as its options object.
       const options = {};
@@ -52,6 +69,9 @@ async function runVectorInPage(vector) {
       const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]]
         : step.op === 'fenced' && name === 'options' ? options : step[name]));
       if (typeof step.job === 'string') jobs.add(step.job);
+      for (const item of [step.jobs, step.leases].filter(Array.isArray).flat()) {
+        if (typeof item?.job === 'string') jobs.add(item.job);
+      }
       const where = `${vector.file} step ${index} (${step.op})`;
       if (step.expect.error) {
         const before = await snapshot();

@@ -13,7 +13,8 @@ claim_next, so:
   rows (nothing claimable); an expected error is checked against the seed's argument validation.
 
 A vector that uses what the seed does not have (section 7: ``fail``, ``revive``, ``inspect``,
-``stats``, ``enqueue`` with ``run_at`` or ``payload``; section 8: ``fenced``) is skipped and reported as skipped; the Rust,
+``stats``, ``enqueue`` with ``run_at`` or ``payload``; section 8: ``fenced``; section 10: the ``*_many``
+batch operations) is skipped and reported as skipped; the Rust,
 Node and browser runners run it.
 
 Prints one line per vector and a final line ``N passed, M failed``; exits non-zero on any failure.
@@ -53,7 +54,8 @@ ARGS = {
 }
 
 # What the seed does not have: a vector using any of it is skipped here.
-BEYOND_SEED_OPS = {"fail", "revive", "inspect", "stats", "fenced"}
+BEYOND_SEED_OPS = {"fail", "revive", "inspect", "stats", "fenced",
+                   "enqueue_many", "claim_next_many", "renew_many", "complete_many"}
 BEYOND_SEED_ARGS = {"enqueue": {"run_at", "payload"}}
 
 SEED_FUNCS = {

@@ -27,6 +27,17 @@ const VALID = {
   revive: ['dead', 1],
   inspect: ['held'],
   stats: [1],
+  enqueueMany: [[{ job: 'new-job', runAt: 5, payload: 'p' }]],
+  claimNextMany: ['B', 2, 0, 10],
+  renewMany: ['A', [{ job: 'held', fence: 1 }], 1, 10],
+  completeMany: ['A', [{ job: 'held', fence: 1, result: 'r' }], 1],
+};
+// What the batch templates answer (section 10).
+const BATCH_ANSWERS = {
+  enqueueMany: [true],
+  claimNextMany: [{ job: 'free', fence: 1, payload: null }],
+  renewMany: [{ value: true, reason: null }],
+  completeMany: [{ value: true, reason: null }],
 };
 // [name as error messages spell it, kind, optional]: an optional argument may be left out.
 const PARAMS = {
@@ -42,6 +53,10 @@ const PARAMS = {
   revive: [['job', 'string'], ['now', 'time']],
   inspect: [['job', 'string']],
   stats: [['now', 'time']],
+  enqueueMany: [['jobs', 'jobs']],
+  claimNextMany: [['owner', 'string'], ['n', 'count'], ['now', 'time'], ['ttl', 'ttl']],
+  renewMany: [['owner', 'string'], ['leases', 'leases'], ['now', 'time'], ['ttl', 'ttl']],
+  completeMany: [['owner', 'string'], ['leases', 'completions'], ['now', 'time']],
 };
 
 const label = (v) => {
@@ -72,6 +87,18 @@ const BAD = {
   maybeTime: [...notANumber.filter((v) => v !== null && v !== undefined), ...nonFinite],
   maybeText: [1, 0, true, false, {}, [], ['p'], 1n, Symbol('p'), new String('p'), () => 'p'],
   owners: ['B', '', null, undefined, 1, {}, { length: 1, 0: 'B' }, new Set(['B']), [1], ['B', null], ['B', undefined], [['B']], ['B', 2], [new String('B')]],
+  // Batch lists: not a list, a bad item anywhere (a valid one first), or longer than 1024.
+  jobs: ['new-job', null, undefined, 1, {}, { length: 1, 0: { job: 'new-job' } }, ['new-job'], [null], [{}],
+    [{ job: 1 }], [{ job: 'new-job' }, { job: 'b', runAt: '5' }],
+    [{ job: 'new-job' }, { job: 'b', run_at: 5 }], [{ job: 'new-job' }, { job: 'b', payload: 1 }], [{ job: 'new-job' }, [{ job: 'b' }]],
+    Array.from({ length: 1025 }, (_, i) => ({ job: `j${i}` }))],
+  count: [...notANumber, ...nonFinite, 0, -1, 1.5, 1025, 2 ** 53],
+  leases: ['held', null, undefined, 1, {}, [null], [{}], [{ job: 'held' }], [{ job: 'held', fence: 1.5 }], [{ job: 1, fence: 1 }],
+    [{ job: 'held', fence: 1 }, { job: 'held', fence: 1, result: 'r' }], [{ job: 'held', fence: 1 }, 'held'],
+    Array.from({ length: 1025 }, () => ({ job: 'held', fence: 1 }))],
+  completions: ['held', null, undefined, 1, {}, [null], [{}], [{ job: 'held' }], [{ job: 'held', fence: '1' }],
+    [{ job: 'held', fence: 1, result: 1 }], [{ job: 'held', fence: 1, result: 'r' }, { job: 'free', fence: 1, runAt: 5 }],
+    Array.from({ length: 1025 }, () => ({ job: 'held', fence: 1, result: 'r' }))],
 };
 
 async function freshStore(name) {
@@ -125,6 +152,7 @@ test('the valid calls used as templates do work (so every rejection below is the
     else if (method === 'claimMany') assert.deepEqual(answer.filter((f) => f !== null), [1]);
     else if (method === 'claimNext') assert.deepEqual(answer, { job: 'free', fence: 1, payload: null });
     else if (method === 'claim') assert.equal(answer, 1);
+    else if (method in BATCH_ANSWERS) assert.deepEqual(answer, BATCH_ANSWERS[method], method);
     else assert.equal(answer, true, method);
     store.close();
   }

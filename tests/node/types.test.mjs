@@ -16,8 +16,9 @@ function declarations() {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '').replace(/\s+/g, ' ').replace(/,\s*\)/g, ')').replace(/\(\s+/g, '(').replace(/\s+\)/g, ')');
 }
 
-function signature({ params }, types) {
-  return params.map((p) => `${p}: ${types[p.replace(/\?$/, '')]}`).join(', ');
+function signature({ params, types: own }, types) {
+  const typeOf = (name) => own[name] ?? types[name];
+  return params.map((p) => `${p}: ${typeOf(p.replace(/\?$/, ''))}`).join(', ');
 }
 
 test('the package bundles web/store/core.js: its store has the operations of the table, in order', async () => {

@@ -125,6 +125,9 @@ import type {
   FencedOptions,
   FencedTx,
   FencedWork,
+  NewJob,
+  LeaseRef,
+  LeaseCompletion,
   OpenOptions,
   Backoff,
   ExponentialBackoff,
@@ -251,6 +254,19 @@ export async function store(file: string): Promise<void> {
   exact<Promise<(Fence | null)[]>>()(g.claimMany('e', ['x'], 9, 30));
   exact<Answer<boolean>>()(w.fenced('e', 'me', 1, 9, statements));
   exact<Answer<boolean>>()(w.fenced('e', 'me', 1, 9, work, complete));
+
+  const jobs: NewJob[] = [{ job: 'm1' }, { job: 'm2', runAt: 5 }, { job: 'm3', runAt: null, payload: 'p' }];
+  exact<boolean[]>()(s.enqueueMany(jobs));
+  const batch = exact<ClaimedJob[]>()(s.claimNextMany('me', 3, 9, 30));
+  const refs: LeaseRef[] = batch.map(({ job, fence }) => ({ job, fence }));
+  const renewed = exact<Answer<boolean>[]>()(s.renewMany('me', refs, 10, 30));
+  renewed.forEach((item) => item.reason && describe(item.reason));
+  const done: LeaseCompletion[] = batch.map(({ job, fence }) => ({ job, fence, result: 'ok' }));
+  exact<Answer<boolean>[]>()(s.completeMany('me', [...done, { job: 'm1', fence: 1 }], 11));
+  exact<Answer<boolean[]>>()(w.enqueueMany([{ job: 'm4' }]));
+  exact<Answer<ClaimedJob[]>>()(w.claimNextMany('me', 1, 12, 30));
+  exact<Answer<Answer<boolean>[]>>()(w.renewMany('me', refs, 12, 30));
+  exact<Answer<Answer<boolean>[]>>()(w.completeMany('me', done, 12));
 
   try {
     s.claim('', 'me', 0, 30);
@@ -427,6 +443,9 @@ export async function wrong(s: LeaseStore, reason: Reason): Promise<void> {
   s.fenced('job', 'me', 1, 0, [{ sql: 'UPDATE t SET a = $1', params: [{}] }]); // expect TS2322
   s.withReason.stats(0).value.running; // expect TS2339
   s.grouped.complete('job', 'me', 1, 0, 'r').value; // expect TS2339
+  s.enqueueMany([{ job: 'j', run_at: 5 }]); // expect TS2561
+  s.renewMany('me', [{ job: 'j', fence: 1, result: 'r' }], 0, 30); // expect TS2353
+  s.claimNextMany('me', 0, 30); // expect TS2554
   new LeaseStore(); // expect TS2673
   await LeaseStore.open(); // expect TS2554
   new JobWorker(s, { owner: 'w' }); // expect TS2345

@@ -28,9 +28,36 @@ function fencedOptions(step) {
   return options;
 }
 
-/** The positional arguments of SPEC sections 5, 7 and 8 for one protocol step. */
+/** A protocol member name as JavaScript spells it: `run_at` is `runAt`. */
+const jsName = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+
+/** enqueue_many's jobs as enqueueMany takes them: each object's members by their JavaScript names. */
+function jsItems(items) {
+  if (!Array.isArray(items)) return items;
+  return items.map((item) =>
+    item !== null && typeof item === 'object' && !Array.isArray(item)
+      ? Object.fromEntries(Object.entries(item).map(([key, value]) => [jsName(key), value]))
+      : item);
+}
+
+/**
+ * The expectation as JavaScript answers it: renew_many's and complete_many's items are `{value,
+ * reason}` with reason null when granted (withReason's shape), and a shape error, `bad_request` in
+ * the protocol, is `invalid_argument` (the JavaScript API has no request lines to misshape).
+ */
+function jsExpect(step) {
+  const expect = { ...step.expect };
+  if (expect.error === 'bad_request') expect.error = 'invalid_argument';
+  if (['renew_many', 'complete_many'].includes(step.op) && Array.isArray(expect.value)) {
+    expect.value = expect.value.map((item) => ({ value: item.value, reason: item.reason ?? null }));
+  }
+  return expect;
+}
+
+/** The positional arguments of SPEC sections 5, 7, 8 and 10 for one protocol step. */
 function argsOf(step) {
   const v = { ...step };
+  if (step.op === 'enqueue_many') v.jobs = jsItems(step.jobs);
   for (const [name, spelled] of Object.entries(step.nonfinite ?? {})) {
     assert.ok(spelled in NONFINITE, `unknown nonfinite spelling ${spelled}`);
     v[name] = NONFINITE[spelled];
@@ -66,11 +93,14 @@ function assertSame(actual, expected, where) {
   );
 }
 
-/** Every job id a vector names (steps and claim_next answers). */
+/** Every job id a vector names (steps, batch items, claim_next answers). */
 function jobIdsOf(vector) {
   const ids = new Set();
   for (const step of vector.steps) {
     if (typeof step.job === 'string') ids.add(step.job);
+    for (const item of [step.jobs, step.leases].filter(Array.isArray).flat()) {
+      if (typeof item?.job === 'string') ids.add(item.job);
+    }
     const value = step.expect?.value;
     if (value && typeof value === 'object' && typeof value.job === 'string') ids.add(value.job);
     if (value && typeof value === 'object' && typeof value.id === 'string') ids.add(value.id);
@@ -96,7 +126,7 @@ for (const file of files) {
       for (const [index, step] of vector.steps.entries()) {
         const where = `${file} step ${index + 1}: ${JSON.stringify(step)}`;
         const [method, args] = argsOf(step);
-        const expect = step.expect;
+        const expect = jsExpect(step);
         if ('error' in expect) {
           const before = snapshot(store, ids);
           let thrown;

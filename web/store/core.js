@@ -20,11 +20,15 @@ const PARAM_TYPES = Object.freeze({
   error: 'string | null',
   statements: 'FencedStatement[] | FencedWork',
   options: 'FencedOptions',
+  jobs: 'NewJob[]',
+  n: 'number',
+  leases: 'LeaseRef[]',
 });
 
 /**
  * The operations, in the contract's order: name, positional parameters and what they return. A
- * parameter whose name ends in `?` may be left out (undefined means the same as null).
+ * parameter whose name ends in `?` may be left out (undefined means the same as null). `types`
+ * overrides PARAM_TYPES for one operation (completeMany's leases carry a result).
  */
 const OPERATIONS = Object.freeze([
   { name: 'enqueue', params: ['job', 'runAt?', 'payload?'], returns: 'boolean' },
@@ -41,7 +45,12 @@ const OPERATIONS = Object.freeze([
   { name: 'stats', params: ['now'], returns: 'JobCounts' },
   // Fenced writes: `statements` is a list of {sql, params}, or in Node a synchronous callback.
   { name: 'fenced', params: ['job', 'owner', 'fence', 'now', 'statements', 'options?'], returns: 'boolean' },
-].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params) })));
+  // Many jobs per transaction (section 10): each item answered as its single operation would be.
+  { name: 'enqueueMany', params: ['jobs'], returns: 'boolean[]' },
+  { name: 'claimNextMany', params: ['owner', 'n', 'now', 'ttl'], returns: 'ClaimedJob[]' },
+  { name: 'renewMany', params: ['owner', 'leases', 'now', 'ttl'], returns: 'Answer<boolean>[]' },
+  { name: 'completeMany', params: ['owner', 'leases', 'now'], returns: 'Answer<boolean>[]', types: { leases: 'LeaseCompletion[]' } },
+].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));
 
 /**
  * The protocol's name (docs/contract.md section 4) for a name of the table above: an operation's
@@ -106,6 +115,11 @@ function settle(answer, f) {
 function withReasonOf(answer) {
   if (answer && Array.isArray(answer.reasons)) return { value: answer.value, reasons: answer.reasons };
   return { value: answer.value, reason: answer.reason ?? null };
+}
+
+/** renewMany's and completeMany's answer: each item `{value, reason}` as withReason answers one call. */
+function withItemReasons(answer) {
+  return { value: answer.value.map(withReasonOf), reason: answer.reason ?? null };
 }
 
 /**
@@ -187,9 +201,9 @@ class LeaseStoreCore {
       this.lastReason = null;
     }
     const withReason = {};
-    for (const { name, params } of OPERATIONS) {
-      withReason[name] = (...args) =>
-        settle(this.#answer(name, params.map((_, i) => args[i])), withReasonOf);
+    for (const { name, params, returns } of OPERATIONS) {
+      const shape = returns === 'Answer<boolean>[]' ? withItemReasons : withReasonOf;
+      withReason[name] = (...args) => settle(this.#answer(name, params.map((_, i) => args[i])), shape);
     }
     /** The same operations, answering `{value, reason}` instead of the bare value. */
     this.withReason = Object.freeze(withReason);

@@ -1,7 +1,8 @@
 //! Running a request: the [`Backend`] it runs on, and the one dispatch from a [`Request`] to the
 //! store's operation.
 
-use super::{Answer, Request, Response, Returned};
+use super::{Answer, LeaseItem, Request, Response, Returned};
+use crate::batch::LeaseCompletion;
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::leases::Leases;
@@ -104,6 +105,25 @@ fn answered<T>(
             reason: Some(reason),
         },
     }
+}
+
+/// A yes/no outcome as an answer: `true`, or `false` with the reason.
+fn yes_or_no(outcome: Outcome<()>) -> Answer {
+    answered(outcome, |()| Returned::Bool(true), Returned::Bool(false))
+}
+
+/// Each item's outcome as its own answer, in list order.
+fn each_answered(outcomes: Vec<Outcome<()>>) -> Answer {
+    plain(Returned::Answers(
+        outcomes.into_iter().map(yes_or_no).collect(),
+    ))
+}
+
+fn leases_of(owner: &str, items: &[LeaseItem]) -> Vec<Lease> {
+    items
+        .iter()
+        .map(|item| Lease::new(&item.job, owner, item.fence))
+        .collect()
 }
 
 fn plain(value: Returned) -> Answer {
@@ -218,6 +238,30 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             None => Returned::Null,
         }),
         Request::Stats { now } => plain(Returned::Counts(backend.leases()?.stats(*now)?)),
+        Request::EnqueueMany { jobs } => {
+            plain(Returned::Bools(backend.leases()?.enqueue_many(jobs)?))
+        }
+        Request::ClaimNextMany { owner, n, now, ttl } => plain(Returned::ClaimedList(
+            backend.leases()?.claim_next_many(owner, *n, *now, *ttl)?,
+        )),
+        Request::RenewMany {
+            owner,
+            leases,
+            now,
+            ttl,
+        } => each_answered(
+            backend
+                .leases()?
+                .renew_many(&leases_of(owner, leases), *now, *ttl)?,
+        ),
+        Request::CompleteMany { owner, leases, now } => {
+            let completions: Vec<LeaseCompletion> = leases_of(owner, leases)
+                .into_iter()
+                .zip(leases)
+                .map(|(lease, item)| LeaseCompletion::new(lease, item.result.as_deref()))
+                .collect();
+            each_answered(backend.leases()?.complete_many(&completions, *now)?)
+        }
         Request::Fenced {
             job,
             owner,

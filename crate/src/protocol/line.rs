@@ -2,7 +2,7 @@
 //! shape problem a `bad_request` [`Response`].
 
 use super::json::{self, Json};
-use super::{FencedArgs, Op, Request, Response, Source, OPS};
+use super::{FencedArgs, Members, Op, Request, Response, Source, OPS};
 use crate::error::Error;
 use crate::outcome::Fence;
 use crate::rules::fenced::{SqlValue, Statement};
@@ -14,37 +14,118 @@ const STATEMENTS_SHAPE: &str = "an array of {\"sql\": \"...\", \"params\": [...]
 struct Fields<'a> {
     object: &'a Json,
     op: &'a str,
+    /// For one item of a list (`jobs[2]`): the list's name and the item's index. The members an
+    /// item may have are exactly those read from it.
+    item: Option<(&'static str, usize)>,
+    /// The members read so far (items only).
+    read: Vec<&'static str>,
     /// A value error found while reading the shape; reported only if the shape is fine, so
     /// shape errors (`bad_request`) always win over value errors (`invalid_argument`).
     deferred: Option<Response>,
 }
 
-impl Source for Fields<'_> {
+impl<'a> Fields<'a> {
+    fn request(object: &'a Json, op: &'a str) -> Self {
+        Fields {
+            object,
+            op,
+            item: None,
+            read: Vec::new(),
+            deferred: None,
+        }
+    }
+
+    /// Records that `name` was asked for (an item's allowed members).
+    fn asked(&mut self, name: &'static str) -> &mut Self {
+        if self.item.is_some() {
+            self.read.push(name);
+        }
+        self
+    }
+}
+
+impl Members for Fields<'_> {
     type Error = Response;
     fn string(&mut self, name: &'static str) -> Result<String, Response> {
-        Fields::string(self, name)
+        Fields::string(self.asked(name), name)
     }
     fn optional_string(&mut self, name: &'static str) -> Result<Option<String>, Response> {
-        Fields::optional_string(self, name)
+        Fields::optional_string(self.asked(name), name)
     }
     fn number(&mut self, name: &'static str) -> Result<f64, Response> {
-        Fields::number(self, name)
+        Fields::number(self.asked(name), name)
     }
     fn maybe_string(&mut self, name: &'static str) -> Result<Option<String>, Response> {
-        match self.object.get(name) {
+        match self.asked(name).object.get(name) {
             None => Ok(None),
             Some(_) => Fields::optional_string(self, name),
         }
     }
     fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, Response> {
-        match self.object.get(name) {
+        match self.asked(name).object.get(name) {
             None | Some(Json::Null) => Ok(None),
             Some(Json::Number(n)) => Ok(Some(n.float)),
             Some(other) => Err(self.mistyped(name, "a number or null", other)),
         }
     }
     fn fence(&mut self, name: &'static str) -> Result<Fence, Response> {
-        Fields::fence(self, name)
+        Fields::fence(self.asked(name), name)
+    }
+}
+
+impl<'a> Source for Fields<'a> {
+    type Item = Fields<'a>;
+    fn count(&mut self, name: &'static str) -> Result<usize, Response> {
+        Fields::count(self, name)
+    }
+    fn objects<T>(
+        &mut self,
+        name: &'static str,
+        mut read: impl FnMut(&mut Fields<'a>) -> Result<T, Response>,
+    ) -> Result<Vec<T>, Response> {
+        let object: &'a Json = self.object;
+        let items = match object.get(name) {
+            Some(Json::Array(items)) => items,
+            Some(other) => return Err(self.mistyped(name, "an array of objects", other)),
+            None => return Err(self.missing(name, "an array of objects")),
+        };
+        let mut values = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            let Json::Object(members) = item else {
+                return Err(Response::bad_request(format!(
+                    "{name}[{index}] of op {:?} must be an object, got {}",
+                    self.op,
+                    item.type_name()
+                )));
+            };
+            let mut fields = Fields {
+                object: item,
+                op: self.op,
+                item: Some((name, index)),
+                read: Vec::new(),
+                deferred: None,
+            };
+            values.push(read(&mut fields)?);
+            if let Some((key, _)) = members
+                .iter()
+                .find(|(k, _)| !fields.read.contains(&k.as_str()))
+            {
+                return Err(Response::bad_request(format!(
+                    "{name}[{index}] of op {:?} has the member {key:?}; it takes only {}",
+                    self.op,
+                    fields
+                        .read
+                        .iter()
+                        .map(|m| format!("{m:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            if self.deferred.is_none() {
+                self.deferred = fields.deferred;
+            }
+        }
+        Ok(values)
     }
     fn strings(&mut self, name: &'static str) -> Result<Vec<String>, Response> {
         Fields::strings(self, name)
@@ -61,19 +142,58 @@ impl Source for Fields<'_> {
 }
 
 impl Fields<'_> {
+    /// Where field `name` is, for messages: `field "job" of op "state"`, or for an item
+    /// `member "job" of leases[2] of op "renew_many"`.
+    fn place(&self, name: &str) -> String {
+        match self.item {
+            None => format!("field {name:?} of op {:?}", self.op),
+            Some((list, index)) => {
+                format!("member {name:?} of {list}[{index}] of op {:?}", self.op)
+            }
+        }
+    }
+
     fn missing(&self, name: &str, kind: &str) -> Response {
-        Response::bad_request(format!(
-            "op {:?} needs field {name:?} ({kind}); it is missing",
-            self.op
-        ))
+        match self.item {
+            None => Response::bad_request(format!(
+                "op {:?} needs field {name:?} ({kind}); it is missing",
+                self.op
+            )),
+            Some(_) => Response::bad_request(format!("{} ({kind}) is missing", self.place(name))),
+        }
     }
 
     fn mistyped(&self, name: &str, kind: &str, got: &Json) -> Response {
         Response::bad_request(format!(
-            "field {name:?} of op {:?} must be {kind}, got {}",
-            self.op,
+            "{} must be {kind}, got {}",
+            self.place(name),
             got.type_name()
         ))
+    }
+
+    /// A count: a number (else `bad_request`) that is a whole number from 0 up (else
+    /// `invalid_argument`, held back); its range is checked with the other values.
+    fn count(&mut self, name: &'static str) -> Result<usize, Response> {
+        let n = match self.object.get(name) {
+            Some(Json::Number(n)) => *n,
+            Some(other) => return Err(self.mistyped(name, "a whole number", other)),
+            None => return Err(self.missing(name, "a whole number")),
+        };
+        if n.float.is_finite() && n.float >= 0.0 && n.float.fract() == 0.0 {
+            // Past usize the count is out of range anyway; the range check names the bound.
+            return Ok(if n.float < usize::MAX as f64 {
+                n.float as usize
+            } else {
+                usize::MAX
+            });
+        }
+        if self.deferred.is_none() {
+            self.deferred = Some(Response::failed(&Error::invalid(
+                name,
+                format!("must be a whole number of jobs to claim, got {}", n.float),
+            )));
+        }
+        Ok(1)
     }
 
     fn string(&self, name: &str) -> Result<String, Response> {
@@ -124,8 +244,9 @@ impl Fields<'_> {
         }
         if n.float.fract() != 0.0 {
             return Err(Response::bad_request(format!(
-                "field {name:?} of op {:?} must be an integer, got {}",
-                self.op, n.float
+                "{} must be an integer, got {}",
+                self.place(name),
+                n.float
             )));
         }
         // -2^63 is exact in f64; 2^63 is the first float past i64::MAX.
@@ -252,11 +373,69 @@ impl Request {
                 OPS.join(", ")
             )));
         };
-        let fields = Fields {
-            object: &value,
-            op,
-            deferred: None,
-        };
-        Request::read(op_kind, fields)
+        Request::read(op_kind, Fields::request(&value, op))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Request, Response};
+
+    fn refusal(line: &str) -> (&'static str, String) {
+        match Request::parse(line).and_then(|request| {
+            request
+                .validate()
+                .map(|()| request)
+                .map_err(|err| Response::failed(&err))
+        }) {
+            Err(Response::Failed { code, message }) => (code, message),
+            other => panic!("{line} was accepted: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_batch_item_error_names_the_list_the_index_and_the_member() {
+        let (code, message) =
+            refusal(r#"{"op":"enqueue_many","jobs":[{"job":"a"},{"job":"b","runAt":5}]}"#);
+        assert_eq!(code, "bad_request");
+        assert!(
+            message.contains("jobs[1]") && message.contains("\"runAt\""),
+            "{message}"
+        );
+        assert!(
+            message.contains("\"run_at\""),
+            "names what it takes: {message}"
+        );
+        let (code, message) =
+            refusal(r#"{"op":"renew_many","owner":"w","leases":[{"job":"a"}],"now":0,"ttl":1}"#);
+        assert_eq!(code, "bad_request");
+        assert!(
+            message.contains("member \"fence\" of leases[0]"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_shape_error_in_a_later_item_beats_a_value_error_in_an_earlier_one() {
+        let line = r#"{"op":"complete_many","owner":"w","now":0,
+            "leases":[{"job":"a","fence":1e30},{"job":"b","fence":"1"}]}"#;
+        assert_eq!(refusal(line).0, "bad_request");
+        let line = r#"{"op":"complete_many","owner":"w","now":0,
+            "leases":[{"job":"a","fence":1e30},{"job":"b","fence":1}]}"#;
+        assert_eq!(refusal(line).0, "invalid_argument");
+        // The list's own bound is a value: checked after every item's shape.
+        let items = vec![r#"{"job":"a","fence":1}"#; 1025].join(",");
+        let line = format!(
+            r#"{{"op":"renew_many","owner":"w","now":0,"ttl":1,"leases":[{items},{{"job":2,"fence":1}}]}}"#
+        );
+        assert_eq!(refusal(&line).0, "bad_request");
+        let line =
+            format!(r#"{{"op":"renew_many","owner":"w","now":0,"ttl":1,"leases":[{items}]}}"#);
+        let (code, message) = refusal(&line);
+        assert_eq!(code, "invalid_argument");
+        assert!(
+            message.contains("1025") && message.contains("split it"),
+            "{message}"
+        );
     }
 }

@@ -32,6 +32,7 @@ mod response;
 #[cfg(not(target_arch = "wasm32"))]
 mod target_backend;
 
+use crate::batch::NewJob;
 use crate::error::Result;
 use crate::outcome::Fence;
 use crate::rules;
@@ -40,7 +41,9 @@ use crate::rules::fenced::{Finish, Statement};
 #[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
 pub(crate) use dispatch::answer;
 pub use dispatch::{execute, respond, Backend};
-pub(crate) use read::{FencedArgs, Op, Source, OP_NAMES};
+#[cfg(target_arch = "wasm32")]
+pub(crate) use read::js_name;
+pub(crate) use read::{FencedArgs, Members, Op, Source, OP_NAMES};
 pub use response::Response;
 pub(crate) use response::{Answer, Returned};
 #[cfg(not(target_arch = "wasm32"))]
@@ -128,6 +131,49 @@ pub enum Request {
         complete: bool,
         result: Option<String>,
     },
+    /// docs/contract.md section 10: `enqueue` of every job, in one transaction.
+    EnqueueMany {
+        jobs: Vec<NewJob>,
+    },
+    /// Up to `n` successive `claim_next` calls, in one transaction.
+    ClaimNextMany {
+        owner: String,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    },
+    /// `renew` of every lease of `owner`, in one transaction.
+    RenewMany {
+        owner: String,
+        leases: Vec<LeaseItem>,
+        now: f64,
+        ttl: f64,
+    },
+    /// `complete` of every lease of `owner` with its result, in one transaction.
+    CompleteMany {
+        owner: String,
+        leases: Vec<LeaseItem>,
+        now: f64,
+    },
+}
+
+/// One item of `renew_many`'s and `complete_many`'s `leases`: a job and the fence its owner
+/// holds, and (`complete_many` only) the result to store.
+///
+/// ```
+/// use leasefence::protocol::{LeaseItem, Request};
+/// let line = r#"{"op":"renew_many","owner":"w","leases":[{"job":"a","fence":1}],"now":0,"ttl":5}"#;
+/// let Request::RenewMany { leases, .. } = Request::parse(line).unwrap() else { panic!() };
+/// assert_eq!(leases, [LeaseItem { job: "a".into(), fence: 1, result: None }]);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseItem {
+    /// The job.
+    pub job: String,
+    /// The fence its owner holds.
+    pub fence: Fence,
+    /// The result `complete_many` stores; always `None` for `renew_many`.
+    pub result: Option<String>,
 }
 
 /// The operation names, as the protocol spells them (from [`OP_NAMES`]).
@@ -183,6 +229,21 @@ impl Request {
             Request::Claim { now, ttl, .. }
             | Request::Renew { now, ttl, .. }
             | Request::ClaimNext { now, ttl, .. } => rules::lease_end(*now, *ttl).map(drop),
+            Request::EnqueueMany { jobs } => rules::batch::check_new_jobs(jobs),
+            Request::ClaimNextMany { n, now, ttl, .. } => {
+                rules::batch::check_claim_count(*n)?;
+                rules::lease_end(*now, *ttl).map(drop)
+            }
+            Request::RenewMany {
+                leases, now, ttl, ..
+            } => {
+                rules::batch::check_batch("leases", leases.len())?;
+                rules::lease_end(*now, *ttl).map(drop)
+            }
+            Request::CompleteMany { leases, now, .. } => {
+                rules::batch::check_batch("leases", leases.len())?;
+                rules::check_now(*now)
+            }
             Request::ClaimMany {
                 owners, now, ttl, ..
             } => {

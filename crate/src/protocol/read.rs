@@ -8,7 +8,8 @@
 //! value errors (`invalid_argument`) by holding a value error back until every field has been
 //! read, and [`Source::finish`] reports it then.
 
-use super::Request;
+use super::{LeaseItem, Request};
+use crate::batch::NewJob;
 use crate::outcome::Fence;
 use crate::rules::fenced::Statement;
 
@@ -43,10 +44,18 @@ pub(crate) enum Op {
     Stats,
     /// `fenced`: the caller's statements in the transaction that checks the lease
     Fenced,
+    /// `enqueue_many` / `enqueueMany` (section 10)
+    EnqueueMany,
+    /// `claim_next_many` / `claimNextMany` (section 10)
+    ClaimNextMany,
+    /// `renew_many` / `renewMany` (section 10)
+    RenewMany,
+    /// `complete_many` / `completeMany` (section 10)
+    CompleteMany,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub(crate) const OP_NAMES: [(Op, &str, &str); 14] = [
+pub(crate) const OP_NAMES: [(Op, &str, &str); 18] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -61,6 +70,10 @@ pub(crate) const OP_NAMES: [(Op, &str, &str); 14] = [
     (Op::Inspect, "inspect", "inspect"),
     (Op::Stats, "stats", "stats"),
     (Op::Fenced, "fenced", "fenced"),
+    (Op::EnqueueMany, "enqueue_many", "enqueueMany"),
+    (Op::ClaimNextMany, "claim_next_many", "claimNextMany"),
+    (Op::RenewMany, "renew_many", "renewMany"),
+    (Op::CompleteMany, "complete_many", "completeMany"),
 ];
 
 impl Op {
@@ -82,9 +95,24 @@ impl Op {
     }
 }
 
-/// Where the field values of one request come from. Fields are asked for in the operation's
-/// positional order (docs/contract.md section 5), so a positional source can keep a cursor.
-pub(crate) trait Source {
+/// A protocol name as JavaScript spells it: `run_at` is `runAt`.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn js_name(name: &str) -> String {
+    let mut parts = name.split('_');
+    let mut out = parts.next().unwrap_or_default().to_owned();
+    for part in parts {
+        let mut chars = part.chars();
+        if let Some(first) = chars.next() {
+            out.extend(first.to_uppercase());
+            out.push_str(chars.as_str());
+        }
+    }
+    out
+}
+
+/// The named values of one object: a request's fields, or the members of one item of a batch
+/// list (`{"job", "fence"}`). Names are the protocol's; a source spells them its own way.
+pub(crate) trait Members {
     /// What a bad field becomes.
     type Error;
     /// A string field.
@@ -99,8 +127,24 @@ pub(crate) trait Source {
     fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, Self::Error>;
     /// A fence: an integer.
     fn fence(&mut self, name: &'static str) -> Result<Fence, Self::Error>;
+}
+
+/// Where the field values of one request come from. Fields are asked for in the operation's
+/// positional order (docs/contract.md section 5), so a positional source can keep a cursor.
+pub(crate) trait Source: Members {
+    /// One item of a list of objects (`jobs`, `leases`), read by name.
+    type Item: Members<Error = Self::Error>;
+    /// A count: a whole number (`n`); its range is [`Request::validate`]'s.
+    fn count(&mut self, name: &'static str) -> Result<usize, Self::Error>;
     /// An array of strings.
     fn strings(&mut self, name: &'static str) -> Result<Vec<String>, Self::Error>;
+    /// An array of objects, each item read by `read` (which asks for every member the item may
+    /// have; any other member is refused).
+    fn objects<T>(
+        &mut self,
+        name: &'static str,
+        read: impl FnMut(&mut Self::Item) -> Result<T, Self::Error>,
+    ) -> Result<Vec<T>, Self::Error>;
     /// The tail of a `fenced` request: its statements, whether the job completes, the result.
     fn fenced_writes(&mut self) -> Result<FencedArgs, Self::Error>;
     /// Called once every field was read: the place for a held-back value error.
@@ -110,6 +154,20 @@ pub(crate) trait Source {
     {
         Ok(())
     }
+}
+
+/// The members of one `leases` item: `job` and `fence`, and for `complete_many` the optional
+/// `result`.
+fn lease_item<M: Members>(item: &mut M, with_result: bool) -> Result<LeaseItem, M::Error> {
+    Ok(LeaseItem {
+        job: item.string("job")?,
+        fence: item.fence("fence")?,
+        result: if with_result {
+            item.maybe_string("result")?
+        } else {
+            None
+        },
+    })
 }
 
 impl Request {
@@ -180,6 +238,32 @@ impl Request {
             Op::Stats => Request::Stats {
                 now: s.number("now")?,
             },
+            Op::EnqueueMany => Request::EnqueueMany {
+                jobs: s.objects("jobs", |item| {
+                    Ok(NewJob {
+                        job: item.string("job")?,
+                        run_at: item.maybe_number("run_at")?,
+                        payload: item.maybe_string("payload")?,
+                    })
+                })?,
+            },
+            Op::ClaimNextMany => Request::ClaimNextMany {
+                owner: s.string("owner")?,
+                n: s.count("n")?,
+                now: s.number("now")?,
+                ttl: s.number("ttl")?,
+            },
+            Op::RenewMany => Request::RenewMany {
+                owner: s.string("owner")?,
+                leases: s.objects("leases", |item| lease_item(item, false))?,
+                now: s.number("now")?,
+                ttl: s.number("ttl")?,
+            },
+            Op::CompleteMany => Request::CompleteMany {
+                owner: s.string("owner")?,
+                leases: s.objects("leases", |item| lease_item(item, true))?,
+                now: s.number("now")?,
+            },
             Op::Fenced => {
                 let (job, owner) = (s.string("job")?, s.string("owner")?);
                 let (fence, now) = (s.fence("fence")?, s.number("now")?);
@@ -228,5 +312,12 @@ mod tests {
         }
         assert_eq!(Op::from_protocol("claimNext"), None);
         assert_eq!(Op::from_js("claim_next"), None);
+    }
+
+    #[test]
+    fn protocol_names_become_javascript_names() {
+        assert_eq!(super::js_name("run_at"), "runAt");
+        assert_eq!(super::js_name("job"), "job");
+        assert_eq!(super::js_name("claim_next_many"), "claimNextMany");
     }
 }

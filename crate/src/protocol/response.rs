@@ -113,6 +113,13 @@ pub(crate) enum Returned {
     Inspection(Inspection),
     /// stats: `{queued, scheduled, leased, done, dead}`.
     Counts(JobCounts),
+    /// enqueue_many: `true`/`false` per job, in order.
+    Bools(Vec<bool>),
+    /// claim_next_many: the claimed jobs, in claim_next order (empty when none was claimable).
+    ClaimedList(Vec<ClaimedJob>),
+    /// renew_many, complete_many: one answer per item, `{"value": true}` or `{"value": false,
+    /// "reason": {...}}`, in order.
+    Answers(Vec<Answer>),
 }
 
 /// An operation's answer: the value, and the reason when the store refused. Serialized, it is

@@ -8,7 +8,7 @@ use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::{answer_to_js, error_to_js, js_error, Args, WasmStore};
-use crate::protocol::{Answer, FencedArgs, Returned, Source};
+use crate::protocol::{Answer, FencedArgs, Members, Returned};
 use crate::rules::fenced::{Finish, SqlValue, Statement};
 use crate::sqlite::{FencedTx, Refusal};
 use crate::Outcome;
@@ -193,10 +193,10 @@ impl WasmStore {
             next: 0,
         };
         // The trait's methods: they read positionally, as `call` does.
-        let job = Source::string(&mut args, "job")?;
-        let owner = Source::string(&mut args, "owner")?;
-        let lease = crate::Lease::new(job, owner, Source::fence(&mut args, "fence")?);
-        let now = Source::number(&mut args, "now")?;
+        let job = Members::string(&mut args, "job")?;
+        let owner = Members::string(&mut args, "owner")?;
+        let lease = crate::Lease::new(job, owner, Members::fence(&mut args, "fence")?);
+        let now = Members::number(&mut args, "now")?;
         let (complete, result) = options_of("fenced", &options)?;
         let finish = Finish::from_parts(complete, result).map_err(|e| error_to_js(&e))?;
         let store = self.open_store()?;

@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use js_sys::{Array, JSON};
 
 use crate::outcome::Fence;
-use crate::protocol::{answer, respond, Answer, Backend, Op, Request, Response, Source};
+use crate::protocol::{answer, respond, Answer, Backend, Members, Op, Request, Response, Source};
 use crate::{LeaseStore, Result};
 
 #[cfg(feature = "node")]
@@ -117,9 +117,10 @@ impl WasmStore {
         }
     }
 
-    /// Runs the operation `op` of docs/contract.md sections 5 and 7 (`enqueue`, `state`, `claim`,
-    /// `renew`, `complete`, `release`, `claimNext`, `claimMany`, `fail`, `revive`, `inspect`,
-    /// `stats`) with its positional arguments. Returns
+    /// Runs the operation `op` of docs/contract.md sections 5, 7 and 10 (`enqueue`, `state`,
+    /// `claim`, `renew`, `complete`, `release`, `claimNext`, `claimMany`, `fail`, `revive`,
+    /// `inspect`, `stats`, `enqueueMany`, `claimNextMany`, `renewMany`, `completeMany`) with its
+    /// positional arguments. Returns
     /// `{value, reason}`; throws an `Error` with `code` (`invalid_argument`, `storage`) otherwise.
     pub fn call(&self, op: &str, args: Array) -> std::result::Result<JsValue, JsValue> {
         let request = request_from_js(op, &args)?;
@@ -290,7 +291,7 @@ struct Args<'a> {
     next: u32,
 }
 
-impl Source for Args<'_> {
+impl Members for Args<'_> {
     type Error = JsValue;
     fn string(&mut self, name: &'static str) -> std::result::Result<String, JsValue> {
         let index = self.advance();
@@ -316,6 +317,52 @@ impl Source for Args<'_> {
     }
     fn maybe_number(&mut self, name: &'static str) -> std::result::Result<Option<f64>, JsValue> {
         self.maybe(name, "a number, null or undefined", JsValue::as_f64)
+    }
+}
+
+impl<'a> Source for Args<'a> {
+    type Item = Member<'a>;
+    fn count(&mut self, name: &'static str) -> std::result::Result<usize, JsValue> {
+        let value = self.args.get(self.advance());
+        match value.as_f64() {
+            // Past u32 the count is out of range anyway; the range check names the bound.
+            Some(n) if n.fract() == 0.0 && n >= 0.0 => Ok(n.min(u32::MAX as f64) as usize),
+            _ => Err(self.bad(name, "a whole number", &value)),
+        }
+    }
+    fn objects<T>(
+        &mut self,
+        name: &'static str,
+        mut read: impl FnMut(&mut Member<'a>) -> std::result::Result<T, JsValue>,
+    ) -> std::result::Result<Vec<T>, JsValue> {
+        let value = self.args.get(self.advance());
+        if !Array::is_array(&value) {
+            return Err(self.bad(name, "an array of objects", &value));
+        }
+        let op = self.op;
+        Array::from(&value)
+            .iter()
+            .enumerate()
+            .map(|(index, object)| {
+                let place = |member: &str| match member {
+                    "" => format!("{name}[{index}]"),
+                    _ => format!("{name}[{index}].{member}"),
+                };
+                if !object.is_object() || Array::is_array(&object) {
+                    return Err(bad_value(op, &place(""), "an object", &object));
+                }
+                let mut member = Member {
+                    op,
+                    list: name,
+                    index,
+                    object,
+                    read: Vec::new(),
+                };
+                let item = read(&mut member)?;
+                member.refuse_others()?;
+                Ok(item)
+            })
+            .collect()
     }
     fn strings(&mut self, name: &'static str) -> std::result::Result<Vec<String>, JsValue> {
         let index = self.advance();
@@ -350,17 +397,7 @@ impl Args<'_> {
     }
 
     fn bad(&self, name: &str, want: &str, got: &JsValue) -> JsValue {
-        let got = if got.is_undefined() {
-            "nothing (the argument is missing)".to_string()
-        } else if got.is_null() {
-            "null".to_string()
-        } else {
-            format!("a {}", got.js_typeof().as_string().unwrap_or_default())
-        };
-        js_error(
-            "invalid_argument",
-            &format!("{}(): argument `{name}` must be {want}, got {got}", self.op),
-        )
+        bad_value(self.op, &format!("argument `{name}`"), want, got)
     }
 
     fn string(&self, index: u32, name: &str) -> std::result::Result<String, JsValue> {
@@ -379,11 +416,7 @@ impl Args<'_> {
 
     fn fence(&self, index: u32) -> std::result::Result<i64, JsValue> {
         let value = self.args.get(index);
-        match value.as_f64() {
-            // Beyond 2^53 a JavaScript number cannot hold every integer exactly.
-            Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 => Ok(f as i64),
-            _ => Err(self.bad("fence", "an integer number (a fence from claim)", &value)),
-        }
+        fence_of(&value).ok_or_else(|| self.bad("fence", FENCE_WANTED, &value))
     }
 
     fn optional_string(
@@ -413,6 +446,137 @@ impl Args<'_> {
                     .ok_or_else(|| self.bad(name, "an array of strings", &item))
             })
             .collect()
+    }
+}
+
+const FENCE_WANTED: &str = "an integer number (a fence from claim)";
+
+/// A fence from JavaScript: an integer number within 2^53 (beyond it a JavaScript number cannot
+/// hold every integer exactly).
+fn fence_of(value: &JsValue) -> Option<i64> {
+    value
+        .as_f64()
+        .filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0)
+        .map(|f| f as i64)
+}
+
+/// The `invalid_argument` error for a bad value at `place` (`argument \`job\``, `leases[2].fence`).
+fn bad_value(op: &str, place: &str, want: &str, got: &JsValue) -> JsValue {
+    let got = if got.is_undefined() {
+        let kind = if place.starts_with("argument") {
+            "argument"
+        } else {
+            "member"
+        };
+        format!("nothing (the {kind} is missing)")
+    } else if got.is_null() {
+        "null".to_string()
+    } else {
+        format!("a {}", got.js_typeof().as_string().unwrap_or_default())
+    };
+    js_error(
+        "invalid_argument",
+        &format!("{op}(): {place} must be {want}, got {got}"),
+    )
+}
+
+/// One object of a list argument (`enqueueMany`'s jobs, `renewMany`'s leases): its members read
+/// by their JavaScript names (`run_at` is `runAt`); a member the operation does not take is
+/// refused, so a misspelt option never goes unnoticed.
+struct Member<'a> {
+    op: &'a str,
+    list: &'static str,
+    index: usize,
+    object: JsValue,
+    read: Vec<String>,
+}
+
+impl Member<'_> {
+    /// The member `name` (a protocol name) by its JavaScript name, and where it is, for messages.
+    fn get(&mut self, name: &str) -> (JsValue, String) {
+        let js_name = crate::protocol::js_name(name);
+        let value = js_sys::Reflect::get(&self.object, &JsValue::from_str(&js_name))
+            .unwrap_or(JsValue::UNDEFINED);
+        let place = format!("{}[{}].{js_name}", self.list, self.index);
+        self.read.push(js_name);
+        (value, place)
+    }
+
+    fn refuse_others(&self) -> std::result::Result<(), JsValue> {
+        let keys = js_sys::Object::keys(&js_sys::Object::from(self.object.clone()));
+        for key in keys.iter() {
+            let key = key.as_string().unwrap_or_default();
+            if !self.read.contains(&key) {
+                return Err(js_error(
+                    "invalid_argument",
+                    &format!(
+                        "{}(): {}[{}] has the member `{key}`; it takes only {}",
+                        self.op,
+                        self.list,
+                        self.index,
+                        self.read.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn wanted<T>(
+        &mut self,
+        name: &str,
+        want: &str,
+        convert: impl Fn(&JsValue) -> Option<T>,
+    ) -> std::result::Result<T, JsValue> {
+        let (value, place) = self.get(name);
+        convert(&value).ok_or_else(|| bad_value(self.op, &place, want, &value))
+    }
+
+    fn maybe<T>(
+        &mut self,
+        name: &str,
+        want: &str,
+        convert: impl Fn(&JsValue) -> Option<T>,
+    ) -> std::result::Result<Option<T>, JsValue> {
+        let (value, place) = self.get(name);
+        if value.is_undefined() || value.is_null() {
+            return Ok(None);
+        }
+        convert(&value)
+            .map(Some)
+            .ok_or_else(|| bad_value(self.op, &place, want, &value))
+    }
+}
+
+impl Members for Member<'_> {
+    type Error = JsValue;
+    fn string(&mut self, name: &'static str) -> std::result::Result<String, JsValue> {
+        self.wanted(name, "a string", JsValue::as_string)
+    }
+    fn optional_string(
+        &mut self,
+        name: &'static str,
+    ) -> std::result::Result<Option<String>, JsValue> {
+        let (value, place) = self.get(name);
+        if value.is_null() {
+            return Ok(None);
+        }
+        value
+            .as_string()
+            .map(Some)
+            .ok_or_else(|| bad_value(self.op, &place, "a string or null", &value))
+    }
+    fn number(&mut self, name: &'static str) -> std::result::Result<f64, JsValue> {
+        self.wanted(name, "a number", JsValue::as_f64)
+    }
+    fn maybe_string(&mut self, name: &'static str) -> std::result::Result<Option<String>, JsValue> {
+        self.maybe(name, "a string, null or undefined", JsValue::as_string)
+    }
+    fn maybe_number(&mut self, name: &'static str) -> std::result::Result<Option<f64>, JsValue> {
+        self.maybe(name, "a number, null or undefined", JsValue::as_f64)
+    }
+    fn fence(&mut self, name: &'static str) -> std::result::Result<Fence, JsValue> {
+        self.wanted(name, FENCE_WANTED, fence_of)
     }
 }
 
