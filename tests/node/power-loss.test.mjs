@@ -45,7 +45,7 @@ test('every answer comes after the syncs that make its commit durable (strace)',
   let answers = 0;
   for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
     if (/= -1/.test(line)) continue;
-    const target = /^\d+\s+(\w+)\((?:\d+<([^>]*)>|AT_FDCWD, "([^"]*)"|"([^"]*)")/.exec(line);
+    const target = /^\d+\s+(\w+)\((?:\d+<([^>]*)>|AT_FDCWD(?:<[^>]*>)?, "([^"]*)"|"([^"]*)")/.exec(line);
     if (!target) continue;
     const [, call, fdPath, atPath, plainPath] = target;
     const file = fdPath ?? atPath ?? plainPath;
