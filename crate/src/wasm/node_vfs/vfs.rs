@@ -3,13 +3,13 @@
 use super::dotlock::{DotLock, LockStats, NodeFs};
 use super::node_fs::{self as node, NodeErr, OpenFlags};
 use core::cell::RefCell;
-use std::collections::HashMap;
 use sqlite_wasm_rs::vfs::{
     register_vfs, registered_vfs, AccessMode, FileKind, LockLevel, MemChunksFile, OpenAccess,
     OpenOptions, OpenRequest, OpenedFile, SQLiteIoMethods, SQLiteVfs, SyncOptions, VfsError,
     VfsErrorCode, VfsFile, VfsResult, VfsStore,
 };
 use sqlite_wasm_rs::WasmOsCallback;
+use std::collections::HashMap;
 
 pub const VFS_NAME: &str = "nodefs";
 
@@ -239,9 +239,8 @@ impl VfsStore for Store {
         let dirsync_pending = if opts.create() && journal {
             // Unknown identity (no birth time): sync every time, and remember nothing.
             let identity = node::identity(fd).ok().flatten();
-            let durable = identity.is_some_and(|id| {
-                DURABLE_ENTRIES.with(|d| d.borrow().get(&path) == Some(&id))
-            });
+            let durable = identity
+                .is_some_and(|id| DURABLE_ENTRIES.with(|d| d.borrow().get(&path) == Some(&id)));
             (!durable).then_some(identity)
         } else {
             None
