@@ -4,7 +4,7 @@
 // made durable: the database, its journal or WAL, the directory, the lock record), then times the
 // same work again without strace.
 //
-//   node bench/node/syncs.mjs [--jobs 100] [--dir DIR] [--modes shared,exclusive] [--pkg DIR]...
+//   node bench/node/syncs.mjs [--jobs 100] [--dir DIR] [--modes shared] [--pkg DIR]...
 //
 // --dir must be on the disk to measure (not tmpfs: its syncs cost nothing); the default is
 // target/bench-syncs. --pkg may be given more than once (a build of another commit, say), to
@@ -23,7 +23,7 @@ const { values: opt } = parseArgs({
   options: {
     jobs: { type: 'string', default: '100' },
     dir: { type: 'string', default: path.join(REPO, 'target/bench-syncs') },
-    modes: { type: 'string', default: 'shared,exclusive' },
+    modes: { type: 'string', default: 'shared' },
     pkg: { type: 'string', multiple: true },
     child: { type: 'boolean', default: false },
     db: { type: 'string' },
@@ -31,8 +31,8 @@ const { values: opt } = parseArgs({
   },
 });
 
-/** The open options of each mode. */
-const MODES = { shared: {}, exclusive: { exclusive: true } };
+/** The open options of each mode (`LeaseStore.open`'s second argument). */
+const MODES = { shared: {} };
 
 if (opt.child) {
   await child();
@@ -112,6 +112,7 @@ function parent() {
   const jobs = Number(opt.jobs);
   const pkgs = (opt.pkg ?? [path.join(REPO, 'target/npm/leasefence')]).map((p) => path.resolve(p));
   const modes = opt.modes.split(',');
+  for (const mode of modes) if (!MODES[mode]) throw new Error(`unknown mode ${mode}; one of ${Object.keys(MODES).join(', ')}`);
   fs.mkdirSync(opt.dir, { recursive: true });
   const fresh = (name) => {
     const dir = fs.mkdtempSync(path.join(opt.dir, `${name}-`));
