@@ -50,6 +50,17 @@ export function fileHash(file) {
   }
 }
 
+/**
+ * Whether `db` has a hot journal: one a next opener would roll back. A kept journal (PERSIST, what
+ * the npm package uses) stays with its 28-byte header zeroed at each commit, and SQLite ignores it.
+ */
+export function hotJournal(db) {
+  const journal = `${db}-journal`;
+  if (!fs.existsSync(journal)) return false;
+  const header = fs.readFileSync(journal).subarray(0, 28);
+  return header.some((byte) => byte !== 0);
+}
+
 /** Size of a file, or -1 when missing. */
 export function fileSize(file) {
   try {

@@ -16,7 +16,7 @@ after(killLiveChildren);
 
 const hasStrace = !spawnSync('strace', ['-V']).error;
 
-test('every answer comes after the directory sync that makes its commit durable (strace)', { skip: hasStrace ? false : 'strace is not installed' }, () => {
+test('every answer comes after the syncs that make its commit durable (strace)', { skip: hasStrace ? false : 'strace is not installed' }, () => {
   const dir = tempDir();
   const db = path.join(dir, 'order.db');
   const script = `
@@ -32,21 +32,38 @@ test('every answer comes after the directory sync that makes its commit durable 
       s.close();
     });`;
   const trace = path.join(dir, 'strace.log');
-  const run = spawnSync('strace', ['-f', '-y', '-e', 'trace=fsync,fdatasync,unlink,unlinkat,write', '-o', trace, process.execPath, '-e', script], { encoding: 'utf8' });
+  const calls = 'trace=fsync,fdatasync,unlink,unlinkat,write,pwrite64,pwritev,openat';
+  const run = spawnSync('strace', ['-f', '-y', '-e', calls, '-o', trace, process.execPath, '-e', script], { encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr.slice(-2000));
   const journal = `${db}-journal`;
-  let pendingCommit = false; // a journal was unlinked and its directory not yet synced
-  let commits = 0;
+  // What an answer must wait for: the database and journal bytes written, and the directory entries
+  // changed (the journal created or unlinked), each made durable by a sync of that file. The lock
+  // record needs none (see crate/src/dot_lock).
+  const unsynced = new Set();
+  let journalExists = false;
+  let commits = 0; // the journal unlinked (DELETE) or its header zeroed (PERSIST)
   let answers = 0;
   for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
-    if (/\bunlink(at)?\(/.test(line) && line.includes(`"${journal}"`) && !/= -1/.test(line)) {
-      pendingCommit = true;
+    if (/= -1/.test(line)) continue;
+    const target = /^\d+\s+(\w+)\((?:\d+<([^>]*)>|AT_FDCWD(?:<[^>]*>)?, "([^"]*)"|"([^"]*)")/.exec(line);
+    if (!target) continue;
+    const [, call, fdPath, atPath, plainPath] = target;
+    const file = fdPath ?? atPath ?? plainPath;
+    if (/^unlink/.test(call) && file === journal) {
+      unsynced.add(dir);
+      journalExists = false;
       commits += 1;
-    } else if (/\bf(data)?sync\(\d+<([^>]*)>\)\s+= 0/.test(line) && line.match(/<([^>]*)>/)[1] === dir) {
-      pendingCommit = false;
-    } else if (/\bwrite\(1</.test(line) && line.includes('ANSWER')) {
+    } else if (call === 'openat' && file === journal && /O_CREAT/.test(line) && !journalExists) {
+      unsynced.add(dir);
+      journalExists = true;
+    } else if (/^pwrite/.test(call) && (file === db || file === journal)) {
+      unsynced.add(file);
+      if (file === journal && /^\d+\s+pwrite64\(\d+<[^>]*>, "(\\0)+", \d+, 0\)/.test(line)) commits += 1;
+    } else if (/^f(data)?sync$/.test(call)) {
+      unsynced.delete(file);
+    } else if (call === 'write' && /write\(1</.test(line) && line.includes('ANSWER')) {
       answers += 1;
-      assert.equal(pendingCommit, false, `answer ${answers} was written before the directory of the deleted journal was synced:\n${line}`);
+      assert.deepEqual([...unsynced], [], `answer ${answers} was written before these were synced:\n${line}`);
     }
   }
   assert.equal(answers, 12);

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 
-import { assertIntegrity, loadPackage } from './helpers.mjs';
+import { assertIntegrity, hotJournal, loadPackage } from './helpers.mjs';
 
 const { LeaseStore } = loadPackage();
 export const POOL = 300;
@@ -81,7 +81,7 @@ export function checkRun(db, reports, { extraGrants = [], extraCompletes = [], e
     }
   }
   assert.equal(fs.existsSync(`${db}.lock`), false, 'the lock was left behind');
-  assert.ok(!(fs.existsSync(`${db}-journal`) && fs.statSync(`${db}-journal`).size > 0), 'a hot journal was left');
+  assert.equal(hotJournal(db), false, 'a hot journal was left');
   const stolen = grants.filter(([, fence]) => fence > 1).length;
   return { grants: grants.length, completes: completes.length, stolen, rows: rows.size, enqueued: enqueued.length };
 }

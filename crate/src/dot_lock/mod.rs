@@ -7,10 +7,13 @@
 //! it means "this connection owns the database": every SQLite lock level above NONE is mapped to
 //! it, as unix-dotfile does.
 //!
-//! * Acquire: write an owner record (lock_record.rs) to a private temp file, sync it, then
-//!   `link()` it to `<db>.lock`. link(2) is atomic and fails with EEXIST if *anything* (a record,
-//!   or the lock *directory* of SQLite's own unix-dotfile) already exists, so while the machine
-//!   runs the lock never exists without a complete owner record.
+//! * Acquire: write an owner record (lock_record.rs) to a private temp file, then `link()` it to
+//!   `<db>.lock`. link(2) is atomic and fails with EEXIST if *anything* (a record, or the lock
+//!   *directory* of SQLite's own unix-dotfile) already exists, so while the machine runs the lock
+//!   never exists without a complete owner record (every process reads the same page cache).
+//!   The record is not synced: it only has to exclude processes of this boot, and after a power
+//!   loss whatever reached the disk (nothing, an empty or torn file, or a whole record naming the
+//!   boot that ended) is stale by the rules below (docs/decisions/node-syncs.md).
 //! * Release: unlink `<db>.lock` (after checking it is still our record).
 //! * Stale: the record names pid + /proc start time + hostname + boot id + a unique nonce. It is
 //!   stale if it was written under another boot (the machine restarted: every process of that
@@ -24,8 +27,7 @@
 //!   boot is never stale (its owner, an SQLite program on unix-dotfile, may be alive; `leasefence
 //!   unlock` clears one left by a killed process, see stale_lock.rs).
 //!   Why not also sync the directory after the link: a link lost with the power is the lock of a
-//!   process that died with it, which nobody waits for; and SQLite syncs this same directory when
-//!   it creates the journal, before the transaction writes the database.
+//!   process that died with it, which nobody waits for.
 //! * Breaking a stale instance `c` (named by its nonce, or by its inode when it has no record) is
 //!   serialized by a per-instance mutex `<db>.lock.break-<id(c)>` acquired with the same link
 //!   protocol. The only processes that may remove `<db>.lock` while it is `c` are c's owner
@@ -98,9 +100,10 @@ pub(crate) struct Identity {
 pub(crate) trait LockFs {
     /// Who the caller is.
     fn identity(&self) -> &Identity;
-    /// Creates `path` exclusively (O_EXCL) holding `content`, synced to the disk before it
-    /// returns; `Exists` if something is there. Removes what it made if a later step fails.
-    fn create_new_synced(&self, path: &str, content: &str) -> FsResult<()>;
+    /// Creates `path` exclusively (O_EXCL) holding `content` (written, not synced: see the
+    /// module's Acquire); `Exists` if something is there. Removes what it made if a later step
+    /// fails.
+    fn create_new(&self, path: &str, content: &str) -> FsResult<()>;
     /// link(2): `Exists` if anything is at `new_path`.
     fn link(&self, existing: &str, new_path: &str) -> FsResult<()>;
     fn unlink(&self, path: &str) -> FsResult<()>;

@@ -41,16 +41,13 @@ impl LockFs for NativeFs {
         })
     }
 
-    fn create_new_synced(&self, path: &str, content: &str) -> FsResult<()> {
+    fn create_new(&self, path: &str, content: &str) -> FsResult<()> {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(path)
             .map_err(|e| fs_error("create", path, e))?;
-        let written = file
-            .write_all(content.as_bytes())
-            .and_then(|()| file.sync_data());
-        if let Err(e) = written {
+        if let Err(e) = file.write_all(content.as_bytes()) {
             let _ = std::fs::remove_file(path);
             return Err(fs_error("write", path, e));
         }

@@ -80,12 +80,12 @@ fn inspect(fs: &impl LockFs, path: &str) -> FsResult<Holder> {
 /// Atomically creates `target` holding `record`. Ok(false) if it already exists.
 fn try_create(fs: &impl LockFs, target: &str, record: &str, nonce: &str) -> FsResult<bool> {
     let tmp = format!("{target}.{nonce}.tmp");
-    if let Err(e) = fs.create_new_synced(&tmp, record) {
+    if let Err(e) = fs.create_new(&tmp, record) {
         if e.kind != FsErrorKind::Exists {
             return Err(e);
         }
         fs.unlink(&tmp)?;
-        fs.create_new_synced(&tmp, record)?;
+        fs.create_new(&tmp, record)?;
     }
     let linked = fs.link(&tmp, target);
     let _ = fs.unlink(&tmp);

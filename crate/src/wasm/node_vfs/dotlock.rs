@@ -62,7 +62,7 @@ impl LockFs for NodeFs {
         IDENTITY.with(|identity| *identity)
     }
 
-    fn create_new_synced(&self, path: &str, content: &str) -> FsResult<()> {
+    fn create_new(&self, path: &str, content: &str) -> FsResult<()> {
         node::create_new_with(path, content).map_err(|e| fs_error("create", path, e))
     }
 

@@ -2,7 +2,8 @@
 //! and worker threads with SQLite's dot-file protocol.
 //!
 //! - `vfs`: the SQLite VFS (`nodefs`) on sqlite-wasm-rs' VFS traits: reads, writes, `fsync`
-//!   (a real `fs.fsyncSync`, plus the directory after creating or deleting a journal).
+//!   (a real `fs.fsyncSync`, plus the directory after creating or deleting a journal; a kept
+//!   journal whose entry this thread already synced costs no directory sync).
 //! - `dotlock`: the lock, the protocol of crate/src/dot_lock over Node's `fs`. Every SQLite lock
 //!   level above NONE is one exclusive `<db>.lock`; a native leasefence opening with dot-file
 //!   locking (it does so by itself for files marked as shared with Node) runs the same protocol,
@@ -10,8 +11,10 @@
 //!   other, only after proving its owner dead, never while it lives.
 //! - `node_fs`: the `fs`, `os` and `process` calls, imported with wasm-bindgen.
 //!
-//! Shared memory between processes does not exist here, so the journal is the rollback journal
-//! (`DELETE`); a WAL-mode file (a native leasefence's default) is refused with an explanation.
+//! Shared memory between processes does not exist here, so the journal is the rollback journal,
+//! kept between transactions (`PERSIST`, see [`keep_journal`]); a WAL-mode file (a native
+//! leasefence's default) is refused with an explanation. docs/decisions/node-syncs.md counts the
+//! syncs of a commit and says why each is needed.
 
 mod dotlock;
 mod node_fs;
@@ -38,7 +41,26 @@ pub(crate) fn open(path: &str, busy_timeout_ms: f64) -> Result<LeaseStore> {
         .busy_timeout(std::time::Duration::from_millis(busy_timeout_ms as u64));
     let store = LeaseStore::set_up(conn, path, &options)?;
     crate::options::mark_shared_with_node(store.connection())?;
+    keep_journal(&store, path)?;
     Ok(store)
+}
+
+/// `journal_mode = PERSIST`: a commit zeroes the journal's header and syncs it, where DELETE
+/// unlinks the journal and syncs the directory, and then creates it again (with another directory
+/// sync) for the next transaction. Both are rollback journals, so native dot-file openers (which
+/// delete the journal at their commits) share the file as before; a zeroed journal is not hot.
+fn keep_journal(store: &LeaseStore, path: &str) -> Result<()> {
+    let mode: String = store
+        .connection()
+        .query_row("PRAGMA journal_mode = PERSIST", [], |row| row.get(0))
+        .map_err(crate::Error::storage("open"))?;
+    if !mode.eq_ignore_ascii_case("persist") {
+        return Err(Error::Open {
+            path: path.to_string(),
+            problem: format!("SQLite refused journal_mode PERSIST (the file stays in {mode} mode)"),
+        });
+    }
+    Ok(())
 }
 
 /// Opens `path` with the `nodefs` VFS as a plain SQLite connection: the path checks and the

@@ -51,6 +51,8 @@ extern "C" {
     fn mtimeMs(this: &Stats) -> f64;
     #[wasm_bindgen(method, getter)]
     fn ino(this: &Stats) -> f64;
+    #[wasm_bindgen(method, getter, js_name = birthtimeMs)]
+    fn birthtime_ms(this: &Stats) -> f64;
     #[wasm_bindgen(method, js_name = isDirectory)]
     fn is_directory(this: &Stats) -> bool;
     #[wasm_bindgen(method, js_name = isFIFO)]
@@ -208,6 +210,14 @@ pub fn fsize(fd: i32) -> NResult<u64> {
 }
 
 /// (is regular file, size, mtime ms)
+/// What tells one file apart from a later one at the same path: its inode and its birth time
+/// (statx). `None` where the file system keeps no birth time (an inode number alone can be reused).
+pub fn identity(fd: i32) -> NResult<Option<(u64, u64)>> {
+    let stats = m(fstat_sync(fd))?;
+    let born = stats.birthtime_ms();
+    Ok((born > 0.0).then(|| (stats.ino() as u64, born.to_bits())))
+}
+
 pub fn stat(path: &str) -> NResult<(bool, u64, f64)> {
     let s = m(stat_sync(path))?;
     Ok((s.is_file(), s.size() as u64, s.mtimeMs()))
@@ -341,15 +351,15 @@ pub fn readdir(path: &str) -> NResult<Vec<String>> {
         .collect())
 }
 
-/// Creates `path` exclusively (O_EXCL) with `content`, synced to the disk before it returns;
-/// fails with EEXIST if present.
+/// Creates `path` exclusively (O_EXCL) with `content` (not synced: a lock record needs no
+/// durability, see crate/src/dot_lock); fails with EEXIST if present.
 pub fn create_new_with(path: &str, content: &str) -> NResult<()> {
     let fd = m(open_sync(
         path,
         constant("O_WRONLY") | constant("O_CREAT") | constant("O_EXCL"),
         0o644,
     ))?;
-    let r = write_at(fd, content.as_bytes(), Some(0)).and_then(|()| m(fdatasync_sync(fd)));
+    let r = write_at(fd, content.as_bytes(), Some(0));
     let _ = close_sync(fd);
     if r.is_err() {
         let _ = unlink_sync(path);

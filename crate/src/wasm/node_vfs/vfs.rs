@@ -9,6 +9,7 @@ use sqlite_wasm_rs::vfs::{
     VfsErrorCode, VfsFile, VfsResult, VfsStore,
 };
 use sqlite_wasm_rs::WasmOsCallback;
+use std::collections::HashMap;
 
 pub const VFS_NAME: &str = "nodefs";
 
@@ -25,7 +26,9 @@ pub struct DiskFile {
     path: String,
     lock: Option<DotLock>, // main database only
     level: LockLevel,
-    dirsync_pending: bool,
+    /// A journal whose directory entry may not be on the disk yet: its directory is synced with
+    /// its first sync. Holds the file's identity, remembered once synced.
+    dirsync_pending: Option<Option<(u64, u64)>>,
     read_only: bool,
 }
 
@@ -37,6 +40,10 @@ pub enum NodeFile {
 thread_local! {
     pub static STATS: LockStats = LockStats::default();
     static SYNCS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+    /// Journals (path -> identity) whose directory entry this thread has synced. A persistent
+    /// journal is opened again by every transaction; the directory needs its sync only when the
+    /// file at that path is one not seen synced before (created since, by us or anyone).
+    static DURABLE_ENTRIES: RefCell<HashMap<String, (u64, u64)>> = RefCell::new(HashMap::new());
 }
 
 pub fn sync_count() -> u64 {
@@ -99,12 +106,14 @@ impl VfsFile for NodeFile {
                 SYNCS.with(|s| s.set(s.get() + 1));
                 node::fsync(f.fd, options.data_only)
                     .map_err(|e| err(VfsErrorCode::IoSync, "fsync", e))?;
-                // Like os_unix.c UNIXFILE_DIRSYNC: after the first sync of a newly
-                // created journal, make its directory entry durable too.
-                if f.dirsync_pending {
-                    f.dirsync_pending = false;
+                // After the first sync of a journal, make its directory entry durable too (a
+                // journal lost with the power cannot roll back the database writes that follow).
+                if let Some(identity) = f.dirsync_pending.take() {
                     node::fsync_dir(dirname(&f.path))
                         .map_err(|e| err(VfsErrorCode::IoDirectorySync, "fsync dir", e))?;
+                    if let Some(identity) = identity {
+                        DURABLE_ENTRIES.with(|d| d.borrow_mut().insert(f.path.clone(), identity));
+                    }
                 }
                 Ok(())
             }
@@ -226,8 +235,16 @@ impl VfsStore for Store {
         };
         let kind = opts.kind();
         let lock = matches!(kind, Some(FileKind::MainDb)).then(|| DotLock::new(NodeFs, &path));
-        let dirsync_pending =
-            opts.create() && matches!(kind, Some(FileKind::MainJournal | FileKind::SuperJournal));
+        let journal = matches!(kind, Some(FileKind::MainJournal | FileKind::SuperJournal));
+        let dirsync_pending = if opts.create() && journal {
+            // Unknown identity (no birth time): sync every time, and remember nothing.
+            let identity = node::identity(fd).ok().flatten();
+            let durable = identity
+                .is_some_and(|id| DURABLE_ENTRIES.with(|d| d.borrow().get(&path) == Some(&id)));
+            (!durable).then_some(identity)
+        } else {
+            None
+        };
         Ok(OpenedFile {
             file: NodeFile::Disk(DiskFile {
                 fd,
