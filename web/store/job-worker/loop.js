@@ -173,14 +173,13 @@ class JobWorker {
     return this.#stopped ? this.#stopped.promise : Promise.resolve();
   }
 
-  /** Up to `n` claims at `now`: one claimNext, or with concurrency n claimNext calls in one group. */
+  /** Up to `n` claims at `now`: one claimNext, or with concurrency one claimNextMany for the free slots. */
   async #claim(n, now) {
     if (this.#concurrency === 1) {
       const claimed = await this.#store.claimNext(this.#owner, now, this.#ttl);
       return claimed ? [claimed] : [];
     }
-    const claims = await Promise.all(Array.from({ length: n }, () => this.#ops.claimNext(this.#owner, now, this.#ttl)));
-    return claims.filter(Boolean);
+    return this.#ops.claimNextMany(this.#owner, n, now, this.#ttl);
   }
 
   /** Gives a job claimed during stop() straight back. */
