@@ -10,13 +10,13 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use leasefence::worker::wall_clock;
 use serde_json::Value;
-use support::cli_bin::bin;
+use support::cli_bin::{bin, work_counters};
 #[cfg(feature = "postgres")]
 use support::pg_schema::PgSchema;
 
@@ -38,18 +38,6 @@ fn work(db: &Path, args: &[&str], command: &str) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
-}
-
-/// The counters line `work` prints at exit.
-fn counters(output: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout.lines().last().unwrap_or_else(|| {
-        panic!(
-            "work printed nothing; stderr: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
 }
 
 fn signal(child: &Child, signal: libc::c_int) {
@@ -139,7 +127,7 @@ fn sigstop_rounds(db: &Path, rounds: usize) {
             .env("DIR", dir.path())
             .output()
             .unwrap();
-        let second_counts = counters(&second);
+        let second_counts = work_counters(&second);
         assert_eq!(second_counts["completed"], 1, "{second_counts}");
         let resumed = wall_clock();
         signal(&first, libc::SIGCONT);
@@ -150,7 +138,7 @@ fn sigstop_rounds(db: &Path, rounds: usize) {
         signalled.push(term.trim().parse::<f64>().unwrap() - resumed);
         let first = first.wait_with_output().unwrap();
         assert!(first.status.success(), "{first:?}");
-        let first_counts = counters(&first);
+        let first_counts = work_counters(&first);
         assert_eq!(
             (&first_counts["completed"], &first_counts["leases_lost"]),
             (&Value::from(0), &Value::from(1)),
@@ -192,7 +180,7 @@ fn sigterm_to_work_terminates_the_command_and_releases_the_lease() {
     wait_for_file(&dir.path().join("job.term"), Duration::from_secs(5));
     let output = running.wait_with_output().unwrap();
     assert!(output.status.success(), "{output:?}");
-    assert_eq!(counters(&output)["claimed"], 1);
+    assert_eq!(work_counters(&output)["claimed"], 1);
     let row = store.state("job").unwrap().unwrap();
     // Released: claimable at once by the next worker, the fence kept.
     assert_eq!(
@@ -203,7 +191,7 @@ fn sigterm_to_work_terminates_the_command_and_releases_the_lease() {
         .env("DIR", dir.path())
         .output()
         .unwrap();
-    assert_eq!(counters(&next)["completed"], 1);
+    assert_eq!(work_counters(&next)["completed"], 1);
     assert_eq!(
         store.state("job").unwrap().unwrap().result.as_deref(),
         Some("second worker, fence 2\n")
@@ -227,7 +215,7 @@ esac"#;
     let output = work(&db, &["--until-empty", "--max-attempts", "1"], command)
         .output()
         .unwrap();
-    let counts = counters(&output);
+    let counts = work_counters(&output);
     assert_eq!(
         (&counts["completed"], &counts["dead"]),
         (&Value::from(2), &Value::from(1)),
@@ -265,7 +253,7 @@ fn a_process_the_command_leaves_behind_holding_its_output_cannot_hold_up_the_wor
     .output()
     .unwrap();
     let took = start.elapsed();
-    assert_eq!(counters(&output)["completed"], 1);
+    assert_eq!(work_counters(&output)["completed"], 1);
     assert!(
         took < Duration::from_secs(5),
         "work waited {took:?} for the leftover process"
@@ -315,7 +303,7 @@ exit 1"#;
     }
     signal(&running, libc::SIGINT);
     let output = running.wait_with_output().unwrap();
-    let counts = counters(&output);
+    let counts = work_counters(&output);
     assert_eq!(
         (
             &counts["claimed"],
@@ -401,7 +389,7 @@ fn a_poison_job_that_kills_its_work_process_ends_dead_and_revive_brings_it_back(
         thread::sleep(Duration::from_millis(350));
     };
     assert_eq!(killed, 3);
-    let counts = counters(&last);
+    let counts = work_counters(&last);
     assert_eq!(
         (&counts["claimed"], &counts["dead"]),
         (&Value::from(1), &Value::from(1)),
@@ -423,7 +411,7 @@ fn a_poison_job_that_kills_its_work_process_ends_dead_and_revive_brings_it_back(
         .env("DIR", dir.path())
         .output()
         .unwrap();
-    assert_eq!(counters(&idle)["claimed"], 0);
+    assert_eq!(work_counters(&idle)["claimed"], 0);
 
     // Fixed and revived: the fence is kept, and the next attempt (5) runs and completes.
     std::fs::write(dir.path().join("fixed"), "").unwrap();
@@ -440,7 +428,7 @@ fn a_poison_job_that_kills_its_work_process_ends_dead_and_revive_brings_it_back(
         .env("DIR", dir.path())
         .output()
         .unwrap();
-    assert_eq!(counters(&output)["completed"], 1);
+    assert_eq!(work_counters(&output)["completed"], 1);
     let row = store.state("poison").unwrap().unwrap();
     assert_eq!(
         (row.fence, row.result.as_deref()),
@@ -497,7 +485,7 @@ fn drain(db: &Path, jobs: usize, workers: usize) -> (Vec<Value>, Duration) {
         .map(|child| {
             let output = child.wait_with_output().unwrap();
             assert!(output.status.success(), "{output:?}");
-            counters(&output)
+            work_counters(&output)
         })
         .collect();
     (counts, start.elapsed())

@@ -7,14 +7,14 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use leasefence::worker::wall_clock;
 use leasefence::{JobState, LeaseStore};
 use serde_json::Value;
-use support::cli_bin::bin;
+use support::cli_bin::{bin, work_counters};
 
 /// The command of every job. Job `job-2` on its first attempt stops itself; once continued (or
 /// terminated by its worker) it tries to complete the job with its old fence.
@@ -49,18 +49,6 @@ fn work(db: &Path, dir: &Path, args: &[&str]) -> Command {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
-}
-
-/// The counters line `work` prints at exit.
-fn counters(output: &Output) -> Value {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let line = stdout.lines().last().unwrap_or_else(|| {
-        panic!(
-            "work printed nothing; stderr: {}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
 }
 
 /// Waits until `ready` holds for the jobs' states, for at most `within`.
@@ -167,7 +155,7 @@ fn of_four_commands_at_once_the_sigstopped_ones_job_alone_is_lost_and_taken_over
     .output()
     .unwrap();
     assert!(second.status.success(), "{second:?}");
-    let taken = counters(&second);
+    let taken = work_counters(&second);
     assert_eq!(
         (taken["claimed"].as_u64(), taken["completed"].as_u64()),
         (Some(1), Some(1))
@@ -187,7 +175,7 @@ fn of_four_commands_at_once_the_sigstopped_ones_job_alone_is_lost_and_taken_over
 
     let first = first.wait_with_output().unwrap();
     assert!(first.status.success(), "{first:?}");
-    let counts = counters(&first);
+    let counts = work_counters(&first);
     let count = |name: &str| counts[name].as_u64().unwrap();
     assert_eq!(
         (

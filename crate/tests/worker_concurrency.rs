@@ -430,6 +430,18 @@ fn a_fenced_completion_whose_statement_fails_fails_its_own_job_alone() {
     }
 }
 
+/// Waits (at most 10 s) until `n` handlers have counted themselves in `started`.
+fn when_started(started: &AtomicUsize, n: usize) {
+    let start = Instant::now();
+    while started.load(Ordering::SeqCst) < n {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "handlers never started"
+        );
+        thread::sleep(Duration::from_millis(2));
+    }
+}
+
 #[test]
 fn interrupt_cancels_every_running_handler_and_releases_their_leases() {
     let dir = tempfile::tempdir().unwrap();
@@ -441,14 +453,7 @@ fn interrupt_cancels_every_running_handler_and_releases_their_leases() {
     let started = AtomicUsize::new(0);
     let counts = thread::scope(|scope| {
         scope.spawn(|| {
-            let start = Instant::now();
-            while started.load(Ordering::SeqCst) < 6 {
-                assert!(
-                    start.elapsed() < Duration::from_secs(10),
-                    "handlers never started"
-                );
-                thread::sleep(Duration::from_millis(2));
-            }
+            when_started(&started, 6);
             stop.interrupt();
         });
         worker
@@ -484,14 +489,7 @@ fn a_graceful_stop_lets_every_running_handler_finish_and_writes_their_results() 
     let started = AtomicUsize::new(0);
     let counts = thread::scope(|scope| {
         scope.spawn(|| {
-            let start = Instant::now();
-            while started.load(Ordering::SeqCst) < 4 {
-                assert!(
-                    start.elapsed() < Duration::from_secs(10),
-                    "handlers never started"
-                );
-                thread::sleep(Duration::from_millis(2));
-            }
+            when_started(&started, 4);
             stop.stop();
         });
         worker

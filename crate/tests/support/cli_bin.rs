@@ -5,6 +5,9 @@
 //! `LEASEFENCE_BIN` overrides the path.
 
 use std::path::PathBuf;
+use std::process::Output;
+
+use serde_json::Value;
 
 /// The `leasefence` binary of this build (`target/<profile>/leasefence`).
 pub fn bin() -> PathBuf {
@@ -25,4 +28,18 @@ pub fn bin() -> PathBuf {
         bin.display()
     );
     bin
+}
+
+/// The counters line `leasefence work` prints at exit (its last line of standard output).
+// Some tests include this file alone (`#[path]`) and use only `bin`.
+#[allow(dead_code)]
+pub fn work_counters(output: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().last().unwrap_or_else(|| {
+        panic!(
+            "work printed nothing; stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
 }
