@@ -71,8 +71,8 @@ test('every answer comes after the syncs that make its commit durable (strace)',
 });
 
 /** Runs the worker under the power-loss model, cut at the `cut`-th sync; returns its acknowledgements. */
-function runUntilPowerLoss(db, cut, rounds) {
-  const run = spawnSync(process.execPath, ['--require', path.join(HERE, 'power-loss-fs.cjs'), path.join(HERE, 'power-loss-worker.cjs'), db, String(rounds)], {
+function runUntilPowerLoss(db, cut, rounds, mode = 'single') {
+  const run = spawnSync(process.execPath, ['--require', path.join(HERE, 'power-loss-fs.cjs'), path.join(HERE, 'power-loss-worker.cjs'), db, String(rounds), mode], {
     encoding: 'utf8',
     env: { ...process.env, LEASEFENCE_PKG: PKG, LEASEFENCE_PLFS_ROOT: path.dirname(db), LEASEFENCE_PLFS_CUT: String(cut), LEASEFENCE_PLFS_REPORT: '1' },
     timeout: 60_000,
@@ -136,6 +136,49 @@ test('a simulated power loss at any sync loses no acknowledged claim or completi
 });
 
 /** A file with one claimable job, made by a store that has since closed. */
+test('a power loss in the middle of a group: acknowledged answers kept, and each group wholly applied or not at all', async () => {
+  const rounds = 4;
+  const whole = runUntilPowerLoss(path.join(tempDir(), 'count-grouped.db'), 0, rounds, 'grouped');
+  assert.equal(whole.cutHappened, false);
+  assert.equal(whole.acks.filter((a) => a.op === 'complete').length, 3 * rounds, 'every group completed without a cut');
+  let checked = 0;
+  const problems = [];
+  for (let cut = 1; cut <= whole.syncs; cut++) {
+    const db = path.join(tempDir(), 'grouped.db');
+    const { acks, cutHappened } = runUntilPowerLoss(db, cut, rounds, 'grouped');
+    assert.equal(cutHappened, true, `cut ${cut} of ${whole.syncs} did not happen`);
+    if (!fs.existsSync(db)) {
+      assert.equal(acks.length, 0, `cut ${cut}: the file is gone, but ${acks.length} answers were given`);
+      continue;
+    }
+    const store = await withTimeout(LeaseStore.open(db, { busyTimeoutMs: 5_000 }), 20_000, `open after cut ${cut}`);
+    try {
+      for (const a of acks) {
+        const row = store.state(a.job);
+        checked += 1;
+        const ok = row !== null && (a.op === 'enqueue' || (a.op === 'claim' && row.fence >= a.fence) ||
+          (a.op === 'complete' && row.done && row.fence === a.fence && row.result === a.result));
+        if (!ok) problems.push(`cut ${cut}: acknowledged ${JSON.stringify(a)} but the store has ${JSON.stringify(row)}`);
+      }
+      // Nothing unacknowledged half-applied: the three enqueues, claims and completions of a round
+      // were one group each, so the store holds all three of a round's effects or none.
+      for (let round = 0; round < rounds; round++) {
+        const rows = ['a', 'b', 'c'].map((x) => store.state(`g${round}${x}`));
+        const count = (f) => rows.filter(f).length;
+        for (const [what, n] of [['enqueued', count((r) => r !== null)], ['claimed', count((r) => r?.fence === 1)], ['done', count((r) => r?.done)]]) {
+          if (n !== 0 && n !== 3) problems.push(`cut ${cut}: round ${round} has ${n} of 3 ${what}: ${JSON.stringify(rows)}`);
+        }
+      }
+    } finally {
+      store.close();
+    }
+    assertIntegrity(db);
+  }
+  console.log(`power loss in groups: ${whole.syncs} cuts, ${checked} acknowledged answers checked, ${problems.length} problems`);
+  assert.deepEqual(problems.slice(0, 5), []);
+  assert.ok(checked > whole.syncs / 2, `only ${checked} answers checked over ${whole.syncs} cuts`);
+});
+
 async function fileWithJob() {
   const db = path.join(tempDir(), 'lock.db');
   const store = await LeaseStore.open(db);
