@@ -70,7 +70,7 @@ impl WriteTx<'_> {
         if committed.is_err() {
             // A failed COMMIT can leave the transaction open (SQLITE_BUSY): undo it, so nothing
             // of it stays behind for a later statement to commit by accident.
-            self.roll_back();
+            let _ = self.undo();
         }
         committed
     }
@@ -78,28 +78,22 @@ impl WriteTx<'_> {
     /// Undoes the write now; errors are the caller's to see.
     pub(crate) fn rollback(mut self) -> rusqlite::Result<()> {
         self.finished = true;
+        self.undo()
+    }
+
+    /// Rolls back to where this write began. Nothing to do when SQLite already rolled the whole
+    /// transaction back (an I/O error, a full disk): the enclosing group then sees the
+    /// connection idle.
+    fn undo(&self) -> rusqlite::Result<()> {
+        if self.conn.is_autocommit() {
+            return Ok(());
+        }
         if self.nested {
             self.conn
                 .execute_batch(&format!("ROLLBACK TO {SAVEPOINT}; RELEASE {SAVEPOINT}"))
-        } else if self.conn.is_autocommit() {
-            Ok(())
         } else {
             self.conn.execute_batch("ROLLBACK")
         }
-    }
-
-    fn roll_back(&self) {
-        if self.conn.is_autocommit() {
-            // SQLite already rolled the whole transaction back (an I/O error, a full disk):
-            // there is nothing left to undo, and the enclosing group sees the connection idle.
-            return;
-        }
-        let undo = if self.nested {
-            format!("ROLLBACK TO {SAVEPOINT}; RELEASE {SAVEPOINT}")
-        } else {
-            "ROLLBACK".to_owned()
-        };
-        let _ = self.conn.execute_batch(&undo);
     }
 }
 
@@ -114,7 +108,8 @@ impl Deref for WriteTx<'_> {
 impl Drop for WriteTx<'_> {
     fn drop(&mut self) {
         if !self.finished {
-            self.roll_back();
+            // As rusqlite's Transaction does on drop: an error here has no one to go to.
+            let _ = self.undo();
         }
     }
 }
