@@ -5,19 +5,21 @@
 #
 # Environment:
 #   BENCH_REPEATS=5        repeats of every measurement
-#   BENCH_ONLY=native,...  run only some sections (native contention processes scale node browser
-#                          size postgres peers); the report then goes to target/bench/report, not docs/bench
+#   BENCH_ONLY=native,...  run only some sections (native contention processes throughput scale node
+#                          browser size postgres peers); the report then goes to target/bench/report, not docs/bench
 #   BENCH_PEERS_JOBS=N     jobs per peers run (default 300; 50 in the quick mode, BENCH_ONLY=peers,
 #                          about 7 minutes here with its installs checked and its profile)
 #   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; its own, as it is the
 #                          slowest section: 64 worker processes per system take a while to start)
 #   BENCH_PEERS_WORKERS=1,8,64  worker-process counts of the peers section (1,8 in the quick mode)
+#   BENCH_THROUGHPUT_JOBS=2000, BENCH_THROUGHPUT_NODE_JOBS=1000  jobs per drain of the throughput
+#                          section, native and npm
 #   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 repeats=${BENCH_REPEATS:-5}
-only=${BENCH_ONLY:-native,contention,processes,scale,node,browser,size,postgres,peers}
+only=${BENCH_ONLY:-native,contention,processes,throughput,scale,node,browser,size,postgres,peers}
 # Databases live on the repository's disk (a real fsync), never on a tmpfs.
 tmp=target/bench-tmp
 out=target/bench
@@ -42,7 +44,7 @@ fi
 cargo build -q --release -p leasefence-bench
 if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
   if wants browser || wants size; then bash scripts/build-web.sh >&2; fi
-  if wants node || wants size || wants peers; then bash scripts/package.sh >/dev/null; fi
+  if wants node || wants size || wants peers || wants throughput; then bash scripts/package.sh >/dev/null; fi
 fi
 # The peer queues (Redis, npm and PyPI packages at pinned versions) and the native peers worker.
 if wants peers; then bash bench/peers/setup.sh; fi
@@ -77,6 +79,17 @@ if wants processes; then
   # Three repeats at most: at 256 processes one drain can take minutes.
   target/setlk/release/leasefence-bench processes --dir "$tmp" --repeats "$(( repeats < 3 ? repeats : 3 ))" --jobs 600 \
     --workers 1,8,64,256 --cases blocking,sleeping >>"$results"
+fi
+if wants throughput; then
+  step "2c. throughput: one process, a worker at concurrency 1, 8, 64, 256, each job held 5 ms (native and npm)"
+  # Natively the syncs are the drain process's fsync + fdatasync calls, counted by strace (-c,
+  # seccomp-bpf: only those calls stop it); in Node, the wasm VFS's own count (vfsStats).
+  sync_counter=()
+  if command -v strace >/dev/null 2>&1; then sync_counter=(--strace "$(command -v strace)"); fi
+  "$bin" throughput --dir "$tmp" --repeats "$repeats" --jobs "${BENCH_THROUGHPUT_JOBS:-2000}" --hold-ms 5 \
+    --concurrency 1,8,64,256 "${sync_counter[@]}" >>"$results"
+  node bench/node/concurrency.mjs --dir "$tmp" --repeats "$repeats" --jobs "${BENCH_THROUGHPUT_NODE_JOBS:-1000}" --hold 5 \
+    --levels 1,8,64,256 --records >>"$results"
 fi
 if wants scale; then
   step "3. scale: claim_next and claim at 1,000, 100,000 and 1,000,000 jobs"

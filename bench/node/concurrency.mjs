@@ -1,11 +1,14 @@
-// JobWorker at concurrency 1 / 8 / 64 (one Node process, one SQLite file on the repository's
+// JobWorker at concurrency 1 / 8 / 64 / 256 (one Node process, one SQLite file on the repository's
 // disk, real fsync): jobs per second draining `--jobs` jobs whose handler waits `--hold` ms, and
 // the syncs per job the Node VFS counted, alternating the concurrencies in each repeat; ratios to
-// concurrency 1 per repeat. One JSON line per concurrency with the medians (min-max).
+// concurrency 1 per repeat. One JSON line per concurrency with the medians (min-max); with
+// --records, one line per drain instead (section "throughput", runtime "npm"), what
+// `npm run bench` (its throughput section) reads.
 //
-//   npm run package && node bench/node/concurrency.mjs [--jobs 600] [--repeats 3] [--hold 5] [--levels 1,8,64] [--dir target/bench-tmp]
+//   npm run package && node bench/node/concurrency.mjs [--jobs 600] [--repeats 3] [--hold 5] [--levels 1,8,64,256] [--dir target/bench-tmp] [--records]
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,7 +24,8 @@ const { values } = parseArgs({
     jobs: { type: 'string', default: '600' },
     repeats: { type: 'string', default: '3' },
     hold: { type: 'string', default: '5' },
-    levels: { type: 'string', default: '1,8,64' },
+    levels: { type: 'string', default: '1,8,64,256' },
+    records: { type: 'boolean', default: false },
     dir: { type: 'string', default: path.join(repo, 'target/bench-tmp') },
   },
 });
@@ -44,16 +48,27 @@ async function drain(concurrency) {
   const perJob = (syncs() - at) / jobs;
   store.close();
   if (stats.completed !== jobs) throw new Error(`concurrency ${concurrency}: ${stats.completed} of ${jobs} completed`);
-  return { jobsPerSecond: jobs / seconds, syncsPerJob: perJob };
+  return { jobsPerSecond: jobs / seconds, syncsPerJob: perJob, seconds };
 }
 
 const runs = Object.fromEntries(levels.map((c) => [c, []]));
 for (let r = 0; r < Number(values.repeats); r++) {
-  for (const c of r % 2 ? [...levels].reverse() : levels) runs[c].push(await drain(c));
+  for (const c of r % 2 ? [...levels].reverse() : levels) {
+    const loadavg = os.loadavg();
+    const run = await drain(c);
+    runs[c].push(run);
+    if (values.records) {
+      console.log(JSON.stringify({
+        section: 'throughput', runtime: 'npm', concurrency: c, repeat: r, jobs, hold_ms: holdMs,
+        seconds: run.seconds, rate: run.jobsPerSecond, syncs_per_job: run.syncsPerJob, sync_counter: 'vfsStats', loadavg,
+      }));
+    }
+    console.error(`  throughput ${r + 1}/${values.repeats}  npm concurrency ${String(c).padStart(3)}: ${run.jobsPerSecond.toFixed(0).padStart(7)} jobs/s, ${run.syncsPerJob.toFixed(2)} syncs/job`);
+  }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
-for (const c of levels) {
+for (const c of values.records ? [] : levels) {
   const ratio = runs[c].map((run, i) => run.jobsPerSecond / runs[levels[0]][i].jobsPerSecond);
   console.log(JSON.stringify({
     section: 'node-concurrency', concurrency: c, jobs, holdMs,

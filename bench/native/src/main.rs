@@ -11,6 +11,8 @@
 //! leasefence-bench contention --dir D [--repeats 5] [--cycles 400] [--threads 1,2,4,8,16,64]
 //! leasefence-bench processes --dir D [--repeats 3] [--jobs 600] [--workers 1,8,64,256]
 //!                             [--cases blocking,sleeping]
+//! leasefence-bench throughput --dir D [--repeats 3] [--jobs 2000] [--hold-ms 5]
+//!                             [--concurrency 1,8,64,256] [--strace strace]
 //! leasefence-bench scale      --dir D [--repeats 5] [--ops 100] [--sizes 1000,100000,1000000]
 //! leasefence-bench profile    --dir D --case store|floor|seed|open [--cycles 200]
 //! ```
@@ -27,6 +29,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
 
 mod processes;
+mod throughput;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -47,10 +50,12 @@ fn main() {
         "contention" => contention(&opts),
         "processes" => processes::processes(&opts),
         "worker" => processes::worker(&opts),
+        "throughput" => throughput::throughput(&opts),
+        "throughput-drain" => throughput::drain(&opts),
         "scale" => scale(&opts),
         "profile" => profile(&opts),
         _ => fail(
-            "usage: leasefence-bench native|contention|processes|scale|profile --dir DIR [--repeats N] ...",
+            "usage: leasefence-bench native|contention|processes|throughput|scale|profile --dir DIR [--repeats N] ...",
         ),
     };
     if let Err(err) = run {

@@ -23,7 +23,7 @@ pub(crate) fn setlk_compiled() -> bool {
 }
 
 /// The load average (1, 5, 15 minutes) from /proc/loadavg, where there is one.
-fn load_average() -> Option<Vec<f64>> {
+pub(crate) fn load_average() -> Option<Vec<f64>> {
     let text = std::fs::read_to_string("/proc/loadavg").ok()?;
     text.split_whitespace()
         .take(3)
