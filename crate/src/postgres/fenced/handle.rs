@@ -26,7 +26,7 @@ impl std::fmt::Debug for PgFencedTx<'_, '_> {
     }
 }
 
-impl PgFencedTx<'_, '_> {
+impl<'c> PgFencedTx<'_, 'c> {
     fn checked<T>(&mut self, result: Result<T>) -> Result<T> {
         self.failed |= result.is_err();
         result
@@ -89,14 +89,27 @@ impl PgFencedTx<'_, '_> {
     }
 
     fn execute_unchecked(&mut self, sql: &str, params: &[SqlValue]) -> Result<u64> {
+        self.run_bound(sql, params, |tx, stmt, refs| tx.execute(stmt, refs))
+    }
+
+    /// Prepares `sql` (checked, counted), binds `params` to its inferred types and runs it with
+    /// `run`; a failure is the statement's, with its index.
+    fn run_bound<T>(
+        &mut self,
+        sql: &str,
+        params: &[SqlValue],
+        run: impl FnOnce(
+            &mut Transaction<'c>,
+            &postgres::Statement,
+            &[&(dyn ToSql + Sync)],
+        ) -> std::result::Result<T, postgres::Error>,
+    ) -> Result<T> {
         let stmt = self.prepare(sql, params)?;
         let bound: Vec<Bound<'_>> = params.iter().map(Bound).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
         let index = self.started - 1;
-        self.tx
-            .execute(&stmt, &refs)
-            .map_err(|e| statement_error(index, e))
+        run(self.tx, &stmt, &refs).map_err(|e| statement_error(index, e))
     }
 
     fn statement_failed(&self, err: postgres::Error) -> Error {
@@ -117,16 +130,7 @@ impl PgFencedTx<'_, '_> {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn query_values(&mut self, sql: &str, params: &[SqlValue]) -> Result<Vec<Row>> {
-        let result = (|| {
-            let stmt = self.prepare(sql, params)?;
-            let bound: Vec<Bound<'_>> = params.iter().map(Bound).collect();
-            let refs: Vec<&(dyn ToSql + Sync)> =
-                bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-            let index = self.started - 1;
-            self.tx
-                .query(&stmt, &refs)
-                .map_err(|e| statement_error(index, e))
-        })();
+        let result = self.run_bound(sql, params, |tx, stmt, refs| tx.query(stmt, refs));
         self.checked(result)
     }
 }
