@@ -33,6 +33,7 @@ pub struct OpenOptions {
     pub(crate) busy_timeout: Duration,
     pub(crate) journal: Journal,
     pub(crate) locking: Locking,
+    pub(crate) write_gate: bool,
 }
 
 /// How processes sharing the file exclude each other.
@@ -79,12 +80,13 @@ impl Default for OpenOptions {
             busy_timeout: Duration::from_secs(10),
             journal: Journal::Wal,
             locking: Locking::Posix,
+            write_gate: true,
         }
     }
 }
 
 impl OpenOptions {
-    /// The defaults: a 10 s busy timeout and the WAL journal.
+    /// The defaults: a 10 s busy timeout, the WAL journal, POSIX locking, the write gate on.
     ///
     /// ```
     /// let opts = leasefence::OpenOptions::new();
@@ -125,6 +127,26 @@ impl OpenOptions {
     /// ```
     pub fn locking(mut self, locking: Locking) -> Self {
         self.locking = locking;
+        self
+    }
+
+    /// Whether writers of a WAL file queue at leasefence's write gate before SQLite's write lock
+    /// (on by default; Linux only, and only for [`Journal::Wal`] with [`Locking::Posix`]).
+    ///
+    /// With the gate, each write transaction first takes an exclusive lock on a side file,
+    /// `<db>-leasefence-gate`, that the kernel hands from one waiting process to the next, so
+    /// many processes on one file wait asleep instead of each retrying SQLite's lock every few
+    /// milliseconds; it still gives up at the busy timeout. SQLite's own locking stays behind it,
+    /// so processes without the gate (the Python seed, older versions) share the file safely.
+    /// Turn it off to wait only in SQLite's busy handler, as before the gate existed
+    /// (docs/decisions/write-gate.md has the measurements).
+    ///
+    /// ```
+    /// let opts = leasefence::OpenOptions::new().write_gate(false);
+    /// # let _ = opts;
+    /// ```
+    pub fn write_gate(mut self, on: bool) -> Self {
+        self.write_gate = on;
         self
     }
 }

@@ -123,7 +123,7 @@ fn emit(record: Value) {
 /// A new, empty database path (older files of the same name and their journals removed).
 fn fresh(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(name);
-    for suffix in ["", "-wal", "-shm", "-journal"] {
+    for suffix in ["", "-wal", "-shm", "-journal", "-leasefence-gate"] {
         let mut p = path.clone().into_os_string();
         p.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(p));

@@ -1,15 +1,17 @@
 //! 2b. Processes on one file: W worker processes (this binary, `worker` mode) drain one WAL file
-//! with claim_next + complete, with SQLite's blocking WAL locks on (`sqlite3_setlk_timeout` as
-//! the store sets it) and off (timeout 0: every wait in the busy handler's sleeps). Both cases in
-//! one build, interleaved per repeat, so both see the same machine load. Blocking locks only act
-//! in a build of SQLite with `SQLITE_ENABLE_SETLK_TIMEOUT`; every record says whether this one is.
+//! with claim_next + complete, three ways: `gated`, leasefence's write gate (the default: writers
+//! queue in the kernel on `<db>-leasefence-gate`, docs/decisions/write-gate.md); `sleeping`, no
+//! gate, every wait in the busy handler's sleeps; `blocking`, no gate, SQLite's blocking WAL locks
+//! on (`sqlite3_setlk_timeout` as the store sets it; they only act in a build of SQLite with
+//! `SQLITE_ENABLE_SETLK_TIMEOUT`, and every record says whether this one is). All cases in one
+//! build, interleaved per repeat, so all see the same machine load.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use leasefence::LeaseStore;
+use leasefence::OpenOptions;
 use serde_json::{json, Value};
 
 use crate::{
@@ -37,7 +39,7 @@ pub(crate) fn processes(opts: &Opts) -> Result<()> {
     let jobs = opts.num("jobs", 600)?;
     let worker_counts = opts.list("workers", "1,8,64,256")?;
     let cases: Vec<String> = opts
-        .text("cases", "blocking,sleeping")
+        .text("cases", "gated,blocking,sleeping")
         .split(',')
         .map(|c| c.trim().to_string())
         .collect();
@@ -47,7 +49,7 @@ pub(crate) fn processes(opts: &Opts) -> Result<()> {
             let mut order = cases.clone();
             order.rotate_left((k + r) % cases.len());
             for case in &order {
-                if !matches!(case.as_str(), "blocking" | "sleeping") {
+                if !matches!(case.as_str(), "blocking" | "sleeping" | "gated") {
                     return Err(format!("processes: unknown case {case:?}").into());
                 }
                 let path = fresh(&dir, &format!("processes-{case}.db"));
@@ -154,19 +156,26 @@ fn drain(path: &Path, workers: usize, case: &str) -> Result<Drained> {
     })
 }
 
-/// One worker process: opens the store, sets SQLite's lock timeout (the busy timeout for
-/// `--locks blocking`, 0 for `--locks sleeping`), prints
+/// One worker process: opens the store (with the write gate for `--locks gated` only), sets
+/// SQLite's lock timeout (the busy timeout for `--locks blocking`, 0 otherwise), prints
 /// `ready`, waits for a line, then claims and completes until nothing is left; prints one JSON
 /// line with its cycles' latencies and its end, in seconds after its release.
 pub(crate) fn worker(opts: &Opts) -> Result<()> {
     let db = opts.text("db", "");
     let owner = opts.text("owner", "w");
-    let store = LeaseStore::open(&db)?;
-    let lock_timeout_ms = match opts.text("locks", "blocking").as_str() {
-        "blocking" => std::ffi::c_int::try_from(BUSY.as_millis())?,
-        "sleeping" => 0,
-        other => return Err(format!("worker: --locks {other:?}: blocking or sleeping").into()),
+    let locks = opts.text("locks", "blocking");
+    let (gate, lock_timeout_ms) = match locks.as_str() {
+        "gated" => (true, 0),
+        "blocking" => (false, std::ffi::c_int::try_from(BUSY.as_millis())?),
+        "sleeping" => (false, 0),
+        other => {
+            return Err(format!("worker: --locks {other:?}: gated, blocking or sleeping").into())
+        }
     };
+    let store = OpenOptions::new()
+        .busy_timeout(BUSY)
+        .write_gate(gate)
+        .open(&db)?;
     // After the store's busy handler, which clears it. SAFETY: the store's open connection,
     // used by this thread alone.
     let rc = unsafe {

@@ -94,6 +94,24 @@ impl OpenOptions {
         if locking == Locking::Dotfile {
             mark_shared_with_node(store.connection())?;
         }
+        // The write gate (gate.rs) only in front of WAL with SQLite's POSIX locks: with dot-file
+        // locking the file is the rollback journal's, shared with Node processes that never take
+        // the gate and hold the dot-file lock across whole transactions, readers included, so
+        // the gate would order only a part of the waiters. Created only now, once the file is
+        // known to be ours: a refused file gets no side file.
+        #[cfg(target_os = "linux")]
+        if options.write_gate && locking == Locking::Posix && options.journal == Journal::Wal {
+            if let Some(db) = store.conn.path().filter(|p| !p.is_empty()).map(Path::new) {
+                let db = db.to_path_buf();
+                if let Some(start) = super::gate::attach(&store.conn, &db, options.busy_timeout) {
+                    super::setup::set_gated_busy_handler(
+                        &mut store.conn,
+                        options.busy_timeout,
+                        start,
+                    )?;
+                }
+            }
+        }
         store.path = Some(path.to_path_buf());
         Ok(store)
     }

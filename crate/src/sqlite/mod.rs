@@ -13,6 +13,7 @@
 //! - `fenced/`: fenced writes, the caller's statements under SQLite's authorizer;
 //! - `shared.rs`: [`SharedStore`], one writer for many threads, their operations committed
 //!   together (group commit);
+//! - `gate.rs`: the write gate, a kernel queue in front of SQLite's write lock (Linux files);
 //! - `file.rs`, `claim_many.rs`, `shared.rs`: native only.
 
 mod batch;
@@ -21,6 +22,8 @@ mod claim_many;
 mod fenced;
 #[cfg(not(target_arch = "wasm32"))]
 mod file;
+#[cfg(target_os = "linux")]
+pub(crate) mod gate;
 mod leases;
 mod lifecycle;
 mod ops;

@@ -37,7 +37,7 @@ pub(crate) fn enqueue(
             .map_err(Error::storage("enqueue"))
     };
     let Some(payload) = payload else {
-        return Ok(insert(conn)? == 1);
+        return super::write_tx::single_statement(conn, "enqueue", || Ok(insert(conn)? == 1));
     };
     let tx = immediate(conn, "enqueue")?;
     if insert(&tx)? != 1 {

@@ -84,7 +84,7 @@ impl LeaseStore {
 /// contention (docs/decisions/blocking-locks.md).
 fn set_busy_handler(conn: &mut Connection, timeout: std::time::Duration) -> Result<()> {
     #[cfg(not(target_arch = "wasm32"))]
-    conn.busy_handler(Some(patient_busy_handler(timeout)))
+    conn.busy_handler(Some(patient_busy_handler(timeout, None)))
         .map_err(Error::storage("open"))?;
     #[cfg(target_arch = "wasm32")]
     conn.busy_timeout(timeout).map_err(Error::storage("open"))?;
@@ -159,18 +159,37 @@ fn refuse_damaged(conn: &Connection, label: &str) -> Result<()> {
     Ok(())
 }
 
+/// Replaces the busy handler of a connection with a write gate (`gate.rs`) by one that counts
+/// its timeout from `gate_start` when that is set: the time a write already waited at the gate.
+#[cfg(target_os = "linux")]
+pub(crate) fn set_gated_busy_handler(
+    conn: &mut Connection,
+    timeout: std::time::Duration,
+    gate_start: super::gate::WaitStart,
+) -> Result<()> {
+    conn.busy_handler(Some(patient_busy_handler(timeout, Some(gate_start))))
+        .map_err(Error::storage("open"))
+}
+
 /// A busy handler for many workers on one file. SQLite's default sleeps 1, 2, 5, ... 100 ms
 /// between tries, so a waiter sleeps through most moments the lock is free, and under contention
 /// throughput collapses. This one retries after short, growing, jittered sleeps (50 us up to
-/// 2 ms) until `timeout` has passed since the first try of this wait.
+/// 2 ms) until `timeout` has passed since the first try of this wait, or since `gate_start`'s
+/// instant when one is set (the write waited at the write gate first: one timeout for both).
 #[cfg(not(target_arch = "wasm32"))]
-fn patient_busy_handler(timeout: std::time::Duration) -> impl FnMut(i32) -> bool + Send + 'static {
+fn patient_busy_handler(
+    timeout: std::time::Duration,
+    gate_start: Option<std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>>,
+) -> impl FnMut(i32) -> bool + Send + 'static {
     use std::time::{Duration, Instant};
     let mut started = Instant::now();
     move |count| {
         let now = Instant::now();
         if count == 0 {
-            started = now;
+            let at_gate = gate_start
+                .as_ref()
+                .and_then(|start| *start.lock().unwrap_or_else(|e| e.into_inner()));
+            started = at_gate.unwrap_or(now);
         }
         if now.duration_since(started) >= timeout {
             return false;

@@ -26,6 +26,10 @@ pub(crate) struct WriteTx<'c> {
     nested: bool,
     operation: &'static str,
     finished: bool,
+    /// The write gate of a top-level write (native WAL files, see `gate.rs`), held until this
+    /// transaction ends: dropped after `Drop` has rolled back, or when `commit` returns.
+    #[cfg(target_os = "linux")]
+    _gate: Option<super::gate::Pass<'c>>,
 }
 
 /// Opens the write of `operation` on `conn`: `BEGIN IMMEDIATE` when the connection is idle, a
@@ -42,19 +46,52 @@ pub(crate) fn deferred<'c>(conn: &'c Connection, operation: &'static str) -> Res
 
 fn open<'c>(conn: &'c Connection, operation: &'static str, begin: &str) -> Result<WriteTx<'c>> {
     let nested = !conn.is_autocommit();
+    // Writers queue at the gate first, in the kernel, rather than all polling SQLite's lock; a
+    // savepoint is inside a transaction that already passed it, and a read needs no gate.
+    #[cfg(target_os = "linux")]
+    let gate = if !nested && begin == "BEGIN IMMEDIATE" {
+        super::gate::enter(conn, operation)?
+    } else {
+        None
+    };
     let begin = if nested {
         "SAVEPOINT leasefence_op"
     } else {
         begin
     };
-    conn.execute_batch(begin)
-        .map_err(Error::storage(operation))?;
+    let begun = conn.execute_batch(begin);
+    #[cfg(target_os = "linux")]
+    super::gate::began_writing(conn);
+    begun.map_err(Error::storage(operation))?;
     Ok(WriteTx {
         conn,
         nested,
         operation,
         finished: false,
+        #[cfg(target_os = "linux")]
+        _gate: gate,
     })
+}
+
+/// Runs `write`, one statement in its own implicit transaction (no `BEGIN`), behind the write
+/// gate as [`immediate`] would: a single-statement write queues with the others.
+pub(crate) fn single_statement<T>(
+    conn: &Connection,
+    operation: &'static str,
+    write: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    #[cfg(target_os = "linux")]
+    let _gate = if conn.is_autocommit() {
+        super::gate::enter(conn, operation)?
+    } else {
+        None
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = operation;
+    let written = write();
+    #[cfg(target_os = "linux")]
+    super::gate::began_writing(conn);
+    written
 }
 
 impl WriteTx<'_> {

@@ -1,0 +1,481 @@
+#![cfg(target_os = "linux")]
+//! The write gate (docs/decisions/write-gate.md) with real processes on one WAL file: each child
+//! is this test binary run again (`gate_child`, with `LEASEFENCE_GATE_CHILD` set).
+//!
+//! - Gated and ungated processes and a plain rusqlite writer on one file: every job handed out
+//!   once, nothing lost, no busy errors.
+//! - A process SIGKILLed while it holds the gate blocks nobody: the kernel drops its lock.
+//! - A SIGSTOPped holder makes gated writers answer busy at their busy timeout, not hang; after
+//!   SIGCONT everything proceeds.
+//! - The gate is in force (a held gate holds gated writers back until the busy timeout, never
+//!   ungated ones) and wakes a waiter when it is released; no gate beside rollback-journal or
+//!   dot-file-locked files.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use leasefence::{Finish, Journal, LeaseStore, Locking, OpenOptions};
+
+const CHILD: &str = "LEASEFENCE_GATE_CHILD";
+
+fn gate_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push("-leasefence-gate");
+    name.into()
+}
+
+fn store(db: &Path, timeout_ms: u64, gate: bool) -> LeaseStore {
+    OpenOptions::new()
+        .busy_timeout(Duration::from_millis(timeout_ms))
+        .write_gate(gate)
+        .open(db)
+        .unwrap()
+}
+
+fn with_jobs(db: &Path, jobs: &[String]) {
+    let store = LeaseStore::open(db).unwrap();
+    for job in jobs {
+        assert!(store.enqueue(job).unwrap());
+    }
+}
+
+/// The child's side: `drain DB OWNER TIMEOUT_MS GATE` claims and completes until nothing is left,
+/// printing `claimed JOB FENCE`, `error MESSAGE` (then retrying) and `end`; `hold DB` claims the
+/// job `hold`, prints `holding` from inside a fenced write (the gate and SQLite's write lock
+/// held), and commits when a line arrives on stdin.
+#[test]
+fn gate_child() {
+    let Ok(spec) = std::env::var(CHILD) else {
+        return;
+    };
+    let args: Vec<&str> = spec.split('\u{1f}').collect();
+    let db = Path::new(args[1]);
+    let mut out = std::io::stdout().lock();
+    match args[0] {
+        "drain" => {
+            let (owner, timeout_ms, gate) = (args[2], args[3].parse().unwrap(), args[4] == "1");
+            let store = store(db, timeout_ms, gate);
+            loop {
+                let claimed = match store.claim_next(owner, 1.0, 1e6) {
+                    Ok(Some(claimed)) => claimed,
+                    Ok(None) => break,
+                    Err(err) => {
+                        writeln!(out, "error {err}").unwrap();
+                        out.flush().unwrap();
+                        continue;
+                    }
+                };
+                writeln!(out, "claimed {} {}", claimed.job, claimed.fence).unwrap();
+                out.flush().unwrap();
+                let lease = claimed.lease();
+                loop {
+                    match store.complete(&lease, 2.0, Some(owner)) {
+                        Ok(done) => {
+                            assert!(done.is_granted(), "{done:?}");
+                            break;
+                        }
+                        Err(err) => writeln!(out, "error {err}").unwrap(),
+                    }
+                }
+            }
+            writeln!(out, "end").unwrap();
+        }
+        "hold" => {
+            let store = LeaseStore::open(db).unwrap();
+            let lease = store
+                .claim("hold", "holder", 1.0, 1e6)
+                .unwrap()
+                .lease("hold", "holder")
+                .unwrap();
+            let held = store
+                .fenced_with(&lease, 1.5, Finish::Complete(None), |_| {
+                    writeln!(out, "holding").unwrap();
+                    out.flush().unwrap();
+                    let mut line = String::new();
+                    std::io::stdin().lock().read_line(&mut line).unwrap();
+                    Ok(())
+                })
+                .unwrap();
+            assert!(held.is_granted());
+            writeln!(out, "released").unwrap();
+        }
+        other => panic!("unknown child mode {other}"),
+    }
+    out.flush().unwrap();
+}
+
+/// A child process, SIGKILLed when dropped (a stopped one too), so a failing test leaves none.
+struct Proc {
+    child: Child,
+    input: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Proc {
+    fn spawn(args: &[&str]) -> Proc {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "gate_child", "--nocapture", "--test-threads=1"])
+            .env(CHILD, args.join("\u{1f}"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take();
+        let output: ChildStdout = child.stdout.take().unwrap();
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(output).lines() {
+                let Ok(line) = line else { break };
+                // The harness prints "test gate_child ... " with no newline before our first line.
+                let line = line.trim_start_matches("test gate_child ... ").to_owned();
+                // The harness prints "running 1 test" and such; ours are the known words.
+                let ours = ["claimed ", "error ", "end", "holding", "released"];
+                if ours.iter().any(|w| line.starts_with(w)) && send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Proc {
+            child,
+            input,
+            lines,
+        }
+    }
+
+    fn drain(db: &Path, owner: &str, timeout_ms: u64, gate: bool) -> Proc {
+        let timeout = timeout_ms.to_string();
+        let gate = if gate { "1" } else { "0" };
+        Proc::spawn(&["drain", db.to_str().unwrap(), owner, &timeout, gate])
+    }
+
+    /// The next line, waiting at most `limit`.
+    fn line(&self, limit: Duration) -> Option<String> {
+        self.lines.recv_timeout(limit).ok()
+    }
+
+    /// Every line up to `end` (within `limit`), then the exit.
+    fn lines_to_end(&mut self, limit: Duration) -> Vec<String> {
+        let deadline = Instant::now() + limit;
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line == "end" => break,
+                Ok(line) => lines.push(line),
+                Err(_) => panic!("no end within {limit:?}; lines so far: {lines:?}"),
+            }
+        }
+        assert!(self.child.wait().unwrap().success());
+        lines
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(
+            unsafe { libc::kill(self.child.id() as libc::pid_t, signal) },
+            0
+        );
+    }
+
+    fn say(&mut self, line: &str) {
+        let input = self.input.as_mut().unwrap();
+        writeln!(input, "{line}").unwrap();
+        input.flush().unwrap();
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Claims each drainer made, by job: (owner, fence); errors are collected apart.
+fn tally(claims: &mut BTreeMap<String, Vec<(String, i64)>>, owner: &str, lines: &[String]) {
+    for line in lines {
+        let mut words = line.split(' ');
+        if words.next() == Some("claimed") {
+            let job = words.next().unwrap().to_owned();
+            let fence: i64 = words.next().unwrap().parse().unwrap();
+            claims
+                .entry(job)
+                .or_default()
+                .push((owner.to_owned(), fence));
+        }
+    }
+}
+
+/// An exclusive OFD lock on the gate's side file, taken by the test itself (the kernel treats it
+/// as any other holder: another open file description).
+fn take_gate(db: &Path) -> Result<File, std::io::Error> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(gate_path(db))?;
+    // SAFETY: plain integers; l_pid must be 0 for OFD locks.
+    let mut region: libc::flock = unsafe { std::mem::zeroed() };
+    region.l_type = libc::F_WRLCK as libc::c_short;
+    region.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: an open descriptor and a live `flock`.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &mut region) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
+fn assert_busy_at(result: leasefence::Result<impl std::fmt::Debug>, began: Instant, timeout: u64) {
+    let waited = began.elapsed();
+    let err = result.expect_err("a write went through a held gate");
+    assert!(err.is_retryable(), "not a busy error: {err}");
+    assert!(
+        waited >= Duration::from_millis(timeout * 9 / 10),
+        "gave up after {waited:?}, before the {timeout} ms busy timeout: {err}"
+    );
+    assert!(
+        waited < Duration::from_millis(timeout + 3_000),
+        "gave up only after {waited:?}, long past the {timeout} ms busy timeout"
+    );
+}
+
+#[test]
+fn gated_and_ungated_writers_hand_each_job_out_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let jobs: Vec<String> = (0..240).map(|i| format!("job-{i:03}")).collect();
+    with_jobs(&db, &jobs);
+    let plain = rusqlite::Connection::open(&db).unwrap();
+    plain.busy_timeout(Duration::from_secs(10)).unwrap();
+    plain
+        .execute_batch("CREATE TABLE tally(n INTEGER); INSERT INTO tally VALUES (0)")
+        .unwrap();
+    assert!(gate_path(&db).exists(), "no gate beside a WAL file");
+
+    let mut procs: Vec<(String, bool, Proc)> = (0..8)
+        .map(|i| {
+            let gated = i < 6;
+            let owner = format!("{}{i}", if gated { "gated" } else { "plain" });
+            let proc = Proc::drain(&db, &owner, 3_000, gated);
+            (owner, gated, proc)
+        })
+        .collect();
+    // A writer that knows nothing of the gate, meanwhile: SQLite's lock alone excludes it.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let plain_writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut commits = 0i64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) || commits < 20 {
+                plain
+                    .execute_batch("BEGIN IMMEDIATE; UPDATE tally SET n = n + 1; COMMIT")
+                    .unwrap();
+                commits += 1;
+            }
+            (plain, commits)
+        })
+    };
+    let mut claims = BTreeMap::new();
+    let mut by_ungated = 0;
+    for (owner, gated, proc) in &mut procs {
+        let lines = proc.lines_to_end(Duration::from_secs(120));
+        let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("error")).collect();
+        assert!(errors.is_empty(), "{owner}: {errors:?}");
+        tally(&mut claims, owner, &lines);
+        if !*gated {
+            by_ungated += lines.len();
+        }
+    }
+    for job in &jobs {
+        let got = claims.get(job).map(Vec::as_slice).unwrap_or_default();
+        assert_eq!(got.len(), 1, "{job} handed out {got:?}");
+        assert_eq!(got[0].1, 1, "{job}: {got:?}");
+    }
+    assert_eq!(claims.len(), jobs.len());
+    assert!(by_ungated > 0, "the ungated processes never got a job");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (plain, commits) = plain_writer.join().unwrap();
+    let n: i64 = plain
+        .query_row("SELECT n FROM tally", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, commits);
+    let store = LeaseStore::open(&db).unwrap();
+    for row in store.jobs().unwrap() {
+        assert!(row.done, "{} not done", row.id);
+        assert_eq!(row.result, row.owner, "{}", row.id);
+    }
+}
+
+#[test]
+fn a_sigkilled_gate_holder_blocks_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let mut jobs: Vec<String> = (0..20).map(|i| format!("job-{i:02}")).collect();
+    jobs.push("hold".into());
+    with_jobs(&db, &jobs);
+    let holder = Proc::spawn(&["hold", db.to_str().unwrap()]);
+    assert_eq!(
+        holder.line(Duration::from_secs(30)).as_deref(),
+        Some("holding")
+    );
+    let refused = take_gate(&db).expect_err("the holder does not hold the gate");
+    assert_eq!(refused.raw_os_error(), Some(libc::EAGAIN), "{refused}");
+
+    // A writer gives up at its timeout, leaving its wait at the gate behind.
+    let waiter = store(&db, 300, true);
+    let began = Instant::now();
+    assert_busy_at(waiter.claim_next("waiter", 2.0, 1e6), began, 300);
+
+    holder.signal(libc::SIGKILL);
+    drop(holder);
+    // The kernel dropped the dead holder's gate (and SQLite's lock): the same store, then other
+    // processes, write at once.
+    let began = Instant::now();
+    let claimed = waiter.claim_next("waiter", 2.0, 1e6).unwrap().unwrap();
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
+    let lease = claimed.lease();
+    assert!(waiter
+        .complete(&lease, 3.0, Some("w"))
+        .unwrap()
+        .is_granted());
+    let mut drainers: Vec<Proc> = (0..3)
+        .map(|i| Proc::drain(&db, &format!("d{i}"), 2_000, true))
+        .collect();
+    let mut claims = BTreeMap::new();
+    for (i, proc) in drainers.iter_mut().enumerate() {
+        let lines = proc.lines_to_end(Duration::from_secs(60));
+        assert!(
+            !lines.iter().any(|l| l.starts_with("error")),
+            "d{i}: {lines:?}"
+        );
+        tally(&mut claims, &format!("d{i}"), &lines);
+    }
+    // Every job but the killed holder's: once each, the waiter's first one included.
+    assert_eq!(claims.len() + 1, jobs.len() - 1, "{claims:?}");
+    assert!(!claims.contains_key(&claimed.job));
+    assert!(claims.values().all(|c| c.len() == 1), "{claims:?}");
+    take_gate(&db).expect("the gate is free once every writer is gone");
+}
+
+#[test]
+fn a_sigstopped_holder_makes_gated_writers_busy_at_their_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let mut jobs: Vec<String> = (0..30).map(|i| format!("job-{i:02}")).collect();
+    jobs.push("hold".into());
+    with_jobs(&db, &jobs);
+    let mut holder = Proc::spawn(&["hold", db.to_str().unwrap()]);
+    assert_eq!(
+        holder.line(Duration::from_secs(30)).as_deref(),
+        Some("holding")
+    );
+    holder.signal(libc::SIGSTOP);
+
+    // Two writers of this process (each its own store, so its own gate descriptor) and a
+    // gated process: each answers busy at its timeout, and goes on answering, never hangs.
+    let (send, answers) = mpsc::channel();
+    for t in 0..2 {
+        let (db, send) = (db.clone(), send.clone());
+        std::thread::spawn(move || {
+            let store = store(&db, 400, true);
+            for _ in 0..2 {
+                let began = Instant::now();
+                let result = store.claim_next(&format!("t{t}"), 2.0, 1e6);
+                send.send((result.map(|c| c.map(|c| c.job)), began))
+                    .unwrap();
+            }
+        });
+    }
+    let mut drainer = Proc::drain(&db, "d", 400, true);
+    for _ in 0..4 {
+        let (result, began) = answers
+            .recv_timeout(Duration::from_secs(15))
+            .expect("a writer hung behind the stopped holder, past its busy timeout");
+        assert_busy_at(result, began, 400);
+    }
+    for _ in 0..2 {
+        let line = drainer
+            .line(Duration::from_secs(15))
+            .expect("the process hung");
+        assert!(line.starts_with("error "), "{line}");
+        assert!(line.contains("busy") || line.contains("locked"), "{line}");
+    }
+
+    holder.signal(libc::SIGCONT);
+    holder.say("go");
+    assert_eq!(
+        holder.line(Duration::from_secs(30)).as_deref(),
+        Some("released")
+    );
+    let lines = drainer.lines_to_end(Duration::from_secs(60));
+    let mut claims = BTreeMap::new();
+    tally(&mut claims, "d", &lines);
+    assert_eq!(claims.len(), jobs.len() - 1, "{lines:?}");
+    let store = LeaseStore::open(&db).unwrap();
+    assert!(store.jobs().unwrap().iter().all(|row| row.done));
+}
+
+#[test]
+fn a_held_gate_holds_back_gated_writers_only_and_wakes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let gated = store(&db, 300, true);
+    let ungated = store(&db, 300, false);
+    let plain = rusqlite::Connection::open(&db).unwrap();
+    assert!(gated.enqueue("a").unwrap());
+
+    let held = take_gate(&db).expect("the gate is free between writes");
+    let began = Instant::now();
+    let result = gated.enqueue("b");
+    let message = format!("{:?}", result);
+    assert_busy_at(result, began, 300);
+    assert!(message.contains("leasefence-gate"), "{message}");
+    // SQLite's lock is free: writers without the gate go through.
+    assert!(ungated.enqueue("c").unwrap());
+    plain
+        .execute("INSERT INTO jobs(id) VALUES (?1)", ["d"])
+        .unwrap();
+
+    // A waiter (10 s timeout) goes on as soon as the gate is released.
+    let patient = db.clone();
+    let waiter = std::thread::spawn(move || {
+        let store = store(&patient, 10_000, true);
+        let began = Instant::now();
+        let enqueued = store.enqueue("e").unwrap();
+        (enqueued, began.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    drop(held);
+    let (enqueued, waited) = waiter.join().unwrap();
+    assert!(enqueued);
+    assert!(
+        waited >= Duration::from_millis(400) && waited < Duration::from_secs(5),
+        "waited {waited:?}"
+    );
+    assert!(gated.enqueue("b").unwrap());
+    assert_eq!(gated.jobs().unwrap().len(), 5);
+
+    // No gate where it does not apply: the rollback journal, dot-file locking, or when off.
+    for (name, options) in [
+        ("rollback.db", OpenOptions::new().journal(Journal::Rollback)),
+        ("dotfile.db", OpenOptions::new().locking(Locking::Dotfile)),
+        ("off.db", OpenOptions::new().write_gate(false)),
+    ] {
+        let path = dir.path().join(name);
+        let store = options.open(&path).unwrap();
+        assert!(store.enqueue("x").unwrap());
+        assert!(!gate_path(&path).exists(), "{name}: a gate file appeared");
+    }
+}
