@@ -212,12 +212,15 @@ if (procs.length) {
     spread(stat(by('sleeping', w).map((r) => r.p50_ms))),
     spread(stat(by('sleeping', w).map((r) => r.p99_ms))),
     xr(ratios(by('blocking', w), by('sleeping', w))),
+    spread(stat(by('gated', w).map((r) => r.rate))),
+    spread(stat(by('gated', w).map((r) => r.p99_ms))),
+    xr(ratios(by('gated', w), by('sleeping', w))),
   ]);
-  md.push('### Processes on one file: blocking WAL locks on and off', '',
-    `W worker processes, each with its own store on one WAL file of ${procs[0].jobs} jobs, released at once, loop \`claim_next\` + \`complete\` until none is left; latency is one cycle, waiting included. "Blocking" sets \`sqlite3_setlk_timeout\` to the busy timeout, "sleeping" sets it to 0, in the same build, one right after the other in every repeat. ` +
+  md.push('### Processes on one file: write gate, blocking WAL locks, sleeps', '',
+    `W worker processes, each with its own store on one WAL file of ${procs[0].jobs} jobs, released at once, loop \`claim_next\` + \`complete\` until none is left; latency is one cycle, waiting included. "Blocking" sets \`sqlite3_setlk_timeout\` to the busy timeout, "sleeping" sets it to 0, "gated" opens with \`OpenOptions::write_gate(true)\` (lock timeout 0; [docs/decisions/write-gate.md](../decisions/write-gate.md)), in the same build, one right after the other in every repeat. ` +
     `The SQLite linked here ${compiled ? 'is' : 'is **not**'} compiled with \`SQLITE_ENABLE_SETLK_TIMEOUT\`${compiled ? '' : ', so both columns measure the same thing'}. Why blocking locks are off in the shipped builds: [docs/decisions/blocking-locks.md](../decisions/blocking-locks.md). ` +
     `Load average (1 min) at the runs' starts: ${loads.length ? `${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)}` : 'not recorded'}.`, '',
-    table(['processes', 'blocking jobs/s', 'blocking p50 ms', 'blocking p99 ms', 'sleeping jobs/s', 'sleeping p50 ms', 'sleeping p99 ms', 'blocking vs sleeping'], rows), '');
+    table(['processes', 'blocking jobs/s', 'blocking p50 ms', 'blocking p99 ms', 'sleeping jobs/s', 'sleeping p50 ms', 'sleeping p99 ms', 'blocking vs sleeping', 'gated jobs/s', 'gated p99 ms', 'gated vs sleeping'], rows), '');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -71,14 +71,14 @@ if wants contention; then
     --cases store,floor,store-short-sleeps >>"$results"
 fi
 if wants processes; then
-  step "2b. processes: W processes drain one WAL file, SQLite's blocking WAL locks on and off"
+  step "2b. processes: W processes drain one WAL file: write gate, SQLite's blocking WAL locks, busy-handler sleeps"
   # Blocking locks need SQLite built with SQLITE_ENABLE_SETLK_TIMEOUT, which the shipped builds
   # leave out (docs/decisions/blocking-locks.md): this section's binary is built with it, apart.
   LIBSQLITE3_FLAGS="-DSQLITE_ENABLE_SETLK_TIMEOUT=1" CARGO_TARGET_DIR=target/setlk \
     cargo build -q --release -p leasefence-bench
   # Three repeats at most: at 256 processes one drain can take minutes.
   target/setlk/release/leasefence-bench processes --dir "$tmp" --repeats "$(( repeats < 3 ? repeats : 3 ))" --jobs 600 \
-    --workers 1,8,64,256 --cases blocking,sleeping >>"$results"
+    --workers 1,8,64,256 --cases gated,blocking,sleeping >>"$results"
 fi
 if wants throughput; then
   step "2c. throughput: one process, a worker at concurrency 1, 8, 64, 256, each job held 5 ms (native and npm)"

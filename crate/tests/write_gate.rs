@@ -39,7 +39,7 @@ fn store(db: &Path, timeout_ms: u64, gate: bool) -> LeaseStore {
 }
 
 fn with_jobs(db: &Path, jobs: &[String]) {
-    let store = LeaseStore::open(db).unwrap();
+    let store = store(db, 10_000, true);
     for job in jobs {
         assert!(store.enqueue(job).unwrap());
     }
@@ -61,6 +61,13 @@ fn gate_child() {
         "drain" => {
             let (owner, timeout_ms, gate) = (args[2], args[3].parse().unwrap(), args[4] == "1");
             let store = store(db, timeout_ms, gate);
+            // Start together: `ready`, then wait for a line.
+            writeln!(out, "ready").unwrap();
+            out.flush().unwrap();
+            std::io::stdin()
+                .lock()
+                .read_line(&mut String::new())
+                .unwrap();
             loop {
                 let claimed = match store.claim_next(owner, 1.0, 1e6) {
                     Ok(Some(claimed)) => claimed,
@@ -87,7 +94,7 @@ fn gate_child() {
             writeln!(out, "end").unwrap();
         }
         "hold" => {
-            let store = LeaseStore::open(db).unwrap();
+            let store = store(db, 10_000, true);
             let lease = store
                 .claim("hold", "holder", 1.0, 1e6)
                 .unwrap()
@@ -136,7 +143,7 @@ impl Proc {
                 // The harness prints "test gate_child ... " with no newline before our first line.
                 let line = line.trim_start_matches("test gate_child ... ").to_owned();
                 // The harness prints "running 1 test" and such; ours are the known words.
-                let ours = ["claimed ", "error ", "end", "holding", "released"];
+                let ours = ["claimed ", "error ", "end", "holding", "released", "ready"];
                 if ours.iter().any(|w| line.starts_with(w)) && send.send(line).is_err() {
                     break;
                 }
@@ -149,10 +156,18 @@ impl Proc {
         }
     }
 
+    /// A drainer, not yet started: [`go`](Proc::go) starts it.
     fn drain(db: &Path, owner: &str, timeout_ms: u64, gate: bool) -> Proc {
         let timeout = timeout_ms.to_string();
         let gate = if gate { "1" } else { "0" };
         Proc::spawn(&["drain", db.to_str().unwrap(), owner, &timeout, gate])
+    }
+
+    /// Waits for a drainer's `ready`, then lets it start.
+    fn go(&mut self) {
+        let ready = self.line(Duration::from_secs(60));
+        assert_eq!(ready.as_deref(), Some("ready"));
+        self.say("go");
     }
 
     /// The next line, waiting at most `limit`.
@@ -268,6 +283,13 @@ fn gated_and_ungated_writers_hand_each_job_out_once() {
             (owner, gated, proc)
         })
         .collect();
+    for (_, _, proc) in &mut procs {
+        let ready = proc.line(Duration::from_secs(60));
+        assert_eq!(ready.as_deref(), Some("ready"));
+    }
+    for (_, _, proc) in &mut procs {
+        proc.say("go");
+    }
     // A writer that knows nothing of the gate, meanwhile: SQLite's lock alone excludes it.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let plain_writer = {
@@ -290,6 +312,11 @@ fn gated_and_ungated_writers_hand_each_job_out_once() {
         let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("error")).collect();
         assert!(errors.is_empty(), "{owner}: {errors:?}");
         tally(&mut claims, owner, &lines);
+        // Started together on 240 jobs, every gated process gets its turns at the gate.
+        assert!(
+            !*gated || !lines.is_empty(),
+            "{owner} never passed the gate"
+        );
         if !*gated {
             by_ungated += lines.len();
         }
@@ -353,6 +380,7 @@ fn a_sigkilled_gate_holder_blocks_nobody() {
     let mut drainers: Vec<Proc> = (0..3)
         .map(|i| Proc::drain(&db, &format!("d{i}"), 2_000, true))
         .collect();
+    drainers.iter_mut().for_each(Proc::go);
     let mut claims = BTreeMap::new();
     for (i, proc) in drainers.iter_mut().enumerate() {
         let lines = proc.lines_to_end(Duration::from_secs(60));
@@ -399,6 +427,7 @@ fn a_sigstopped_holder_makes_gated_writers_busy_at_their_timeout() {
         });
     }
     let mut drainer = Proc::drain(&db, "d", 400, true);
+    drainer.go();
     for _ in 0..4 {
         let (result, began) = answers
             .recv_timeout(Duration::from_secs(15))
@@ -467,11 +496,21 @@ fn a_held_gate_holds_back_gated_writers_only_and_wakes_them() {
     assert!(gated.enqueue("b").unwrap());
     assert_eq!(gated.jobs().unwrap().len(), 5);
 
-    // No gate where it does not apply: the rollback journal, dot-file locking, or when off.
+    // No gate where it does not apply: the rollback journal, dot-file locking, or by default.
     for (name, options) in [
-        ("rollback.db", OpenOptions::new().journal(Journal::Rollback)),
-        ("dotfile.db", OpenOptions::new().locking(Locking::Dotfile)),
-        ("off.db", OpenOptions::new().write_gate(false)),
+        (
+            "rollback.db",
+            OpenOptions::new()
+                .write_gate(true)
+                .journal(Journal::Rollback),
+        ),
+        (
+            "dotfile.db",
+            OpenOptions::new()
+                .write_gate(true)
+                .locking(Locking::Dotfile),
+        ),
+        ("default.db", OpenOptions::new()),
     ] {
         let path = dir.path().join(name);
         let store = options.open(&path).unwrap();

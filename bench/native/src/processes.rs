@@ -1,7 +1,8 @@
 //! 2b. Processes on one file: W worker processes (this binary, `worker` mode) drain one WAL file
-//! with claim_next + complete, three ways: `gated`, leasefence's write gate (the default: writers
-//! queue in the kernel on `<db>-leasefence-gate`, docs/decisions/write-gate.md); `sleeping`, no
-//! gate, every wait in the busy handler's sleeps; `blocking`, no gate, SQLite's blocking WAL locks
+//! with claim_next + complete, three ways: `gated`, leasefence's write gate
+//! (`OpenOptions::write_gate(true)`: writers queue in the kernel on `<db>-leasefence-gate`,
+//! docs/decisions/write-gate.md); `sleeping`, no gate, every wait in the busy handler's sleeps
+//! (the default); `blocking`, no gate, SQLite's blocking WAL locks
 //! on (`sqlite3_setlk_timeout` as the store sets it; they only act in a build of SQLite with
 //! `SQLITE_ENABLE_SETLK_TIMEOUT`, and every record says whether this one is). All cases in one
 //! build, interleaved per repeat, so all see the same machine load.
