@@ -1,5 +1,6 @@
-//! The write gate (docs/decisions/write-gate.md): before `BEGIN IMMEDIATE`, a store opened on a
-//! WAL file natively takes an exclusive open-file-description lock (`F_OFD_SETLKW`) on a side
+//! The write gate (docs/decisions/write-gate.md; off by default, `OpenOptions::write_gate(true)`
+//! turns it on: it wins with hundreds of writer processes, loses with tens): before
+//! `BEGIN IMMEDIATE`, a store opened on a WAL file natively takes an exclusive open-file-description lock (`F_OFD_SETLKW`) on a side
 //! file, `<db>-leasefence-gate`, and drops it right after its `COMMIT` or `ROLLBACK`. Gated
 //! writers of one file then wait in the kernel, which wakes one when the holder lets go, instead
 //! of each polling SQLite's write lock with the busy handler's sleeps (the collapse measured in

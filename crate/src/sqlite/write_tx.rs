@@ -87,7 +87,7 @@ pub(crate) fn single_statement<T>(
         None
     };
     #[cfg(not(target_os = "linux"))]
-    let _ = operation;
+    let _ = (conn, operation);
     let written = write();
     #[cfg(target_os = "linux")]
     super::gate::began_writing(conn);
