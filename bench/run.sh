@@ -13,7 +13,8 @@
 #                          slowest section: 64 worker processes per system take a while to start)
 #   BENCH_PEERS_WORKERS=1,8,64  worker-process counts of the peers section (1,8 in the quick mode)
 #   BENCH_THROUGHPUT_JOBS=2000, BENCH_THROUGHPUT_NODE_JOBS=1000  jobs per drain of the throughput
-#                          section, native and npm
+#                          section, native (SQLite and PostgreSQL) and npm
+#   BENCH_THROUGHPUT_NO_PG=1  the throughput section without its PostgreSQL drains
 #   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,13 +82,27 @@ if wants processes; then
     --workers 1,8,64,256 --cases gated,blocking,sleeping >>"$results"
 fi
 if wants throughput; then
-  step "2c. throughput: one process, a worker at concurrency 1, 8, 64, 256, each job held 5 ms (native and npm)"
+  step "2c. throughput: one process, a worker at concurrency 1, 8, 64, 256, each job held 5 ms (native on SQLite and PostgreSQL, npm)"
   # Natively the syncs are the drain process's fsync + fdatasync calls, counted by strace (-c,
   # seccomp-bpf: only those calls stop it); in Node, the wasm VFS's own count (vfsStats).
   sync_counter=()
   if command -v strace >/dev/null 2>&1; then sync_counter=(--strace "$(command -v strace)"); fi
-  "$bin" throughput --dir "$tmp" --repeats "$repeats" --jobs "${BENCH_THROUGHPUT_JOBS:-2000}" --hold-ms 5 \
-    --concurrency 1,8,64,256 "${sync_counter[@]}" >>"$results"
+  tp_args=(throughput --dir "$tmp" --repeats "$repeats" --jobs "${BENCH_THROUGHPUT_JOBS:-2000}" --hold-ms 5
+    --concurrency 1,8,64,256 "${sync_counter[@]}")
+  # PostgreSQL's drains take turns with the SQLite file's, on a throwaway server (scripts/postgres.sh
+  # installs it if it can; without it the section runs on SQLite alone). Their syncs are the
+  # server's WAL syncs, pg_stat_wal.wal_sync, across each drain.
+  tp_pg=
+  if [ -z "${BENCH_THROUGHPUT_NO_PG:-}" ]; then
+    if bash scripts/postgres.sh true >/dev/null 2>&1; then tp_pg=1; else
+      echo "  PostgreSQL could not be installed or started (bash scripts/postgres.sh true says why): the throughput section runs without it" >&2
+    fi
+  fi
+  if [ -n "$tp_pg" ]; then
+    bash scripts/postgres.sh bash -c '"$@" --pg-url "$LEASEFENCE_PG_URL"' throughput "$bin" "${tp_args[@]}" >>"$results"
+  else
+    "$bin" "${tp_args[@]}" >>"$results"
+  fi
   node bench/node/concurrency.mjs --dir "$tmp" --repeats "$repeats" --jobs "${BENCH_THROUGHPUT_NODE_JOBS:-1000}" --hold 5 \
     --levels 1,8,64,256 --records >>"$results"
 fi

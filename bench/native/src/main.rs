@@ -12,7 +12,7 @@
 //! leasefence-bench processes --dir D [--repeats 3] [--jobs 600] [--workers 1,8,64,256]
 //!                             [--cases blocking,sleeping]
 //! leasefence-bench throughput --dir D [--repeats 3] [--jobs 2000] [--hold-ms 5]
-//!                             [--concurrency 1,8,64,256] [--strace strace]
+//!                             [--concurrency 1,8,64,256] [--strace strace] [--pg-url URL]
 //! leasefence-bench scale      --dir D [--repeats 5] [--ops 100] [--sizes 1000,100000,1000000]
 //! leasefence-bench profile    --dir D --case store|floor|seed|open [--cycles 200]
 //! ```
@@ -30,6 +30,7 @@ use serde_json::{json, Value};
 
 mod processes;
 mod throughput;
+mod throughput_pg;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 

@@ -10,6 +10,11 @@
 //! every thread (handlers, heartbeat) included, counted at the system call boundary rather than
 //! estimated. The timed drain runs without strace, so tracing costs it nothing. Fills happen in
 //! this process, so their syncs are not counted.
+//!
+//! With `--pg-url` (a PostgreSQL server, e.g. the one `scripts/postgres.sh` starts), every
+//! SQLite drain is followed by the same drain on leasefence's PostgreSQL backend, in the same
+//! child, on a freshly filled schema; its syncs per job are the server's WAL syncs
+//! (`pg_stat_wal.wal_sync`) across the drain (`throughput_pg.rs`).
 
 use std::path::Path;
 use std::process::Command;
@@ -19,6 +24,7 @@ use leasefence::worker::{Worker, WorkerOptions};
 use leasefence::{LeaseStore, NewJob, OpenOptions};
 use serde_json::{json, Value};
 
+use crate::throughput_pg::PgTarget;
 use crate::{done_count, emit, fresh, job_id, progress, remove, Opts, Result};
 
 pub(crate) fn throughput(opts: &Opts) -> Result<()> {
@@ -28,6 +34,12 @@ pub(crate) fn throughput(opts: &Opts) -> Result<()> {
     let hold_ms = opts.num("hold-ms", 5)?;
     let levels = opts.list("concurrency", "1,8,64,256")?;
     let strace = opts.text("strace", "");
+    let pg_url = opts.text("pg-url", "");
+    let mut pg = if pg_url.is_empty() {
+        None
+    } else {
+        Some(PgTarget::connect(&pg_url)?)
+    };
     for r in 0..repeats {
         let mut order = levels.clone();
         if r % 2 == 1 {
@@ -73,8 +85,52 @@ pub(crate) fn throughput(opts: &Opts) -> Result<()> {
                     syncs_per_job.map_or("?".into(), |s| format!("{s:.2}"))
                 ),
             );
+            if let Some(pg) = pg.as_mut() {
+                pg_drain(pg, &dir, (r, repeats), concurrency, hold_ms, jobs)?;
+            }
         }
     }
+    Ok(())
+}
+
+/// One drain on PostgreSQL (the same child as on SQLite), its record and progress line.
+fn pg_drain(
+    pg: &mut PgTarget,
+    dir: &Path,
+    (r, repeats): (usize, usize),
+    concurrency: usize,
+    hold_ms: usize,
+    jobs: usize,
+) -> Result<()> {
+    pg.fill(jobs)?;
+    let before = pg.settled_wal_syncs()?;
+    let load = crate::processes::load_average();
+    let run = drain_in_child(pg.target(), dir, concurrency, hold_ms, "")?;
+    let after = pg.settled_wal_syncs()?;
+    let done = pg.done()?;
+    if done != jobs || run.completed != jobs {
+        return Err(format!(
+            "throughput on PostgreSQL: concurrency {concurrency}: {} completed, {done} done, expected {jobs}",
+            run.completed
+        )
+        .into());
+    }
+    let rate = jobs as f64 / run.seconds;
+    let syncs_per_job = (after - before) as f64 / jobs as f64;
+    emit(
+        json!({"section": "throughput", "runtime": "postgres", "concurrency": concurrency,
+        "repeat": r, "jobs": jobs, "hold_ms": hold_ms, "seconds": run.seconds, "rate": rate,
+        "syncs_per_job": syncs_per_job, "sync_counter": "pg_stat_wal.wal_sync",
+        "server": format!("PostgreSQL {}", pg.version), "loadavg": load}),
+    );
+    progress(
+        "throughput",
+        r,
+        repeats,
+        format!(
+            "postgres concurrency {concurrency:>3}: {rate:>7.0} jobs/s, {syncs_per_job:.2} server WAL syncs/job"
+        ),
+    );
     Ok(())
 }
 
