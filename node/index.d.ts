@@ -431,6 +431,11 @@ export interface JobWorkerOptions {
    * free slots, the renews due together and the completions of one turn share one transaction.
    */
   concurrency?: number;
+  /**
+   * The queues this worker serves (default: every queue): it claims only their jobs, the highest
+   * priority first. A non-empty array of queue names.
+   */
+  queues?: string[] | null;
 }
 
 /**
