@@ -234,10 +234,7 @@ fn pick_next(tx: &Connection, queues: Option<&[&str]>, now: f64) -> Result<Optio
                 .map_err(Error::storage("claim_next"))?;
             if let Some((until, seq, job)) = first {
                 let rank = (p, until, seq);
-                if best
-                    .as_ref()
-                    .map_or(true, |(b, _)| claimed_before(rank, *b))
-                {
+                if best.as_ref().is_none_or(|(b, _)| claimed_before(rank, *b)) {
                     best = Some((rank, job));
                 }
                 break;
