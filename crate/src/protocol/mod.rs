@@ -205,7 +205,9 @@ impl Request {
     ///
     /// ```
     /// use leasefence::protocol::Request;
-    /// let r = Request::ClaimNext { owner: "w".into(), now: f64::NAN, ttl: 5.0 };
+    /// let r = Request::ClaimNext { owner: "w".into(), now: f64::NAN, ttl: 5.0, queues: None };
+    /// assert_eq!(r.validate().unwrap_err().code(), "invalid_argument");
+    /// let r = Request::ClaimNext { owner: "w".into(), now: 0.0, ttl: 5.0, queues: Some(vec![]) };
     /// assert_eq!(r.validate().unwrap_err().code(), "invalid_argument");
     /// ```
     pub fn validate(&self) -> Result<()> {
