@@ -255,4 +255,44 @@ mod tests {
         holder.execute_batch("COMMIT").unwrap();
         assert!(check_columns(&reader, &foreign).is_ok());
     }
+
+    /// Section 11's names are leasefence's: another kind of object holding one is refused
+    /// before anything is written; a file from before section 11 is "not complete", so opening
+    /// it creates what is missing.
+    #[test]
+    fn section_11_names_are_checked_and_their_absence_means_upgrade() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, \
+             fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0);",
+        )
+        .unwrap();
+        assert!(
+            !check_schema(&conn, "m").unwrap(),
+            "a seed file needs the upgrade"
+        );
+        create_schema(&conn).unwrap();
+        assert!(check_schema(&conn, "m").unwrap());
+        conn.execute_batch("DROP TRIGGER leasefence_order_update")
+            .unwrap();
+        assert!(
+            !check_schema(&conn, "m").unwrap(),
+            "a dropped trigger is made again"
+        );
+        for foreign in [
+            "DROP TABLE leasefence_order; CREATE VIEW leasefence_order AS SELECT 1",
+            "DROP TRIGGER IF EXISTS leasefence_order_insert; \
+             CREATE TABLE leasefence_order_insert(x)",
+        ] {
+            let conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch(include_str!("sql/schema.sql")).unwrap();
+            conn.execute_batch(foreign).unwrap();
+            match check_schema(&conn, "m") {
+                Err(Error::NotLeasefenceDatabase { problem, .. }) => {
+                    assert!(problem.contains("leasefence needs that name"), "{problem}")
+                }
+                other => panic!("{foreign}: expected a refusal, got {other:?}"),
+            }
+        }
+    }
 }
