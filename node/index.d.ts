@@ -50,6 +50,10 @@ export interface Inspection {
   payload: string | null;
   /** Every failure, oldest first. */
   failures: Failure[];
+  /** The job's queue: "default" unless enqueued with one. */
+  queue: string;
+  /** The job's priority: higher is claimed first; 0 unless enqueued with one. */
+  priority: number;
 }
 
 /** How many jobs are in each state at a time. */
@@ -119,6 +123,10 @@ export interface NewJob {
   /** Not claimable before this time (default: at once). */
   runAt?: number | null;
   payload?: string | null;
+  /** The queue it joins (default "default"). */
+  queue?: string | null;
+  /** Higher is claimed first (default 0); an integer. */
+  priority?: number | null;
 }
 
 /** One lease of `renewMany`: the job and the fence you hold (the owner is the call's). */
@@ -159,7 +167,7 @@ export declare class LeaseStore {
    * Adds a job; false when the id exists (nothing changes, its payload included). Nobody can claim
    * it before `runAt` (default: at once); `payload` is handed to whoever claims it.
    */
-  enqueue(job: string, runAt?: number | null, payload?: string | null): boolean;
+  enqueue(job: string, runAt?: number | null, payload?: string | null, queue?: string | null, priority?: number | null): boolean;
   /** The stored row, or null. */
   state(job: string): JobState | null;
   /** The new fence, or null when missing, done or held. */
@@ -171,7 +179,7 @@ export declare class LeaseStore {
   /** Gives your lease up early; the fence is kept. */
   release(job: string, owner: string, fence: Fence): boolean;
   /** Claims the claimable job with the earliest lease end, then the oldest. */
-  claimNext(owner: string, now: number, ttl: number): ClaimedJob | null;
+  claimNext(owner: string, now: number, ttl: number, queues?: string[] | null): ClaimedJob | null;
   /** Claims one job for every owner at once, each on its own worker thread and connection. */
   claimMany(job: string, owners: string[], now: number, ttl: number): Promise<(Fence | null)[]>;
   /**
@@ -184,7 +192,7 @@ export declare class LeaseStore {
   /** Row, attempts, dead mark, payload and failures of a job, or null. */
   inspect(job: string): Inspection | null;
   /** How many jobs are queued, scheduled, leased, done and dead at `now`. */
-  stats(now: number): JobCounts;
+  stats(now: number, queue?: string | null): JobCounts;
   /**
    * Fenced write: runs your statements (a list, or a synchronous callback) inside the transaction
    * that checks your lease with renew's checks, and commits them only if the lease is current;
@@ -200,7 +208,7 @@ export declare class LeaseStore {
    */
   enqueueMany(jobs: NewJob[]): boolean[];
   /** Up to `n` (1 to 1024) successive claimNext calls in one transaction; fewer (or none) when fewer jobs are claimable. */
-  claimNextMany(owner: string, n: number, now: number, ttl: number): ClaimedJob[];
+  claimNextMany(owner: string, n: number, now: number, ttl: number, queues?: string[] | null): ClaimedJob[];
   /** `renew` of each of your leases in one transaction: one `{value, reason}` per lease, in order. */
   renewMany(owner: string, leases: LeaseRef[], now: number, ttl: number): Answer<boolean>[];
   /** `complete` of each of your leases with its result in one transaction: one `{value, reason}` per lease, in order. */
@@ -211,13 +219,13 @@ export declare class LeaseStore {
    * browser build answers the same shapes (as Promises).
    */
   readonly withReason: {
-    enqueue(job: string, runAt?: number | null, payload?: string | null): Answer<boolean>;
+    enqueue(job: string, runAt?: number | null, payload?: string | null, queue?: string | null, priority?: number | null): Answer<boolean>;
     state(job: string): Answer<JobState | null>;
     claim(job: string, owner: string, now: number, ttl: number): Answer<Fence | null>;
     renew(job: string, owner: string, fence: Fence, now: number, ttl: number): Answer<boolean>;
     complete(job: string, owner: string, fence: Fence, now: number, result: string | null): Answer<boolean>;
     release(job: string, owner: string, fence: Fence): Answer<boolean>;
-    claimNext(owner: string, now: number, ttl: number): Answer<ClaimedJob | null>;
+    claimNext(owner: string, now: number, ttl: number, queues?: string[] | null): Answer<ClaimedJob | null>;
     claimMany(
       job: string,
       owners: string[],
@@ -227,10 +235,10 @@ export declare class LeaseStore {
     fail(job: string, owner: string, fence: Fence, now: number, retryAt: number | null, error?: string | null): Answer<boolean>;
     revive(job: string, now: number): Answer<boolean>;
     inspect(job: string): Answer<Inspection | null>;
-    stats(now: number): Answer<JobCounts>;
+    stats(now: number, queue?: string | null): Answer<JobCounts>;
     fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): Answer<boolean>;
     enqueueMany(jobs: NewJob[]): Answer<boolean[]>;
-    claimNextMany(owner: string, n: number, now: number, ttl: number): Answer<ClaimedJob[]>;
+    claimNextMany(owner: string, n: number, now: number, ttl: number, queues?: string[] | null): Answer<ClaimedJob[]>;
     renewMany(owner: string, leases: LeaseRef[], now: number, ttl: number): Answer<Answer<boolean>[]>;
     completeMany(owner: string, leases: LeaseCompletion[], now: number): Answer<Answer<boolean>[]>;
   };
@@ -423,6 +431,11 @@ export interface JobWorkerOptions {
    * free slots, the renews due together and the completions of one turn share one transaction.
    */
   concurrency?: number;
+  /**
+   * The queues this worker serves (default: every queue): it claims only their jobs, the highest
+   * priority first. A non-empty array of queue names.
+   */
+  queues?: string[] | null;
 }
 
 /**

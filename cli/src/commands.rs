@@ -66,8 +66,8 @@ pub(crate) enum Command {
     /// Add a job; false when the id exists (nothing changes, its payload included).
     ///
     /// With --stdin, adds the jobs read from standard input instead: one a line, either a job
-    /// id or a JSON object {"job": ID, "run_at": SECONDS, "payload": TEXT} (run_at and payload
-    /// optional; a line starting with `{` is read as JSON; empty lines are skipped). Every line
+    /// id or a JSON object {"job": ID, "run_at": SECONDS, "payload": TEXT, "queue": NAME,
+    /// "priority": N} (all but job optional; a line starting with `{` is read as JSON; empty lines are skipped). Every line
     /// is checked before anything is written, so a bad line anywhere is an error naming its
     /// line number (exit 2) and adds nothing. The jobs are then added in transactions of up to
     /// 1024 (enqueue_many: one sync each, not one per job), in input order; prints
@@ -86,8 +86,15 @@ pub(crate) enum Command {
         /// Text handed to whoever claims the job (claim-next prints it).
         #[arg(long)]
         payload: Option<String>,
+        /// The queue the job joins (default: "default"); `claim-next --queue` and
+        /// `work --queue` serve named queues.
+        #[arg(long, value_name = "NAME")]
+        queue: Option<String>,
+        /// Among claimable jobs, a higher priority is claimed first (an integer; default 0).
+        #[arg(long, allow_hyphen_values = true, value_name = "N")]
+        priority: Option<i64>,
         /// Read the jobs from standard input, one a line (see above).
-        #[arg(long, conflicts_with_all = ["run_at", "payload"])]
+        #[arg(long, conflicts_with_all = ["run_at", "payload", "queue", "priority"])]
         stdin: bool,
     },
     /// Print a job's stored row, or null.
@@ -146,11 +153,14 @@ pub(crate) enum Command {
         #[command(flatten)]
         clock: Clock,
     },
-    /// Claim the next claimable job (earliest lease end, then oldest).
+    /// Claim the next claimable job (highest priority, then earliest lease end, then oldest).
     ClaimNext {
         /// Who takes the lease.
         #[arg(long)]
         owner: String,
+        /// Claim only from this queue; repeat for several (default: every queue).
+        #[arg(long = "queue", visible_alias = "queues", value_name = "NAME")]
+        queues: Vec<String>,
         /// Lease length in seconds (> 0).
         #[arg(long, allow_hyphen_values = true)]
         ttl: f64,
@@ -166,6 +176,9 @@ pub(crate) enum Command {
         /// How many jobs to claim at most (1 to 1024).
         #[arg(long, value_name = "N")]
         n: usize,
+        /// Claim only from this queue; repeat for several (default: every queue).
+        #[arg(long = "queue", visible_alias = "queues", value_name = "NAME")]
+        queues: Vec<String>,
         /// Lease length in seconds (> 0).
         #[arg(long, allow_hyphen_values = true)]
         ttl: f64,
@@ -235,6 +248,9 @@ pub(crate) enum Command {
     /// failed, dead, leases lost, stale writes refused, renewals) is the JSON line it prints
     /// at exit.
     Stats {
+        /// Count only the jobs of this queue.
+        #[arg(long, value_name = "NAME")]
+        queue: Option<String>,
         #[command(flatten)]
         clock: Clock,
     },

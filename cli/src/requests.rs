@@ -84,16 +84,21 @@ pub(crate) fn run() -> i32 {
             job,
             run_at,
             payload,
+            queue,
+            priority,
             stdin: false,
         } => Request::Enqueue {
             // clap requires the id without --stdin.
             job: job.unwrap_or_default(),
             run_at,
             payload,
+            queue,
+            priority,
         },
         Command::ClaimNextMany {
             owner,
             n,
+            queues,
             ttl,
             clock,
         } => Request::ClaimNextMany {
@@ -101,6 +106,7 @@ pub(crate) fn run() -> i32 {
             n,
             now: clock.now(),
             ttl,
+            queues: queue_list(queues),
         },
         Command::Fail {
             lease,
@@ -122,7 +128,10 @@ pub(crate) fn run() -> i32 {
             now: clock.now(),
         },
         Command::Inspect { job } => Request::Inspect { job },
-        Command::Stats { clock } => Request::Stats { now: clock.now() },
+        Command::Stats { queue, clock } => Request::Stats {
+            now: clock.now(),
+            queue,
+        },
         Command::State { job } => Request::State { job },
         Command::Claim {
             job,
@@ -169,10 +178,16 @@ pub(crate) fn run() -> i32 {
             now: clock.now(),
             ttl,
         },
-        Command::ClaimNext { owner, ttl, clock } => Request::ClaimNext {
+        Command::ClaimNext {
+            owner,
+            queues,
+            ttl,
+            clock,
+        } => Request::ClaimNext {
             owner,
             now: clock.now(),
             ttl,
+            queues: queue_list(queues),
         },
     };
     // The protocol's own request: the same checks, dispatch and response line as `batch`.
@@ -267,4 +282,9 @@ fn exit_code(request: &Request, response: &Response) -> i32 {
             }
         }
     }
+}
+
+/// Repeated `--queue` flags as the protocol's `queues`: none given is every queue.
+fn queue_list(queues: Vec<String>) -> Option<Vec<String>> {
+    (!queues.is_empty()).then_some(queues)
 }

@@ -58,6 +58,10 @@ pub struct WorkArgs {
     /// How many commands run at once (1 to 1024), each on a job of its own.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub concurrency: usize,
+    /// Serve only this queue; repeat for several (default: every queue). Among the claimable
+    /// jobs of the queues served, the highest priority runs first.
+    #[arg(long = "queue", value_name = "NAME")]
+    pub queues: Vec<String>,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -162,6 +166,9 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
         });
     if let Some(every) = args.renew_every {
         options = options.renew_every(every);
+    }
+    if !args.queues.is_empty() {
+        options = options.queues(args.queues.iter().cloned());
     }
     let mut worker = match Worker::open(db, open, options) {
         Ok(worker) => worker,

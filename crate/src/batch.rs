@@ -13,8 +13,9 @@ use crate::lease::Lease;
 /// ```
 pub const MAX_BATCH: usize = 1024;
 
-/// One job of [`Leases::enqueue_many`](crate::Leases::enqueue_many): its id, and optionally when
-/// it may first run and its payload (`enqueue`'s options, section 7).
+/// One job of [`Leases::enqueue_many`](crate::Leases::enqueue_many) (and of
+/// [`Leases::enqueue_job`](crate::Leases::enqueue_job)): its id, and optionally when it may first
+/// run and its payload (`enqueue`'s options, section 7), its queue and its priority (section 11).
 ///
 /// ```
 /// use leasefence::{LeaseStore, NewJob};
@@ -31,6 +32,10 @@ pub struct NewJob {
     pub run_at: Option<f64>,
     /// Handed to the worker that claims the job.
     pub payload: Option<String>,
+    /// The queue it joins; `None` is [`DEFAULT_QUEUE`](crate::DEFAULT_QUEUE).
+    pub queue: Option<String>,
+    /// Higher is claimed first; `None` is 0.
+    pub priority: Option<i64>,
 }
 
 impl NewJob {
@@ -44,7 +49,38 @@ impl NewJob {
             job: job.into(),
             run_at: None,
             payload: None,
+            queue: None,
+            priority: None,
         }
+    }
+
+    /// In queue `queue` (section 11) instead of [`DEFAULT_QUEUE`](crate::DEFAULT_QUEUE).
+    ///
+    /// ```
+    /// assert_eq!(leasefence::NewJob::new("a").queue("mail").queue.as_deref(), Some("mail"));
+    /// ```
+    pub fn queue(mut self, queue: impl Into<String>) -> Self {
+        self.queue = Some(queue.into());
+        self
+    }
+
+    /// With `priority` (section 11): among claimable jobs, a higher priority is claimed first.
+    ///
+    /// ```
+    /// use leasefence::{LeaseStore, NewJob};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.enqueue_many(&[NewJob::new("low"), NewJob::new("high").priority(5)])?;
+    /// assert_eq!(store.claim_next("me", 0.0, 30.0)?.unwrap().job, "high");
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn priority(mut self, priority: i64) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// The queue it joins: [`NewJob::queue`], or [`DEFAULT_QUEUE`](crate::DEFAULT_QUEUE).
+    pub(crate) fn queue_name(&self) -> &str {
+        self.queue.as_deref().unwrap_or(crate::DEFAULT_QUEUE)
     }
 
     /// Not claimable before `run_at`.

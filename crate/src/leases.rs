@@ -51,6 +51,18 @@ pub trait Leases: std::fmt::Debug + Send {
     /// `payload`; `false`, changing nothing, when the id exists.
     fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool>;
 
+    /// Contract `enqueue` with every option (sections 7 and 11): run time, payload, queue and
+    /// priority; `false`, changing nothing, when the id exists.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// assert!(leases.enqueue_job(&NewJob::new("a").queue("mail").priority(3))?);
+    /// assert_eq!(leases.inspect("a")?.unwrap().priority, 3);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn enqueue_job(&self, job: &NewJob) -> Result<bool>;
+
     /// The stored row of `job`, read afresh; `None` when there is no such job.
     fn state(&self, job: &str) -> Result<Option<JobState>>;
 
@@ -71,7 +83,29 @@ pub trait Leases: std::fmt::Debug + Send {
 
     /// Contract `claim_next` (docs/contract.md section 3): claims the claimable job with the
     /// smallest `until`, then the earliest enqueued, and hands over its payload.
-    fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>>;
+    fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
+        self.claim_next_in(None, owner, now, ttl)
+    }
+
+    /// Contract `claim_next` over `queues` (section 11; `None`: every queue): among their
+    /// claimable jobs the highest priority, then the smallest `until`, then the earliest
+    /// enqueued.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue_job(&NewJob::new("m").queue("mail"))?;
+    /// assert_eq!(leases.claim_next_in(Some(&["billing"]), "w", 0.0, 9.0)?, None);
+    /// assert_eq!(leases.claim_next_in(Some(&["mail"]), "w", 0.0, 9.0)?.unwrap().job, "m");
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn claim_next_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Option<ClaimedJob>>;
 
     /// Contract `fail` (section 7): for the current live lease, retry at `retry_at` or (`None`)
     /// make the job dead; the error is recorded.
@@ -90,7 +124,20 @@ pub trait Leases: std::fmt::Debug + Send {
     fn inspect(&self, job: &str) -> Result<Option<Inspection>>;
 
     /// How many jobs are in each state at `now`.
-    fn stats(&self, now: f64) -> Result<JobCounts>;
+    fn stats(&self, now: f64) -> Result<JobCounts> {
+        self.stats_in(None, now)
+    }
+
+    /// How many jobs of `queue` (section 11; `None`: every queue) are in each state at `now`.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue_job(&NewJob::new("m").queue("mail"))?;
+    /// assert_eq!(leases.stats_in(Some("billing"), 0.0)?.queued, 0);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts>;
 
     /// Contract `enqueue_many` (section 10): every job's `enqueue` in one transaction, answered
     /// in order; at most [`MAX_BATCH`](crate::MAX_BATCH) jobs, and a bad item refuses the list.
@@ -113,8 +160,33 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!(leases.claim_next_many("me", 8, 0.0, 30.0)?.len(), 2);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn claim_next_many(&self, owner: &str, n: usize, now: f64, ttl: f64)
-        -> Result<Vec<ClaimedJob>>;
+    fn claim_next_many(
+        &self,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<ClaimedJob>> {
+        self.claim_next_many_in(None, owner, n, now, ttl)
+    }
+
+    /// Contract `claim_next_many` over `queues` (section 11; `None`: every queue).
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue_many(&[NewJob::new("a").queue("q"), NewJob::new("b")])?;
+    /// assert_eq!(leases.claim_next_many_in(Some(&["q"]), "me", 8, 0.0, 30.0)?.len(), 1);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn claim_next_many_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<ClaimedJob>>;
 
     /// Contract `renew_many` (section 10): every lease's `renew` in one transaction, answered in
     /// order.

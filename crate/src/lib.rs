@@ -80,6 +80,7 @@ pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
 pub use rules::fenced::{FencedHandle, Finish, Rows, SqlValue, Statement};
+pub use rules::{DEFAULT_QUEUE, MAX_QUEUES};
 pub use sqlite::{FencedTx, LeaseStore};
 #[cfg(not(target_arch = "wasm32"))]
 pub use {

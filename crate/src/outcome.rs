@@ -268,10 +268,11 @@ pub struct Failure {
 /// let report = store.inspect("job")?.unwrap();
 /// assert_eq!((report.attempts, report.dead, report.payload.as_deref()), (0, false, Some("{\"n\":1}")));
 /// assert_eq!(report.state.until, 5.0);
+/// assert_eq!((report.queue.as_str(), report.priority), ("default", 0));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 ///
-/// Serialized (serde) as `{state, attempts, dead, payload, failures}`.
+/// Serialized (serde) as `{state, attempts, dead, payload, failures, queue, priority}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Inspection {
     /// The stored row, as [`state`](crate::LeaseStore::state) reads it.
@@ -285,6 +286,11 @@ pub struct Inspection {
     pub payload: Option<String>,
     /// Every `fail`, oldest first (kept across `revive`).
     pub failures: Vec<Failure>,
+    /// The job's queue (section 11); [`DEFAULT_QUEUE`](crate::DEFAULT_QUEUE) for a job enqueued
+    /// without one, or by a program that knows only `jobs`.
+    pub queue: String,
+    /// The job's priority (section 11); 0 unless enqueued with one.
+    pub priority: i64,
 }
 
 /// How many jobs are in each state at a time `now` ([`LeaseStore::stats`](crate::LeaseStore::stats)).

@@ -307,9 +307,10 @@ fn a_nul_in_any_item_refuses_the_call_before_the_server_is_asked() {
     assert_eq!(store.jobs().unwrap(), before);
 }
 
-/// The plan PostgreSQL uses for `claim_next_many`'s statement (generic, as after five runs):
-/// the claimable jobs from the partial index in order, each claimed and its payload read by key;
-/// no scan of a whole table, whatever the queue's length.
+/// The plan PostgreSQL uses for `claim_next_many`'s statement (generic, as after five runs), on
+/// jobs spread over 4 queues and 3 priorities, for every queue and for two named ones: the
+/// claimable jobs from the partial index of (queue, priority, until, seq), each claimed and its
+/// payload read by key; no scan of a whole table, whatever the queue's length.
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn claim_next_many_reads_only_the_jobs_it_claims() {
@@ -321,28 +322,40 @@ fn claim_next_many_reads_only_the_jobs_it_claims() {
             "INSERT INTO jobs(id) SELECT 'job-' || lpad(g::text, 5, '0') \
              FROM generate_series(1, 20000) g; \
              INSERT INTO leasefence_payloads(job, payload) SELECT id, 'p' FROM jobs; \
+             UPDATE leasefence_order SET queue = 'q' || (seq % 4), priority = seq % 3; \
              ANALYZE jobs; ANALYZE leasefence_order; ANALYZE leasefence_payloads; \
              SET plan_cache_mode = force_generic_plan",
         )
         .unwrap();
     admin
         .batch_execute(&format!(
-            "PREPARE next_jobs(text, float8, float8, int8) AS {}",
+            "PREPARE next_jobs(text, float8, float8, int8, text[], int8) AS {}",
             include_str!("../src/postgres/sql/claim_next_many.sql")
         ))
         .unwrap();
-    let plan: Vec<String> = admin
-        .query("EXPLAIN (COSTS OFF) EXECUTE next_jobs('w', 10, 5, 64)", &[])
-        .unwrap()
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
-    let plan = plan.join("\n");
-    assert!(plan.contains("leasefence_next"), "{plan}");
-    assert!(plan.contains("jobs_pkey"), "{plan}");
-    assert!(!plan.contains("Seq Scan"), "{plan}");
-    // And the statement the store prepared claims in the contract's order.
+    for queues in ["NULL", "'{q1,q2}'"] {
+        let plan: Vec<String> = admin
+            .query(
+                &format!("EXPLAIN (COSTS OFF) EXECUTE next_jobs('w', 10, 5, 64, {queues}, 96)"),
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let plan = plan.join("\n");
+        assert!(plan.contains("leasefence_queued"), "{plan}");
+        assert!(plan.contains("jobs_pkey"), "{plan}");
+        assert!(!plan.contains("Seq Scan"), "{plan}");
+    }
+    // And the statement the store prepared claims in the contract's order: priority 2 first
+    // (seq 2, 5, 8, ...), then by insertion.
     let got = store.claim_next_many("w", 3, 0.0, 10.0).unwrap();
-    assert_eq!(jobs_of(&got), ["job-00001", "job-00002", "job-00003"]);
+    assert_eq!(jobs_of(&got), ["job-00002", "job-00005", "job-00008"]);
+    let got = store
+        .claim_next_many_in(Some(&["q0"]), "w", 2, 0.0, 10.0)
+        .unwrap();
+    // q0: seq divisible by 4; priority 2 means seq % 3 == 2: 8, 20, ...
+    assert_eq!(jobs_of(&got), ["job-00020", "job-00032"]);
     assert!(got.iter().all(|c| c.payload.as_deref() == Some("p")));
 }

@@ -146,17 +146,41 @@ fn a_table_cannot_be_renamed_into_the_librarys_namespace() {
         .is_granted());
 }
 
-/// `claim_next`'s own statement, planned on `conn`.
+/// `claim_next`'s own statements (the probes of `leasefence_order` and the claim by id), each
+/// planned on `conn`.
 fn claim_next_plan(conn: &Connection) -> String {
-    let sql = format!(
-        "EXPLAIN QUERY PLAN {}",
-        include_str!("../src/sqlite/sql/claim_next.sql")
-    );
-    let mut stmt = conn.prepare(&sql).unwrap();
-    let rows = stmt
-        .query_map(rusqlite::params!["o", 10.0, 1.0], |r| r.get::<_, String>(3))
-        .unwrap();
-    rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
+    let statements: [(&str, &[&dyn rusqlite::ToSql]); 6] = [
+        (include_str!("../src/sqlite/sql/first_queue.sql"), &[]),
+        (
+            include_str!("../src/sqlite/sql/next_queue.sql"),
+            &[&"default"],
+        ),
+        (
+            include_str!("../src/sqlite/sql/top_priority.sql"),
+            &[&"default"],
+        ),
+        (
+            include_str!("../src/sqlite/sql/lower_priority.sql"),
+            &[&"default", &0],
+        ),
+        (
+            include_str!("../src/sqlite/sql/first_claimable.sql"),
+            &[&"default", &0, &1.0],
+        ),
+        (
+            include_str!("../src/sqlite/sql/claim_picked.sql"),
+            &[&"job-1", &"o", &10.0, &1.0],
+        ),
+    ];
+    statements
+        .iter()
+        .map(|(sql, args)| {
+            let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let rows = stmt.query_map(*args, |r| r.get::<_, String>(3)).unwrap();
+            rows.map(Result::unwrap).collect::<Vec<_>>().join("; ")
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 #[test]
@@ -173,16 +197,38 @@ fn planted_statistics_do_not_turn_claim_next_into_a_scan() {
              INSERT INTO sqlite_stat1 VALUES ('jobs', 'leasefence_claimable',
                                               '100000000 100000000 100000000');
              INSERT INTO sqlite_stat1 VALUES ('jobs', 'sqlite_autoindex_jobs_1', '1 1');
-             INSERT INTO sqlite_stat1 VALUES ('jobs', NULL, '1');",
+             INSERT INTO sqlite_stat1 VALUES ('jobs', NULL, '1');
+             DELETE FROM sqlite_stat1 WHERE tbl = 'leasefence_order';
+             INSERT INTO sqlite_stat1 VALUES ('leasefence_order', 'leasefence_next',
+                                              '100000000 100000000 100000000 100000000');
+             INSERT INTO sqlite_stat1 VALUES ('leasefence_order', NULL, '1');",
         )
         .unwrap();
     drop(store);
     // A fresh connection reads the planted statistics when it loads the schema.
     let store = LeaseStore::open(dir.path().join("q.db")).unwrap();
     let plan = claim_next_plan(store.connection());
+    // Every probe of the claim order goes through its index in the index's order (no sort, so
+    // LIMIT 1 stops at the first entry: the one "SCAN ... USING COVERING INDEX" is the first
+    // queue name), the claim itself by the key.
+    let parts: Vec<&str> = plan.split(" | ").collect();
+    assert_eq!(parts.len(), 6, "{plan}");
+    for probe in &parts[..5] {
+        assert!(
+            probe.contains("INDEX leasefence_next") && !probe.contains("TEMP B-TREE"),
+            "a claim_next probe is planned as: {probe} (all: {plan})"
+        );
+    }
+    for probe in &parts[1..5] {
+        assert!(
+            probe.starts_with("SEARCH"),
+            "not a search: {probe} (all: {plan})"
+        );
+    }
     assert!(
-        plan.contains("USING INDEX leasefence_claimable") && !plan.contains("SCAN jobs"),
-        "claim_next is planned as: {plan}"
+        parts[5].contains("sqlite_autoindex_jobs_1") && !parts[5].contains("SCAN jobs"),
+        "claim_next's claim is planned as: {} (all: {plan})",
+        parts[5]
     );
     let claimed = store.claim_next("w", 1.0, 10.0).unwrap().unwrap();
     assert_eq!(claimed.job, "job-1");

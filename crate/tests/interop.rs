@@ -802,3 +802,254 @@ fn the_cli_delays_fails_revives_inspects_and_counts() {
         )
     );
 }
+
+/// The schema a leasefence before section 11 (queues and priorities) wrote: `jobs`, its claim
+/// index and the side tables of section 7, no `leasefence_order`.
+const SCHEMA_BEFORE_QUEUES: &str = "
+CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0,
+    fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX leasefence_claimable ON jobs(until) WHERE done = 0;
+CREATE TABLE leasefence_payloads(job TEXT PRIMARY KEY, payload TEXT NOT NULL);
+CREATE TABLE leasefence_failures(job TEXT NOT NULL, fence INTEGER NOT NULL,
+    at REAL NOT NULL, error TEXT);
+CREATE INDEX leasefence_failures_of_job ON leasefence_failures(job);
+CREATE TABLE leasefence_dead(job TEXT PRIMARY KEY, fence INTEGER NOT NULL, at REAL NOT NULL);";
+
+/// Every job has its row in `leasefence_order`, in insertion order, whose copies of `until` and
+/// claimability are the row's: what the triggers must keep whoever writes `jobs`.
+fn assert_order_matches_jobs(db: &Path) {
+    let conn = Connection::open(db).unwrap();
+    let mismatched: Vec<String> = conn
+        .prepare(
+            "SELECT j.id FROM jobs j LEFT JOIN leasefence_order o ON o.job = j.id \
+             WHERE o.job IS NULL OR o.until IS NOT j.until \
+                OR o.open IS NOT (j.done = 0 AND j.fence < 9223372036854775807) \
+             UNION ALL SELECT o.job FROM leasefence_order o \
+             WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = o.job)",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        mismatched.is_empty(),
+        "leasefence_order disagrees with jobs on {mismatched:?}"
+    );
+    let by_rowid: Vec<String> = conn
+        .prepare("SELECT id FROM jobs ORDER BY rowid")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let by_seq: Vec<String> = conn
+        .prepare("SELECT job FROM leasefence_order ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        by_seq, by_rowid,
+        "leasefence_order's insertion order is not jobs' order"
+    );
+}
+
+/// Section 11 on files written before it: a seed file and a file of an older leasefence open and
+/// are upgraded in place (every job in queue "default" with priority 0, in its old claim order),
+/// and afterwards the seed module keeps enqueueing, claiming, completing and releasing on the
+/// upgraded file while leasefence claims by queue and priority around it.
+#[test]
+fn files_from_before_queues_are_upgraded_and_the_seed_keeps_working() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1. A file only the seed ever wrote.
+    let seed_db = dir.path().join("seed.db");
+    let steps = [
+        ("init_db", json!([])),
+        ("enqueue", json!(["s1"])),
+        ("enqueue", json!(["s2"])),
+        ("enqueue", json!(["s3"])),
+        ("claim", json!(["s1", "py", 0.0, 10.0])),
+    ];
+    let run = python(&seed_db, &steps, &[]);
+    check_results(
+        &run,
+        &steps,
+        &[Value::Null, json!(true), json!(true), json!(true), json!(1)],
+    );
+    // 2. A file an older leasefence wrote: its own schema, a payload, a delayed job.
+    let old_db = dir.path().join("old.db");
+    {
+        let conn = Connection::open(&old_db).unwrap();
+        conn.execute_batch(SCHEMA_BEFORE_QUEUES).unwrap();
+        conn.execute_batch(
+            "INSERT INTO jobs(id, until) VALUES ('o1', 0), ('o2', 5), ('o3', 0);
+             INSERT INTO leasefence_payloads VALUES ('o2', 'payload of o2');",
+        )
+        .unwrap();
+    }
+    for db in [&seed_db, &old_db] {
+        let store = LeaseStore::open(db).unwrap();
+        assert_order_matches_jobs(db);
+        for job in store.jobs().unwrap() {
+            let report = store.inspect(&job.id).unwrap().unwrap();
+            assert_eq!((report.queue.as_str(), report.priority), ("default", 0));
+        }
+        assert_eq!(integrity(db), "ok");
+    }
+    // The older file's jobs are claimed in their old order (until, then age), payload kept.
+    let store = LeaseStore::open(&old_db).unwrap();
+    let order: Vec<String> = store
+        .claim_next_many("w", 3, 10.0, 5.0)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.job)
+        .collect();
+    assert_eq!(order, ["o1", "o3", "o2"]);
+    assert_eq!(
+        store.inspect("o2").unwrap().unwrap().payload.as_deref(),
+        Some("payload of o2")
+    );
+
+    // 3. On the upgraded seed file: leasefence adds jobs in queues with priorities, the seed
+    // works on them by id, and each side sees the other's writes.
+    let store = LeaseStore::open(&seed_db).unwrap();
+    assert!(store
+        .enqueue_job(&leasefence::NewJob::new("mail-hi").queue("mail").priority(5))
+        .unwrap());
+    assert!(store
+        .enqueue_job(&leasefence::NewJob::new("mail-lo").queue("mail"))
+        .unwrap());
+    let steps = [
+        ("claim", json!(["mail-hi", "py", 1.0, 100.0])),
+        ("enqueue", json!(["s4"])),
+        (
+            "complete",
+            json!(["mail-hi", "py", 1, 2.0, "done by python"]),
+        ),
+        ("claim", json!(["s2", "py", 2.0, 100.0])),
+        ("release", json!(["s2", "py", 1])),
+        ("enqueue", json!(["mail-hi"])),
+    ];
+    let run = python(&seed_db, &steps, &["mail-hi", "s4"]);
+    check_results(
+        &run,
+        &steps,
+        &[
+            json!(1),
+            json!(true),
+            json!(true),
+            json!(1),
+            json!(true),
+            json!(false),
+        ],
+    );
+    assert_order_matches_jobs(&seed_db);
+    // The seed's job s4 is in the default queue; mail-hi is done (by the seed), so the mail
+    // queue's next is mail-lo; the default queue goes by until, then age: s2 (released, until
+    // 0), s3, s4, then s1 (its lease expired at 10).
+    let report = store.inspect("s4").unwrap().unwrap();
+    assert_eq!((report.queue.as_str(), report.priority), ("default", 0));
+    let mail = store
+        .claim_next_in(Some(&["mail"]), "w", 20.0, 30.0)
+        .unwrap();
+    assert_eq!(mail.map(|c| c.job).as_deref(), Some("mail-lo"));
+    assert_eq!(
+        store
+            .claim_next_in(Some(&["mail"]), "w", 20.0, 30.0)
+            .unwrap(),
+        None
+    );
+    let rest: Vec<String> = store
+        .claim_next_many("w", 10, 20.0, 30.0)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.job)
+        .collect();
+    assert_eq!(rest, ["s2", "s3", "s4", "s1"]);
+    let hi = store.inspect("mail-hi").unwrap().unwrap();
+    assert_eq!(hi.state.result.as_deref(), Some("done by python"));
+    assert_eq!((hi.queue.as_str(), hi.priority), ("mail", 5));
+    // The seed completes what leasefence claimed; the copies follow.
+    let steps = [("complete", json!(["s3", "w", 1, 25.0, "py"]))];
+    let run = python(&seed_db, &steps, &[]);
+    check_results(&run, &steps, &[json!(true)]);
+    assert_order_matches_jobs(&seed_db);
+    assert_eq!(store.stats_in(Some("mail"), 25.0).unwrap().leased, 1);
+    assert_eq!(store.stats_in(Some("default"), 25.0).unwrap().done, 1);
+    assert_eq!(integrity(&seed_db), "ok");
+}
+
+/// The CLI's section 11 flags: `enqueue --queue --priority`, `claim-next --queue` (repeatable),
+/// `stats --queue`, and `work --queue`, which runs only the jobs of the queues it serves,
+/// highest priority first.
+#[test]
+fn the_cli_enqueues_claims_counts_and_works_by_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli-queues.db");
+    for args in [
+        &["enqueue", "m-low", "--queue", "mail"][..],
+        &["enqueue", "m-high", "--queue", "mail", "--priority", "7"],
+        &["enqueue", "b-1", "--queue", "billing", "--priority", "-2"],
+        &["enqueue", "d-1"],
+    ] {
+        assert_eq!(cli(&db, args), (0, json!({"value": true})), "{args:?}");
+    }
+    assert_eq!(
+        cli(&db, &["enqueue", "x", "--queue", ""]).1["error"]["code"],
+        "invalid_argument"
+    );
+    assert_eq!(
+        cli(&db, &["stats", "--queue", "mail", "--now", "0"]),
+        (
+            0,
+            json!({"value": {"queued": 2, "scheduled": 0, "leased": 0, "done": 0, "dead": 0}})
+        )
+    );
+    let (_, claimed) = cli(
+        &db,
+        &[
+            "claim-next",
+            "--owner",
+            "o",
+            "--ttl",
+            "5",
+            "--now",
+            "0",
+            "--queue",
+            "nobody",
+            "--queue",
+            "billing",
+        ],
+    );
+    assert_eq!(claimed["value"]["job"], "b-1");
+    // `work --queue mail` runs the mail jobs, highest priority first, and nothing else.
+    let output = Command::new(cli_bin::bin())
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "work",
+            "--queue",
+            "mail",
+            "--until-empty",
+            "--",
+            "sh",
+            "-c",
+            "printf '%s' \"$LEASEFENCE_JOB\" >> \"$ORDER_FILE\"; echo >> \"$ORDER_FILE\"",
+        ])
+        .env("ORDER_FILE", dir.path().join("order.txt"))
+        .env_remove("LEASEFENCE_DB")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let order = std::fs::read_to_string(dir.path().join("order.txt")).unwrap();
+    assert_eq!(order, "m-high\nm-low\n");
+    let store = LeaseStore::open(&db).unwrap();
+    assert!(!store.state("d-1").unwrap().unwrap().done);
+    assert_eq!(store.inspect("m-high").unwrap().unwrap().priority, 7);
+}

@@ -1251,7 +1251,7 @@ fn a_password_login_over_verified_tls_binds_the_channel() {
     assert!(!err.is_retryable(), "{message}");
 }
 
-/// docs/contract.md section 11: `claim_next` skips a row another session holds locked, so it may
+/// docs/contract.md section 12: `claim_next` skips a row another session holds locked, so it may
 /// take a later job, but it never answers none while a claimable job exists: it waits for the
 /// locked row instead, and claims it when the lock goes.
 #[test]

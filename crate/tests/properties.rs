@@ -167,6 +167,9 @@ impl Model {
                 "failures": row.failures.iter()
                     .map(|(fence, at, error)| json!({"fence": fence, "at": at, "error": error}))
                     .collect::<Vec<_>>(),
+                // The model enqueues without queues or priorities (section 11's defaults).
+                "queue": "default",
+                "priority": 0,
             })
         })
     }
@@ -449,6 +452,7 @@ fn run_api(store: &dyn Leases, req: &Req) -> Ans {
                         "failures": r.failures.iter()
                             .map(|f| json!({"fence": f.fence, "at": f.at, "error": f.error}))
                             .collect::<Vec<_>>(),
+                        "queue": r.queue, "priority": r.priority,
                     })
                 }),
                 None,

@@ -58,6 +58,9 @@ impl Leases for Counted {
     fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
         self.store.enqueue_with(job, run_at, payload)
     }
+    fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
+        self.store.enqueue_job(job)
+    }
     fn state(&self, job: &str) -> Result<Option<JobState>> {
         self.store.state(job)
     }
@@ -81,8 +84,17 @@ impl Leases for Counted {
         self.store.release(lease)
     }
     fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
+        self.claim_next_in(None, owner, now, ttl)
+    }
+    fn claim_next_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Option<ClaimedJob>> {
         self.calls.add("claim_next", 1);
-        self.store.claim_next(owner, now, ttl)
+        self.store.claim_next_in(queues, owner, now, ttl)
     }
     fn fail(
         &self,
@@ -103,6 +115,9 @@ impl Leases for Counted {
     fn stats(&self, now: f64) -> Result<JobCounts> {
         self.store.stats(now)
     }
+    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
+        self.store.stats_in(queue, now)
+    }
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         self.store.enqueue_many(jobs)
     }
@@ -113,7 +128,17 @@ impl Leases for Counted {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<ClaimedJob>> {
-        let claimed = self.store.claim_next_many(owner, n, now, ttl)?;
+        self.claim_next_many_in(None, owner, n, now, ttl)
+    }
+    fn claim_next_many_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<ClaimedJob>> {
+        let claimed = self.store.claim_next_many_in(queues, owner, n, now, ttl)?;
         self.calls.add("claim_next_many", claimed.len());
         Ok(claimed)
     }

@@ -611,3 +611,21 @@ test('fencedResult: a statement that fails or is refused fails the job with noth
   assert.throws(() => fencedResult([{ sql: 'SELECT 1', params: 'x' }]), (e) => e.code === 'invalid_argument' && /params/.test(e.message));
   store.close();
 });
+
+test('a JobWorker with `queues` claims only their jobs, highest priority first, and drains only them', async () => {
+  const { store } = await freshStore();
+  store.enqueue('mail-low', null, null, 'mail');
+  store.enqueue('mail-high', null, null, 'mail', 9);
+  store.enqueue('bill', null, null, 'billing', 50);
+  store.enqueue('plain', null, null);
+  const order = [];
+  const worker = new JobWorker(store, { owner: 'mailer', ttl: 5, idle: 0.05, queues: ['mail'] });
+  const stats = await worker.run(async (job) => { order.push(job); return 'sent'; }, { untilDrained: true });
+  assert.deepEqual(order, ['mail-high', 'mail-low']);
+  assert.equal(stats.completed, 2);
+  assert.equal(store.state('bill').done, false);
+  assert.equal(store.stats(now(), 'billing').queued, 1);
+  assert.deepEqual([store.inspect('mail-high').queue, store.inspect('mail-high').priority], ['mail', 9]);
+  assert.throws(() => new JobWorker(store, { ttl: 5, queues: [] }), { code: 'invalid_argument' });
+  store.close();
+});

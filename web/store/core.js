@@ -23,6 +23,9 @@ const PARAM_TYPES = Object.freeze({
   jobs: 'NewJob[]',
   n: 'number',
   leases: 'LeaseRef[]',
+  queue: 'string | null',
+  priority: 'number | null',
+  queues: 'string[] | null',
 });
 
 /**
@@ -31,23 +34,24 @@ const PARAM_TYPES = Object.freeze({
  * overrides PARAM_TYPES for one operation (completeMany's leases carry a result).
  */
 const OPERATIONS = Object.freeze([
-  { name: 'enqueue', params: ['job', 'runAt?', 'payload?'], returns: 'boolean' },
+  // Queues and priorities (section 11): optional trailing arguments.
+  { name: 'enqueue', params: ['job', 'runAt?', 'payload?', 'queue?', 'priority?'], returns: 'boolean' },
   { name: 'state', params: ['job'], returns: 'JobState | null' },
   { name: 'claim', params: ['job', 'owner', 'now', 'ttl'], returns: 'Fence | null' },
   { name: 'renew', params: ['job', 'owner', 'fence', 'now', 'ttl'], returns: 'boolean' },
   { name: 'complete', params: ['job', 'owner', 'fence', 'now', 'result'], returns: 'boolean' },
   { name: 'release', params: ['job', 'owner', 'fence'], returns: 'boolean' },
-  { name: 'claimNext', params: ['owner', 'now', 'ttl'], returns: 'ClaimedJob | null' },
+  { name: 'claimNext', params: ['owner', 'now', 'ttl', 'queues?'], returns: 'ClaimedJob | null' },
   { name: 'claimMany', params: ['job', 'owners', 'now', 'ttl'], returns: '(Fence | null)[]' },
   { name: 'fail', params: ['job', 'owner', 'fence', 'now', 'retryAt', 'error?'], returns: 'boolean' },
   { name: 'revive', params: ['job', 'now'], returns: 'boolean' },
   { name: 'inspect', params: ['job'], returns: 'Inspection | null' },
-  { name: 'stats', params: ['now'], returns: 'JobCounts' },
+  { name: 'stats', params: ['now', 'queue?'], returns: 'JobCounts' },
   // Fenced writes: `statements` is a list of {sql, params}, or in Node a synchronous callback.
   { name: 'fenced', params: ['job', 'owner', 'fence', 'now', 'statements', 'options?'], returns: 'boolean' },
   // Many jobs per transaction (section 10): each item answered as its single operation would be.
   { name: 'enqueueMany', params: ['jobs'], returns: 'boolean[]' },
-  { name: 'claimNextMany', params: ['owner', 'n', 'now', 'ttl'], returns: 'ClaimedJob[]' },
+  { name: 'claimNextMany', params: ['owner', 'n', 'now', 'ttl', 'queues?'], returns: 'ClaimedJob[]' },
   { name: 'renewMany', params: ['owner', 'leases', 'now', 'ttl'], returns: 'Answer<boolean>[]' },
   { name: 'completeMany', params: ['owner', 'leases', 'now'], returns: 'Answer<boolean>[]', types: { leases: 'LeaseCompletion[]' } },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));

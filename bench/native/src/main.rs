@@ -802,19 +802,79 @@ fn scale(opts: &Opts) -> Result<()> {
         delayed
             .connection()
             .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-        stores.push((size, path, store, targets, delayed));
+        // Section 11: the same number of jobs in 4 queues (q0..q3) and 3 priorities (0..2), where
+        // every other job of the top priority is leased far ahead: claim_next must pass over
+        // them by index probes, not by walking them.
+        let queued = LeaseStore::open(fresh(&dir, &format!("scale-queues-{size}.db")))?;
+        queued.connection().execute_batch(&format!(
+            "BEGIN;
+             WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < {size})
+             INSERT INTO jobs(id, owner, until, fence) SELECT 'job-' || i,
+                CASE WHEN (i / 4) % 3 = 2 AND i % 2 = 1 THEN 'holder' END,
+                CASE WHEN (i / 4) % 3 = 2 AND i % 2 = 1 THEN {far} ELSE 0 END,
+                CASE WHEN (i / 4) % 3 = 2 AND i % 2 = 1 THEN 1 ELSE 0 END FROM n;
+             UPDATE leasefence_order SET queue = 'q' || ((seq - 1) % 4),
+                priority = ((seq - 1) / 4) % 3;
+             COMMIT;",
+            far = NOW + 1e6
+        ))?;
+        queued
+            .connection()
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        stores.push((size, path, store, targets, delayed, queued));
     }
+    let one_queue: &[&str] = &["q2"];
+    let two_queues: &[&str] = &["q1", "q3"];
     for r in 0..repeats {
-        for op in ["claim_next", "claim_next_delayed", "claim"] {
+        for op in [
+            "claim_next",
+            "claim_next_delayed",
+            "claim",
+            "claim_next_queues_all",
+            "claim_next_queues_one",
+            "claim_next_queues_two",
+        ] {
             // One op on each size in turn, so every size samples the same moments of the disk.
             let mut lat = vec![Vec::with_capacity(ops); stores.len()];
             for i in 0..ops {
                 for k in 0..stores.len() {
                     let k = (k + i + r) % stores.len();
-                    let (size, _, store, targets, delayed) = &stores[k];
+                    let (size, _, store, targets, delayed, queued) = &stores[k];
                     let t = Instant::now();
                     let granted = match op {
                         "claim_next" => store.claim_next("scaler", NOW, TTL)?.is_some(),
+                        "claim_next_queues_all"
+                        | "claim_next_queues_one"
+                        | "claim_next_queues_two" => {
+                            let queues = match op {
+                                "claim_next_queues_one" => Some(one_queue),
+                                "claim_next_queues_two" => Some(two_queues),
+                                _ => None,
+                            };
+                            match queued.claim_next_in(queues, "scaler", NOW, TTL)? {
+                                // Given back untimed, as for claim_next_delayed. The claim is
+                                // of a top-priority job, except in q1 and q3, whose top
+                                // priority is all leased: there the claim passes to priority 1.
+                                Some(claimed) => {
+                                    lat[k].push(ms(t.elapsed()));
+                                    let report = queued.inspect(&claimed.job)?.ok_or("gone")?;
+                                    let want = if op == "claim_next_queues_two" { 1 } else { 2 };
+                                    if report.priority != want
+                                        || queues
+                                            .is_some_and(|q| !q.contains(&report.queue.as_str()))
+                                    {
+                                        return Err(format!(
+                                            "scale: {op} claimed {} of {} priority {}",
+                                            claimed.job, report.queue, report.priority
+                                        )
+                                        .into());
+                                    }
+                                    let _ = queued.release(&claimed.lease())?;
+                                    continue;
+                                }
+                                None => false,
+                            }
+                        }
                         "claim_next_delayed" => match delayed.claim_next("scaler", NOW, TTL)? {
                             // Given back untimed, so a small table never runs out of the tenth
                             // that is claimable.
@@ -853,18 +913,21 @@ fn scale(opts: &Opts) -> Result<()> {
             }
         }
     }
-    for (size, path, store, _, delayed) in stores {
-        drop((store, delayed));
+    for (size, path, store, _, delayed, queued) in stores {
+        drop((store, delayed, queued));
         remove(&path);
         remove(&dir.join(format!("scale-delayed-{size}.db")));
+        remove(&dir.join(format!("scale-queues-{size}.db")));
     }
     Ok(())
 }
 
 fn query_plan(store: &LeaseStore) -> Result<String> {
+    // claim_next's probe of one (queue, priority): its first claimable job.
     let mut stmt = store.connection().prepare(
-        "EXPLAIN QUERY PLAN SELECT rowid FROM jobs \
-         WHERE done = 0 AND until <= 1 AND fence < 9223372036854775807 ORDER BY until, rowid LIMIT 1",
+        "EXPLAIN QUERY PLAN SELECT until, seq, job FROM leasefence_order INDEXED BY leasefence_next \
+         WHERE open = 1 AND queue = 'default' AND priority = 0 AND until <= 1 \
+         ORDER BY until, seq LIMIT 1",
     )?;
     let rows = stmt.query_map([], |r| r.get::<_, String>(3))?;
     Ok(rows.collect::<std::result::Result<Vec<_>, _>>()?.join("; "))

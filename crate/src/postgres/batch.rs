@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::Outcome;
 use crate::rules::batch::{check_batch, check_new_jobs};
+use crate::rules::DEFAULT_QUEUE;
 use crate::rules::{check_now, unexplained, why_write_refused, LeaseRow, LeaseWindow};
 
 impl PgStore {
@@ -38,6 +39,13 @@ impl PgStore {
                 check_text("payload", payload)?;
             }
         }
+        // Section 11: the jobs whose queue or priority is not the default, set after the insert
+        // in the same transaction (the trigger gives every new row the defaults).
+        let apart: Vec<usize> = (0..jobs.len())
+            .filter(|&i| {
+                jobs[i].queue_name() != DEFAULT_QUEUE || jobs[i].priority.unwrap_or(0) != 0
+            })
+            .collect();
         if jobs.is_empty() {
             return Ok(Vec::new());
         }
@@ -45,9 +53,10 @@ impl PgStore {
         let untils: Vec<f64> = jobs.iter().map(|job| job.run_at.unwrap_or(0.0)).collect();
         let payloads: Vec<Option<&str>> = jobs.iter().map(|job| job.payload.as_deref()).collect();
         self.link.with_session("enqueue_many", |session| {
-            // One statement: one transaction by itself.
-            let rows = session
-                .client
+            // One statement, and when some job is in another queue or has a priority, a second
+            // one in the same transaction.
+            let mut tx = session.client.transaction().map_err(pg("enqueue_many"))?;
+            let rows = tx
                 .query(&session.stmts.enqueue_many, &[&ids, &untils, &payloads])
                 .map_err(pg("enqueue_many"))?;
             let mut added = vec![false; jobs.len()];
@@ -55,6 +64,20 @@ impl PgStore {
                 let position: i64 = row.try_get(0).map_err(pg("enqueue_many"))?;
                 *item_at(&mut added, position, "enqueue_many")? = true;
             }
+            let placed: Vec<&NewJob> = apart
+                .iter()
+                .filter(|&&i| added[i])
+                .map(|&i| &jobs[i])
+                .collect();
+            if !placed.is_empty() {
+                let names: Vec<&str> = placed.iter().map(|job| job.job.as_str()).collect();
+                let queues: Vec<&str> = placed.iter().map(|job| job.queue_name()).collect();
+                let priorities: Vec<i64> =
+                    placed.iter().map(|job| job.priority.unwrap_or(0)).collect();
+                tx.execute(&session.stmts.set_queue, &[&names, &queues, &priorities])
+                    .map_err(pg("enqueue_many"))?;
+            }
+            tx.commit().map_err(pg("enqueue_many"))?;
             Ok(added)
         })
     }

@@ -21,10 +21,11 @@ use postgres::Transaction;
 
 use super::failure::pg;
 use super::session::Statements;
-use super::store::{check_text, PgStore, MAX_TRIES};
+use super::store::{candidates_per_bucket, check_text, PgStore, MAX_TRIES};
 use crate::error::{Error, Result};
 use crate::outcome::{ClaimedJob, Fence};
 use crate::rules::batch::check_claim_count;
+use crate::rules::queues::check_queues;
 use crate::rules::LeaseWindow;
 
 const OPERATION: &str = "claim_next_many";
@@ -47,6 +48,8 @@ enum Attempt {
 /// One call's arguments and its count of tries (a wait that claimed nothing, or a new start).
 struct Claimer<'a> {
     owner: &'a str,
+    /// The queues claimed from; `None`: every queue.
+    queues: Option<Vec<&'a str>>,
     n: usize,
     window: LeaseWindow,
     tries: usize,
@@ -55,6 +58,7 @@ struct Claimer<'a> {
 impl PgStore {
     pub(super) fn claim_next_many_on(
         &self,
+        queues: Option<&[&str]>,
         owner: &str,
         n: usize,
         now: f64,
@@ -62,9 +66,11 @@ impl PgStore {
     ) -> Result<Vec<ClaimedJob>> {
         check_claim_count(n)?;
         let window = LeaseWindow::new(now, ttl)?;
+        check_queues(queues)?;
         check_text("owner", owner)?;
         let mut claimer = Claimer {
             owner,
+            queues: queues.map(<[&str]>::to_vec),
             n,
             window,
             tries: 0,
@@ -116,7 +122,7 @@ impl Claimer<'_> {
             self.wait_for(tx, stmts, head, &mut claimed, &mut highest)?;
         }
         while claimed.len() < self.n {
-            let wanted = (self.n - claimed.len()) as i64;
+            let wanted = self.n - claimed.len();
             let rows = tx
                 .query(
                     &stmts.claim_next_many,
@@ -124,7 +130,9 @@ impl Claimer<'_> {
                         &self.owner,
                         &self.window.until(),
                         &self.window.now(),
-                        &wanted,
+                        &(wanted as i64),
+                        &self.queues,
+                        &candidates_per_bucket(wanted),
                     ],
                 )
                 .map_err(pg(OPERATION))?;
@@ -162,7 +170,7 @@ impl Claimer<'_> {
     /// The first claimable job, locked or not; this transaction's own claims are not claimable.
     fn peek(&self, tx: &mut Transaction<'_>, stmts: &Statements) -> Result<Option<Head>> {
         let row = tx
-            .query_opt(&stmts.peek_next, &[&self.window.now()])
+            .query_opt(&stmts.peek_next, &[&self.window.now(), &self.queues])
             .map_err(pg(OPERATION))?;
         row.map(|row| {
             Ok(Head {

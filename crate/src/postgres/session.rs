@@ -37,9 +37,12 @@ pub(super) struct Statements {
     pub(super) jobs: Statement,
     pub(super) claim: Statement,
     pub(super) read_lease: Statement,
-    pub(super) claim_next: Statement,
-    /// The first claimable job, locked or not: its id and insertion number.
+    /// The first claimable job of some queues, locked or not: its id and insertion number.
     pub(super) peek_next: Statement,
+    /// The queue and priority of jobs just inserted (section 11).
+    pub(super) set_queue: Statement,
+    /// `stats` of one queue.
+    pub(super) stats_queue: Statement,
     pub(super) renew: Statement,
     pub(super) complete: Statement,
     pub(super) release: Statement,
@@ -52,6 +55,7 @@ pub(super) struct Statements {
     pub(super) stats: Statement,
     /// The batch operations (`postgres/batch.rs`).
     pub(super) enqueue_many: Statement,
+    /// Also claim_next's statement (with how many = 1).
     pub(super) claim_next_many: Statement,
     pub(super) renew_many: Statement,
     pub(super) complete_many: Statement,
@@ -91,15 +95,15 @@ impl Statements {
                 "SELECT owner, until, fence, done FROM jobs WHERE id = $1",
                 &[T::TEXT],
             )?,
-            claim_next: p(
-                include_str!("sql/claim_next.sql"),
-                &[T::TEXT, T::FLOAT8, T::FLOAT8],
-            )?,
             peek_next: p(
-                "SELECT id, seq FROM leasefence_order WHERE open AND until <= $1 \
-                 ORDER BY until, seq LIMIT 1",
-                &[T::FLOAT8],
+                include_str!("sql/peek_next.sql"),
+                &[T::FLOAT8, T::TEXT_ARRAY],
             )?,
+            set_queue: p(
+                include_str!("sql/set_queue.sql"),
+                &[T::TEXT_ARRAY, T::TEXT_ARRAY, T::INT8_ARRAY],
+            )?,
+            stats_queue: p(include_str!("sql/stats_queue.sql"), &[T::FLOAT8, T::TEXT])?,
             renew: p(
                 "UPDATE jobs SET until = $5 \
                  WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4",
@@ -137,7 +141,14 @@ impl Statements {
             )?,
             claim_next_many: p(
                 include_str!("sql/claim_next_many.sql"),
-                &[T::TEXT, T::FLOAT8, T::FLOAT8, T::INT8],
+                &[
+                    T::TEXT,
+                    T::FLOAT8,
+                    T::FLOAT8,
+                    T::INT8,
+                    T::TEXT_ARRAY,
+                    T::INT8,
+                ],
             )?,
             renew_many: p(
                 include_str!("sql/renew_many.sql"),

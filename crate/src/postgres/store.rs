@@ -18,7 +18,10 @@ use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::rules::batch::check_new_job;
 use crate::rules::fenced::{FencedHandle, Finish, Statement as FencedStatement};
+use crate::rules::queues::{check_optional_queue, check_queues};
+use crate::rules::DEFAULT_QUEUE;
 use crate::rules::{
     check_now, check_owner_count, check_time, target::redact_url, unexplained, why_claim_refused,
     why_revive_refused, why_write_refused, ClaimRefusal, LeaseRow, LeaseWindow,
@@ -265,6 +268,13 @@ impl PgStore {
     }
 }
 
+/// How many candidates of each (queue, priority) a claim of `n` jobs considers
+/// (`sql/claim_next_many.sql`): `n` give the order; the rest let concurrent claimers pass over
+/// each other's locked rows without waiting.
+pub(super) fn candidates_per_bucket(n: usize) -> i64 {
+    n as i64 + 32
+}
+
 impl Leases for PgStore {
     fn init(&self) -> Result<()> {
         self.link.with_session("init", |session| {
@@ -273,18 +283,47 @@ impl Leases for PgStore {
     }
 
     fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
-        check_time("run_at", run_at)?;
-        check_text("job", job)?;
-        if let Some(payload) = payload {
+        let mut new = NewJob::new(job);
+        new.run_at = run_at;
+        new.payload = payload.map(str::to_owned);
+        self.enqueue_job(&new)
+    }
+
+    fn enqueue_job(&self, new: &NewJob) -> Result<bool> {
+        check_new_job(new)?;
+        check_text("job", &new.job)?;
+        if let Some(payload) = &new.payload {
             check_text("payload", payload)?;
         }
-        let until = run_at.unwrap_or(0.0);
+        let (job, payload) = (new.job.as_str(), new.payload.as_deref());
+        let until = new.run_at.unwrap_or(0.0);
+        let (queue, priority) = (new.queue_name(), new.priority.unwrap_or(0));
+        let apart = queue != DEFAULT_QUEUE || priority != 0;
         self.link.with_session("enqueue", |session| {
-            let inserted: i64 = session
-                .client
-                .query_one(&session.stmts.enqueue, &[&job, &until, &payload])
+            let Session { client, stmts, .. } = session;
+            if !apart {
+                // One statement: one transaction by itself.
+                let inserted: i64 = client
+                    .query_one(&stmts.enqueue, &[&job, &until, &payload])
+                    .and_then(|row| row.try_get(0))
+                    .map_err(pg("enqueue"))?;
+                return Ok(inserted == 1);
+            }
+            // The trigger gives the new job's row the defaults; its queue and priority follow in
+            // the same transaction.
+            let mut tx = client.transaction().map_err(pg("enqueue"))?;
+            let inserted: i64 = tx
+                .query_one(&stmts.enqueue, &[&job, &until, &payload])
                 .and_then(|row| row.try_get(0))
                 .map_err(pg("enqueue"))?;
+            if inserted == 1 {
+                tx.execute(
+                    &stmts.set_queue,
+                    &[&vec![job], &vec![queue], &vec![priority]],
+                )
+                .map_err(pg("enqueue"))?;
+            }
+            tx.commit().map_err(pg("enqueue"))?;
             Ok(inserted == 1)
         })
     }
@@ -293,14 +332,15 @@ impl Leases for PgStore {
         self.enqueue_many_on(jobs)
     }
 
-    fn claim_next_many(
+    fn claim_next_many_in(
         &self,
+        queues: Option<&[&str]>,
         owner: &str,
         n: usize,
         now: f64,
         ttl: f64,
     ) -> Result<Vec<ClaimedJob>> {
-        self.claim_next_many_on(owner, n, now, ttl)
+        self.claim_next_many_on(queues, owner, n, now, ttl)
     }
 
     fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
@@ -377,15 +417,27 @@ impl Leases for PgStore {
         self.fenced("release", |s| &s.release, &[job, owner, fence], lease, None)
     }
 
-    fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
+    fn claim_next_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Option<ClaimedJob>> {
         let until = LeaseWindow::new(now, ttl)?.until();
+        check_queues(queues)?;
         check_text("owner", owner)?;
+        let queues: Option<Vec<&str>> = queues.map(<[&str]>::to_vec);
+        let (one, per_bucket) = (1_i64, candidates_per_bucket(1));
         self.link.with_session("claim_next", |session| {
             for _ in 0..MAX_TRIES {
                 // The next job no other transaction is writing, claimed in one statement.
                 let row = session
                     .client
-                    .query_opt(&session.stmts.claim_next, &[&owner, &until, &now])
+                    .query_opt(
+                        &session.stmts.claim_next_many,
+                        &[&owner, &until, &now, &one, &queues, &per_bucket],
+                    )
                     .map_err(pg("claim_next"))?;
                 if let Some(row) = row {
                     return Ok(Some(ClaimedJob {
@@ -398,7 +450,7 @@ impl Leases for PgStore {
                 // None free. Is any job claimable at all (every one locked right now)?
                 let head: Option<String> = session
                     .client
-                    .query_opt(&session.stmts.peek_next, &[&now])
+                    .query_opt(&session.stmts.peek_next, &[&now, &queues])
                     .and_then(|row| row.map(|row| row.try_get(0)).transpose())
                     .map_err(pg("claim_next"))?;
                 let Some(head) = head else {
@@ -518,6 +570,9 @@ impl Leases for PgStore {
             let marked: bool = report.try_get(0).map_err(pg("inspect"))?;
             let dead = state.done && marked;
             let payload = report.try_get(1).map_err(pg("inspect"))?;
+            // A job whose row of leasefence_order is missing is in the default queue.
+            let queue: Option<String> = report.try_get(2).map_err(pg("inspect"))?;
+            let priority: Option<i64> = report.try_get(3).map_err(pg("inspect"))?;
             tx.commit().map_err(pg("inspect"))?;
             Ok(Some(Inspection {
                 attempts: state.fence,
@@ -525,17 +580,23 @@ impl Leases for PgStore {
                 dead,
                 payload,
                 failures,
+                queue: queue.unwrap_or_else(|| DEFAULT_QUEUE.to_owned()),
+                priority: priority.unwrap_or(0),
             }))
         })
     }
 
-    fn stats(&self, now: f64) -> Result<JobCounts> {
+    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
         check_now(now)?;
+        check_optional_queue("queue", queue)?;
         self.link.with_session("stats", |session| {
-            let row = session
-                .client
-                .query_one(&session.stmts.stats, &[&now])
-                .map_err(pg("stats"))?;
+            let row = match queue {
+                None => session.client.query_one(&session.stmts.stats, &[&now]),
+                Some(queue) => session
+                    .client
+                    .query_one(&session.stmts.stats_queue, &[&now, &queue]),
+            }
+            .map_err(pg("stats"))?;
             let count = |i: usize| -> Result<u64> {
                 let n: i64 = row.try_get(i).map_err(pg("stats"))?;
                 Ok(n.max(0) as u64)

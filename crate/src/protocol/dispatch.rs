@@ -2,7 +2,7 @@
 //! store's operation.
 
 use super::{Answer, LeaseItem, Request, Response, Returned};
-use crate::batch::LeaseCompletion;
+use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::leases::Leases;
@@ -72,7 +72,9 @@ pub fn respond(backend: &mut dyn Backend, line: &str) -> Response {
 /// # struct Memory(LeaseStore);
 /// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
 /// let mut backend = Memory(LeaseStore::open_in_memory()?);
-/// let r = execute(&mut backend, &Request::Enqueue { job: "j".into(), run_at: None, payload: None });
+/// let r = execute(&mut backend, &Request::Enqueue {
+///     job: "j".into(), run_at: None, payload: None, queue: None, priority: None,
+/// });
 /// assert_eq!(r.to_json(), r#"{"value":true}"#);
 /// # Ok::<(), leasefence::Error>(())
 /// ```
@@ -133,6 +135,13 @@ fn plain(value: Returned) -> Answer {
     }
 }
 
+/// A request's `queues` as the store's methods take them.
+fn queue_names(queues: &Option<Vec<String>>) -> Option<Vec<&str>> {
+    queues
+        .as_ref()
+        .map(|queues| queues.iter().map(String::as_str).collect())
+}
+
 fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
     Ok(match request {
         Request::Init => {
@@ -143,11 +152,18 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             job,
             run_at,
             payload,
-        } => plain(Returned::Bool(backend.leases()?.enqueue_with(
-            job,
-            *run_at,
-            payload.as_deref(),
-        )?)),
+            queue,
+            priority,
+        } => {
+            let new = NewJob {
+                job: job.clone(),
+                run_at: *run_at,
+                payload: payload.clone(),
+                queue: queue.clone(),
+                priority: *priority,
+            };
+            plain(Returned::Bool(backend.leases()?.enqueue_job(&new)?))
+        }
         Request::State { job } => plain(match backend.leases()?.state(job)? {
             Some(row) => Returned::State(row),
             None => Returned::Null,
@@ -205,11 +221,20 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
                 outcomes.into_iter().map(Outcome::granted).collect(),
             ))
         }
-        Request::ClaimNext { owner, now, ttl } => {
-            plain(match backend.leases()?.claim_next(owner, *now, *ttl)? {
-                Some(claimed) => Returned::Claimed(claimed),
-                None => Returned::Null,
-            })
+        Request::ClaimNext {
+            owner,
+            now,
+            ttl,
+            queues,
+        } => {
+            let names = queue_names(queues);
+            let leases = backend.leases()?;
+            plain(
+                match leases.claim_next_in(names.as_deref(), owner, *now, *ttl)? {
+                    Some(claimed) => Returned::Claimed(claimed),
+                    None => Returned::Null,
+                },
+            )
         }
         Request::Fail {
             job,
@@ -237,13 +262,26 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             Some(report) => Returned::Inspection(report),
             None => Returned::Null,
         }),
-        Request::Stats { now } => plain(Returned::Counts(backend.leases()?.stats(*now)?)),
+        Request::Stats { now, queue } => plain(Returned::Counts(
+            backend.leases()?.stats_in(queue.as_deref(), *now)?,
+        )),
         Request::EnqueueMany { jobs } => {
             plain(Returned::Bools(backend.leases()?.enqueue_many(jobs)?))
         }
-        Request::ClaimNextMany { owner, n, now, ttl } => plain(Returned::ClaimedList(
-            backend.leases()?.claim_next_many(owner, *n, *now, *ttl)?,
-        )),
+        Request::ClaimNextMany {
+            owner,
+            n,
+            now,
+            ttl,
+            queues,
+        } => {
+            let names = queue_names(queues);
+            plain(Returned::ClaimedList(
+                backend
+                    .leases()?
+                    .claim_next_many_in(names.as_deref(), owner, *n, *now, *ttl)?,
+            ))
+        }
         Request::RenewMany {
             owner,
             leases,

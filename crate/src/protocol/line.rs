@@ -71,6 +71,29 @@ impl Members for Fields<'_> {
     fn fence(&mut self, name: &'static str) -> Result<Fence, Response> {
         Fields::fence(self.asked(name), name)
     }
+    fn maybe_integer(&mut self, name: &'static str) -> Result<Option<i64>, Response> {
+        let n = match self.asked(name).object.get(name) {
+            None | Some(Json::Null) => return Ok(None),
+            Some(Json::Number(n)) => n,
+            Some(other) => return Err(self.mistyped(name, "an integer or null", other)),
+        };
+        if let Some(int) = n.int {
+            return Ok(Some(int));
+        }
+        // -2^63 is exact in f64; 2^63 is the first float past i64::MAX.
+        let whole = n.float.is_finite() && n.float.fract() == 0.0 && !n.integral_lexeme;
+        if whole && n.float >= -9_223_372_036_854_775_808.0 && n.float < 9_223_372_036_854_775_808.0
+        {
+            return Ok(Some(n.float as i64));
+        }
+        if self.deferred.is_none() {
+            self.deferred = Some(Response::failed(&Error::invalid(
+                name,
+                format!("must be an integer from -2^63 to 2^63-1, got {}", n.float),
+            )));
+        }
+        Ok(Some(0))
+    }
 }
 
 impl<'a> Source for Fields<'a> {
@@ -129,6 +152,12 @@ impl<'a> Source for Fields<'a> {
     }
     fn strings(&mut self, name: &'static str) -> Result<Vec<String>, Response> {
         Fields::strings(self, name)
+    }
+    fn maybe_strings(&mut self, name: &'static str) -> Result<Option<Vec<String>>, Response> {
+        match self.object.get(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(_) => Fields::strings(self, name).map(Some),
+        }
     }
     fn fenced_writes(&mut self) -> Result<FencedArgs, Response> {
         Fields::fenced_writes(self)

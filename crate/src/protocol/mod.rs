@@ -63,6 +63,8 @@ pub enum Request {
         job: String,
         run_at: Option<f64>,
         payload: Option<String>,
+        queue: Option<String>,
+        priority: Option<i64>,
     },
     State {
         job: String,
@@ -102,6 +104,7 @@ pub enum Request {
         owner: String,
         now: f64,
         ttl: f64,
+        queues: Option<Vec<String>>,
     },
     Fail {
         job: String,
@@ -120,6 +123,7 @@ pub enum Request {
     },
     Stats {
         now: f64,
+        queue: Option<String>,
     },
     /// docs/contract.md section 8: `statements`, then optional `complete` and `result`.
     Fenced {
@@ -141,6 +145,7 @@ pub enum Request {
         n: usize,
         now: f64,
         ttl: f64,
+        queues: Option<Vec<String>>,
     },
     /// `renew` of every lease of `owner`, in one transaction.
     RenewMany {
@@ -200,17 +205,24 @@ impl Request {
     ///
     /// ```
     /// use leasefence::protocol::Request;
-    /// let r = Request::ClaimNext { owner: "w".into(), now: f64::NAN, ttl: 5.0 };
+    /// let r = Request::ClaimNext { owner: "w".into(), now: f64::NAN, ttl: 5.0, queues: None };
+    /// assert_eq!(r.validate().unwrap_err().code(), "invalid_argument");
+    /// let r = Request::ClaimNext { owner: "w".into(), now: 0.0, ttl: 5.0, queues: Some(vec![]) };
     /// assert_eq!(r.validate().unwrap_err().code(), "invalid_argument");
     /// ```
     pub fn validate(&self) -> Result<()> {
         match self {
             Request::Init | Request::State { .. } | Request::Inspect { .. } => Ok(()),
-            Request::Enqueue { run_at, .. } => rules::check_time("run_at", *run_at),
+            Request::Enqueue { run_at, queue, .. } => {
+                rules::check_time("run_at", *run_at)?;
+                rules::queues::check_optional_queue("queue", queue.as_deref())
+            }
             Request::Release { .. } => Ok(()),
-            Request::Complete { now, .. }
-            | Request::Revive { now, .. }
-            | Request::Stats { now } => rules::check_now(*now),
+            Request::Complete { now, .. } | Request::Revive { now, .. } => rules::check_now(*now),
+            Request::Stats { now, queue } => {
+                rules::check_now(*now)?;
+                rules::queues::check_optional_queue("queue", queue.as_deref())
+            }
             Request::Fail { now, retry_at, .. } => {
                 rules::check_now(*now)?;
                 rules::check_time("retry_at", *retry_at)
@@ -226,13 +238,26 @@ impl Request {
                 rules::fenced::check_statements(statements)?;
                 Finish::from_parts(*complete, result.clone()).map(drop)
             }
-            Request::Claim { now, ttl, .. }
-            | Request::Renew { now, ttl, .. }
-            | Request::ClaimNext { now, ttl, .. } => rules::lease_end(*now, *ttl).map(drop),
-            Request::EnqueueMany { jobs } => rules::batch::check_new_jobs(jobs),
-            Request::ClaimNextMany { n, now, ttl, .. } => {
-                rules::batch::check_claim_count(*n)?;
+            Request::Claim { now, ttl, .. } | Request::Renew { now, ttl, .. } => {
                 rules::lease_end(*now, *ttl).map(drop)
+            }
+            Request::ClaimNext {
+                now, ttl, queues, ..
+            } => {
+                rules::lease_end(*now, *ttl)?;
+                rules::queues::check_queues(queues.as_deref())
+            }
+            Request::EnqueueMany { jobs } => rules::batch::check_new_jobs(jobs),
+            Request::ClaimNextMany {
+                n,
+                now,
+                ttl,
+                queues,
+                ..
+            } => {
+                rules::batch::check_claim_count(*n)?;
+                rules::lease_end(*now, *ttl)?;
+                rules::queues::check_queues(queues.as_deref())
             }
             Request::RenewMany {
                 leases, now, ttl, ..

@@ -127,6 +127,9 @@ pub(crate) trait Members {
     fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, Self::Error>;
     /// A fence: an integer.
     fn fence(&mut self, name: &'static str) -> Result<Fence, Self::Error>;
+    /// An optional integer within `i64`: absent or null is `None` (`priority`). A number that is
+    /// not an integer, or out of range, is a value error (`invalid_argument`).
+    fn maybe_integer(&mut self, name: &'static str) -> Result<Option<i64>, Self::Error>;
 }
 
 /// Where the field values of one request come from. Fields are asked for in the operation's
@@ -138,6 +141,8 @@ pub(crate) trait Source: Members {
     fn count(&mut self, name: &'static str) -> Result<usize, Self::Error>;
     /// An array of strings.
     fn strings(&mut self, name: &'static str) -> Result<Vec<String>, Self::Error>;
+    /// An optional array of strings: absent or null is `None` (`queues`).
+    fn maybe_strings(&mut self, name: &'static str) -> Result<Option<Vec<String>>, Self::Error>;
     /// An array of objects, each item read by `read` (which asks for every member the item may
     /// have; any other member is refused).
     fn objects<T>(
@@ -180,6 +185,8 @@ impl Request {
                 job: s.string("job")?,
                 run_at: s.maybe_number("run_at")?,
                 payload: s.maybe_string("payload")?,
+                queue: s.maybe_string("queue")?,
+                priority: s.maybe_integer("priority")?,
             },
             Op::State => Request::State {
                 job: s.string("job")?,
@@ -219,6 +226,7 @@ impl Request {
                 owner: s.string("owner")?,
                 now: s.number("now")?,
                 ttl: s.number("ttl")?,
+                queues: s.maybe_strings("queues")?,
             },
             Op::Fail => Request::Fail {
                 job: s.string("job")?,
@@ -237,6 +245,7 @@ impl Request {
             },
             Op::Stats => Request::Stats {
                 now: s.number("now")?,
+                queue: s.maybe_string("queue")?,
             },
             Op::EnqueueMany => Request::EnqueueMany {
                 jobs: s.objects("jobs", |item| {
@@ -244,6 +253,8 @@ impl Request {
                         job: item.string("job")?,
                         run_at: item.maybe_number("run_at")?,
                         payload: item.maybe_string("payload")?,
+                        queue: item.maybe_string("queue")?,
+                        priority: item.maybe_integer("priority")?,
                     })
                 })?,
             },
@@ -252,6 +263,7 @@ impl Request {
                 n: s.count("n")?,
                 now: s.number("now")?,
                 ttl: s.number("ttl")?,
+                queues: s.maybe_strings("queues")?,
             },
             Op::RenewMany => Request::RenewMany {
                 owner: s.string("owner")?,

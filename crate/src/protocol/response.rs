@@ -109,7 +109,7 @@ pub(crate) enum Returned {
     Claimed(ClaimedJob),
     /// claim_many: a fence or null per owner.
     Fences(Vec<Option<Fence>>),
-    /// inspect: `{state, attempts, dead, payload, failures}`.
+    /// inspect: `{state, attempts, dead, payload, failures, queue, priority}`.
     Inspection(Inspection),
     /// stats: `{queued, scheduled, leased, done, dead}`.
     Counts(JobCounts),

@@ -4,6 +4,7 @@
 use crate::batch::{NewJob, MAX_BATCH};
 use crate::error::{Error, Result};
 use crate::rules::check_time;
+use crate::rules::queues::check_optional_queue;
 
 /// A list of at most [`MAX_BATCH`] items.
 pub(crate) fn check_batch(argument: &'static str, len: usize) -> Result<()> {
@@ -27,11 +28,16 @@ pub(crate) fn check_claim_count(n: usize) -> Result<()> {
     Ok(())
 }
 
-/// `enqueue_many`'s jobs: the list's length and every job's `run_at`.
+/// `enqueue_many`'s jobs: the list's length and every job's `run_at` and `queue`.
 pub(crate) fn check_new_jobs(jobs: &[NewJob]) -> Result<()> {
     check_batch("jobs", jobs.len())?;
-    jobs.iter()
-        .try_for_each(|job| check_time("run_at", job.run_at))
+    jobs.iter().try_for_each(check_new_job)
+}
+
+/// One job to enqueue: its `run_at` and `queue` (a priority is any `i64`).
+pub(crate) fn check_new_job(job: &NewJob) -> Result<()> {
+    check_time("run_at", job.run_at)?;
+    check_optional_queue("queue", job.queue.as_deref())
 }
 
 #[cfg(test)]

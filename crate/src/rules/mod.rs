@@ -9,6 +9,7 @@
 //! - `batch`: the batch operations' list and item checks;
 //! - `owners`: how many owners one `claim_many` may race (native only: the wasm builds have no
 //!   threads);
+//! - `queues`: queue names, queue lists and the claim rank of section 11;
 //! - `fenced`: the statements of fenced writes, and which tables they may not write;
 //! - `fenced_tx`: the order of a fenced transaction, over each backend's steps;
 //! - [`target`]: whether an `open` target names a PostgreSQL server;
@@ -21,6 +22,7 @@ pub(crate) mod fenced;
 pub(crate) mod fenced_tx;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod owners;
+pub(crate) mod queues;
 pub(crate) mod reasons;
 pub(crate) mod target;
 pub(crate) mod window;
@@ -30,6 +32,7 @@ pub(crate) mod worker;
 pub(crate) use owners::check_owner_count;
 #[cfg(not(target_arch = "wasm32"))]
 pub use owners::MAX_CLAIM_MANY_OWNERS;
+pub use queues::{DEFAULT_QUEUE, MAX_QUEUES};
 pub(crate) use reasons::{
     unexplained, why_claim_refused, why_revive_refused, why_write_refused, ClaimRefusal, LeaseRow,
 };

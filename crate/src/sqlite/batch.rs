@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Outcome};
 use crate::rules::batch::{check_batch, check_claim_count, check_new_jobs};
+use crate::rules::queues::check_queues;
 use crate::rules::{check_now, LeaseWindow};
 use crate::sqlite::LeaseStore;
 
@@ -28,9 +29,7 @@ impl LeaseStore {
     /// ```
     pub fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         check_new_jobs(jobs)?;
-        self.each_in_one_transaction("enqueue_many", jobs, |job| {
-            ops::enqueue(&self.conn, &job.job, job.run_at, job.payload.as_deref())
-        })
+        self.each_in_one_transaction("enqueue_many", jobs, |job| ops::enqueue(&self.conn, job))
     }
 
     /// Contract `claim_next_many`: up to `n` successive `claim_next` calls for `owner` in one
@@ -51,12 +50,36 @@ impl LeaseStore {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<crate::ClaimedJob>> {
+        self.claim_next_many_in(None, owner, n, now, ttl)
+    }
+
+    /// Contract `claim_next_many` restricted to `queues` (section 11; `None`: every queue): up
+    /// to `n` successive [`claim_next_in`](LeaseStore::claim_next_in) calls in one transaction.
+    ///
+    /// ```
+    /// use leasefence::{LeaseStore, NewJob};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.enqueue_many(&[NewJob::new("a").queue("q"), NewJob::new("b").queue("q").priority(1),
+    ///                      NewJob::new("c")])?;
+    /// let got = store.claim_next_many_in(Some(&["q"]), "me", 5, 0.0, 30.0)?;
+    /// assert_eq!(got.iter().map(|c| c.job.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn claim_next_many_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<crate::ClaimedJob>> {
         check_claim_count(n)?;
         let window = LeaseWindow::new(now, ttl)?;
+        check_queues(queues)?;
         let group = Group::begin(&self.conn, "claim_next_many")?;
         let mut claimed: Vec<ClaimedJob> = Vec::new();
         while claimed.len() < n {
-            match group.run(|| ops::claim_next(&self.conn, owner, window))?? {
+            match group.run(|| ops::claim_next(&self.conn, owner, queues, window))?? {
                 Some(job) => claimed.push(job),
                 None => break,
             }

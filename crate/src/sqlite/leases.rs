@@ -24,6 +24,10 @@ impl Leases for LeaseStore {
         LeaseStore::enqueue_with(self, job, run_at, payload)
     }
 
+    fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
+        LeaseStore::enqueue_job(self, job)
+    }
+
     fn state(&self, job: &str) -> Result<Option<JobState>> {
         LeaseStore::state(self, job)
     }
@@ -52,6 +56,16 @@ impl Leases for LeaseStore {
         LeaseStore::claim_next(self, owner, now, ttl)
     }
 
+    fn claim_next_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Option<ClaimedJob>> {
+        LeaseStore::claim_next_in(self, queues, owner, now, ttl)
+    }
+
     fn fail(
         &self,
         lease: &Lease,
@@ -74,6 +88,10 @@ impl Leases for LeaseStore {
         LeaseStore::stats(self, now)
     }
 
+    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
+        LeaseStore::stats_in(self, queue, now)
+    }
+
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         LeaseStore::enqueue_many(self, jobs)
     }
@@ -86,6 +104,17 @@ impl Leases for LeaseStore {
         ttl: f64,
     ) -> Result<Vec<ClaimedJob>> {
         LeaseStore::claim_next_many(self, owner, n, now, ttl)
+    }
+
+    fn claim_next_many_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<ClaimedJob>> {
+        LeaseStore::claim_next_many_in(self, queues, owner, n, now, ttl)
     }
 
     fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {

@@ -111,6 +111,16 @@ pub(crate) fn inspect(conn: &Connection, job: &str) -> Result<Option<Inspection>
             .collect::<rusqlite::Result<Vec<_>>>()
         })
         .map_err(Error::storage("inspect"))?;
+    // A job with no row in leasefence_order (its triggers were dropped while it was inserted)
+    // is in the default queue, as claim_next sees it until the row is made again.
+    let (queue, priority) = tx
+        .prepare_cached(include_str!("sql/queue_of.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_row([job], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()
+        })
+        .map_err(Error::storage("inspect"))?
+        .unwrap_or_else(|| (crate::DEFAULT_QUEUE.to_owned(), 0));
     // Read-only: ending it either way changes nothing.
     tx.commit().map_err(Error::storage("inspect"))?;
     Ok(Some(Inspection {
@@ -119,6 +129,8 @@ pub(crate) fn inspect(conn: &Connection, job: &str) -> Result<Option<Inspection>
         dead,
         payload,
         failures,
+        queue,
+        priority,
     }))
 }
 
@@ -127,11 +139,16 @@ fn count(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<u64> {
     Ok(row.get::<_, i64>(column)?.max(0) as u64)
 }
 
-/// How many jobs are in each state at `now` (`leasefence stats`): one read of the table.
-pub(crate) fn stats(conn: &Connection, now: f64) -> Result<JobCounts> {
-    conn.prepare_cached(include_str!("sql/stats.sql"))
+/// How many jobs (of `queue`, or all) are in each state at `now` (`leasefence stats`): one read
+/// of the table.
+pub(crate) fn stats(conn: &Connection, queue: Option<&str>, now: f64) -> Result<JobCounts> {
+    let (sql, args): (&str, Vec<&dyn rusqlite::ToSql>) = match &queue {
+        None => (include_str!("sql/stats.sql"), vec![&now]),
+        Some(queue) => (include_str!("sql/stats_queue.sql"), vec![&now, queue]),
+    };
+    conn.prepare_cached(sql)
         .and_then(|mut stmt| {
-            stmt.query_row([now], |row| {
+            stmt.query_row(&args[..], |row| {
                 Ok(JobCounts {
                     queued: count(row, 0)?,
                     scheduled: count(row, 1)?,

@@ -16,36 +16,44 @@ use rusqlite::{params, Connection, OptionalExtension};
 pub(crate) use super::write_tx::immediate;
 use super::write_tx::WriteTx;
 
+use crate::batch::NewJob;
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, JobState, Outcome};
-use crate::rules::LeaseWindow;
+use crate::rules::queues::claimed_before;
 use crate::rules::{unexplained, why_claim_refused, why_write_refused, ClaimRefusal, LeaseRow};
+use crate::rules::{LeaseWindow, DEFAULT_QUEUE};
 
-/// Contract `enqueue` (sections 2 and 7): INSERT OR IGNORE, so re-enqueueing never resets a live
-/// lease (nor a payload); `run_at` becomes `until`. A payload is stored in the same transaction,
-/// only when this call inserted the job; without one the insert is a single statement.
-pub(crate) fn enqueue(
-    conn: &Connection,
-    job: &str,
-    run_at: Option<f64>,
-    payload: Option<&str>,
-) -> Result<bool> {
+/// Contract `enqueue` (sections 2, 7 and 11): INSERT OR IGNORE, so re-enqueueing never resets a
+/// live lease (nor a payload, queue or priority); `run_at` becomes `until`. A payload, queue and
+/// priority are stored in the same transaction, only when this call inserted the job; without
+/// them the insert is a single statement.
+pub(crate) fn enqueue(conn: &Connection, new: &NewJob) -> Result<bool> {
+    let job = new.job.as_str();
     let insert = |conn: &Connection| {
         conn.prepare_cached(include_str!("sql/enqueue.sql"))
-            .and_then(|mut stmt| stmt.execute(params![job, run_at.unwrap_or(0.0)]))
+            .and_then(|mut stmt| stmt.execute(params![job, new.run_at.unwrap_or(0.0)]))
             .map_err(Error::storage("enqueue"))
     };
-    let Some(payload) = payload else {
+    let priority = new.priority.unwrap_or(0);
+    let queued_apart = new.queue_name() != DEFAULT_QUEUE || priority != 0;
+    if new.payload.is_none() && !queued_apart {
         return super::write_tx::single_statement(conn, "enqueue", || Ok(insert(conn)? == 1));
-    };
+    }
     let tx = immediate(conn, "enqueue")?;
     if insert(&tx)? != 1 {
         return Ok(false);
     }
-    tx.prepare_cached(include_str!("sql/put_payload.sql"))
-        .and_then(|mut stmt| stmt.execute(params![job, payload]))
-        .map_err(Error::storage("enqueue"))?;
+    if let Some(payload) = &new.payload {
+        tx.prepare_cached(include_str!("sql/put_payload.sql"))
+            .and_then(|mut stmt| stmt.execute(params![job, payload]))
+            .map_err(Error::storage("enqueue"))?;
+    }
+    if queued_apart {
+        tx.prepare_cached(include_str!("sql/set_queue.sql"))
+            .and_then(|mut stmt| stmt.execute(params![job, new.queue_name(), priority]))
+            .map_err(Error::storage("enqueue"))?;
+    }
     tx.commit().map_err(Error::storage("enqueue"))?;
     Ok(true)
 }
@@ -141,35 +149,116 @@ pub(crate) fn claim(
     Ok(Outcome::Rejected(reason))
 }
 
-/// Contract `claim_next` (docs/contract.md sections 3 and 7): the claimable job with the smallest
-/// `until`, then the earliest enqueued, claimed in the same transaction, with its payload.
+/// Contract `claim_next` (docs/contract.md sections 3, 7 and 11): among the claimable jobs of
+/// `queues` (`None`: every queue), the highest priority, then the smallest `until`, then the
+/// earliest enqueued, claimed in the same transaction, with its payload.
 pub(crate) fn claim_next(
     conn: &Connection,
     owner: &str,
+    queues: Option<&[&str]>,
     window: LeaseWindow,
 ) -> Result<Option<ClaimedJob>> {
     let (now, until) = (window.now(), window.until());
     let tx = immediate(conn, "claim_next")?;
-    let claimed = tx
-        .prepare_cached(include_str!("sql/claim_next.sql"))
-        .and_then(|mut stmt| {
-            stmt.query_row(params![owner, until, now], |row| {
-                Ok(ClaimedJob {
-                    job: row.get(0)?,
-                    owner: owner.into(),
-                    fence: row.get(1)?,
-                    payload: None,
+    // Each pick is re-checked against `jobs` by the claim; a copy in leasefence_order that the
+    // triggers did not keep (they were dropped for a while) is repaired and the pick made again.
+    // Each repair closes or moves one row, so the loop ends; the bound only guards a bug.
+    for _ in 0..1024 {
+        let Some(job) = pick_next(&tx, queues, now)? else {
+            return Ok(None);
+        };
+        let claimed = tx
+            .prepare_cached(include_str!("sql/claim_picked.sql"))
+            .and_then(|mut stmt| {
+                stmt.query_row(params![job, owner, until, now], |row| {
+                    Ok(ClaimedJob {
+                        job: row.get(0)?,
+                        owner: owner.into(),
+                        fence: row.get(1)?,
+                        payload: None,
+                    })
                 })
+                .optional()
             })
-            .optional()
-        })
-        .map_err(Error::storage("claim_next"))?;
-    let Some(mut claimed) = claimed else {
-        return Ok(None);
+            .map_err(Error::storage("claim_next"))?;
+        let Some(mut claimed) = claimed else {
+            tx.prepare_cached(include_str!("sql/resync_order.sql"))
+                .and_then(|mut stmt| stmt.execute([&job]))
+                .map_err(Error::storage("claim_next"))?;
+            continue;
+        };
+        claimed.payload = payload(&tx, &claimed.job, "claim_next")?;
+        tx.commit().map_err(Error::storage("claim_next"))?;
+        return Ok(Some(claimed));
+    }
+    Err(Error::Internal {
+        message: "claim_next kept finding copies in leasefence_order that disagree with `jobs`"
+            .into(),
+    })
+}
+
+/// One optional value of the first column of `sql`'s first row.
+fn first_value<T: rusqlite::types::FromSql>(
+    tx: &Connection,
+    sql: &str,
+    args: &[&dyn rusqlite::ToSql],
+) -> Result<Option<T>> {
+    tx.prepare_cached(sql)
+        .and_then(|mut stmt| stmt.query_row(args, |row| row.get(0)).optional())
+        .map_err(Error::storage("claim_next"))
+}
+
+/// The job claim_next takes next, by index probes of `leasefence_next` only (no scan): for each
+/// queue (the named ones, or every queue with an open job, found by skipping from one name to
+/// the next), its priorities from the highest down, each probed for its first job with
+/// `until <= now`; a queue stops at its first claimable priority, or at a priority below the best
+/// found so far. The cost is logarithmic in the jobs, times the (queue, priority) pairs visited
+/// (docs/decisions/queues-priorities.md).
+fn pick_next(tx: &Connection, queues: Option<&[&str]>, now: f64) -> Result<Option<String>> {
+    let mut best: Option<((i64, f64, i64), String)> = None;
+    let mut visit = |queue: &str| -> Result<()> {
+        let mut priority: Option<i64> =
+            first_value(tx, include_str!("sql/top_priority.sql"), &[&queue])?;
+        while let Some(p) = priority {
+            if best.as_ref().is_some_and(|((bp, _, _), _)| *bp > p) {
+                break;
+            }
+            let first: Option<(f64, i64, String)> = tx
+                .prepare_cached(include_str!("sql/first_claimable.sql"))
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![queue, p, now], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })
+                    .optional()
+                })
+                .map_err(Error::storage("claim_next"))?;
+            if let Some((until, seq, job)) = first {
+                let rank = (p, until, seq);
+                if best.as_ref().is_none_or(|(b, _)| claimed_before(rank, *b)) {
+                    best = Some((rank, job));
+                }
+                break;
+            }
+            priority = first_value(tx, include_str!("sql/lower_priority.sql"), &[&queue, &p])?;
+        }
+        Ok(())
     };
-    claimed.payload = payload(&tx, &claimed.job, "claim_next")?;
-    tx.commit().map_err(Error::storage("claim_next"))?;
-    Ok(Some(claimed))
+    match queues {
+        Some(queues) => {
+            for queue in queues {
+                visit(queue)?;
+            }
+        }
+        None => {
+            let mut queue: Option<String> =
+                first_value(tx, include_str!("sql/first_queue.sql"), &[])?;
+            while let Some(name) = queue {
+                visit(&name)?;
+                queue = first_value(tx, include_str!("sql/next_queue.sql"), &[&name])?;
+            }
+        }
+    }
+    Ok(best.map(|(_, job)| job))
 }
 
 /// Runs a fenced `UPDATE` (renew, complete, release) whose `WHERE` already states the whole

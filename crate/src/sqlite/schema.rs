@@ -33,10 +33,21 @@ impl Dialect for Sqlite {
 
 /// The tables beside `jobs` (docs/contract.md section 7): what `jobs` cannot hold
 /// ([`LeaseStore::TABLES`](super::LeaseStore::TABLES) lists them with `jobs`).
-pub(crate) const SIDE_TABLES: [&str; 3] = [
+pub(crate) const SIDE_TABLES: [&str; 4] = [
     "leasefence_payloads",
     "leasefence_failures",
     "leasefence_dead",
+    "leasefence_order",
+];
+
+/// The indexes beside `jobs`' own: the claim order of section 11, and each job's failures.
+const SIDE_INDEXES: [&str; 2] = ["leasefence_next", "leasefence_failures_of_job"];
+
+/// The triggers that keep `leasefence_order` in line with `jobs` (sql/schema.sql).
+const TRIGGERS: [&str; 3] = [
+    "leasefence_order_insert",
+    "leasefence_order_update",
+    "leasefence_order_delete",
 ];
 
 /// Checks, by reading only, that the database is SQLite and that `jobs`, if present, has exactly
@@ -52,7 +63,9 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
         // SQLite names are case-insensitive: a foreign `JOBS` table is our `jobs`.
         "SELECT lower(name), type FROM sqlite_schema \
          WHERE lower(name) IN ('jobs', 'leasefence_claimable', 'leasefence_payloads', \
-         'leasefence_failures', 'leasefence_dead')",
+         'leasefence_failures', 'leasefence_dead', 'leasefence_order', 'leasefence_next', \
+         'leasefence_failures_of_job', 'leasefence_order_insert', 'leasefence_order_update', \
+         'leasefence_order_delete')",
     )
     .and_then(|mut stmt| {
         stmt.query_map([], |row| {
@@ -103,9 +116,28 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
             )));
         }
     }
+    for index in SIDE_INDEXES {
+        if let Some(kind) = kind_of(index).filter(|k| *k != "index") {
+            return Err(foreign(format!(
+                "`{index}` is a {kind}; leasefence needs that name for an index of its own"
+            )));
+        }
+    }
+    for trigger in TRIGGERS {
+        if let Some(kind) = kind_of(trigger).filter(|k| *k != "trigger") {
+            return Err(foreign(format!(
+                "`{trigger}` is a {kind}; leasefence needs that name for a trigger of its own"
+            )));
+        }
+    }
+    // Anything missing (a file from an older leasefence or from the seed's module, a dropped
+    // trigger) makes the caller run create_schema, which also brings `leasefence_order` back in
+    // line with `jobs`.
     Ok(kind_of("jobs").is_some()
         && kind_of("leasefence_claimable").is_some()
-        && SIDE_TABLES.iter().all(|table| kind_of(table).is_some()))
+        && SIDE_TABLES.iter().all(|table| kind_of(table).is_some())
+        && SIDE_INDEXES.iter().all(|index| kind_of(index).is_some())
+        && TRIGGERS.iter().all(|trigger| kind_of(trigger).is_some()))
 }
 
 /// Creates the table and index if missing; never touches existing rows.
@@ -222,5 +254,45 @@ mod tests {
         }
         holder.execute_batch("COMMIT").unwrap();
         assert!(check_columns(&reader, &foreign).is_ok());
+    }
+
+    /// Section 11's names are leasefence's: another kind of object holding one is refused
+    /// before anything is written; a file from before section 11 is "not complete", so opening
+    /// it creates what is missing.
+    #[test]
+    fn section_11_names_are_checked_and_their_absence_means_upgrade() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, \
+             fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0);",
+        )
+        .unwrap();
+        assert!(
+            !check_schema(&conn, "m").unwrap(),
+            "a seed file needs the upgrade"
+        );
+        create_schema(&conn).unwrap();
+        assert!(check_schema(&conn, "m").unwrap());
+        conn.execute_batch("DROP TRIGGER leasefence_order_update")
+            .unwrap();
+        assert!(
+            !check_schema(&conn, "m").unwrap(),
+            "a dropped trigger is made again"
+        );
+        for foreign in [
+            "DROP TABLE leasefence_order; CREATE VIEW leasefence_order AS SELECT 1",
+            "DROP TRIGGER IF EXISTS leasefence_order_insert; \
+             CREATE TABLE leasefence_order_insert(x)",
+        ] {
+            let conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch(include_str!("sql/schema.sql")).unwrap();
+            conn.execute_batch(foreign).unwrap();
+            match check_schema(&conn, "m") {
+                Err(Error::NotLeasefenceDatabase { problem, .. }) => {
+                    assert!(problem.contains("leasefence needs that name"), "{problem}")
+                }
+                other => panic!("{foreign}: expected a refusal, got {other:?}"),
+            }
+        }
     }
 }

@@ -452,6 +452,11 @@ impl Leases for SharedStore {
         })
     }
 
+    fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
+        let job = job.clone();
+        self.call("enqueue", move |store| store.enqueue_job(&job))
+    }
+
     fn state(&self, job: &str) -> Result<Option<JobState>> {
         let job = job.to_owned();
         self.call("state", move |store| store.state(&job))
@@ -490,6 +495,23 @@ impl Leases for SharedStore {
         })
     }
 
+    fn claim_next_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Option<ClaimedJob>> {
+        let owner = owner.to_owned();
+        let queues: Option<Vec<String>> = queues.map(|q| q.iter().map(|s| s.to_string()).collect());
+        self.call("claim_next", move |store| {
+            let names: Option<Vec<&str>> = queues
+                .as_ref()
+                .map(|q| q.iter().map(String::as_str).collect());
+            store.claim_next_in(names.as_deref(), &owner, now, ttl)
+        })
+    }
+
     fn fail(
         &self,
         lease: &Lease,
@@ -517,6 +539,11 @@ impl Leases for SharedStore {
         self.call("stats", move |store| store.stats(now))
     }
 
+    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
+        let queue = queue.map(str::to_owned);
+        self.call("stats", move |store| store.stats_in(queue.as_deref(), now))
+    }
+
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         let jobs = jobs.to_vec();
         self.call("enqueue_many", move |store| store.enqueue_many(&jobs))
@@ -532,6 +559,24 @@ impl Leases for SharedStore {
         let owner = owner.to_owned();
         self.call("claim_next_many", move |store| {
             store.claim_next_many(&owner, n, now, ttl)
+        })
+    }
+
+    fn claim_next_many_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<ClaimedJob>> {
+        let owner = owner.to_owned();
+        let queues: Option<Vec<String>> = queues.map(|q| q.iter().map(|s| s.to_string()).collect());
+        self.call("claim_next_many", move |store| {
+            let names: Option<Vec<&str>> = queues
+                .as_ref()
+                .map(|q| q.iter().map(String::as_str).collect());
+            store.claim_next_many_in(names.as_deref(), &owner, n, now, ttl)
         })
     }
 

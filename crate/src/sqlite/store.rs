@@ -4,10 +4,13 @@
 use rusqlite::Connection;
 
 use super::{lifecycle, ops, schema};
+use crate::batch::NewJob;
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::rules::batch::check_new_job;
+use crate::rules::queues::{check_optional_queue, check_queues};
 use crate::rules::{check_now, check_time, LeaseWindow};
 
 /// A lease store on one SQLite connection.
@@ -99,11 +102,12 @@ impl LeaseStore {
     /// assert_eq!(store.state("job")?, None);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    pub const TABLES: [&'static str; 4] = [
+    pub const TABLES: [&'static str; 5] = [
         "jobs",
         schema::SIDE_TABLES[0],
         schema::SIDE_TABLES[1],
         schema::SIDE_TABLES[2],
+        schema::SIDE_TABLES[3],
     ];
 
     /// Creates the table if it is missing (the seed's `init_db`). Opening already does this, so
@@ -128,7 +132,7 @@ impl LeaseStore {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn enqueue(&self, job: &str) -> Result<bool> {
-        ops::enqueue(&self.conn, job, None, None)
+        ops::enqueue(&self.conn, &NewJob::new(job))
     }
 
     /// Adds a job that nobody can claim before `run_at` (`None`: at once), carrying `payload`
@@ -154,7 +158,27 @@ impl LeaseStore {
         payload: Option<&str>,
     ) -> Result<bool> {
         check_time("run_at", run_at)?;
-        ops::enqueue(&self.conn, job, run_at, payload)
+        let mut new = NewJob::new(job);
+        new.run_at = run_at;
+        new.payload = payload.map(str::to_owned);
+        ops::enqueue(&self.conn, &new)
+    }
+
+    /// Contract `enqueue` with every option (sections 7 and 11): run time, payload, queue and
+    /// priority, as one [`NewJob`]; `false`, changing nothing, when the id exists. An empty queue
+    /// name (or one holding U+0000) is [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use leasefence::{LeaseStore, NewJob};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// assert!(store.enqueue_job(&NewJob::new("invoice-7").queue("billing").priority(10))?);
+    /// let report = store.inspect("invoice-7")?.unwrap();
+    /// assert_eq!((report.queue.as_str(), report.priority), ("billing", 10));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
+        check_new_job(job)?;
+        ops::enqueue(&self.conn, job)
     }
 
     /// The stored row of `job`, or `None` when there is no such job.
@@ -265,7 +289,33 @@ impl LeaseStore {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
-        ops::claim_next(&self.conn, owner, LeaseWindow::new(now, ttl)?)
+        self.claim_next_in(None, owner, now, ttl)
+    }
+
+    /// Contract `claim_next` restricted to `queues` (section 11; `None`: every queue): among their
+    /// claimable jobs, the highest priority, then the smallest `until`, then the earliest
+    /// enqueued. An empty list, more than [`MAX_QUEUES`](crate::MAX_QUEUES) names, or an empty
+    /// name is [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use leasefence::{LeaseStore, NewJob};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.enqueue_job(&NewJob::new("mail-1").queue("mail"))?;
+    /// store.enqueue_job(&NewJob::new("bill-1").queue("billing"))?;
+    /// let got = store.claim_next_in(Some(&["billing"]), "w", 0.0, 30.0)?.unwrap();
+    /// assert_eq!(got.job, "bill-1");
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn claim_next_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Option<ClaimedJob>> {
+        let window = LeaseWindow::new(now, ttl)?;
+        check_queues(queues)?;
+        ops::claim_next(&self.conn, owner, queues, window)
     }
 
     /// Records a failure of the current live lease (the checks and reasons of
@@ -346,8 +396,24 @@ impl LeaseStore {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn stats(&self, now: f64) -> Result<JobCounts> {
+        self.stats_in(None, now)
+    }
+
+    /// How many jobs of `queue` (section 11; `None`: every queue) are in each state at `now`.
+    ///
+    /// ```
+    /// use leasefence::{LeaseStore, NewJob};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.enqueue_job(&NewJob::new("m").queue("mail"))?;
+    /// store.enqueue("d")?;
+    /// assert_eq!(store.stats_in(Some("mail"), 0.0)?.queued, 1);
+    /// assert_eq!(store.stats_in(None, 0.0)?.queued, 2);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
         check_now(now)?;
-        lifecycle::stats(&self.conn, now)
+        check_optional_queue("queue", queue)?;
+        lifecycle::stats(&self.conn, queue, now)
     }
 
     /// The underlying connection, for reading with your own SQL: the escape hatch for what the

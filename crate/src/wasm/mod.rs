@@ -318,6 +318,9 @@ impl Members for Args<'_> {
     fn maybe_number(&mut self, name: &'static str) -> std::result::Result<Option<f64>, JsValue> {
         self.maybe(name, "a number, null or undefined", JsValue::as_f64)
     }
+    fn maybe_integer(&mut self, name: &'static str) -> std::result::Result<Option<i64>, JsValue> {
+        self.maybe(name, INTEGER_WANTED, fence_of)
+    }
 }
 
 impl<'a> Source for Args<'a> {
@@ -367,6 +370,17 @@ impl<'a> Source for Args<'a> {
     fn strings(&mut self, name: &'static str) -> std::result::Result<Vec<String>, JsValue> {
         let index = self.advance();
         Args::strings(self, index, name)
+    }
+    fn maybe_strings(
+        &mut self,
+        name: &'static str,
+    ) -> std::result::Result<Option<Vec<String>>, JsValue> {
+        let index = self.advance();
+        let value = self.args.get(index);
+        if value.is_undefined() || value.is_null() {
+            return Ok(None);
+        }
+        Args::strings(self, index, name).map(Some)
     }
     fn fenced_writes(&mut self) -> std::result::Result<crate::protocol::FencedArgs, JsValue> {
         let (statements, options) = (self.advance(), self.advance());
@@ -450,6 +464,7 @@ impl Args<'_> {
 }
 
 const FENCE_WANTED: &str = "an integer number (a fence from claim)";
+const INTEGER_WANTED: &str = "an integer number within ±(2^53 - 1), null or undefined";
 
 /// A fence from JavaScript: an integer number within 2^53 (beyond it a JavaScript number cannot
 /// hold every integer exactly).
@@ -577,6 +592,9 @@ impl Members for Member<'_> {
     }
     fn fence(&mut self, name: &'static str) -> std::result::Result<Fence, JsValue> {
         self.wanted(name, FENCE_WANTED, fence_of)
+    }
+    fn maybe_integer(&mut self, name: &'static str) -> std::result::Result<Option<i64>, JsValue> {
+        self.maybe(name, INTEGER_WANTED, fence_of)
     }
 }
 

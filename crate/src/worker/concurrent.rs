@@ -168,10 +168,14 @@ impl Worker {
             let now = self.now();
             let free = slots - pool.running.len();
             if !stopping && free > 0 && now >= claim_at {
-                match self
-                    .store
-                    .claim_next_many(&self.options.owner, free, now, self.options.ttl)
-                {
+                let queues = self.options.queue_names();
+                match self.store.claim_next_many_in(
+                    queues.as_deref(),
+                    &self.options.owner,
+                    free,
+                    now,
+                    self.options.ttl,
+                ) {
                     Ok(batch) => {
                         found_nothing = batch.is_empty();
                         let short = batch.len() < free;

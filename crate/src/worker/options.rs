@@ -62,6 +62,8 @@ pub struct WorkerOptions {
     pub(super) idle_poll: Duration,
     pub(super) until_empty: bool,
     pub(super) concurrency: usize,
+    /// The queues served (section 11); `None`: every queue.
+    pub(super) queues: Option<Vec<String>>,
     pub(super) clock: Clock,
     /// The longest real-time wait before the clock is read again: `None` for a clock that
     /// follows real time, a millisecond for a [`ManualClock`].
@@ -80,6 +82,7 @@ impl std::fmt::Debug for WorkerOptions {
             .field("idle_poll", &self.idle_poll)
             .field("until_empty", &self.until_empty)
             .field("concurrency", &self.concurrency)
+            .field("queues", &self.queues)
             .finish()
     }
 }
@@ -104,6 +107,7 @@ impl WorkerOptions {
             idle_poll: Duration::from_secs(1),
             until_empty: false,
             concurrency: 1,
+            queues: None,
             clock: Arc::new(wall_clock),
             recheck: None,
         }
@@ -216,6 +220,39 @@ impl WorkerOptions {
         self
     }
 
+    /// The queues this worker serves (docs/contract.md section 11; default: every queue): it
+    /// claims only their jobs, highest priority first. 1 to [`MAX_QUEUES`](crate::MAX_QUEUES)
+    /// non-empty names.
+    ///
+    /// ```
+    /// use leasefence::worker::{Worker, WorkerOptions};
+    /// use leasefence::NewJob;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let options = WorkerOptions::new("biller").queues(["billing"]).until_empty(true);
+    /// let mut worker = Worker::open(dir.path().join("q.db"), &leasefence::OpenOptions::new(), options)?;
+    /// worker.store().enqueue_job(&NewJob::new("invoice").queue("billing"))?;
+    /// worker.store().enqueue_job(&NewJob::new("newsletter").queue("mail"))?;
+    /// let counters = worker.run(|_job| Ok(None))?;
+    /// assert_eq!(counters.completed, 1);
+    /// assert!(!worker.store().state("newsletter")?.unwrap().done);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn queues<I, S>(mut self, queues: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.queues = Some(queues.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The queues served, as the store's claims take them.
+    pub(super) fn queue_names(&self) -> Option<Vec<&str>> {
+        self.queues
+            .as_ref()
+            .map(|queues| queues.iter().map(String::as_str).collect())
+    }
+
     /// The clock giving `now` in seconds (default [`wall_clock`]); every worker sharing a store
     /// must agree on it.
     ///
@@ -294,6 +331,6 @@ impl WorkerOptions {
         if self.idle_poll.is_zero() {
             return invalid("idle_poll", "the idle polling interval must be > 0".into());
         }
-        Ok(())
+        crate::rules::queues::check_queues(self.queues.as_deref())
     }
 }

@@ -205,10 +205,13 @@ impl Worker {
         let heartbeat = self.start_heartbeat()?;
         while !self.stop.is_stopping() {
             let now = self.now();
-            let claimed = match self
-                .store
-                .claim_next(&self.options.owner, now, self.options.ttl)
-            {
+            let queues = self.options.queue_names();
+            let claimed = match self.store.claim_next_in(
+                queues.as_deref(),
+                &self.options.owner,
+                now,
+                self.options.ttl,
+            ) {
                 Ok(claimed) => claimed,
                 Err(err) if err.is_retryable() => {
                     self.idle();

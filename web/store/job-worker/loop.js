@@ -25,6 +25,7 @@ class JobWorker {
   #store;
   #ops; // where the store calls go: the store itself, or store.grouped with concurrency > 1
   #concurrency;
+  #queues; // the queues served (section 11), or null: every queue
   #owner;
   #ttl;
   #heartbeatEvery;
@@ -67,6 +68,7 @@ class JobWorker {
     }
     this.#store = store;
     this.#concurrency = checked.concurrency;
+    this.#queues = checked.queues;
     this.#ops = checked.concurrency > 1 ? store.grouped : store;
     this.#owner = checked.owner;
     this.#ttl = checked.ttl;
@@ -94,7 +96,7 @@ class JobWorker {
 
   /**
    * Claims and handles jobs until `stop()`, or until nothing is claimable (`untilEmpty`), or until
-   * no job is queued, scheduled or leased by anyone (`untilDrained`: waits out retries). Resolves
+   * no job is queued, scheduled or leased by anyone in the queues it serves (`untilDrained`: waits out retries). Resolves
    * to the counters. Storage errors while claiming are reported to `onError` and retried.
    */
   async run(handler, { untilEmpty = false, untilDrained = false } = {}) {
@@ -176,10 +178,10 @@ class JobWorker {
   /** Up to `n` claims at `now`: one claimNext, or with concurrency one claimNextMany for the free slots. */
   async #claim(n, now) {
     if (this.#concurrency === 1) {
-      const claimed = await this.#store.claimNext(this.#owner, now, this.#ttl);
+      const claimed = await this.#store.claimNext(this.#owner, now, this.#ttl, this.#queues);
       return claimed ? [claimed] : [];
     }
-    return this.#ops.claimNextMany(this.#owner, n, now, this.#ttl);
+    return this.#ops.claimNextMany(this.#owner, n, now, this.#ttl, this.#queues);
   }
 
   /** Gives a job claimed during stop() straight back. */
@@ -220,9 +222,14 @@ class JobWorker {
     this.#wake = null;
   }
 
+  /** Nothing queued, scheduled or leased in the queues served (every queue when none is named). */
   async #drained() {
-    const counts = await this.#store.stats(this.#clock());
-    return counts.queued + counts.scheduled + counts.leased === 0;
+    const now = this.#clock();
+    for (const queue of this.#queues ?? [null]) {
+      const counts = await this.#store.stats(now, queue);
+      if (counts.queued + counts.scheduled + counts.leased !== 0) return false;
+    }
+    return true;
   }
 
   /**

@@ -11,7 +11,8 @@ function positive(name, value) {
 
 /**
  * The options with their defaults, checked: `{owner, ttl, heartbeatEvery, maxAttempts, backoff,
- * clock, idle, abandonAfter, onError, heartbeatSource, concurrency}` (`clock`: a function, or a clock moved by
+ * clock, idle, abandonAfter, onError, heartbeatSource, concurrency, queues}` (`queues`: the queues served, null for every
+ * queue; the store checks the names at each claim) (`clock`: a function, or a clock moved by
  * hand such as ManualClock, whose waits the worker's timers then use: ./timers.js) (`heartbeatSource` null: renew on the
  * event loop; else the source that renews elsewhere).
  */
@@ -32,6 +33,7 @@ function workerOptions(options) {
     onError = () => {},
     heartbeat = 'loop',
     concurrency = 1,
+    queues = null,
   } = options;
   if (typeof owner !== 'string' || owner === '') throw invalidArgument('JobWorker: `owner` must be a non-empty string');
   const checked = { owner };
@@ -60,6 +62,10 @@ function workerOptions(options) {
     throw invalidArgument(`JobWorker: \`concurrency\` must be an integer from 1 to ${MAX_CONCURRENCY} (handlers running at once)`);
   }
   checked.concurrency = concurrency;
+  if (!(queues === null || queues === undefined || (Array.isArray(queues) && queues.length >= 1 && queues.every((q) => typeof q === 'string' && q !== '')))) {
+    throw invalidArgument('JobWorker: `queues` must be a non-empty array of queue names (or null: every queue)');
+  }
+  checked.queues = queues ?? null;
   if (heartbeat === 'loop') checked.heartbeatSource = null;
   else if (heartbeat !== null && typeof heartbeat === 'object' && typeof heartbeat.start === 'function') checked.heartbeatSource = heartbeat;
   else if (heartbeat === 'thread') throw invalidArgument("JobWorker: `heartbeat: 'thread'` is offered by the Node package only");

@@ -29,8 +29,9 @@ WHERE n.nspname = current_schema() AND c.relname = 'leasefence_payloads'),
 WHERE n.nspname = current_schema() AND c.relname = 'leasefence_failures'),
 (SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relname = 'leasefence_dead'),
-(SELECT count(*) = 3 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+(SELECT count(*) = 4 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_class t ON t.oid = i.indrelid
 WHERE n.nspname = current_schema() AND i.indisvalid AND i.indisready
-AND ((c.relname IN ('leasefence_seq', 'leasefence_next') AND t.relname = 'leasefence_order')
+AND ((c.relname IN ('leasefence_seq', 'leasefence_next', 'leasefence_queued')
+      AND t.relname = 'leasefence_order')
      OR (c.relname = 'leasefence_failures_of_job' AND t.relname = 'leasefence_failures')))

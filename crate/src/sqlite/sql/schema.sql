@@ -14,3 +14,40 @@ CREATE TABLE IF NOT EXISTS leasefence_failures(job TEXT NOT NULL, fence INTEGER 
 CREATE INDEX IF NOT EXISTS leasefence_failures_of_job ON leasefence_failures(job);
 CREATE TABLE IF NOT EXISTS leasefence_dead(job TEXT PRIMARY KEY, fence INTEGER NOT NULL,
     at REAL NOT NULL);
+
+-- Queues and priorities (docs/contract.md section 11). `jobs` may hold no other column, so each
+-- job's queue and priority live here, beside copies of its `until` and claimability (`open`: not
+-- done and the fence not exhausted), so that one index yields the claim order of a queue:
+-- priority, then until, then seq (insertion order). The triggers keep the copies right whoever
+-- writes `jobs` (leasefence, the seed's module, any program following the contract); a job
+-- inserted by a program that knows only `jobs` lands in queue 'default' with priority 0.
+CREATE TABLE IF NOT EXISTS leasefence_order(seq INTEGER PRIMARY KEY, job TEXT NOT NULL UNIQUE,
+    queue TEXT NOT NULL DEFAULT 'default', priority INTEGER NOT NULL DEFAULT 0,
+    until REAL NOT NULL, open INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS leasefence_next
+    ON leasefence_order(queue, priority, until) WHERE open = 1;
+CREATE TRIGGER IF NOT EXISTS leasefence_order_insert AFTER INSERT ON jobs WHEN NEW.id IS NOT NULL
+BEGIN
+    INSERT OR REPLACE INTO leasefence_order(job, until, open)
+    VALUES (NEW.id, NEW.until, NEW.done = 0 AND NEW.fence < 9223372036854775807);
+END;
+CREATE TRIGGER IF NOT EXISTS leasefence_order_update AFTER UPDATE OF id, until, done, fence ON jobs
+BEGIN
+    UPDATE leasefence_order
+    SET job = NEW.id, until = NEW.until, open = (NEW.done = 0 AND NEW.fence < 9223372036854775807)
+    WHERE job = OLD.id;
+END;
+CREATE TRIGGER IF NOT EXISTS leasefence_order_delete AFTER DELETE ON jobs BEGIN
+    DELETE FROM leasefence_order WHERE job = OLD.id;
+END;
+-- A file from before section 11 (or one whose triggers someone dropped): every job gets its
+-- row, in insertion order, and the copies are brought back in line with `jobs`. Runs only when
+-- something above was missing (schema.rs), so an up-to-date file is not read through.
+DELETE FROM leasefence_order WHERE job NOT IN (SELECT id FROM jobs);
+UPDATE leasefence_order SET until = j.until, open = (j.done = 0 AND j.fence < 9223372036854775807)
+FROM jobs j WHERE j.id = leasefence_order.job
+  AND (leasefence_order.until IS NOT j.until
+       OR leasefence_order.open IS NOT (j.done = 0 AND j.fence < 9223372036854775807));
+INSERT OR IGNORE INTO leasefence_order(job, until, open)
+SELECT id, until, done = 0 AND fence < 9223372036854775807 FROM jobs WHERE id IS NOT NULL
+ORDER BY rowid;
