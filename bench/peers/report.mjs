@@ -1,5 +1,6 @@
-// Writes the peers report from bench/peers/bench.mjs's JSON lines: OUT_DIR/peers.md (the tables)
-// and OUT_DIR/peers.svg (throughput per system and W).
+// Writes the peers report from bench/peers/bench.mjs's JSON lines: OUT_DIR/peers.md (the tables:
+// W worker processes; one process at its best settings; the stale worker) and OUT_DIR/peers.svg
+// (throughput per system and W).
 //
 //   node bench/peers/report.mjs RESULTS.jsonl OUT_DIR
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -14,6 +15,7 @@ const records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) =
 const env = records.find((r) => r.section === 'peers_env');
 const runs = records.filter((r) => r.section === 'peers');
 const stories = records.filter((r) => r.section === 'peers_stale');
+const bests = records.filter((r) => r.section === 'peers_best');
 const started = records.find((r) => r.section === 'env' && r.case === 'start');
 const BASE = 'leasefence-native';
 // One colour per system (the chart has more series than svg.mjs's palette).
@@ -28,7 +30,7 @@ const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.ma
 const f0 = (v) => v.toFixed(0);
 const f2 = (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 const SYNC = { 0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA' };
-for (const r of runs) r.durability = String(r.durability).replace(/synchronous=(\d)/, (_, n) => `synchronous=${SYNC[n]}`);
+for (const r of [...runs, ...bests]) r.durability = String(r.durability).replace(/synchronous=(\d)/, (_, n) => `synchronous=${SYNC[n]}`);
 const systems = [...new Map(runs.map((r) => [r.case, r])).values()];
 const workers = [...new Set(runs.map((r) => r.workers))].sort((a, b) => a - b);
 const cell = (id, w) => runs.filter((r) => r.case === id && r.workers === w);
@@ -138,7 +140,7 @@ for (const s of systems) {
   const errors = runs.filter((r) => r.case === s.case && r.errors > 0);
   if (errors.length) notes.push(`- **${s.label}**: ${errors.reduce((a, r) => a + r.errors, 0)} busy errors, retried by the worker, over ${errors.length} run(s).`);
 }
-for (const f of records.filter((r) => r.section === 'peers_failed')) {
+for (const f of records.filter((r) => r.section === 'peers_failed' && r.best === undefined)) {
   notes.push(`- **${f.label}** failed ${f.story ? 'the stale-worker story' : `at W=${f.workers}, repeat ${f.repeat + 1}`}: ${f.error.replace(/\|/g, '/')}`);
 }
 out.push('');
@@ -152,6 +154,84 @@ out.push('**Durability.** Every row makes each claim and each completion durable
   'its append-only file on every write; `everysec`, its default, fsyncs once a second and can lose about a second ' +
   'of acknowledged writes: it is shown for reference and is not equal durability. Each worker reads its setting ' +
   'back and reports it; the column shows what it read.', '');
+
+// ---- One process at its best settings ----------------------------------------------------------
+const BEST_BASE = 'leasefence-node';
+/** Per repeat: `id`'s best rate over `base`'s best rate in the same repeat. */
+function bestRatios(id, base = BEST_BASE) {
+  const out = [];
+  for (const r of bests.filter((b) => b.case === id)) {
+    const other = bests.find((b) => b.case === base && b.repeat === r.repeat);
+    if (other) out.push(r.rate / other.rate);
+  }
+  return out.length ? spread(out) : null;
+}
+const fx = (sp) => `${sp.median.toFixed(2)}× (${sp.min.toFixed(2)}–${sp.max.toFixed(2)})`;
+if (bests.length || env.best) {
+  const c = env.best ?? bests[0]?.concurrency;
+  const hold = env.hold_ms ?? bests[0]?.hold_ms;
+  out.push('## One process at its best settings', '');
+  out.push(`Each system in **one** process at its best settings for throughput: ${c} jobs in flight through its own ` +
+    'concurrency option (the setting column: what the bench set), each handler holding its job ' +
+    `${hold} ms (a stand-in for I/O, as in the throughput section of \`npm run bench\`, docs/bench/throughput.md) ` +
+    `and then completing it; the same ${env.jobs} jobs, enqueued untimed, in every repeat right after that repeat's ` +
+    'W-process runs, the order rotated per repeat. Throughput: the jobs over the time from the go to the last ' +
+    'completion acknowledged. Latency: one job, from the claim call that took it (for a system that claims in ' +
+    'batches, that batch\'s call) to the acknowledgement of its completion (the completion call returned, or for a ' +
+    'system that sends completions in the background, the query that wrote it returned): so it includes the hold ' +
+    `of ${hold} ms, the wait for a batch to fill and the completion's commit. The times are noted by a wrapper ` +
+    'around the calls each system\'s own runner makes on its store (it only reads the clock): leasefence\'s ' +
+    '`claim_next_many`/`complete_many` (native) and `store.grouped` (npm); BullMQ\'s `processedOn` and its ' +
+    '`completed` event; pg-boss\'s `db` option; graphile-worker\'s `pgPool`; liteque\'s queue object; plainjob\'s ' +
+    'calls in the bench\'s loops; huey\'s `dequeue` and `SIGNAL_COMPLETE`.', '');
+  out.push(`**Ratio** is the system's throughput over the leasefence npm package's at concurrency ${c} in the same repeat, ` +
+    'median (min–max) over the repeats. **Each job once**: every worker reports the ids it completed; the bench ' +
+    'counts those completed twice and those never completed.', '');
+  const goal = bestRatios(BEST_BASE, 'plainjob');
+  if (goal) {
+    const repeatsBoth = bests.filter((b) => b.case === BEST_BASE && bests.some((x) => x.case === 'plainjob' && x.repeat === b.repeat)).length;
+    const met = goal.median >= 10;
+    out.push(`**The goal of issue 23** ("the npm package at concurrency ${c} ≥ 10× plainjob's best"): npm@${c} / plainjob ` +
+      `per repeat ${fx(goal)} over ${repeatsBoth} repeat(s): **${met ? 'met' : 'not met'}**` +
+      `${met && goal.min < 10 ? ' by the median, not in every repeat' : ''}${!met && goal.max >= 10 ? ' (by the median; some repeats reached it)' : ''}.`, '');
+  } else {
+    out.push(`**The goal of issue 23** ("the npm package at concurrency ${c} ≥ 10× plainjob's best"): not measured in this run ` +
+      '(leasefence-node or plainjob missing from the best-settings table).', '');
+  }
+  out.push(`| system | setting | durability | jobs/s | ratio to npm@${c} | p50 / p99 | each job once | accepts the stale write |`);
+  out.push('|---|---|---|---:|---:|---:|---|---|');
+  const bestSystems = [...new Map(bests.map((r) => [r.case, r])).values()];
+  const order = systems.map((s) => s.case).filter((id) => bestSystems.some((b) => b.case === id));
+  for (const id of [...order, ...bestSystems.map((b) => b.case).filter((x) => !order.includes(x))]) {
+    const mine = bests.filter((b) => b.case === id);
+    const first = mine[0];
+    const sp = spread(mine.map((r) => r.rate));
+    const ratio = bestRatios(id);
+    const once = mine.every((r) => r.duplicates === 0 && r.missing === 0)
+      ? `yes (${mine.length} run${mine.length > 1 ? 's' : ''})`
+      : mine.filter((r) => r.duplicates || r.missing).map((r) => `repeat ${r.repeat + 1}: ${r.duplicates} twice, ${r.missing} never`).join('; ');
+    const v = id === 'bullmq-everysec' ? verdict('bullmq-always') : verdict(id);
+    out.push(`| ${first.label} | ${String(first.setting).replace(/\|/g, '/')} | ${first.durability} | ${f0(sp.median)} (${f0(sp.min)}–${f0(sp.max)}) | ` +
+      `${ratio ? fx(ratio) : '–'} | ${f2(median(mine.map((r) => r.p50_ms)))} / ${f2(median(mine.map((r) => r.p99_ms)))} ms | ${once} | ${v?.accepts ?? '–'} |`);
+  }
+  out.push('');
+  const bestNotes = [];
+  for (const l of env.best_left_out ?? []) bestNotes.push(`- **${l.label}** is left out: ${l.why}.`);
+  for (const f of records.filter((r) => r.section === 'peers_failed' && r.best !== undefined)) {
+    bestNotes.push(`- **${f.label}** failed in repeat ${f.repeat + 1}: ${f.error.replace(/\|/g, '/')}`);
+  }
+  const has = (id) => bests.some((b) => b.case === id);
+  if (has('pg-boss')) bestNotes.push('- **pg-boss**: one `work()` loop fetches a batch of up to `batchSize` jobs, hands the whole batch to ' +
+    'the handler (which holds every job at once), sends the completion without waiting for it, and then waits out ' +
+    'the rest of its polling interval (0.5 s at the least) before it fetches again: at most one batch per half second ' +
+    'per `work()` call.');
+  if (has('plainjob')) bestNotes.push('- **plainjob** has no concurrency option (its `defineWorker` runs one job at a time): the bench runs ' +
+    `${c} loops of its own calls in the one process, on one connection; better-sqlite3 is synchronous, so the claims and ` +
+    'completions take turns (each its own durable commit) while the holds overlap.');
+  if (has('graphile-worker')) bestNotes.push('- **graphile-worker**: `runOnce` with `concurrency`, a local queue of concurrency + 1 jobs (its docs\' ' +
+    'starting point) and `completeJobBatchDelay: 0` (the completions finished in the same tick share one query).');
+  out.push('Notes on this table:', '', ...bestNotes, '');
+}
 
 out.push('## The stale worker', '');
 out.push('Worker A takes a job and stalls past its lease (or lock, visibility timeout, expiry: each system\'s own ' +
