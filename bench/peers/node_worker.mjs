@@ -119,14 +119,19 @@ function stopwatch() {
   };
 }
 
-/** A Proxy of `target` whose methods stay bound to it (private fields) and `wrap` replaces some. */
+/**
+ * A stand-in for `target` whose methods stay bound to it (private fields) and `wrap` replaces
+ * some. The Proxy's own target is an empty object: the package's objects are frozen, and a Proxy
+ * must answer a frozen property with its own value.
+ */
 function intercept(target, wrap) {
-  return new Proxy(target, {
-    get(t, key) {
-      const value = Reflect.get(t, key, t);
-      if (key in wrap) return wrap[key](value, t);
-      return typeof value === 'function' ? value.bind(t) : value;
+  return new Proxy({}, {
+    get(_, key) {
+      const value = Reflect.get(target, key, target);
+      if (Object.hasOwn(wrap, key)) return wrap[key](value, target);
+      return typeof value === 'function' ? value.bind(target) : value;
     },
+    has: (_, key) => key in target,
   });
 }
 
