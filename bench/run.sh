@@ -12,6 +12,9 @@
 #   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; its own, as it is the
 #                          slowest section: 64 worker processes per system take a while to start)
 #   BENCH_PEERS_WORKERS=1,8,64  worker-process counts of the peers section (1,8 in the quick mode)
+#   BENCH_PEERS_BEST=64    jobs in flight in the peers section's second table (each system in one
+#                          process at its best settings, each job held 5 ms, the same job count);
+#                          on in the quick mode too; 0 leaves the table out
 #   BENCH_THROUGHPUT_JOBS=2000, BENCH_THROUGHPUT_NODE_JOBS=1000  jobs per drain of the throughput
 #                          section, native (SQLite and PostgreSQL) and npm
 #   BENCH_THROUGHPUT_NO_PG=1  the throughput section without its PostgreSQL drains
@@ -133,12 +136,14 @@ fi
 if wants peers; then
   step "8. peers: leasefence next to BullMQ, pg-boss, graphile-worker, plainjob, liteque, litequeue, huey, persist-queue"
   # The quick mode (BENCH_ONLY=peers alone) drains fewer jobs with fewer workers; the full run
-  # adds W=64.
+  # adds W=64. Both add the best-settings table (one process per system, 64 jobs in flight).
   peer_jobs=${BENCH_PEERS_JOBS:-300} peer_repeats=${BENCH_PEERS_REPEATS:-3} peer_workers=${BENCH_PEERS_WORKERS:-1,8,64}
   if [ "${BENCH_ONLY:-}" = peers ]; then
     peer_jobs=${BENCH_PEERS_JOBS:-50} peer_repeats=${BENCH_PEERS_REPEATS:-2} peer_workers=${BENCH_PEERS_WORKERS:-1,8}
   fi
-  BENCH_PEERS_ARGS="--dir $tmp/peers --repeats $peer_repeats --jobs $peer_jobs --workers $peer_workers" \
+  peer_best=${BENCH_PEERS_BEST:-64}
+  if [ "$peer_best" = 0 ]; then peer_best_args="--no-best"; else peer_best_args="--best $peer_best --hold-ms 5"; fi
+  BENCH_PEERS_ARGS="--dir $tmp/peers --repeats $peer_repeats --jobs $peer_jobs --workers $peer_workers $peer_best_args" \
     bash scripts/postgres.sh bash -c 'node bench/peers/bench.mjs $BENCH_PEERS_ARGS --pg-url "$LEASEFENCE_PG_URL"' >>"$results"
   # Where the SQLite-file systems' time goes (syncs and system calls per job, under strace).
   bash bench/peers/profile.sh 100 >>"$results"

@@ -3,11 +3,14 @@
 // (untimed), then W worker processes claim and complete one job at a time until the queue is
 // drained. Throughput is N over the time from the first worker's start to the last one's end;
 // latency is each job's claim-to-acknowledged-completion time in its worker. Systems and W are
-// interleaved, and the order rotates every repeat. Then the stale-worker story against each.
+// interleaved, and the order rotates every repeat. Then, in the same repeat, the best-settings
+// table: each system in ONE process at its best settings for throughput (its own concurrency
+// option at `--best` jobs in flight, each job held `--hold-ms` ms by its handler), the same N jobs
+// (section "peers_best"). Then the stale-worker story against each.
 // One JSON line per measurement on stdout, progress on stderr.
 //
 //   node bench/peers/bench.mjs --dir DIR --pg-url URL [--repeats 3] [--jobs 300] [--workers 1,8,64]
-//                              [--systems a,b] [--no-stale]
+//                              [--best 64 | --no-best] [--hold-ms 5] [--systems a,b] [--no-stale]
 // Run it through bench/run.sh (which installs the peers and starts PostgreSQL); Redis is started
 // and stopped here.
 import { spawn } from 'node:child_process';
@@ -36,6 +39,9 @@ const { values: opt } = parseArgs({
     workers: { type: 'string', default: '1,8,64' },
     systems: { type: 'string' },
     'no-stale': { type: 'boolean', default: false },
+    best: { type: 'string', default: '64' },
+    'no-best': { type: 'boolean', default: false },
+    'hold-ms': { type: 'string', default: '5' },
   },
 });
 if (!opt.dir || !opt['pg-url']) throw new Error('--dir and --pg-url are required');
@@ -43,7 +49,12 @@ const dir = path.resolve(opt.dir);
 mkdirSync(dir, { recursive: true });
 const repeats = Number(opt.repeats);
 const jobs = Number(opt.jobs);
-const workerCounts = opt.workers.split(',').map(Number);
+const workerCounts = opt.workers ? opt.workers.split(',').map(Number) : [];
+const bestConcurrency = opt['no-best'] ? null : Number(opt.best);
+const holdMs = Number(opt['hold-ms']);
+if (bestConcurrency !== null && !(Number.isInteger(bestConcurrency) && bestConcurrency >= 1)) {
+  throw new Error(`--best must be a whole number of jobs in flight (or --no-best), not ${opt.best}`);
+}
 const emit = (record) => process.stdout.write(JSON.stringify(record) + '\n');
 const say = (line) => process.stderr.write(`  ${line}\n`);
 
@@ -123,6 +134,9 @@ const fresh = (name) => {
 const node = (system) => (mode, target, extra) => ['node', [nodeWorker, system, mode, '--target', target, ...extra]];
 const py = (system) => (mode, target, extra) => [python, [pyWorker, system, mode, '--target', target, ...extra]];
 const rust = (mode, target, extra) => [rustWorker, [mode, '--db', target, ...extra]];
+// The best-settings table leaves out the peers with no way to run jobs concurrently in one
+// process (`noBest` says why; the report prints it).
+const NO_CONCURRENCY = 'no concurrency option: its queue object is used by one thread at a time';
 
 const SYSTEMS = [
   { id: 'leasefence-native', label: 'leasefence (Rust lib, SQLite file)', run: rust, store: 'SQLite file',
@@ -141,10 +155,12 @@ const SYSTEMS = [
     prepare: () => freshPgDatabase('peers_graphile') },
   { id: 'plainjob', label: 'plainjob (better-sqlite3)', run: node('plainjob'), store: 'SQLite file', prepare: () => fresh('plainjob.db') },
   { id: 'liteque', label: 'liteque (better-sqlite3)', run: node('liteque'), store: 'SQLite file', prepare: () => fresh('liteque.db') },
-  { id: 'litequeue', label: 'litequeue (Python sqlite3)', run: py('litequeue'), store: 'SQLite file', prepare: () => fresh('litequeue.db') },
+  { id: 'litequeue', label: 'litequeue (Python sqlite3)', run: py('litequeue'), store: 'SQLite file', prepare: () => fresh('litequeue.db'),
+    noBest: `${NO_CONCURRENCY} (LiteQueue holds one sqlite3 connection, made in the thread that opens it)` },
   { id: 'huey', label: 'huey (SqliteHuey)', run: py('huey'), store: 'SQLite file', prepare: () => fresh('huey.db') },
   { id: 'persist-queue', label: 'persist-queue (SQLiteAckQueue)', run: py('persist-queue'), store: 'SQLite file',
-    prepare: () => { const d = fresh('persist-queue'); mkdirSync(d, { recursive: true }); return d; } },
+    prepare: () => { const d = fresh('persist-queue'); mkdirSync(d, { recursive: true }); return d; },
+    noBest: `${NO_CONCURRENCY} (a queue, not a worker: get + ack from the caller's own loop; its \`multithreading=True\` only puts a lock around the connection, and in the W table it already delivers jobs twice)` },
 ].filter((s) => !opt.systems || opt.systems.split(',').includes(s.id));
 
 /** Runs a child to its end; rejects with its stderr when it fails. */
@@ -160,10 +176,10 @@ function runToEnd(cmd, args) {
 }
 
 /** W worker processes: all connect and say ready, then all get go at once. */
-async function drainWith(system, target, w) {
+async function drainWith(system, target, w, mode = 'work', extra = []) {
   const children = [];
   for (let i = 0; i < w; i++) {
-    const [cmd, args] = system.run('work', target, ['--owner', `w${i}`]);
+    const [cmd, args] = system.run(mode, target, ['--owner', `w${i}`, ...extra]);
     const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const lines = createInterface({ input: child.stdout });
     let err = '';
@@ -229,6 +245,37 @@ async function measureOnce(system, w, repeat) {
     `${done !== jobs ? `  COMPLETED ${done} of ${jobs}` : ''}${duplicates ? `  ${duplicates} delivered twice` : ''}`);
 }
 
+/** The best-settings table: one process at `--best` jobs in flight; a failure is recorded. */
+async function measureBest(system, repeat) {
+  try {
+    await measureBestOnce(system, repeat);
+  } catch (error) {
+    const message = String(error.message ?? error).split('\n').slice(0, 3).join(' ').slice(0, 400);
+    emit({ section: 'peers_failed', case: system.id, label: system.label, best: bestConcurrency, repeat, error: message });
+    say(`[best ${repeat + 1}/${repeats}] ${system.id.padEnd(18)} FAILED: ${message.slice(0, 200)}`);
+  }
+}
+
+async function measureBestOnce(system, repeat) {
+  const target = await system.prepare();
+  await runToEnd(...system.run('enqueue', target, ['--jobs', String(jobs)]));
+  const [result] = await drainWith(system, target, 1, 'best',
+    ['--jobs', String(jobs), '--concurrency', String(bestConcurrency), '--hold-ms', String(holdMs)]);
+  const seconds = (result.end_ms - result.start_ms) / 1e3;
+  const unique = new Set(result.ids).size;
+  const latencies = [...result.latencies_ms].sort((a, b) => a - b);
+  const record = {
+    section: 'peers_best', case: system.id, label: system.label, store: system.store, concurrency: bestConcurrency,
+    hold_ms: holdMs, repeat, jobs, completed: result.jobs, duplicates: result.ids.length - unique, missing: jobs - unique,
+    errors: result.errors, seconds, rate: jobs / seconds, p50_ms: quantile(latencies, 0.5), p99_ms: quantile(latencies, 0.99),
+    durability: result.durability, setting: result.setting,
+  };
+  emit(record);
+  say(`[best ${repeat + 1}/${repeats}] ${system.id.padEnd(18)} ${record.rate.toFixed(0).padStart(6)} jobs/s` +
+    `  p50 ${record.p50_ms.toFixed(2)} ms  p99 ${record.p99_ms.toFixed(2)} ms` +
+    `${record.missing ? `  ${record.missing} of ${jobs} never completed` : ''}${record.duplicates ? `  ${record.duplicates} completed twice` : ''}`);
+}
+
 async function stale(system) {
   try {
     await staleOnce(system);
@@ -254,12 +301,17 @@ async function main() {
   const [{ server_version: pgVersion }] = await pgQuery('SHOW server_version');
   const [{ synchronous_commit: syncCommit }] = await pgQuery('SHOW synchronous_commit');
   emit({ section: 'peers_env', redis: redisVersion, postgres: pgVersion, synchronous_commit: syncCommit, jobs, repeats,
-    workers: workerCounts, versions: requirePeer('./package.json').dependencies, python: (await runToEnd(python, ['--version'])).trim() });
+    workers: workerCounts, best: bestConcurrency, hold_ms: holdMs,
+    best_left_out: SYSTEMS.filter((s) => s.noBest).map((s) => ({ case: s.id, label: s.label, why: s.noBest })), versions: requirePeer('./package.json').dependencies, python: (await runToEnd(python, ['--version'])).trim() });
   try {
     for (let r = 0; r < repeats; r++) {
       for (const w of workerCounts) {
         // Rotate the order every repeat so no system always runs first (or after a busy one).
         for (let k = 0; k < SYSTEMS.length; k++) await measure(SYSTEMS[(k + r) % SYSTEMS.length], w, r);
+      }
+      if (bestConcurrency !== null) {
+        const best = SYSTEMS.filter((s) => !s.noBest);
+        for (let k = 0; k < best.length; k++) await measureBest(best[(k + r) % best.length], r);
       }
     }
     if (!opt['no-stale']) {

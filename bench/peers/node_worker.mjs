@@ -5,6 +5,12 @@
 //   node node_worker.mjs SYSTEM work --target T --owner NAME   connect, print `ready`, wait for a
 //       line on stdin, then claim + complete one job at a time until nothing is left; print one
 //       JSON line {jobs, errors, start_ms, end_ms, latencies_ms, ids, durability}
+//   node node_worker.mjs SYSTEM best --target T --jobs N --concurrency C --hold-ms H   one process at
+//       the system's best settings for throughput (its own concurrency option, C jobs in flight),
+//       each job held H ms by its handler; `ready`, go, then drain the N jobs; the same JSON line
+//       as `work`, plus `setting` (what was set). Latency: from the claim call that took the job
+//       to the acknowledgement of its completion, seen where the system's runner calls the store
+//       (a wrapper that only notes the time, see `stopwatch`)
 //   node node_worker.mjs SYSTEM stale --target T               the stale-worker story, both
 //       orders ("after": B completes before A's late completion; "during": A's late completion
 //       while B still holds the job), one JSON line per order
@@ -26,9 +32,14 @@ const importPeer = (entry) => import(pathToFileURL(path.join(peers, 'node_module
 const [system, mode, ...rest] = process.argv.slice(2);
 const { values: opt } = parseArgs({
   args: rest,
-  options: { target: { type: 'string' }, jobs: { type: 'string', default: '0' }, owner: { type: 'string', default: 'w' } },
+  options: {
+    target: { type: 'string' }, jobs: { type: 'string', default: '0' }, owner: { type: 'string', default: 'w' },
+    concurrency: { type: 'string', default: '64' }, 'hold-ms': { type: 'string', default: '5' },
+  },
 });
 const jobs = Number(opt.jobs);
+const concurrency = Number(opt.concurrency);
+const holdMs = Number(opt['hold-ms']);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const wallMs = () => performance.timeOrigin + performance.now();
 const nowS = () => Date.now() / 1000;
@@ -79,6 +90,53 @@ async function drain(next, done, idOf) {
   }
   return { jobs: latencies.length, errors, start_ms: start, end_ms: wallMs(), latencies_ms: latencies, ids };
 }
+
+/**
+ * For `best`: per job, when its claim was asked for and when its completion was acknowledged
+ * (wall-clock ms). A completion of a job never seen claimed, or seen twice, is kept in `ids` (the
+ * orchestrator counts duplicates and missing ids from them) and fails loudly if unclaimed.
+ */
+function stopwatch() {
+  const asked = new Map();
+  const latencies = [];
+  const ids = [];
+  return {
+    ask(id, at) {
+      asked.set(String(id), at);
+    },
+    done(id, at = wallMs()) {
+      const from = asked.get(String(id));
+      if (from === undefined) throw new Error(`job ${id} completed without a claim seen`);
+      latencies.push(at - from);
+      ids.push(String(id));
+    },
+    get count() {
+      return ids.length;
+    },
+    result(start, end, extra) {
+      return { jobs: ids.length, errors: 0, start_ms: start, end_ms: end, latencies_ms: latencies, ids, ...extra };
+    },
+  };
+}
+
+/**
+ * A stand-in for `target` whose methods stay bound to it (private fields) and `wrap` replaces
+ * some. The Proxy's own target is an empty object: the package's objects are frozen, and a Proxy
+ * must answer a frozen property with its own value.
+ */
+function intercept(target, wrap) {
+  return new Proxy({}, {
+    get(_, key) {
+      const value = Reflect.get(target, key, target);
+      if (Object.hasOwn(wrap, key)) return wrap[key](value, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+    has: (_, key) => key in target,
+  });
+}
+
+/** The handler's work in `best`: hold the job `holdMs` ms (a stand-in for I/O). */
+const hold = () => sleep(holdMs);
 
 const isBusy = (error) => /SQLITE_BUSY|database is locked|busy/i.test(`${error?.code} ${error?.message}`);
 
@@ -148,6 +206,37 @@ const leasefence = {
     store.close();
     return { ...result, open_retries: openRetries, durability: 'journal_mode=DELETE, synchronous=EXTRA (set by the package)' };
   },
+  async best() {
+    const { LeaseStore, JobWorker } = await this.load();
+    const store = await LeaseStore.open(opt.target);
+    const watch = stopwatch();
+    // The worker's store calls at concurrency > 1 all go through store.grouped: note the time of
+    // each claimNextMany (per job it hands out) and of each granted withReason.complete.
+    const withReason = intercept(store.grouped.withReason, {
+      complete: (complete, t) => async (...args) => {
+        const answer = await complete.apply(t, args);
+        if (answer.value) watch.done(args[0]);
+        return answer;
+      },
+    });
+    const grouped = intercept(store.grouped, {
+      withReason: () => withReason,
+      claimNextMany: (claim, t) => async (...args) => {
+        const at = wallMs();
+        const claims = await claim.apply(t, args);
+        for (const c of claims) watch.ask(c.job, at);
+        return claims;
+      },
+    });
+    const worker = new JobWorker(intercept(store, { grouped: () => grouped }), { owner: opt.owner, ttl: 30, idle: 0.01, concurrency });
+    await waitForGo();
+    const start = wallMs();
+    const stats = await worker.run(() => hold().then(() => 'ok'), { untilEmpty: true });
+    const end = wallMs();
+    store.close();
+    return watch.result(start, end, { stats, durability: 'journal_mode=DELETE, synchronous=EXTRA (set by the package)',
+      setting: `new JobWorker(store, {concurrency: ${concurrency}})` });
+  },
   async stale() {
     const { LeaseStore } = await this.load();
     await story({
@@ -203,6 +292,41 @@ const bullmq = {
     redis.disconnect();
     await worker.close();
     return { ...result, durability: `appendonly ${aof}, appendfsync ${fsync}` };
+  },
+  async best() {
+    const { Worker } = requirePeer('bullmq');
+    const IORedis = requirePeer('ioredis');
+    const watch = stopwatch();
+    // Its own worker: `concurrency` processor calls at once. A job's claim is its move to active,
+    // stamped `processedOn` (the time the worker asked for it); 'completed' is emitted once
+    // moveToCompleted has returned.
+    const worker = new Worker(QUEUE, async (job) => {
+      watch.ask(job.id, job.processedOn ?? wallMs());
+      await hold();
+      return 'ok';
+    }, { connection: this.connection(), concurrency, autorun: false });
+    let errors = 0;
+    let drained;
+    const allDone = new Promise((resolve) => { drained = resolve; });
+    worker.on('completed', (job) => {
+      watch.done(job.id);
+      if (watch.count === jobs) drained();
+    });
+    worker.on('failed', () => { errors++; });
+    await worker.waitUntilReady();
+    await waitForGo();
+    const start = wallMs();
+    const running = worker.run();
+    await allDone;
+    const end = wallMs();
+    await worker.close();
+    await running;
+    const redis = new IORedis(this.connection());
+    const [, fsync] = await redis.config('GET', 'appendfsync');
+    const [, aof] = await redis.config('GET', 'appendonly');
+    redis.disconnect();
+    return { ...watch.result(start, end), errors, durability: `appendonly ${aof}, appendfsync ${fsync}`,
+      setting: `new Worker(queue, processor, {concurrency: ${concurrency}})` };
   },
   async stale() {
     const { Queue, Worker, Job } = requirePeer('bullmq');
@@ -278,6 +402,43 @@ const pgBoss = {
     await boss.stop({ graceful: false, wait: true });
     return { ...result, durability: 'PostgreSQL synchronous_commit=on' };
   },
+  async best() {
+    const pg = requirePeer('pg');
+    const pool = new pg.Pool({ connectionString: opt.target, max: 4 });
+    const watch = stopwatch();
+    let errors = 0;
+    let drained;
+    const allDone = new Promise((resolve) => { drained = resolve; });
+    // Its own `db` option (a pool of ours behind executeSql): the fetch (state -> active) notes
+    // when each job was asked for, the completion (state -> completed) when it was acknowledged.
+    const db = {
+      async executeSql(text, values) {
+        const at = wallMs();
+        const result = await pool.query(text, values);
+        if (/FOR UPDATE SKIP LOCKED/.test(text) && /started_on = now\(\)/.test(text)) {
+          for (const row of result.rows) watch.ask(row.id, at);
+        } else if (/completed_on = now\(\)/.test(text) && Array.isArray(values?.[1])) {
+          if (Number(result.rows[0]?.count) !== values[1].length) errors++;
+          for (const id of values[1]) watch.done(id);
+          if (watch.count >= jobs) drained();
+        }
+        return result;
+      },
+    };
+    const boss = await this.boss({ db, migrate: false });
+    await waitForGo();
+    const start = wallMs();
+    // One work() loop fetching `concurrency` jobs at a time; the handler gets the batch and holds
+    // every job at once. Its loop waits out the polling interval (0.5 s at the least) after each
+    // batch; the completion is sent without waiting for it.
+    await boss.work(QUEUE, { batchSize: concurrency, pollingIntervalSeconds: 0.5 }, (batch) => Promise.all(batch.map(() => hold())));
+    await allDone;
+    const end = wallMs();
+    await boss.stop({ graceful: false, wait: true });
+    await pool.end();
+    return { ...watch.result(start, end), errors, durability: 'PostgreSQL synchronous_commit=on',
+      setting: `work(queue, {batchSize: ${concurrency}, pollingIntervalSeconds: 0.5}, handler)` };
+  },
   async stale() {
     // Its lease is the job's expiration: expireInSeconds (at least 1), enforced by its own
     // maintenance (supervise, every second), which fails the job into retry.
@@ -348,6 +509,46 @@ const graphile = {
     await pgPool.end();
     return { jobs: ids.length, errors: 0, start_ms: start, end_ms: wallMs(), latencies_ms: latencies, ids,
       durability: 'PostgreSQL synchronous_commit=on' };
+  },
+  async best() {
+    const { runOnce, Logger } = requirePeer('graphile-worker');
+    const pg = requirePeer('pg');
+    const watch = stopwatch();
+    const pgPool = new pg.Pool({ connectionString: opt.target, max: 10 });
+    // Its completions are batched and sent without the task waiting (completeJobBatchDelay), so
+    // the time is noted where they reach the server: on every client of the pool we hand it, the
+    // job fetch (rows locked for this pool) and the completion (delete of the job rows).
+    pgPool.on('connect', (client) => {
+      const query = client.query;
+      client.query = function timedQuery(config, ...rest) {
+        const answer = query.call(this, config, ...rest);
+        if (!config || typeof config !== 'object' || typeof answer?.then !== 'function') return answer;
+        const at = wallMs();
+        return answer.then((result) => {
+          if (/delete from \S*_private_jobs/i.test(config.text)) {
+            const ids = Array.isArray(config.values[0]) ? config.values[0] : [config.values[0]];
+            for (const id of ids) watch.done(id);
+          } else if (result.rows?.length && 'task_id' in result.rows[0] && 'locked_at' in result.rows[0]) {
+            for (const row of result.rows) watch.ask(row.id, at);
+          }
+          return result;
+        });
+      };
+    });
+    await pgPool.query('select 1');
+    const quiet = new Logger(() => () => {});
+    const localQueue = concurrency + 1; // its docs' starting point: concurrent jobs + 1
+    await waitForGo();
+    const start = wallMs();
+    await runOnce({
+      pgPool, concurrency, logger: quiet, noHandleSignals: true,
+      preset: { worker: { localQueue: { size: localQueue }, completeJobBatchDelay: 0 } },
+      taskList: { job: () => hold() },
+    });
+    const end = wallMs();
+    await pgPool.end();
+    return watch.result(start, end, { durability: 'PostgreSQL synchronous_commit=on',
+      setting: `runOnce({concurrency: ${concurrency}, localQueue: {size: ${localQueue}}, completeJobBatchDelay: 0})` });
   },
   async stale() {
     const { run, makeWorkerUtils, Logger } = requirePeer('graphile-worker');
@@ -442,6 +643,31 @@ const plainjob = {
     queue.close();
     return { ...result, durability: `journal_mode=WAL, synchronous=${sync} (FULL set by the bench; plainjob sets NORMAL)` };
   },
+  async best() {
+    // No concurrency option (defineWorker runs one job at a time): `concurrency` loops of its
+    // own calls in this process, on one connection (better-sqlite3 is synchronous: the claims and
+    // completions take turns, the holds overlap).
+    const { queue, db } = await this.queue();
+    const watch = stopwatch();
+    await waitForGo();
+    const start = wallMs();
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const at = wallMs();
+        const job = queue.getAndMarkJobAsProcessing('job');
+        if (!job) break;
+        watch.ask(job.id, at);
+        await hold();
+        queue.markJobAsDone(job.id);
+        watch.done(job.id);
+      }
+    }));
+    const end = wallMs();
+    const sync = db.pragma('synchronous', { simple: true });
+    queue.close();
+    return watch.result(start, end, { durability: `journal_mode=WAL, synchronous=${sync} (FULL set by the bench; plainjob sets NORMAL)`,
+      setting: `${concurrency} loops of getAndMarkJobAsProcessing + markJobAsDone in one process (it has no concurrency option)` });
+  },
   async stale() {
     await story({
       async setup(order) {
@@ -497,6 +723,34 @@ const liteque = {
     raw.close();
     return { ...result, durability: `journal_mode=WAL, synchronous=${sync} (FULL set by the bench; liteque sets NORMAL)` };
   },
+  async best() {
+    const { Runner } = await importPeer('liteque/dist/index.js');
+    const { queue, raw } = await this.queue();
+    const watch = stopwatch();
+    // Its Runner with its own `concurrency`; its claim (attemptDequeue) and completion (finalize)
+    // are noted on the queue it runs.
+    const attemptDequeue = queue.attemptDequeue.bind(queue);
+    const finalize = queue.finalize.bind(queue);
+    queue.attemptDequeue = async (options) => {
+      const at = wallMs();
+      const job = await attemptDequeue(options);
+      if (job) watch.ask(job.id, at);
+      return job;
+    };
+    queue.finalize = async (id, ...rest) => {
+      await finalize(id, ...rest);
+      if (rest[1] === 'completed') watch.done(id);
+    };
+    const runner = new Runner(queue, { run: () => hold() }, { pollIntervalMs: 10, timeoutSecs: 30, concurrency });
+    await waitForGo();
+    const start = wallMs();
+    await runner.runUntilEmpty();
+    const end = wallMs();
+    const sync = raw.pragma('synchronous', { simple: true });
+    raw.close();
+    return watch.result(start, end, { durability: `journal_mode=WAL, synchronous=${sync} (FULL set by the bench; liteque sets NORMAL)`,
+      setting: `new Runner(queue, funcs, {concurrency: ${concurrency}, pollIntervalMs: 10}).runUntilEmpty()` });
+  },
   async stale() {
     await story({
       async setup() {
@@ -528,11 +782,11 @@ const systems = { leasefence, bullmq, 'pg-boss': pgBoss, 'graphile-worker': grap
 
 async function main() {
   const impl = systems[system];
-  if (!impl || !['enqueue', 'work', 'stale'].includes(mode)) {
-    throw new Error(`usage: node_worker.mjs {${Object.keys(systems).join('|')}} {enqueue|work|stale} --target T`);
+  if (!impl || !['enqueue', 'work', 'best', 'stale'].includes(mode)) {
+    throw new Error(`usage: node_worker.mjs {${Object.keys(systems).join('|')}} {enqueue|work|best|stale} --target T`);
   }
   const result = await impl[mode]();
-  if (mode === 'work') emit(result);
+  if (mode === 'work' || mode === 'best') emit(result);
 }
 
 main().then(() => process.exit(0), (error) => {

@@ -6,6 +6,12 @@ bench/peers/bench.mjs runs it with the venv that bench/peers/setup.sh makes, in 
     py_worker.py SYSTEM enqueue --target FILE --jobs N    add N jobs (untimed set-up)
     py_worker.py SYSTEM work --target FILE --owner NAME   print "ready", wait for a line on stdin,
         claim + complete one job at a time until nothing is left, print one JSON line
+    py_worker.py huey best --target FILE --jobs N --concurrency C --hold-ms H   one process at
+        huey's best settings for throughput: its consumer with C worker threads (huey_consumer
+        -w C -k thread), each task holding its job H ms; "ready", go, drain the N tasks; the same
+        JSON line as work plus "setting". Latency: from the dequeue call that took the task to
+        its SIGNAL_COMPLETE (sent once the result is stored). litequeue and persist-queue have
+        no concurrency option and no best mode.
     py_worker.py SYSTEM stale --target FILE               the stale-worker story, orders "after"
         and "during", one JSON line per order
 
@@ -17,6 +23,7 @@ import argparse
 import json
 import sqlite3
 import sys
+import threading
 import time
 
 
@@ -148,16 +155,71 @@ def litequeue_main(mode, target, jobs):
 
 
 # --- huey: SqliteHuey(fsync=True) = WAL, synchronous=FULL -----------------------------------------
-def huey_open(target):
+def huey_open(target, hold_s=0.0):
     from huey import SqliteHuey
 
     huey = SqliteHuey("peers", filename=target, fsync=True, timeout=10, results=True)
 
     @huey.task()
     def job(k):
+        if hold_s:
+            time.sleep(hold_s)  # best mode: the handler holds its job (a stand-in for I/O)
         return "ok"
 
     return huey, job
+
+
+def huey_best(target, jobs, concurrency, hold_ms):
+    """Its own consumer, in this process, with `concurrency` worker threads."""
+    from huey import signals
+
+    huey, _ = huey_open(target, hold_ms / 1e3)
+    lock = threading.Lock()
+    asked, latencies, ids, errors = {}, [], [], []
+    drained = threading.Event()
+    dequeue = huey.dequeue
+
+    def timed_dequeue():  # the consumer's worker threads call huey.dequeue(): note when
+        at = wall_ms()
+        task = dequeue()
+        if task is not None:
+            with lock:
+                asked[task.id] = at
+        return task
+
+    huey.dequeue = timed_dequeue
+
+    @huey.signal(signals.SIGNAL_COMPLETE)
+    def completed(signal, task, *args):
+        at = wall_ms()
+        with lock:
+            latencies.append(at - asked[task.id])
+            ids.append(task.id)
+            if len(ids) >= jobs:
+                drained.set()
+
+    @huey.signal(signals.SIGNAL_ERROR, signals.SIGNAL_INTERRUPTED, signals.SIGNAL_CANCELED)
+    def failed(signal, task, *args):
+        with lock:
+            errors.append(signal)
+            drained.set()
+
+    consumer = huey.create_consumer(workers=concurrency, worker_type="thread", periodic=False,
+                                    initial_delay=0.001, max_delay=0.01, check_worker_health=False)
+    emit("ready")
+    sys.stdin.readline()
+    start = wall_ms()
+    consumer.start()
+    if not drained.wait(timeout=600):
+        raise RuntimeError(f"huey best: {len(ids)} of {jobs} tasks completed in 10 minutes")
+    end = wall_ms()
+    consumer.stop(graceful=True)
+    if errors:
+        raise RuntimeError(f"huey best: tasks ended with {errors[:3]}")
+    sync = huey.storage.conn.execute("PRAGMA synchronous").fetchone()[0]
+    emit({"jobs": len(ids), "errors": 0, "start_ms": start, "end_ms": end, "latencies_ms": latencies, "ids": ids,
+          "durability": f"journal_mode=WAL, synchronous={sync} (SqliteHuey fsync=True)",
+          "setting": f"its consumer: workers={concurrency}, worker_type='thread' (huey_consumer -w {concurrency} -k thread)"})
 
 
 def huey_main(mode, target, jobs):
@@ -249,12 +311,19 @@ SYSTEMS = {"litequeue": litequeue_main, "huey": huey_main, "persist-queue": pers
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("system", choices=SYSTEMS)
-    parser.add_argument("mode", choices=["enqueue", "work", "stale"])
+    parser.add_argument("mode", choices=["enqueue", "work", "best", "stale"])
     parser.add_argument("--target", required=True)
     parser.add_argument("--jobs", type=int, default=0)
     parser.add_argument("--owner", default="w")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--hold-ms", type=int, default=5)
     args = parser.parse_args()
-    SYSTEMS[args.system](args.mode, args.target, args.jobs)
+    if args.mode == "best":
+        if args.system != "huey":
+            parser.error(f"{args.system} has no concurrency option: no best mode (see bench/peers/bench.mjs)")
+        huey_best(args.target, args.jobs, args.concurrency, args.hold_ms)
+    else:
+        SYSTEMS[args.system](args.mode, args.target, args.jobs)
 
 
 if __name__ == "__main__":

@@ -73,3 +73,43 @@ test('ratios are per repeat against leasefence, and anomalies are reported', () 
   assert.match(md, /completed another number of jobs than it enqueued .*W=1: 109 of 100/);
   assert.match(svg, /^<svg/);
 });
+
+const best = (id, label, repeat, rate, extra = {}) => ({
+  section: 'peers_best', case: id, label, store: 'x', concurrency: 64, hold_ms: 5, repeat, jobs: 100, completed: 100,
+  duplicates: 0, missing: 0, errors: 0, seconds: 100 / rate, rate, p50_ms: 6, p99_ms: 9,
+  durability: 'journal_mode=WAL, synchronous=2', setting: `${id} at 64`, ...extra,
+});
+const bestEnv = { ...env, best: 64, hold_ms: 5,
+  best_left_out: [{ case: 'litequeue', label: 'litequeue (Python sqlite3)', why: 'no concurrency option: one thread' }] };
+
+test('the best-settings table: ratios per repeat to the npm package, the goal against plainjob, each job once', () => {
+  const npm = 'leasefence (npm package, SQLite file)';
+  const { md } = report([
+    bestEnv,
+    ...records.slice(1),
+    best('leasefence-node', npm, 0, 1000),
+    best('leasefence-node', npm, 1, 2000),
+    best('plainjob', 'plainjob (better-sqlite3)', 0, 50), // 1000 / 50 = 20
+    best('plainjob', 'plainjob (better-sqlite3)', 1, 400), // 2000 / 400 = 5
+    best('liteque', 'liteque (better-sqlite3)', 0, 500, { completed: 97, missing: 3 }),
+  ]);
+  const table = '## One process at its best settings';
+  // plainjob / npm: 0.05 and 0.2, median 0.125
+  assert.match(row(md, 'plainjob (better-sqlite3)', table), /\| plainjob at 64 \| .* \| 0\.13× \(0\.05–0\.20\) \| 6\.00 \/ 9\.00 ms \| yes \(2 runs\) \| – \|/);
+  assert.match(row(md, npm, table), /\| 1\.00× \(1\.00–1\.00\) \|/);
+  assert.match(row(md, 'liteque (better-sqlite3)', table), /repeat 1: 0 twice, 3 never \| no \(ignored, A is not told\) \|/);
+  // npm / plainjob per repeat: 20 and 5, median 12.5: met by the median only
+  assert.match(md, /npm@64 \/ plainjob per repeat 12\.50× \(5\.00–20\.00\) over 2 repeat\(s\): \*\*met\*\* by the median, not in every repeat/);
+  assert.match(md, /\*\*litequeue \(Python sqlite3\)\*\* is left out: no concurrency option: one thread\./);
+});
+
+test('the best-settings goal is not met below 10x, and the table is absent without the option', () => {
+  const npm = 'leasefence (npm package, SQLite file)';
+  const { md } = report([bestEnv, ...records.slice(1), best('leasefence-node', npm, 0, 900), best('plainjob', 'plainjob (better-sqlite3)', 0, 100)]);
+  assert.match(md, /npm@64 \/ plainjob per repeat 9\.00× \(9\.00–9\.00\) over 1 repeat\(s\): \*\*not met\*\*\./);
+  // One repeat at 20x does not make it: the median (8x) decides.
+  const split = report([bestEnv, ...records.slice(1),
+    ...[[800, 100], [500, 100], [2000, 100]].flatMap(([n, p], r) => [best('leasefence-node', npm, r, n), best('plainjob', 'plainjob (better-sqlite3)', r, p)])]).md;
+  assert.match(split, /per repeat 8\.00× \(5\.00–20\.00\) over 3 repeat\(s\): \*\*not met\*\* \(by the median; some repeats reached it\)/);
+  assert.doesNotMatch(report(records).md, /One process at its best settings/);
+});

@@ -6,12 +6,23 @@
 //!   leasefence-peer-worker work --db TARGET --owner NAME     prints `ready`, waits for a line on
 //!       stdin, then claim_next + complete until nothing is claimable; prints one JSON line
 //!       {"jobs", "errors", "start_ms", "end_ms", "latencies_ms", "ids", "durability"} (wall-clock ms)
+//!   leasefence-peer-worker best --db TARGET --owner NAME --concurrency C --hold-ms H
+//!       one `Worker` with `WorkerOptions::concurrency(C)` and `run_concurrent`, each handler
+//!       holding its job H ms; prints `ready`, waits for a line on stdin, drains until nothing is
+//!       claimable, prints the same JSON line as `work` (latency: from the `claim_next_many` call
+//!       that claimed the job to the return of the `complete_many` that committed it)
 //!   leasefence-peer-worker stale --db TARGET                 the stale-worker story, both orders,
 //!       on the real clock with a 0.5 s lease; prints one JSON line per order
+use std::collections::HashMap;
 use std::io::BufRead;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use leasefence::{Lease, Leases, Outcome};
+use leasefence::worker::{Worker, WorkerOptions};
+use leasefence::{
+    ClaimedJob, Fence, FencedHandle, Finish, Inspection, JobCounts, JobState, Lease,
+    LeaseCompletion, Leases, NewJob, OpenOptions, Outcome, Statement,
+};
 
 const TTL: f64 = 30.0;
 
@@ -43,8 +54,17 @@ fn main() {
             }
         }
         Some("work") => work(store.as_ref(), &arg(&args, "--owner"), durability(&db)),
+        Some("best") => {
+            let concurrency: usize = arg(&args, "--concurrency")
+                .parse()
+                .expect("--concurrency is a number");
+            let hold_ms: u64 = arg(&args, "--hold-ms")
+                .parse()
+                .expect("--hold-ms is a number");
+            best(store, &db, &arg(&args, "--owner"), concurrency, hold_ms);
+        }
         Some("stale") => stale(store.as_ref()),
-        _ => panic!("leasefence-peer-worker: enqueue, work or stale"),
+        _ => panic!("leasefence-peer-worker: enqueue, work, best or stale"),
     }
 }
 
@@ -89,6 +109,242 @@ fn work(store: &dyn Leases, owner: &str, durability: &str) {
         serde_json::json!({"jobs": latencies.len(), "errors": errors, "start_ms": start_ms,
             "end_ms": end_ms, "latencies_ms": latencies, "ids": ids,
             "durability": durability})
+    );
+}
+
+/// When each job was asked for and when its completion committed, as the `Timed` store saw them.
+#[derive(Debug, Default)]
+struct Timing {
+    /// Job id -> wall ms when the `claim_next_many` that claimed it was called.
+    asked: HashMap<String, f64>,
+    latencies: Vec<f64>,
+    ids: Vec<String>,
+    refused: u64,
+    /// Completions of jobs whose claim the wrapper did not see.
+    unseen: u64,
+}
+
+/// The worker's store with a stopwatch: every call goes to `inner`; `claim_next_many` and
+/// `complete_many` also note the time per job (a map insert: nothing the store waits on).
+#[derive(Debug)]
+struct Timed {
+    inner: Box<dyn Leases>,
+    timing: Arc<Mutex<Timing>>,
+}
+
+impl Leases for Timed {
+    fn init(&self) -> leasefence::Result<()> {
+        self.inner.init()
+    }
+    fn enqueue_with(
+        &self,
+        job: &str,
+        run_at: Option<f64>,
+        payload: Option<&str>,
+    ) -> leasefence::Result<bool> {
+        self.inner.enqueue_with(job, run_at, payload)
+    }
+    fn state(&self, job: &str) -> leasefence::Result<Option<JobState>> {
+        self.inner.state(job)
+    }
+    fn jobs(&self) -> leasefence::Result<Vec<JobState>> {
+        self.inner.jobs()
+    }
+    fn claim(
+        &self,
+        job: &str,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> leasefence::Result<Outcome<Fence>> {
+        self.inner.claim(job, owner, now, ttl)
+    }
+    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> leasefence::Result<Outcome<()>> {
+        self.inner.renew(lease, now, ttl)
+    }
+    fn complete(
+        &self,
+        lease: &Lease,
+        now: f64,
+        result: Option<&str>,
+    ) -> leasefence::Result<Outcome<()>> {
+        // The worker completes a job that finished alone with `complete`, several with `complete_many`.
+        let outcome = self.inner.complete(lease, now, result)?;
+        self.note_done(&[(&lease.job, outcome.is_granted())]);
+        Ok(outcome)
+    }
+    fn release(&self, lease: &Lease) -> leasefence::Result<Outcome<()>> {
+        self.inner.release(lease)
+    }
+    fn claim_next(
+        &self,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> leasefence::Result<Option<ClaimedJob>> {
+        self.inner.claim_next(owner, now, ttl)
+    }
+    fn fail(
+        &self,
+        lease: &Lease,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<&str>,
+    ) -> leasefence::Result<Outcome<()>> {
+        self.inner.fail(lease, now, retry_at, error)
+    }
+    fn revive(&self, job: &str, now: f64) -> leasefence::Result<Outcome<()>> {
+        self.inner.revive(job, now)
+    }
+    fn inspect(&self, job: &str) -> leasefence::Result<Option<Inspection>> {
+        self.inner.inspect(job)
+    }
+    fn stats(&self, now: f64) -> leasefence::Result<JobCounts> {
+        self.inner.stats(now)
+    }
+    fn enqueue_many(&self, jobs: &[NewJob]) -> leasefence::Result<Vec<bool>> {
+        self.inner.enqueue_many(jobs)
+    }
+    fn claim_next_many(
+        &self,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
+    ) -> leasefence::Result<Vec<ClaimedJob>> {
+        let asked = wall_ms();
+        let claimed = self.inner.claim_next_many(owner, n, now, ttl)?;
+        let mut timing = self.timing.lock().expect("timing lock");
+        for job in &claimed {
+            timing.asked.insert(job.job.clone(), asked);
+        }
+        Ok(claimed)
+    }
+    fn renew_many(
+        &self,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> leasefence::Result<Vec<Outcome<()>>> {
+        self.inner.renew_many(leases, now, ttl)
+    }
+    fn complete_many(
+        &self,
+        completions: &[LeaseCompletion],
+        now: f64,
+    ) -> leasefence::Result<Vec<Outcome<()>>> {
+        let outcomes = self.inner.complete_many(completions, now)?;
+        let done: Vec<_> = completions
+            .iter()
+            .zip(&outcomes)
+            .map(|(c, o)| (&c.lease.job, o.is_granted()))
+            .collect();
+        self.note_done(&done);
+        Ok(outcomes)
+    }
+    fn claim_many(
+        &self,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
+    ) -> leasefence::Result<Vec<Outcome<Fence>>> {
+        self.inner.claim_many(job, owners, now, ttl)
+    }
+    fn fenced(
+        &self,
+        lease: &Lease,
+        now: f64,
+        statements: &[Statement],
+        finish: Finish,
+    ) -> leasefence::Result<Outcome<()>> {
+        self.inner.fenced(lease, now, statements, finish)
+    }
+    fn fenced_with(
+        &self,
+        lease: &Lease,
+        now: f64,
+        finish: Finish,
+        work: &mut dyn FnMut(&mut dyn FencedHandle) -> leasefence::Result<()>,
+    ) -> leasefence::Result<Outcome<()>> {
+        self.inner.fenced_with(lease, now, finish, work)
+    }
+}
+
+impl Timed {
+    /// Notes the completions just acknowledged: (job, granted) each.
+    fn note_done(&self, done: &[(&String, bool)]) {
+        let at = wall_ms();
+        let mut timing = self.timing.lock().expect("timing lock");
+        for &(job, granted) in done {
+            if !granted {
+                timing.refused += 1;
+                continue;
+            }
+            let Some(asked) = timing.asked.get(job).copied() else {
+                timing.unseen += 1; // reported at the end: the bench's timing missed a claim path
+                continue;
+            };
+            timing.latencies.push(at - asked);
+            timing.ids.push(job.clone());
+        }
+    }
+}
+
+fn wall_ms() -> f64 {
+    now() * 1e3
+}
+
+/// One process at its best settings for throughput: a `Worker` running `concurrency` handlers at
+/// once (`run_concurrent`: one `claim_next_many` fills the free slots, the completions that finish
+/// together share one `complete_many`), each handler holding its job `hold_ms` ms.
+fn best(store: Box<dyn Leases>, db: &str, owner: &str, concurrency: usize, hold_ms: u64) {
+    let timing = Arc::new(Mutex::new(Timing::default()));
+    let timed = Box::new(Timed {
+        inner: store,
+        timing: Arc::clone(&timing),
+    });
+    let target = db.to_string();
+    // The heartbeat's own connection, as `Worker::open` makes it (its busy timeout within the lease).
+    let heartbeat = Box::new(move || {
+        leasefence::open_with(
+            &target,
+            &OpenOptions::new().busy_timeout(Duration::from_secs(5)),
+        )
+    });
+    let options = WorkerOptions::new(owner)
+        .ttl(TTL)
+        .idle_poll(Duration::from_millis(10))
+        .concurrency(concurrency)
+        .until_empty(true);
+    let mut worker = Worker::new(timed, heartbeat, options).expect("worker options");
+    let hold = Duration::from_millis(hold_ms);
+    println!("ready");
+    let mut go = String::new();
+    std::io::stdin().lock().read_line(&mut go).expect("stdin");
+    let start_ms = wall_ms();
+    let counts = worker
+        .run_concurrent(|_job| {
+            std::thread::sleep(hold);
+            Ok(Some("ok".into()))
+        })
+        .unwrap_or_else(|e| panic!("run_concurrent: {e}"));
+    let end_ms = wall_ms();
+    drop(worker);
+    let timing = timing.lock().expect("timing lock");
+    if timing.refused > 0 || timing.unseen > 0 {
+        panic!(
+            "{} completions refused, {} of jobs claimed unseen",
+            timing.refused, timing.unseen
+        );
+    }
+    println!(
+        "{}",
+        serde_json::json!({"jobs": timing.latencies.len(), "errors": 0, "start_ms": start_ms,
+            "end_ms": end_ms, "latencies_ms": timing.latencies, "ids": timing.ids,
+            "claimed": counts.claimed, "completed": counts.completed,
+            "durability": durability(db),
+            "setting": format!("Worker::run_concurrent, WorkerOptions::concurrency({concurrency})")})
     );
 }
 
