@@ -15,6 +15,8 @@
 #   BENCH_PEERS_BEST=64    jobs in flight in the peers section's second table (each system in one
 #                          process at its best settings, each job held 5 ms, the same job count);
 #                          on in the quick mode too; 0 leaves the table out
+#   BENCH_PROCESSES_JOBS=600, BENCH_PROCESSES_WORKERS=1,8,64,256  jobs per drain and worker-process
+#                          counts of the processes section (native and npm)
 #   BENCH_THROUGHPUT_JOBS=2000, BENCH_THROUGHPUT_NODE_JOBS=1000  jobs per drain of the throughput
 #                          section, native (SQLite and PostgreSQL) and npm
 #   BENCH_THROUGHPUT_NO_PG=1  the throughput section without its PostgreSQL drains
@@ -48,7 +50,7 @@ fi
 cargo build -q --release -p leasefence-bench
 if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
   if wants browser || wants size; then bash scripts/build-web.sh >&2; fi
-  if wants node || wants size || wants peers || wants throughput; then bash scripts/package.sh >/dev/null; fi
+  if wants node || wants size || wants peers || wants throughput || wants processes; then bash scripts/package.sh >/dev/null; fi
 fi
 # The peer queues (Redis, npm and PyPI packages at pinned versions) and the native peers worker.
 if wants peers; then bash bench/peers/setup.sh; fi
@@ -75,14 +77,17 @@ if wants contention; then
     --cases store,floor,store-short-sleeps >>"$results"
 fi
 if wants processes; then
-  step "2b. processes: W processes drain one WAL file: write gate, SQLite's blocking WAL locks, busy-handler sleeps"
+  step "2b. processes: W processes drain one file: native (write gate, SQLite's blocking WAL locks, busy-handler sleeps) and the npm package"
   # Blocking locks need SQLite built with SQLITE_ENABLE_SETLK_TIMEOUT, which the shipped builds
   # leave out (docs/decisions/blocking-locks.md): this section's binary is built with it, apart.
   LIBSQLITE3_FLAGS="-DSQLITE_ENABLE_SETLK_TIMEOUT=1" CARGO_TARGET_DIR=target/setlk \
     cargo build -q --release -p leasefence-bench
-  # Three repeats at most: at 256 processes one drain can take minutes.
-  target/setlk/release/leasefence-bench processes --dir "$tmp" --repeats "$(( repeats < 3 ? repeats : 3 ))" --jobs 600 \
-    --workers 1,8,64,256 --cases gated,blocking,sleeping >>"$results"
+  # Three repeats at most: at 256 processes one drain can take minutes. The npm case's workers
+  # are Node processes (bench/node/processes-worker.mjs on target/npm/leasefence); a W whose Node
+  # processes would not fit in the free memory is skipped and the report says so.
+  target/setlk/release/leasefence-bench processes --dir "$tmp" --repeats "$(( repeats < 3 ? repeats : 3 ))" \
+    --jobs "${BENCH_PROCESSES_JOBS:-600}" --workers "${BENCH_PROCESSES_WORKERS:-1,8,64,256}" \
+    --cases gated,blocking,sleeping,npm --node "$(command -v node)" --npm-worker bench/node/processes-worker.mjs >>"$results"
 fi
 if wants throughput; then
   step "2c. throughput: one process, a worker at concurrency 1, 8, 64, 256, each job held 5 ms (native on SQLite and PostgreSQL, npm)"

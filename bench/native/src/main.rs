@@ -183,12 +183,18 @@ fn job_id(i: usize) -> String {
 /// Opens a store on a fresh file and enqueues `jobs` jobs in one transaction.
 fn store_with_jobs(path: &Path, jobs: usize) -> Result<LeaseStore> {
     let store = LeaseStore::open(path)?;
+    fill(&store, jobs)?;
+    Ok(store)
+}
+
+/// Enqueues `jobs` jobs in one transaction.
+fn fill(store: &LeaseStore, jobs: usize) -> Result<()> {
     store.connection().execute_batch("BEGIN IMMEDIATE")?;
     for i in 0..jobs {
         store.enqueue(&job_id(i))?;
     }
     store.connection().execute_batch("COMMIT")?;
-    Ok(store)
+    Ok(())
 }
 
 fn done_count(store: &LeaseStore) -> Result<i64> {

@@ -1,23 +1,30 @@
-//! 2b. Processes on one file: W worker processes (this binary, `worker` mode) drain one WAL file
-//! with claim_next + complete, three ways: `gated`, leasefence's write gate
-//! (`OpenOptions::write_gate(true)`: writers queue in the kernel on `<db>-leasefence-gate`,
+//! 2b. Processes on one file: W worker processes drain one file with claim_next + complete.
+//! Natively (this binary, `worker` mode) on a WAL file, three ways: `gated`, leasefence's write
+//! gate (`OpenOptions::write_gate(true)`: writers queue in the kernel on `<db>-leasefence-gate`,
 //! docs/decisions/write-gate.md); `sleeping`, no gate, every wait in the busy handler's sleeps
-//! (the default); `blocking`, no gate, SQLite's blocking WAL locks
-//! on (`sqlite3_setlk_timeout` as the store sets it; they only act in a build of SQLite with
-//! `SQLITE_ENABLE_SETLK_TIMEOUT`, and every record says whether this one is). All cases in one
-//! build, interleaved per repeat, so all see the same machine load.
+//! (the default); `blocking`, no gate, SQLite's blocking WAL locks on (`sqlite3_setlk_timeout` as
+//! the store sets it). And the npm package (case `npm`): W Node processes running
+//! bench/node/processes-worker.mjs, the same loop through `LeaseStore.open`, on a file shared with
+//! Node (rollback journal, the `<db>.lock` dot-file lock). All cases in one run, taking turns for
+//! each W in every repeat, so they see the same machine load. Blocking locks only act in a build
+//! of SQLite with `SQLITE_ENABLE_SETLK_TIMEOUT`; every record says whether this one is.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use leasefence::OpenOptions;
+use leasefence::{LeaseStore, Locking, OpenOptions};
 use serde_json::{json, Value};
 
 use crate::{
-    emit, fresh, percentile, progress, remove, store_with_jobs, Opts, Result, BUSY, NOW, TTL,
+    emit, fill, fresh, percentile, progress, remove, store_with_jobs, Opts, Result, BUSY, NOW, TTL,
 };
+
+/// What one Node worker process of the `npm` case is taken to need (MB) when deciding whether W
+/// of them fit: measured 41 MB private to each (Node 20, the package loaded, the store open; of
+/// its 81 MB resident, 41 MB are shared with the others), with room to spare.
+const NPM_WORKER_MB: u64 = 60;
 
 /// Whether the linked SQLite was compiled with `SQLITE_ENABLE_SETLK_TIMEOUT`.
 pub(crate) fn setlk_compiled() -> bool {
@@ -45,18 +52,69 @@ pub(crate) fn processes(opts: &Opts) -> Result<()> {
         .map(|c| c.trim().to_string())
         .collect();
     let compiled = setlk_compiled();
+    let npm = NpmWorker {
+        node: opts.text("node", "node"),
+        script: opts.text("npm-worker", "bench/node/processes-worker.mjs"),
+    };
+    if cases.iter().any(|c| c == "npm") && !Path::new(&npm.script).is_file() {
+        return Err(format!(
+            "processes: the npm case's worker script {:?} is missing; run from the repository root or give --npm-worker",
+            npm.script
+        )
+        .into());
+    }
     for r in 0..repeats {
         for (k, &workers) in worker_counts.iter().enumerate() {
             let mut order = cases.clone();
             order.rotate_left((k + r) % cases.len());
             for case in &order {
-                if !matches!(case.as_str(), "blocking" | "sleeping" | "gated") {
-                    return Err(format!("processes: unknown case {case:?}").into());
+                if !matches!(case.as_str(), "blocking" | "sleeping" | "gated" | "npm") {
+                    return Err(format!(
+                        "processes: unknown case {case:?}: gated, blocking, sleeping or npm"
+                    )
+                    .into());
+                }
+                if case == "npm" {
+                    if let Some(why) = too_little_memory(workers) {
+                        emit(
+                            json!({"section": "processes", "case": case, "workers": workers,
+                            "repeat": r, "jobs": jobs, "skipped": why}),
+                        );
+                        progress(
+                            "processes",
+                            r,
+                            repeats,
+                            format!("npm      {workers:>3} processes not run: {why}"),
+                        );
+                        continue;
+                    }
                 }
                 let path = fresh(&dir, &format!("processes-{case}.db"));
-                drop(store_with_jobs(&path, jobs)?);
+                if case == "npm" {
+                    // The file as the Node package shares it (dot-file lock, rollback journal),
+                    // made natively the documented way; the Node workers open it as it is.
+                    let store = OpenOptions::new().locking(Locking::Dotfile).open(&path)?;
+                    fill(&store, jobs)?;
+                } else {
+                    drop(store_with_jobs(&path, jobs)?);
+                }
                 let load = load_average();
-                let run = drain(&path, workers, case)?;
+                let run = if case == "npm" {
+                    drain(&path, workers, |w| npm.command(&path, w))
+                } else {
+                    let exe = std::env::current_exe()?;
+                    drain(&path, workers, |w| {
+                        let mut command = Command::new(&exe);
+                        command.args(["worker", "--db"]).arg(&path).args([
+                            "--owner",
+                            &format!("w{w}"),
+                            "--locks",
+                            case,
+                        ]);
+                        command
+                    })
+                };
+                let run = run?;
                 remove(&path);
                 if run.latencies_ms.len() != jobs {
                     return Err(format!(
@@ -99,19 +157,56 @@ struct Worker {
     output: BufReader<std::process::ChildStdout>,
 }
 
-/// Starts `workers` processes on `path`, waits until every one has opened the store, releases
-/// them at once and collects their cycles. The time runs from the release to the last finish.
-fn drain(path: &Path, workers: usize, case: &str) -> Result<Drained> {
-    let exe = std::env::current_exe()?;
+/// The `npm` case's worker process: `node` running the script on the file.
+struct NpmWorker {
+    node: String,
+    script: String,
+}
+
+impl NpmWorker {
+    fn command(&self, path: &Path, w: usize) -> Command {
+        let mut command = Command::new(&self.node);
+        command
+            .arg(&self.script)
+            .arg("--db")
+            .arg(path)
+            .args(["--owner", &format!("w{w}")]);
+        command
+    }
+}
+
+/// Why `workers` Node processes would not fit in the memory available now, or None when they
+/// would (or when /proc/meminfo cannot say).
+fn too_little_memory(workers: usize) -> Option<String> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let available_kb: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    let available_mb = available_kb / 1024;
+    let needed_mb = workers as u64 * NPM_WORKER_MB;
+    // Leave a fifth of what is free to everything else on the machine.
+    (needed_mb > available_mb * 4 / 5).then(|| {
+        format!(
+            "{workers} Node processes need about {needed_mb} MB ({NPM_WORKER_MB} MB each), {available_mb} MB available"
+        )
+    })
+}
+
+/// Starts `workers` processes (`command(w)` for worker w) on `path`, waits until every one has
+/// opened the store, releases them at once and collects their cycles. The time runs from the
+/// release to the last finish.
+fn drain(path: &Path, workers: usize, command: impl Fn(usize) -> Command) -> Result<Drained> {
     let mut started = Vec::with_capacity(workers);
     for w in 0..workers {
-        let mut child = Command::new(&exe)
-            .args(["worker", "--db"])
-            .arg(path)
-            .args(["--owner", &format!("w{w}"), "--locks", case])
+        let mut child = command(w)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .spawn()?;
+            .spawn()
+            .map_err(|e| format!("cannot start a worker process for {}: {e}", path.display()))?;
         let output = BufReader::new(child.stdout.take().ok_or("worker: no stdout")?);
         started.push(Worker { child, output });
     }
