@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
-use leasefence::{LeaseStore, Locking, OpenOptions};
+use leasefence::{Locking, OpenOptions};
 use serde_json::{json, Value};
 
 use crate::{
