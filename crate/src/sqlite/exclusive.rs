@@ -79,6 +79,10 @@ pub(crate) fn recover_wal(
     timeout: Duration,
 ) -> Result<()> {
     set_locking_mode(conn, label, "exclusive")?;
+    // The wait is the loop's alone, bounded by `timeout`: a busy handler (rusqlite installs a 5 s
+    // one on every connection) would wait again at each of its attempts. The set-up that follows
+    // installs the store's own.
+    no_busy_handler(conn)?;
     let mode = switch_journal(conn, journal, timeout)?;
     if !mode.eq_ignore_ascii_case(journal) {
         return Err(Error::Open {
@@ -102,7 +106,10 @@ pub(crate) fn recover_wal(
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn enter(conn: &Connection, label: &str, timeout: Duration) -> Result<()> {
     set_locking_mode(conn, label, "exclusive")?;
-    let mode = switch_journal(conn, "WAL", timeout)?;
+    no_busy_handler(conn)?;
+    let mode = switch_journal(conn, "WAL", timeout);
+    conn.busy_timeout(timeout).map_err(Error::storage("open"))?;
+    let mode = mode?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(Error::Open {
             path: label.to_string(),
@@ -134,6 +141,11 @@ pub(crate) fn leave(conn: &Connection, journal: &str) -> Result<()> {
     })
     .map(|_| ())
     .map_err(Error::storage("close"))
+}
+
+fn no_busy_handler(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(Duration::ZERO)
+        .map_err(Error::storage("open"))
 }
 
 fn set_locking_mode(conn: &Connection, label: &str, mode: &str) -> Result<()> {
