@@ -3,7 +3,7 @@
 // option `heartbeat: 'thread'`.
 const { JobWorker: CoreJobWorker } = require('../web/store/job-worker.js');
 const { invalidArgument } = require('./errors.cjs');
-const { LeaseStore, busyTimeoutOf } = require('./lease-store.cjs');
+const { LeaseStore, busyTimeoutOf, exclusiveOf } = require('./lease-store.cjs');
 const { ThreadHeartbeat } = require('./thread-heartbeat.cjs');
 
 /**
@@ -15,6 +15,11 @@ class JobWorker extends CoreJobWorker {
     if (options !== null && typeof options === 'object' && options.heartbeat === 'thread') {
       if (!(store instanceof LeaseStore)) {
         throw invalidArgument("JobWorker: `heartbeat: 'thread'` needs a LeaseStore of this package (it opens the same file)");
+      }
+      if (exclusiveOf(store)) {
+        throw invalidArgument(
+          "JobWorker: `heartbeat: 'thread'` renews on a connection of its own, which a store opened with `exclusive: true` admits none of; leave `heartbeat` out, or open the store without `exclusive`",
+        );
       }
       if (options.clock !== undefined) {
         throw invalidArgument("JobWorker: `heartbeat: 'thread'` renews by the system clock; leave `clock` out");

@@ -5,7 +5,11 @@
 // --records, one line per drain instead (section "throughput", runtime "npm"), what
 // `npm run bench` (its throughput section) reads.
 //
-//   npm run package && node bench/node/concurrency.mjs [--jobs 600] [--repeats 3] [--hold 5] [--levels 1,8,64,256] [--dir target/bench-tmp] [--records]
+// --exclusive opens each store with `exclusive: true` (WAL, one sync per commit); --modes
+// default,exclusive runs both, alternated within each repeat, with the ratio exclusive/default per
+// repeat in a line of its own (section "node-exclusive").
+//
+//   npm run package && node bench/node/concurrency.mjs [--jobs 600] [--repeats 3] [--hold 5] [--levels 1,8,64,256] [--dir target/bench-tmp] [--records] [--exclusive | --modes default,exclusive]
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,20 +30,26 @@ const { values } = parseArgs({
     hold: { type: 'string', default: '5' },
     levels: { type: 'string', default: '1,8,64,256' },
     records: { type: 'boolean', default: false },
+    exclusive: { type: 'boolean', default: false },
+    modes: { type: 'string' },
     dir: { type: 'string', default: path.join(repo, 'target/bench-tmp') },
   },
 });
 const jobs = Number(values.jobs);
 const holdMs = Number(values.hold);
 const levels = values.levels.split(',').map(Number);
+const modes = (values.modes ?? (values.exclusive ? 'exclusive' : 'default')).split(',');
+for (const mode of modes) {
+  if (mode !== 'default' && mode !== 'exclusive') throw new Error(`--modes: default or exclusive, got ${mode}`);
+}
 fs.mkdirSync(values.dir, { recursive: true });
 const dir = fs.mkdtempSync(path.join(values.dir, 'concurrency-'));
 process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
 const syncs = () => JSON.parse(wasm.vfsStats()).syncs;
 let files = 0;
 
-async function drain(concurrency) {
-  const store = await LeaseStore.open(path.join(dir, `q${files++}.db`));
+async function drain(concurrency, mode) {
+  const store = await LeaseStore.open(path.join(dir, `q${files++}.db`), { exclusive: mode === 'exclusive' });
   await Promise.all(Array.from({ length: jobs }, (_, i) => store.grouped.enqueue(`j${i}`)));
   const worker = new JobWorker(store, { owner: 'bench', ttl: 30, idle: 0.01, concurrency });
   const [at, t0] = [syncs(), performance.now()];
@@ -51,29 +61,43 @@ async function drain(concurrency) {
   return { jobsPerSecond: jobs / seconds, syncsPerJob: perJob, seconds };
 }
 
-const runs = Object.fromEntries(levels.map((c) => [c, []]));
+const key = (c, mode) => `${c}/${mode}`;
+const runs = Object.fromEntries(levels.flatMap((c) => modes.map((mode) => [key(c, mode), []])));
 for (let r = 0; r < Number(values.repeats); r++) {
   for (const c of r % 2 ? [...levels].reverse() : levels) {
-    const loadavg = os.loadavg();
-    const run = await drain(c);
-    runs[c].push(run);
-    if (values.records) {
-      console.log(JSON.stringify({
-        section: 'throughput', runtime: 'npm', concurrency: c, repeat: r, jobs, hold_ms: holdMs,
-        seconds: run.seconds, rate: run.jobsPerSecond, syncs_per_job: run.syncsPerJob, sync_counter: 'vfsStats', loadavg,
-      }));
+    for (const mode of r % 2 ? [...modes].reverse() : modes) {
+      const loadavg = os.loadavg();
+      const run = await drain(c, mode);
+      runs[key(c, mode)].push(run);
+      if (values.records) {
+        console.log(JSON.stringify({
+          section: 'throughput', runtime: mode === 'exclusive' ? 'npm-exclusive' : 'npm', concurrency: c, repeat: r, jobs, hold_ms: holdMs,
+          seconds: run.seconds, rate: run.jobsPerSecond, syncs_per_job: run.syncsPerJob, sync_counter: 'vfsStats', loadavg,
+        }));
+      }
+      console.error(`  throughput ${r + 1}/${values.repeats}  npm${mode === 'exclusive' ? ' exclusive' : ''} concurrency ${String(c).padStart(3)}: ${run.jobsPerSecond.toFixed(0).padStart(7)} jobs/s, ${run.syncsPerJob.toFixed(2)} syncs/job`);
     }
-    console.error(`  throughput ${r + 1}/${values.repeats}  npm concurrency ${String(c).padStart(3)}: ${run.jobsPerSecond.toFixed(0).padStart(7)} jobs/s, ${run.syncsPerJob.toFixed(2)} syncs/job`);
   }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
 for (const c of values.records ? [] : levels) {
-  const ratio = runs[c].map((run, i) => run.jobsPerSecond / runs[levels[0]][i].jobsPerSecond);
-  console.log(JSON.stringify({
-    section: 'node-concurrency', concurrency: c, jobs, holdMs,
-    jobsPerSecond: spread(runs[c].map((run) => run.jobsPerSecond)),
-    syncsPerJob: spread(runs[c].map((run) => run.syncsPerJob)),
-    ratioToFirst: spread(ratio),
-  }));
+  for (const mode of modes) {
+    const mine = runs[key(c, mode)];
+    const ratio = mine.map((run, i) => run.jobsPerSecond / runs[key(levels[0], mode)][i].jobsPerSecond);
+    console.log(JSON.stringify({
+      section: 'node-concurrency', mode, concurrency: c, jobs, holdMs,
+      jobsPerSecond: spread(mine.map((run) => run.jobsPerSecond)),
+      syncsPerJob: spread(mine.map((run) => run.syncsPerJob)),
+      ratioToFirst: spread(ratio),
+    }));
+  }
+  if (modes.length === 2) {
+    const [a, b] = [runs[key(c, 'default')], runs[key(c, 'exclusive')]];
+    console.log(JSON.stringify({
+      section: 'node-exclusive', concurrency: c, jobs, holdMs,
+      jobsPerSecondExclusiveOverDefault: spread(b.map((run, i) => run.jobsPerSecond / a[i].jobsPerSecond)),
+      syncsPerJob: { default: spread(a.map((run) => run.syncsPerJob)), exclusive: spread(b.map((run) => run.syncsPerJob)) },
+    }));
+  }
 }

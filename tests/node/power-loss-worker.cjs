@@ -2,6 +2,7 @@
 // completes jobs on one file, and writes every acknowledged answer to stdout before going on.
 // Mode `grouped`: the same through store.grouped, three jobs per group (enqueue, claimNext,
 // complete), each answer written once its group's promise settled.
+// LEASEFENCE_EXCLUSIVE=1 opens the store with `exclusive: true` (exclusive.test.mjs).
 'use strict';
 const fs = require('node:fs');
 const { LeaseStore } = require(process.env.LEASEFENCE_PKG);
@@ -39,7 +40,7 @@ async function grouped(store) {
   }
 }
 
-LeaseStore.open(db).then(async (store) => {
+LeaseStore.open(db, { exclusive: process.env.LEASEFENCE_EXCLUSIVE === '1' }).then(async (store) => {
   if (mode === 'grouped') await grouped(store);
   else single(store);
   store.close();

@@ -129,6 +129,7 @@ import type {
   LeaseRef,
   LeaseCompletion,
   OpenOptions,
+  LeaseStoreOpenOptions,
   Backoff,
   ExponentialBackoff,
   WorkerRules,
@@ -167,6 +168,8 @@ export function describe(reason: Reason): string {
 
 export async function store(file: string): Promise<void> {
   const options: OpenOptions = { busyTimeoutMs: 500 };
+  const exclusiveOptions: LeaseStoreOpenOptions = { ...options, exclusive: true };
+  exact<boolean | undefined>()(exclusiveOptions.exclusive);
   const s = exact<LeaseStore>()(await LeaseStore.open(file, options));
   exact<LeaseStore>()(await LeaseStore.open(file));
   exact<boolean>()(await LeaseStore.releaseTerminatedWorkerLock(file, 2));

@@ -234,6 +234,34 @@ pub(crate) fn break_dead_thread_lock(
     Ok(stats.broken.get() > before)
 }
 
+/// Who holds the lock of `db_path` and is alive, in words for an error message ("process 123 on
+/// host h"); `None` when the lock is free or its owner is dead (the next acquire breaks it).
+/// Answers from a read alone: it takes nothing.
+pub(crate) fn live_owner(fs: &impl LockFs, db_path: &str) -> FsResult<Option<String>> {
+    let path = format!("{db_path}.lock");
+    if !matches!(inspect(fs, &path)?, Holder::Live) {
+        return Ok(None);
+    }
+    let owner = fs
+        .read_lock(&path)
+        .ok()
+        .and_then(|lock| lock.text)
+        .as_deref()
+        .and_then(parse);
+    Ok(Some(match owner {
+        Some(o) if o.thread.is_some_and(|t| t > 0) => {
+            format!(
+                "process {} (worker thread {}) on host {}",
+                o.pid,
+                o.thread.unwrap_or(0),
+                o.host
+            )
+        }
+        Some(o) => format!("process {} on host {}", o.pid, o.host),
+        None => "another program".to_string(),
+    }))
+}
+
 /// What one connection's lock did, for tests and reports.
 #[derive(Default)]
 pub(crate) struct LockStats {

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
 use crate::options::{mark_shared_with_node, Journal, Locking, OpenOptions, SHARED_WITH_NODE};
-use crate::sqlite::LeaseStore;
+use crate::sqlite::{exclusive, LeaseStore};
 
 impl OpenOptions {
     /// Opens (creating if missing) the database file at `path`.
@@ -84,6 +84,20 @@ impl OpenOptions {
                     &crate::dot_lock::native_fs::NativeFs,
                     &format!("{full}.lock"),
                 );
+                // A Node process owns the file in exclusive (WAL) mode, or did until it died.
+                if left_in_exclusive_wal(path) {
+                    let owner = crate::dot_lock::protocol::live_owner(
+                        &crate::dot_lock::native_fs::NativeFs,
+                        full,
+                    )
+                    .map_err(|e| open_err(format!("cannot read its lock: {e}")))?;
+                    if let Some(owner) = owner {
+                        return Err(exclusive::owned_exclusively(&label, &owner));
+                    }
+                    exclusive::recover_wal(&conn, &label, "DELETE", self.busy_timeout)?;
+                } else if hot_journal_of_node_file(path) {
+                    exclusive::recover_wal(&conn, &label, "DELETE", self.busy_timeout)?;
+                }
             }
         }
         let options = match locking {
@@ -146,6 +160,34 @@ fn shared_with_node(path: &Path) -> bool {
         .and_then(|conn| conn.query_row("PRAGMA application_id", [], |row| row.get::<_, i32>(0)))
         .map(|id| id == SHARED_WITH_NODE)
         .unwrap_or(false)
+}
+
+/// Whether the file's header says a Node process left it in exclusive WAL mode. Only for files
+/// locked with dot files: reading through `std::fs` closes a descriptor, which would drop this
+/// process's POSIX locks on the file, and such a file has none.
+fn left_in_exclusive_wal(path: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 100];
+    std::fs::File::open(path)
+        .and_then(|mut file| file.read_exact(&mut header))
+        .is_ok()
+        && exclusive::left_in_exclusive_wal(&header)
+}
+
+/// Whether the file is shared with Node and has a hot journal (see
+/// [`exclusive::hot_journal_of_node_file`]); read like [`left_in_exclusive_wal`].
+fn hot_journal_of_node_file(path: &Path) -> bool {
+    use std::io::Read;
+    let read = |path: &Path, buf: &mut [u8]| {
+        std::fs::File::open(path).and_then(|mut file| file.read_exact(buf))
+    };
+    let mut header = [0u8; 100];
+    let mut journal = [0u8; 8];
+    let mut journal_path = path.as_os_str().to_owned();
+    journal_path.push("-journal");
+    read(path, &mut header).is_ok()
+        && read(Path::new(&journal_path), &mut journal).is_ok()
+        && exclusive::hot_journal_of_node_file(&header, &journal)
 }
 
 /// Refuses a non-empty file too short to be SQLite, before SQLite opens it: SQLite itself treats

@@ -3,6 +3,8 @@
 //! builds bring their own connection (Node `fs`, OPFS) and share the rest.
 //!
 //! - `store.rs`: [`LeaseStore`] and its public methods;
+//! - `exclusive.rs`: a file one Node process owns alone (WAL without shared memory): the header
+//!   test, entering and leaving the mode, and the recovery of a WAL its owner left;
 //! - `setup.rs`: what every connection gets before use (busy handler, journal, `synchronous`);
 //! - `schema.rs`: the read-only check of a file and the creation of the table (`sql/schema.sql`);
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
@@ -19,6 +21,8 @@
 mod batch;
 #[cfg(not(target_arch = "wasm32"))]
 mod claim_many;
+#[cfg(any(feature = "node", not(target_arch = "wasm32")))]
+pub(crate) mod exclusive;
 mod fenced;
 #[cfg(not(target_arch = "wasm32"))]
 mod file;

@@ -110,7 +110,7 @@ fn set_synchronous(conn: &Connection, journal: Journal) -> Result<()> {
 /// takes an exclusive lock, and when several processes open a new file at once SQLite answers
 /// `busy` to the switch without calling the busy handler (waiting there could deadlock), so the
 /// wait is ours, bounded by the timeout.
-fn set_journal_mode(
+pub(crate) fn set_journal_mode(
     conn: &Connection,
     current: &str,
     journal: &str,

@@ -83,9 +83,16 @@ pub(crate) fn error_to_js(err: &crate::Error) -> JsValue {
 impl WasmStore {
     /// Opens (creating if missing) the SQLite file at `path` on disk, through Node's `fs`.
     #[cfg(feature = "node")]
+    /// `exclusive`: this connection owns the file alone until its close, in WAL mode (one sync
+    /// per commit); every other opener is refused meanwhile.
     #[wasm_bindgen(js_name = openFile)]
-    pub fn open_file(path: &str, busy_timeout_ms: f64) -> std::result::Result<WasmStore, JsValue> {
-        let store = node_vfs::open(path, busy_timeout_ms).map_err(|e| error_to_js(&e))?;
+    pub fn open_file(
+        path: &str,
+        busy_timeout_ms: f64,
+        exclusive: Option<bool>,
+    ) -> std::result::Result<WasmStore, JsValue> {
+        let store = node_vfs::open(path, busy_timeout_ms, exclusive.unwrap_or(false))
+            .map_err(|e| error_to_js(&e))?;
         Ok(WasmStore {
             store: Some(store),
             fenced: Default::default(),
@@ -176,6 +183,10 @@ impl WasmStore {
 
     /// Closes the connection; later calls answer with a `storage` error.
     pub fn close(&mut self) {
+        #[cfg(feature = "node")]
+        if let Some(store) = &self.store {
+            node_vfs::before_close(store);
+        }
         self.store = None;
     }
 }

@@ -106,6 +106,11 @@ pub(crate) fn gc(lock_path: &str) -> u32 {
     crate::dot_lock::protocol::gc(&NodeFs, lock_path)
 }
 
+/// Who holds the lock of `db_path` (a full path) and is alive, in words; `None` if nobody.
+pub(crate) fn live_owner(db_path: &str) -> FsResult<Option<String>> {
+    crate::dot_lock::protocol::live_owner(&NodeFs, db_path)
+}
+
 /// Called by the owning process after worker `thread_id` has exited (Worker 'exit' event): a
 /// lock recorded for (our pid, that thread) can no longer be released by its owner, so it is
 /// broken with the normal break protocol. Returns true if a lock was broken.

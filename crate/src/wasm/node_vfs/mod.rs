@@ -13,7 +13,10 @@
 //!
 //! Shared memory between processes does not exist here, so the journal is the rollback journal,
 //! kept between transactions (`PERSIST`, see [`keep_journal`]); a WAL-mode file (a native
-//! leasefence's default) is refused with an explanation. docs/decisions/node-syncs.md counts the
+//! leasefence's default) is refused with an explanation. The one exception is a file opened with
+//! `exclusive`: one connection owns it until its close, in WAL mode with the WAL index in heap
+//! memory (crate/src/sqlite/exclusive.rs); other openers are refused while it lives, and a WAL
+//! it left by dying is recovered by the next opener. docs/decisions/node-syncs.md counts the
 //! syncs of a commit and says why each is needed.
 
 mod dotlock;
@@ -24,10 +27,12 @@ use rusqlite::{Connection, OpenFlags};
 use sqlite_wasm_rs::vfs::VfsStore;
 use wasm_bindgen::prelude::*;
 
+use crate::sqlite::exclusive;
 use crate::{Error, Journal, LeaseStore, OpenOptions, Result};
 
-/// Opens `path` with the `nodefs` VFS and marks the file as shared with Node.
-pub(crate) fn open(path: &str, busy_timeout_ms: f64) -> Result<LeaseStore> {
+/// Opens `path` with the `nodefs` VFS and marks the file as shared with Node. `exclusive`: the
+/// connection owns the file alone until its close, in WAL mode (crate/src/sqlite/exclusive.rs).
+pub(crate) fn open(path: &str, busy_timeout_ms: f64, exclusive: bool) -> Result<LeaseStore> {
     check_path(path)?;
     if !(busy_timeout_ms.is_finite() && busy_timeout_ms >= 0.0) {
         return Err(Error::invalid(
@@ -35,14 +40,28 @@ pub(crate) fn open(path: &str, busy_timeout_ms: f64) -> Result<LeaseStore> {
             "must be a finite number of milliseconds >= 0",
         ));
     }
-    let conn = open_connection(path)?;
+    let timeout = std::time::Duration::from_millis(busy_timeout_ms as u64);
+    let conn = open_connection_waiting(path, timeout)?;
     let options = OpenOptions::new()
         .journal(Journal::Rollback)
-        .busy_timeout(std::time::Duration::from_millis(busy_timeout_ms as u64));
+        .busy_timeout(timeout);
     let store = LeaseStore::set_up(conn, path, &options)?;
     crate::options::mark_shared_with_node(store.connection())?;
     keep_journal(&store, path)?;
+    if exclusive {
+        exclusive::enter(store.connection(), path, timeout)?;
+    }
     Ok(store)
+}
+
+/// Before a store's close: a connection in exclusive WAL mode puts the file back in the rollback
+/// journal (`PERSIST`), checkpointing its WAL, so that every opener finds the file as usual. A
+/// failure leaves the WAL for the next opener to recover.
+pub(crate) fn before_close(store: &LeaseStore) {
+    let conn = store.connection();
+    if exclusive::is_exclusive_wal(conn) {
+        let _ = exclusive::leave(conn, "PERSIST");
+    }
 }
 
 /// `journal_mode = PERSIST`: a commit zeroes the journal's header and syncs it, where DELETE
@@ -67,6 +86,12 @@ fn keep_journal(store: &LeaseStore, path: &str) -> Result<()> {
 /// lock's leftovers, nothing of the lease store's schema (the fence guard opens the
 /// application's own file this way).
 pub(crate) fn open_connection(path: &str) -> Result<Connection> {
+    open_connection_waiting(path, OpenOptions::new().busy_timeout)
+}
+
+/// [`open_connection`], waiting up to `timeout` for the lock when a WAL left by an exclusive
+/// owner that died is to be recovered.
+fn open_connection_waiting(path: &str, timeout: std::time::Duration) -> Result<Connection> {
     let open_error = |problem: String| Error::Open {
         path: path.to_string(),
         problem,
@@ -79,7 +104,7 @@ pub(crate) fn open_connection(path: &str) -> Result<Connection> {
         Err(e) => return Err(open_error(format!("cannot stat it: {}", e.message))),
     }
     vfs::register().map_err(|e| open_error(format!("cannot register the Node VFS: {e}")))?;
-    refuse_wal_file(path)?;
+    let left_by_owner = check_wal_file(path)?;
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
     let conn = Connection::open_with_flags_and_vfs(path, flags, vfs::VFS_NAME).map_err(|e| {
         open_error(format!(
@@ -89,6 +114,9 @@ pub(crate) fn open_connection(path: &str) -> Result<Connection> {
     if let Some(full) = conn.path() {
         // Leftovers of processes that died while taking or breaking a lock.
         dotlock::gc(&format!("{full}.lock"));
+    }
+    if left_by_owner {
+        exclusive::recover_wal(&conn, path, "PERSIST", timeout)?;
     }
     Ok(conn)
 }
@@ -103,8 +131,30 @@ fn check_path(path: &str) -> Result<()> {
     Ok(())
 }
 
-/// A WAL database needs shared memory between its users, which Node processes cannot have.
-fn refuse_wal_file(path: &str) -> Result<()> {
+/// The first 8 bytes of `path` (zeros when it is missing or shorter).
+fn file_start(path: &str) -> [u8; 8] {
+    let mut start = [0u8; 8];
+    if let Ok(fd) = node_fs::open(
+        path,
+        node_fs::OpenFlags {
+            write: false,
+            create: false,
+            exclusive: false,
+        },
+    ) {
+        if !matches!(node_fs::read_at(fd, &mut start, 0), Ok(8)) {
+            start = [0; 8];
+        }
+        let _ = node_fs::close(fd);
+    }
+    start
+}
+
+/// Reads the header of `path`: Ok(true) for a WAL left by an exclusive owner that is gone, or a
+/// hot journal of a file shared with Node (to recover), an error while an exclusive owner lives, Ok(false) for a file in rollback mode (or none).
+/// Any other WAL database needs shared memory between its users, which Node processes cannot
+/// have: refused with an explanation.
+fn check_wal_file(path: &str) -> Result<bool> {
     let Ok(fd) = node_fs::open(
         path,
         node_fs::OpenFlags {
@@ -113,13 +163,33 @@ fn refuse_wal_file(path: &str) -> Result<()> {
             exclusive: false,
         },
     ) else {
-        return Ok(()); // missing: SQLite creates it, in rollback mode
+        return Ok(false); // missing: SQLite creates it, in rollback mode
     };
     let mut header = [0u8; 100];
     let read = node_fs::read_at(fd, &mut header, 0);
     let _ = node_fs::close(fd);
-    // Bytes 18 and 19 are the file format read/write versions: 2 means WAL.
-    if matches!(read, Ok(100)) && header.starts_with(b"SQLite format 3\0") && header[18] == 2 {
+    if !matches!(read, Ok(100)) {
+        return Ok(false);
+    }
+    if exclusive::left_in_exclusive_wal(&header) {
+        let full =
+            vfs::Store::full_pathname(&Default::default(), path).map_err(|e| Error::Open {
+                path: path.to_string(),
+                problem: format!("cannot resolve its path: {e}"),
+            })?;
+        return match dotlock::live_owner(&full) {
+            Ok(Some(owner)) => Err(exclusive::owned_exclusively(path, &owner)),
+            Ok(None) => Ok(true),
+            Err(e) => Err(Error::Open {
+                path: path.to_string(),
+                problem: format!("cannot read its lock: {e}"),
+            }),
+        };
+    }
+    if exclusive::hot_journal_of_node_file(&header, &file_start(&format!("{path}-journal"))) {
+        return Ok(true);
+    }
+    if exclusive::plain_wal(&header) {
         return Err(Error::Open {
             path: path.to_string(),
             problem: "the database is in WAL mode (the native leasefence default), which needs \
@@ -130,7 +200,7 @@ fn refuse_wal_file(path: &str) -> Result<()> {
                 .into(),
         });
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Frees the lock of a worker thread that ended without closing its store (a `terminate()`d

@@ -26,7 +26,7 @@ pub struct DiskFile {
     path: String,
     lock: Option<DotLock>, // main database only
     level: LockLevel,
-    /// A journal whose directory entry may not be on the disk yet: its directory is synced with
+    /// A journal (or WAL) whose directory entry may not be on the disk yet: its directory is synced with
     /// its first sync. Holds the file's identity, remembered once synced.
     dirsync_pending: Option<Option<(u64, u64)>>,
     read_only: bool,
@@ -235,7 +235,13 @@ impl VfsStore for Store {
         };
         let kind = opts.kind();
         let lock = matches!(kind, Some(FileKind::MainDb)).then(|| DotLock::new(NodeFs, &path));
-        let journal = matches!(kind, Some(FileKind::MainJournal | FileKind::SuperJournal));
+        // The WAL of an exclusive connection too: a WAL whose entry is lost with the power takes
+        // every commit since the last checkpoint with it (SQLite's unix VFS syncs the directory
+        // of a new WAL for the same reason).
+        let journal = matches!(
+            kind,
+            Some(FileKind::MainJournal | FileKind::SuperJournal | FileKind::Wal)
+        );
         let dirsync_pending = if opts.create() && journal {
             // Unknown identity (no birth time): sync every time, and remember nothing.
             let identity = node::identity(fd).ok().flatten();
