@@ -124,7 +124,7 @@ struct Timing {
     unseen: u64,
 }
 
-/// The worker's store with a stopwatch: every call goes to `inner`; `claim_next_many` and
+/// The worker's store with a stopwatch: every call goes to `inner`; `claim_next_many_in` and
 /// `complete_many` also note the time per job (a map insert: nothing the store waits on).
 #[derive(Debug)]
 struct Timed {
@@ -176,13 +176,14 @@ impl Leases for Timed {
     fn release(&self, lease: &Lease) -> leasefence::Result<Outcome<()>> {
         self.inner.release(lease)
     }
-    fn claim_next(
+    fn claim_next_in(
         &self,
+        queues: Option<&[&str]>,
         owner: &str,
         now: f64,
         ttl: f64,
     ) -> leasefence::Result<Option<ClaimedJob>> {
-        self.inner.claim_next(owner, now, ttl)
+        self.inner.claim_next_in(queues, owner, now, ttl)
     }
     fn fail(
         &self,
@@ -199,21 +200,25 @@ impl Leases for Timed {
     fn inspect(&self, job: &str) -> leasefence::Result<Option<Inspection>> {
         self.inner.inspect(job)
     }
-    fn stats(&self, now: f64) -> leasefence::Result<JobCounts> {
-        self.inner.stats(now)
+    fn stats_in(&self, queue: Option<&str>, now: f64) -> leasefence::Result<JobCounts> {
+        self.inner.stats_in(queue, now)
+    }
+    fn enqueue_job(&self, job: &NewJob) -> leasefence::Result<bool> {
+        self.inner.enqueue_job(job)
     }
     fn enqueue_many(&self, jobs: &[NewJob]) -> leasefence::Result<Vec<bool>> {
         self.inner.enqueue_many(jobs)
     }
-    fn claim_next_many(
+    fn claim_next_many_in(
         &self,
+        queues: Option<&[&str]>,
         owner: &str,
         n: usize,
         now: f64,
         ttl: f64,
     ) -> leasefence::Result<Vec<ClaimedJob>> {
         let asked = wall_ms();
-        let claimed = self.inner.claim_next_many(owner, n, now, ttl)?;
+        let claimed = self.inner.claim_next_many_in(queues, owner, n, now, ttl)?;
         let mut timing = self.timing.lock().expect("timing lock");
         for job in &claimed {
             timing.asked.insert(job.job.clone(), asked);
