@@ -28,16 +28,24 @@ pub(crate) struct Statement {
     changes_before: Option<(usize, i64)>,
 }
 
-/// Settles the rows changed by the last recorded statement: every change between its start and
-/// now is its own, as statements run one after another. Counted here and not when it finishes,
-/// because a statement left before its end (`UPDATE ... RETURNING` read for one row) has its
-/// changes counted only as it is reset, after the trace's end-of-statement event.
+/// Settles the rows changed by the last recorded statement: SQLite's count for the statement that
+/// completed last (`sqlite3_changes64`), which is this one, as statements run one after another.
+/// Its own rows only: the rows the store's triggers write (the queue side table) are not the
+/// statement's, and a count of every change since it started (`sqlite3_total_changes64`) would
+/// include them. Counted here and not when it finishes, because a statement left before its end
+/// (`UPDATE ... RETURNING` read for one row) has its changes counted only as it is reset, after
+/// the trace's end-of-statement event.
 fn settle(recorded: &mut [Statement]) {
     if let Some(last) = recorded.last_mut() {
         if let Some((db, before)) = last.changes_before.take() {
             // SAFETY: the connection is open: statements are settled while it runs or is traced.
-            let total = unsafe { ffi::sqlite3_total_changes64(db as *mut ffi::sqlite3) };
-            last.changed = Some(total - before);
+            let (total, own) = unsafe {
+                let db = db as *mut ffi::sqlite3;
+                (ffi::sqlite3_total_changes64(db), ffi::sqlite3_changes64(db))
+            };
+            // Nothing changed since it started (a write that matched no row): 0, whatever an
+            // earlier statement's count says.
+            last.changed = Some(if total == before { 0 } else { own });
         }
     }
 }
