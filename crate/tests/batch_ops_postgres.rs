@@ -19,7 +19,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use leasefence::{ClaimedJob, Lease, LeaseCompletion, Leases, NewJob, PgStore};
+use leasefence::{ClaimedJob, Finish, Lease, LeaseCompletion, Leases, NewJob, PgStore, Statement};
 use postgres::NoTls;
 use support::pg_schema::PgSchema;
 
@@ -327,26 +327,32 @@ fn claim_next_many_reads_only_the_jobs_it_claims() {
              SET plan_cache_mode = force_generic_plan",
         )
         .unwrap();
+    // The statements as the store prepares them: the candidates, then the claim or the peek.
+    let candidates = include_str!("../src/postgres/sql/candidates.sql");
     admin
         .batch_execute(&format!(
-            "PREPARE next_jobs(text, float8, float8, int8, text[], int8) AS {}",
-            include_str!("../src/postgres/sql/claim_next_many.sql")
+            "PREPARE next_jobs(float8, text[], int8, text, float8, int8) AS {candidates}{}; \
+             PREPARE peek(float8, text[], int8) AS {candidates}{}",
+            include_str!("../src/postgres/sql/claim_next_many.sql"),
+            include_str!("../src/postgres/sql/peek_next.sql")
         ))
         .unwrap();
     for queues in ["NULL", "'{q1,q2}'"] {
-        let plan: Vec<String> = admin
-            .query(
-                &format!("EXPLAIN (COSTS OFF) EXECUTE next_jobs('w', 10, 5, 64, {queues}, 96)"),
-                &[],
-            )
-            .unwrap()
-            .iter()
-            .map(|row| row.get(0))
-            .collect();
-        let plan = plan.join("\n");
-        assert!(plan.contains("leasefence_queued"), "{plan}");
-        assert!(plan.contains("jobs_pkey"), "{plan}");
-        assert!(!plan.contains("Seq Scan"), "{plan}");
+        for (execute, reads_jobs) in [
+            (format!("next_jobs(5, {queues}, 96, 'w', 10, 64)"), true),
+            (format!("peek(5, {queues}, 1)"), false),
+        ] {
+            let plan: Vec<String> = admin
+                .query(&format!("EXPLAIN (COSTS OFF) EXECUTE {execute}"), &[])
+                .unwrap()
+                .iter()
+                .map(|row| row.get(0))
+                .collect();
+            let plan = plan.join("\n");
+            assert!(plan.contains("leasefence_queued"), "{plan}");
+            assert_eq!(plan.contains("jobs_pkey"), reads_jobs, "{plan}");
+            assert!(!plan.contains("Seq Scan"), "{plan}");
+        }
     }
     // And the statement the store prepared claims in the contract's order: priority 2 first
     // (seq 2, 5, 8, ...), then by insertion.
@@ -358,4 +364,25 @@ fn claim_next_many_reads_only_the_jobs_it_claims() {
     // q0: seq divisible by 4; priority 2 means seq % 3 == 2: 8, 20, ...
     assert_eq!(jobs_of(&got), ["job-00020", "job-00032"]);
     assert!(got.iter().all(|c| c.payload.as_deref() == Some("p")));
+
+    // The store's session compiles nothing (jit = off, session.rs): the planner prices these
+    // statements above jit_above_cost, and compiling cost more than running them. Read from the
+    // store's own session by a fenced statement.
+    admin
+        .batch_execute("CREATE TABLE seen(setting TEXT)")
+        .unwrap();
+    let lease = Lease::new(got[0].job.as_str(), "w", got[0].fence);
+    let read = [Statement::new(
+        "INSERT INTO seen SELECT current_setting('jit')",
+        [],
+    )];
+    assert!(store
+        .fenced(&lease, 1.0, &read, Finish::KeepLease)
+        .unwrap()
+        .is_granted());
+    let seen: String = admin
+        .query_one("SELECT setting FROM seen", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(seen, "off");
 }

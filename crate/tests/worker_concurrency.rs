@@ -49,6 +49,8 @@ impl Calls {
 struct Counted {
     store: LeaseStore,
     calls: Arc<Calls>,
+    /// How long each `claim_next_many` takes at least (a slow server, a busy file).
+    claim_delay: Duration,
 }
 
 impl Leases for Counted {
@@ -138,6 +140,7 @@ impl Leases for Counted {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<ClaimedJob>> {
+        std::thread::sleep(self.claim_delay);
         let claimed = self.store.claim_next_many_in(queues, owner, n, now, ttl)?;
         self.calls.add("claim_next_many", claimed.len());
         Ok(claimed)
@@ -179,15 +182,28 @@ fn counted_worker(
     runner: &Arc<Calls>,
     heartbeat: &Arc<Calls>,
 ) -> Worker {
+    slow_claiming_worker(db, options, runner, heartbeat, Duration::ZERO)
+}
+
+/// [`counted_worker`] whose every claim takes at least `claim_delay`.
+fn slow_claiming_worker(
+    db: &Path,
+    options: WorkerOptions,
+    runner: &Arc<Calls>,
+    heartbeat: &Arc<Calls>,
+    claim_delay: Duration,
+) -> Worker {
     let store = Counted {
         store: LeaseStore::open(db).unwrap(),
         calls: Arc::clone(runner),
+        claim_delay,
     };
     let (path, calls) = (db.to_path_buf(), Arc::clone(heartbeat));
     let opener: Opener = Box::new(move || {
         Ok(Box::new(Counted {
             store: LeaseStore::open(&path)?,
             calls: Arc::clone(&calls),
+            claim_delay,
         }) as Box<dyn Leases>)
     });
     Worker::new(Box::new(store), opener, options).unwrap()
@@ -593,6 +609,49 @@ fn a_concurrency_out_of_range_or_given_to_a_single_thread_handler_is_refused() {
     assert!(err.to_string().contains("run_concurrent"), "{err}");
     let state = worker.store().state("job-000").unwrap().unwrap();
     assert_eq!((state.fence, state.done), (0, false), "nothing was claimed");
+}
+
+/// A claim slower than the idle poll (a loaded server: 50-80 ms each on PostgreSQL when it
+/// compiled the claim) must not starve the handlers that finished meanwhile: their completions
+/// are written between claims, and the drain ends. Before, the next claim was due at once after
+/// each slow one, the loop claimed an empty queue without end, and the last jobs stayed leased
+/// and unwritten.
+#[test]
+fn claims_slower_than_the_idle_poll_still_let_finished_jobs_complete_and_the_drain_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let ids = enqueue(&db, 40);
+    let (runner, heartbeat) = (Arc::default(), Arc::default());
+    let options = WorkerOptions::new("w")
+        .concurrency(8)
+        .idle_poll(Duration::from_millis(5))
+        .until_empty(true);
+    let mut worker =
+        slow_claiming_worker(&db, options, &runner, &heartbeat, Duration::from_millis(30));
+    let stop = worker.stop_handle();
+    let (ended, ended_rx) = std::sync::mpsc::channel::<()>();
+    // A drain that does not end by itself is stopped, so the test fails rather than hangs.
+    let watchdog = std::thread::spawn(move || {
+        let hung = ended_rx.recv_timeout(Duration::from_secs(60)).is_err();
+        if hung {
+            stop.stop();
+        }
+        hung
+    });
+    let counts = worker
+        .run_concurrent(|_job| {
+            std::thread::sleep(Duration::from_millis(2));
+            Ok(Some("ok".into()))
+        })
+        .unwrap();
+    let _ = ended.send(());
+    assert!(
+        !watchdog.join().unwrap(),
+        "the drain did not end: {counts:?}"
+    );
+    assert_eq!(counts.completed, ids.len() as u64, "{counts:?}");
+    let store = LeaseStore::open(&db).unwrap();
+    assert!(ids.iter().all(|id| store.state(id).unwrap().unwrap().done));
 }
 
 /// Not a test: jobs per second drained by one worker with a trivial handler at concurrency 1, 8

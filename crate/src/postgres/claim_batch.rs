@@ -127,12 +127,12 @@ impl Claimer<'_> {
                 .query(
                     &stmts.claim_next_many,
                     &[
-                        &self.owner,
-                        &self.window.until(),
                         &self.window.now(),
-                        &(wanted as i64),
                         &self.queues,
                         &candidates_per_bucket(wanted),
+                        &self.owner,
+                        &self.window.until(),
+                        &(wanted as i64),
                     ],
                 )
                 .map_err(pg(OPERATION))?;
@@ -170,7 +170,10 @@ impl Claimer<'_> {
     /// The first claimable job, locked or not; this transaction's own claims are not claimable.
     fn peek(&self, tx: &mut Transaction<'_>, stmts: &Statements) -> Result<Option<Head>> {
         let row = tx
-            .query_opt(&stmts.peek_next, &[&self.window.now(), &self.queues])
+            .query_opt(
+                &stmts.peek_next,
+                &[&self.window.now(), &self.queues, &1_i64],
+            )
             .map_err(pg(OPERATION))?;
         row.map(|row| {
             Ok(Head {

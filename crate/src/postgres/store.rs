@@ -436,7 +436,7 @@ impl Leases for PgStore {
                     .client
                     .query_opt(
                         &session.stmts.claim_next_many,
-                        &[&owner, &until, &now, &one, &queues, &per_bucket],
+                        &[&now, &queues, &per_bucket, &owner, &until, &one],
                     )
                     .map_err(pg("claim_next"))?;
                 if let Some(row) = row {
@@ -450,7 +450,7 @@ impl Leases for PgStore {
                 // None free. Is any job claimable at all (every one locked right now)?
                 let head: Option<String> = session
                     .client
-                    .query_opt(&session.stmts.peek_next, &[&now, &queues])
+                    .query_opt(&session.stmts.peek_next, &[&now, &queues, &1_i64])
                     .and_then(|row| row.map(|row| row.try_get(0)).transpose())
                     .map_err(pg("claim_next"))?;
                 let Some(head) = head else {

@@ -164,6 +164,12 @@ impl Worker {
         // The last claim found nothing: with `until_empty`, the run ends once nothing runs.
         let mut found_nothing = false;
         loop {
+            // Handlers that finished meanwhile are written first: when claims are slow (a loaded
+            // server) and come back to back, their jobs would otherwise sit leased and unwritten.
+            let finished: Vec<Finished> = pool.finished.try_iter().collect();
+            if !finished.is_empty() {
+                self.settle(pool, finished)?;
+            }
             let stopping = self.stop.is_stopping();
             let now = self.now();
             let free = slots - pool.running.len();
@@ -185,13 +191,15 @@ impl Worker {
                         }
                         // A short batch whose jobs all ended at once (poison jobs made dead)
                         // leaves nothing to wait for: claim again at once.
+                        // The poll counts from the claim's end: one slower than the poll
+                        // would otherwise be due again at once, and the loop would only claim.
                         if short && (found_nothing || !pool.running.is_empty()) {
-                            claim_at = now + idle_poll;
+                            claim_at = self.now() + idle_poll;
                         }
                     }
                     Err(err) if err.is_retryable() => {
                         found_nothing = false;
-                        claim_at = now + idle_poll;
+                        claim_at = self.now() + idle_poll;
                     }
                     Err(err) => return Err(err),
                 }

@@ -69,7 +69,7 @@ pub(in crate::postgres) fn fingerprint_after() -> String {
     let settings = SESSION_SETTINGS
         .strip_prefix("SELECT ")
         .expect("SESSION_SETTINGS is one SELECT");
-    format!("{FINGERPRINT} UNION ALL SELECT 'settings', {settings}, NULL, NULL, NULL, NULL")
+    format!("{FINGERPRINT} UNION ALL SELECT 'settings', {settings}, NULL, NULL, NULL")
 }
 
 /// One row of a reading: kind, name, values.

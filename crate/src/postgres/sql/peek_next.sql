@@ -1,31 +1,4 @@
--- $1 now, $2 queues (NULL: every queue). The first claimable job of those queues in the claim
--- order, locked or not: its id and insertion number (what a claimer waits for when every
--- claimable job is locked). The candidates are claim_next_many.sql's.
--- The candidates, by index probes of leasefence_queued only: the queues (the named ones, or
--- every queue with an open job, found by skipping from one name to the next), for each its
--- priorities with an open job from the highest down, and for each (queue, priority) its first
--- claimable jobs by until, then insertion. A (queue, priority) pair costs one probe, so the cost
--- is logarithmic in the jobs times the pairs (docs/decisions/queues-priorities.md).
-WITH RECURSIVE every_queue(q) AS (
-    SELECT (SELECT queue FROM leasefence_order WHERE open AND $2::text[] IS NULL
-            ORDER BY queue LIMIT 1)
-    UNION ALL
-    SELECT (SELECT queue FROM leasefence_order WHERE open AND queue > e.q ORDER BY queue LIMIT 1)
-    FROM every_queue e WHERE e.q IS NOT NULL),
-named(q) AS (
-    SELECT q FROM every_queue WHERE q IS NOT NULL
-    UNION SELECT unnest($2::text[])),
-buckets(q, p) AS (
-    SELECT n.q, (SELECT priority FROM leasefence_order WHERE open AND queue = n.q
-                 ORDER BY priority DESC LIMIT 1) FROM named n
-    UNION ALL
-    SELECT b.q, (SELECT priority FROM leasefence_order WHERE open AND queue = b.q
-                 AND priority < b.p ORDER BY priority DESC LIMIT 1)
-    FROM buckets b WHERE b.p IS NOT NULL),
-candidates AS (
-    SELECT c.id, c.priority, c.until, c.seq FROM buckets b CROSS JOIN LATERAL (
-        SELECT o.id, o.priority, o.until, o.seq FROM leasefence_order o
-        WHERE o.open AND o.queue = b.q AND o.priority = b.p AND o.until <= $1
-        ORDER BY o.until, o.seq LIMIT 1) c
-    WHERE b.p IS NOT NULL)
+-- After candidates.sql ($1 now, $2 queues, $3 = 1). The first claimable job of those queues in
+-- the claim order, locked or not: its id and insertion number (what a claimer waits for when
+-- every claimable job is locked).
 SELECT id, seq FROM candidates ORDER BY priority DESC, until, seq LIMIT 1
