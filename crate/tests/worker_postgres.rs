@@ -13,7 +13,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use leasefence::worker::{Worker, WorkerOptions};
-use leasefence::{Leases, NewJob, OpenOptions};
+use leasefence::{NewJob, OpenOptions};
 use support::pg_schema::PgSchema;
 
 /// Far above what the drain takes on a loaded two-core machine (a few seconds), far below the
