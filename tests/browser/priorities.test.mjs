@@ -173,3 +173,49 @@ test('free play: enqueue with a priority, claim next takes the highest; the colu
     await browser.close();
   }
 });
+
+test('an imported timeline: queue, priority and claim_next replayed on the store; bad ones refused, nothing runs', async () => {
+  const browser = await launchBrowser();
+  try {
+    const page = await open(browser);
+    const file = (name, value) => ({ name, mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(value), 'utf8') });
+    const markup = '<img src=x onerror="window.__pwned=1">';
+    const doc = {
+      format: 'leasefence-playground', v: 1, entries: [
+        { t: 0, worker: 'store', op: 'enqueue', args: { job: 'job-a', queue: markup, priority: -5 } },
+        { t: 0, worker: 'store', op: 'enqueue', args: { job: 'job-b' } },
+        { t: 1, worker: 'C', op: 'claim_next', args: { ttl: 5 } },
+        { t: 2, worker: 'A', op: 'claim_next', args: { ttl: 5 } },
+      ],
+    };
+    await page.setInputFiles('#import', file('queues.json', doc));
+    await page.locator('.banner-notice', { hasText: 'Loaded the timeline from the file: 4 operations' }).waitFor();
+    // job-b's default priority 0 beats job-a's -5, though job-a was enqueued first.
+    assert.deepEqual((await cards(page)).map((c) => c.slice(0, 3)), [
+      ['store', 'enqueue', 'job-a'], ['store', 'enqueue', 'job-b'], ['C', 'claim_next', 'job-b'], ['A', 'claim_next', 'job-a'],
+    ]);
+    const { jobs } = await bothTables(page);
+    assert.deepEqual(jobs.map((r) => [r.id, r.queue, r.priority, r.owner]), [['job-a', markup, '-5', 'A'], ['job-b', 'default', '0', 'C']]);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    assert.equal(await page.locator('#jobs-body img').count(), 0);
+
+    const enqueue = (args) => ({ v: 1, entries: [{ t: 0, worker: 'store', op: 'enqueue', args: { job: 'j', ...args } }] });
+    for (const [name, value, message] of [
+      ['fraction.json', enqueue({ priority: 1.5 }), /entries\[0\]\.args\.priority must be a whole number/],
+      ['huge.json', enqueue({ priority: 2 ** 53 }), /entries\[0\]\.args\.priority must be a whole number/],
+      ['text.json', enqueue({ priority: 'high' }), /entries\[0\]\.args\.priority must be a whole number/],
+      ['empty.json', enqueue({ queue: '' }), /entries\[0\]\.args\.queue must not be empty/],
+      ['queues.json', enqueue({ queues: ['mail'] }), /unknown member/],
+      ['job.json', { v: 1, entries: [{ t: 0, worker: 'A', op: 'claim_next', args: { ttl: 5, job: 'j' } }] }, /unknown member/],
+      ['store.json', { v: 1, entries: [{ t: 0, worker: 'store', op: 'claim_next', args: { ttl: 5 } }] }, /worker must be "A", "B" or "C"/],
+    ]) {
+      await page.setInputFiles('#import', file(name, value));
+      await page.locator('.banner-error', { hasText: message }).waitFor();
+      await settled(page);
+      assert.equal(await page.locator('#timeline .tl-card').count(), 4, `${name}: nothing replaced`);
+    }
+    assert.deepEqual(page.errors, []);
+  } finally {
+    await browser.close();
+  }
+});
