@@ -63,6 +63,17 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
       for (let s = 0; s < 6; s++) await page.click('#story-next');
       found.push(...await untranslated(page, 'gc-pause at its end'));
 
+      // The priorities preset, every step: the queue and priority columns, claim_next's cards.
+      await page.selectOption('#scenario', 'priorities');
+      await page.click('#scenario-start');
+      await settled(page);
+      const prioritySteps = Number((await page.locator('#story-progress').textContent()).match(/\d+/g).at(-1));
+      for (let s = 2; s <= prioritySteps; s++) {
+        await page.click('#story-next');
+        found.push(...await untranslated(page, `priorities step ${s}`));
+      }
+      assert.equal(await page.locator('#jobs-th-priority').isVisible(), true, 'the priority column is shown');
+
       // The poison job, every step: a failure and its backoff (a job that waits), a stale failure
       // report refused, the dead job in both tables.
       await page.selectOption('#scenario', 'poison-job');
@@ -76,7 +87,7 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
       assert.equal(await page.locator('#jobs-body td.col-done.is-dead').count(), 1, 'the dead job is drawn dead');
       // Free play on it: revive the dead job, claim it, fail it with a backoff, then for good.
       await page.fill('#job', 'job-poison');
-      for (const button of ['#revive', '#B-claim', '#B-fail', '#plus5', '#C-claim']) {
+      for (const button of ['#revive', '#B-claim', '#B-fail', '#plus5', '#C-claim', '#A-claim_next']) {
         await page.click(button);
         await settled(page);
         found.push(...await untranslated(page, `free play: ${button}`));

@@ -42,7 +42,8 @@ async function replayAll() {
             .filter((c) => c !== code)
             .map((c) => reasonText({ code: c, fence: (entry.args.fence ?? 0) + 1 }, entry, l));
         }
-        const leaseOnly = await readLeaseOnlyRows(store, [entry.args.job]);
+        // claim_next names no job: the one the store picked.
+        const leaseOnly = await readLeaseOnlyRows(store, [entry.args.job ?? outcome.job]);
         steps.push({
           s, op: entry.op, worker: entry.worker, t: entry.t, claims: step.claims ?? null, code, words, others, leaseOnly,
           say: Object.fromEntries(['en', 'ja', 'zh'].map((l) => [l, narration(scenario, s, l)])),

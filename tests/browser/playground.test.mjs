@@ -249,7 +249,7 @@ test('every scenario gets from the real store the answers its narration tells', 
       const { SCENARIOS } = await import('/app/model/scenarios.js');
       return SCENARIOS.map((sc) => ({ id: sc.id, steps: sc.steps.length, expect: sc.steps.filter((s) => s.do).map((s) => s.expect), incident: Boolean(sc.source) }));
     });
-    assert.equal(scenarios.length, 9);
+    assert.equal(scenarios.length, 10);
     // The guided story and the incident presets are played, answers and tables, in incidents.test.mjs.
     for (const sc of scenarios.filter((s) => !s.incident && s.id !== 'stale-worker')) {
       await page.selectOption('#scenario', sc.id);

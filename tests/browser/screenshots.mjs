@@ -2,8 +2,9 @@
 // (1280x800), docs/playground-360.png (360x780), and the page in Japanese and Chinese
 // (docs/playground-ja.png, docs/playground-zh.png, 1280x800; docs/playground-ja-360.png), and the
 // worker lab after a run (docs/playground-lab.png; in Japanese, the fenced mode:
-// docs/playground-lab-fenced-ja.png), and the poison-job preset at its end, dead in both tables
-// (docs/playground-poison.png).
+// docs/playground-lab-fenced-ja.png), the poison-job preset at its end, dead in both tables
+// (docs/playground-poison.png), and the priorities preset at its end, the stores' picks on the
+// timeline and the queue and priority columns (docs/playground-priorities.png).
 // Run: node tests/browser/screenshots.mjs   (after bash scripts/build-web.sh)
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -63,14 +64,24 @@ try {
       await browser.close();
     }
   }
-  // The poison-job preset played to its end: the job dead in both tables.
+  // The poison-job preset played to its end: the job dead in both tables; the priorities preset
+  // at its end: the timeline's claim_next cards and the jobs table with its queue and priority.
+  for (const [name, id, scrollTo, height] of [
+    ['playground-poison.png', 'poison-job', '#tables-title', 800],
+    ['playground-priorities.png', 'priorities', '#timeline-title', 1020],
+  ]) await presetAtEnd(name, id, scrollTo, height);
+} finally {
+  server.stop();
+}
+
+async function presetAtEnd(name, id, scrollTo, height) {
   const browser = await launchBrowser();
   try {
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.setViewportSize({ width: 1280, height });
     await page.goto(`${server.url}?lang=en`);
     await page.waitForSelector('html[data-ready="true"]');
-    await page.selectOption('#scenario', 'poison-job');
+    await page.selectOption('#scenario', id);
     await page.click('#scenario-start');
     await page.waitForFunction(() => /^step 1 of/.test(document.getElementById('story-progress').textContent));
     for (;;) {
@@ -81,12 +92,10 @@ try {
     }
     await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
     await page.waitForTimeout(1800); // let the "changed" highlight fade
-    await page.locator('#tables-title').evaluate((node) => window.scrollTo(0, node.getBoundingClientRect().top + window.scrollY - 6));
-    await page.screenshot({ path: path.join(out, 'playground-poison.png') });
-    console.log('saved docs/playground-poison.png');
+    await page.locator(scrollTo).evaluate((node) => window.scrollTo(0, node.getBoundingClientRect().top + window.scrollY - 6));
+    await page.screenshot({ path: path.join(out, name) });
+    console.log(`saved docs/${name}`);
   } finally {
     await browser.close();
   }
-} finally {
-  server.stop();
 }

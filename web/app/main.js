@@ -49,6 +49,7 @@ function wire() {
     play: $('play'), next: $('next'), toEnd: $('to-end'), scrub: $('scrub'), scrubMarks: $('scrub-marks'),
     scrubMax: $('scrub-max'), timeline: $('timeline'), status: $('status'), storage: $('storage'), count: $('count'), job: $('job'),
     jobList: $('job-list'), ttl: $('ttl'), enqueue: $('enqueue'), revive: $('revive'), retry: $('retry'), failError: $('fail-error'), jobsBody: $('jobs-body'), jobsEmpty: $('jobs-empty'),
+    jobsQueueHead: $('jobs-th-queue'), jobsPriorityHead: $('jobs-th-priority'), queue: $('queue'), priority: $('priority'),
     leaseOnlyBody: $('lease-only-body'), leaseOnlyEmpty: $('lease-only-empty'), checkBody: $('check-body'),
     share: $('share'), shareBox: $('share-box'), shareUrl: $('share-url'), shareNote: $('share-note'),
     exportButton: $('export'), importInput: $('import'), reset: $('reset'), help: $('help'),

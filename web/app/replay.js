@@ -6,8 +6,10 @@
 function callArgs(entry) {
   const a = entry.args;
   switch (entry.op) {
-    case 'enqueue': return [a.job];
+    // A queue or priority left out is the store's default (null: "not given").
+    case 'enqueue': return a.queue === undefined && a.priority === undefined ? [a.job] : [a.job, null, null, a.queue ?? null, a.priority ?? null];
     case 'claim': return [a.job, entry.worker, entry.t, a.ttl];
+    case 'claim_next': return [entry.worker, entry.t, a.ttl];
     case 'renew': return [a.job, entry.worker, a.fence, entry.t, a.ttl];
     case 'complete': return [a.job, entry.worker, a.fence, entry.t, a.result];
     case 'release': return [a.job, entry.worker, a.fence];
@@ -17,9 +19,16 @@ function callArgs(entry) {
   }
 }
 
+/** The store's name of an entry's operation (the timeline spells them as the protocol does). */
+const STORE_OP = Object.freeze({ claim_next: 'claimNext' });
+
 /**
  * Runs one entry on both stores. Returns {outcome, trace}: outcome is leasefence's answer
  * ({value, reason} or {error}); trace is {fenced: statements, leaseOnly: {value, statements}}.
+ * A `claim_next` answers like a claim, `value` the fence or null, plus `job`: the job the store
+ * picked (null when nothing was claimable). The lease-only table has no queues nor priorities, so
+ * it is asked to claim that same job by id (nothing, when leasefence claimed nothing): the two
+ * tables differ in what fencing refuses, not in the order of the queue.
  * Storage errors throw.
  */
 export async function applyEntry(store, entry) {
@@ -27,8 +36,10 @@ export async function applyEntry(store, entry) {
   let outcome;
   let fenced = [];
   try {
-    const { statements, ...answer } = await store.callTraced(entry.op, args);
-    outcome = { value: answer.value, reason: answer.reason ?? null };
+    const { statements, ...answer } = await store.callTraced(STORE_OP[entry.op] ?? entry.op, args);
+    outcome = entry.op === 'claim_next'
+      ? { value: answer.value?.fence ?? null, reason: null, job: answer.value?.job ?? null }
+      : { value: answer.value, reason: answer.reason ?? null };
     fenced = statements;
   } catch (error) {
     if (error && error.code === 'invalid_argument') {
@@ -37,19 +48,29 @@ export async function applyEntry(store, entry) {
     }
     throw error;
   }
-  const leaseOnly = await store.leaseOnly(entry.op, args);
+  if (entry.op === 'claim_next' && outcome.job === null) {
+    return { outcome, trace: { fenced, leaseOnly: { value: false, statements: [] } } };
+  }
+  const leaseOnly = entry.op === 'claim_next'
+    ? await store.leaseOnly('claim', [outcome.job, entry.worker, entry.t, entry.args.ttl])
+    : await store.leaseOnly(entry.op, args);
   return { outcome, trace: { fenced, leaseOnly: { value: leaseOnly.value, statements: leaseOnly.statements } } };
 }
 
 /**
  * The jobs table: the stored row of every job id, read through the store (`inspect`: the state,
- * plus whether the job is dead and the error of its last failure).
+ * plus whether the job is dead, the error of its last failure, its queue and its priority).
  */
 export async function readRows(store, ids) {
   const rows = [];
   for (const id of ids) {
     const { value } = await store.withReason.inspect(id);
-    if (value) rows.push({ ...value.state, dead: value.dead, error: value.failures.at(-1)?.error ?? null });
+    if (value) {
+      rows.push({
+        ...value.state, dead: value.dead, error: value.failures.at(-1)?.error ?? null,
+        queue: value.queue, priority: value.priority,
+      });
+    }
   }
   return rows;
 }

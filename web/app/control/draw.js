@@ -1,11 +1,11 @@
 // Drawing: the views, given the state.
 import * as TL from '../model/timeline.js';
-import { fenceMemory, knownJobs, leases } from '../model/derive.js';
+import { fenceMemory, knownJobs, leases, usesQueues } from '../model/derive.js';
 import { fmt, statusLine } from '../model/describe.js';
 import { t } from '../model/i18n.js';
 import { h, replace } from '../view/dom.js';
 import { renderTimeline } from '../view/timeline-view.js';
-import { LEASE_ONLY_COLUMNS, renderJobs } from '../view/table-view.js';
+import { JOBS_COLUMNS, LEASE_ONLY_COLUMNS, QUEUE_COLUMNS, renderJobs } from '../view/table-view.js';
 import { renderCheck } from '../view/check-view.js';
 import { renderWorkers } from '../view/workers-view.js';
 import { renderStory } from '../view/story-view.js';
@@ -54,7 +54,12 @@ function draw() {
   if (focusedCard !== undefined) {
     ui.timeline.querySelector(`.tl-card[data-index="${CSS.escape(focusedCard)}"]`)?.focus({ preventScroll: true });
   }
-  renderJobs(ui.jobsBody, ui.jobsEmpty, state.rows, state.prevRows, doc.now, lang);
+  // The queue and priority columns, only for a timeline that puts them to use.
+  const queues = usesQueues(doc.entries);
+  ui.jobsQueueHead.hidden = ui.jobsPriorityHead.hidden = !queues;
+  ui.jobsBody.closest('table').classList.toggle('with-queues', queues);
+  ui.jobsBody.closest('.table-pair').classList.toggle('stacked', queues);
+  renderJobs(ui.jobsBody, ui.jobsEmpty, state.rows, state.prevRows, doc.now, lang, { columns: queues ? QUEUE_COLUMNS : JOBS_COLUMNS });
   renderJobs(ui.leaseOnlyBody, ui.leaseOnlyEmpty, state.leaseRows, state.prevLeaseRows, doc.now, lang,
     { columns: LEASE_ONLY_COLUMNS, against: state.rows });
   state.prevRows = state.rows; // mark changes once

@@ -50,12 +50,28 @@ function act(worker, op) {
   schedule('act', async () => {
     const job = ui.job.value;
     const lang = state.lang;
-    const jobProblem = TL.stringProblem(job);
-    if (jobProblem) return inputError(t(lang, `input.${jobProblem}`, t(lang, 'input.field.job'), TL.LIMITS.string), ui.job);
-    const typed = TL.typedJobProblem(job);
-    if (typed) return inputError(t(lang, `input.${typed.problem}`, t(lang, 'input.field.job'), typed.char), ui.job);
+    // claim_next takes no job: the store picks it.
+    if (op !== 'claim_next') {
+      const jobProblem = TL.stringProblem(job);
+      if (jobProblem) return inputError(t(lang, `input.${jobProblem}`, t(lang, 'input.field.job'), TL.LIMITS.string), ui.job);
+      const typed = TL.typedJobProblem(job);
+      if (typed) return inputError(t(lang, `input.${typed.problem}`, t(lang, 'input.field.job'), typed.char), ui.job);
+    }
+    // enqueue's queue and priority: left out of the entry when they are the store's defaults.
+    const placed = {};
+    if (op === 'enqueue') {
+      const queue = ui.queue.value;
+      const queueProblem = TL.stringProblem(queue);
+      if (queueProblem) return inputError(t(lang, `input.${queueProblem}`, t(lang, 'input.field.queue'), TL.LIMITS.string), ui.queue);
+      const typedQueue = TL.typedJobProblem(queue);
+      if (typedQueue) return inputError(t(lang, `input.${typedQueue.problem}`, t(lang, 'input.field.queue'), typedQueue.char), ui.queue);
+      const priority = Number(ui.priority.value);
+      if (ui.priority.value.trim() === '' || TL.typedPriorityProblem(priority)) return inputError(t(lang, 'input.priority'), ui.priority);
+      if (queue !== 'default') placed.queue = queue;
+      if (priority !== 0) placed.priority = priority;
+    }
     let ttl = null;
-    if (op === 'claim' || op === 'renew') {
+    if (op === 'claim' || op === 'claim_next' || op === 'renew') {
       ttl = Number(ui.ttl.value);
       if (ui.ttl.value.trim() === '' || TL.typedTtlProblem(ttl)) return inputError(t(lang, 'input.ttl', TL.LIMITS.time), ui.ttl);
     }
@@ -83,8 +99,9 @@ function act(worker, op) {
     // A worker presents the fence it last got for this job (0 if it never got one).
     const fence = fenceFor(fenceMemory(state.doc.entries, state.outcomes, state.doc.k), worker, job);
     const args = {
-      enqueue: () => ({ job }),
+      enqueue: () => ({ job, ...placed }),
       claim: () => ({ job, ttl }),
+      claim_next: () => ({ ttl }),
       renew: () => ({ job, fence, ttl }),
       complete: () => ({ job, fence, result }),
       release: () => ({ job, fence }),
@@ -116,6 +133,9 @@ function act(worker, op) {
     }
     state.doc = answer.doc;
     await sync();
+    // The store picked the job: the box (and so the worker cards) follows it.
+    const picked = op === 'claim_next' ? state.outcomes[state.doc.k - 1]?.job : null;
+    if (picked) ui.job.value = picked;
   });
 }
 

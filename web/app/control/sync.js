@@ -43,6 +43,9 @@ async function sync() {
   state.prevLeaseRows = state.leaseRows;
   state.leaseRows = await readLeaseOnlyRows(store, ids);
   await save(true);
+  // A claim_next names its job only once the store has answered. In free play the box is the
+  // person's: only the story moves it here (intents.js moves it after a claim_next of theirs).
+  if (state.story) followJob();
 }
 
 function scenario() {
@@ -63,7 +66,7 @@ async function moveTo(doc) {
  */
 function followJob() {
   const { entries, k } = state.doc;
-  const job = jobOnShow(entries, k);
+  const job = jobOnShow(entries, k, state.outcomes);
   if (job === null || ui.job.value === job) return;
   if (state.story || !knownJobs(entries, entries.length).includes(ui.job.value)) ui.job.value = job;
 }

@@ -1,6 +1,7 @@
 // Facts derived from a timeline and the store's answers (outcomes), for the controller and the
 // views. Pure functions. An outcome is what the store answered for one entry:
 //   {value, reason}            value: true/false, a fence number or null; reason {code, ...} or null
+//   {value, reason, job}       claim_next: the fence or null, and the job the store picked (or null)
 //   {error: {code, message}}   the store refused the call itself (invalid argument, storage)
 //   undefined                  not run yet (the future of a timeline just loaded)
 import { WORKERS } from './timeline.js';
@@ -8,8 +9,26 @@ import { WORKERS } from './timeline.js';
 /** Whether the store granted the entry's operation. */
 export function granted(entry, outcome) {
   if (!outcome || outcome.error) return false;
-  if (entry.op === 'claim') return typeof outcome.value === 'number';
+  if (entry.op === 'claim' || entry.op === 'claim_next') return typeof outcome.value === 'number';
   return outcome.value === true;
+}
+
+/**
+ * The job an entry is about: its own `job`, or for `claim_next` the one the store picked (null
+ * before it ran, or when nothing was claimable).
+ */
+export function jobOf(entry, outcome) {
+  return entry.args.job ?? outcome?.job ?? null;
+}
+
+/**
+ * Whether a timeline puts a job in a queue other than "default" or gives one a priority other
+ * than 0: then the jobs table shows the queue and priority columns (section 11), else it stays
+ * the six columns of `jobs`.
+ */
+export function usesQueues(entries) {
+  return entries.some((e) => e.op === 'enqueue' &&
+    ((e.args.queue !== undefined && e.args.queue !== 'default') || (e.args.priority !== undefined && e.args.priority !== 0)));
 }
 
 /**
@@ -20,8 +39,8 @@ export function fenceMemory(entries, outcomes, k) {
   const memory = new Map(WORKERS.map((w) => [w, new Map()]));
   for (let i = 0; i < k && i < entries.length; i++) {
     const entry = entries[i];
-    if (entry.op === 'claim' && granted(entry, outcomes[i])) {
-      memory.get(entry.worker).set(entry.args.job, outcomes[i].value);
+    if ((entry.op === 'claim' || entry.op === 'claim_next') && granted(entry, outcomes[i])) {
+      memory.get(entry.worker).set(jobOf(entry, outcomes[i]), outcomes[i].value);
     }
   }
   return memory;
@@ -38,11 +57,14 @@ export function knownJobs(entries, k) {
 
 /**
  * The job the timeline shows at its playhead: that of the last operation played, else of the
- * first one to come; null for an empty timeline. The side panel's job box follows it.
+ * first one to come; null for an empty timeline (or a `claim_next` that claimed nothing, or has
+ * not run). The side panel's job box follows it.
  */
-export function jobOnShow(entries, k) {
-  const entry = entries[Math.min(k, entries.length) - 1] ?? entries[0];
-  return entry ? entry.args.job : null;
+export function jobOnShow(entries, k, outcomes = []) {
+  const at = Math.min(k, entries.length) - 1;
+  const index = at >= 0 ? at : 0;
+  const entry = entries[index];
+  return entry ? jobOf(entry, outcomes[index]) : null;
 }
 
 /**
@@ -54,27 +76,27 @@ export function jobOnShow(entries, k) {
 export function leases(entries, outcomes, now) {
   const list = [];
   const open = new Map(); // `${worker}\u0000${job}` -> lease
-  const key = (entry) => `${entry.worker}\u0000${entry.args.job}`;
+  const key = (entry, outcome) => `${entry.worker}\u0000${jobOf(entry, outcome)}`;
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i];
     const outcome = outcomes[i];
     if (!granted(entry, outcome)) continue;
-    if (entry.op === 'claim') {
+    if (entry.op === 'claim' || entry.op === 'claim_next') {
       const lease = {
-        worker: entry.worker, job: entry.args.job, fence: outcome.value,
+        worker: entry.worker, job: jobOf(entry, outcome), fence: outcome.value,
         from: entry.t, until: entry.t + entry.args.ttl, ended: null, endKind: null, index: i,
       };
       list.push(lease);
-      open.set(key(entry), lease);
+      open.set(key(entry, outcome), lease);
     } else if (WORKERS.includes(entry.worker)) {
-      const lease = open.get(key(entry));
+      const lease = open.get(key(entry, outcome));
       if (!lease || lease.fence !== entry.args.fence) continue;
       if (entry.op === 'renew') {
         lease.until = entry.t + entry.args.ttl;
       } else {
         lease.ended = entry.t;
         lease.endKind = { complete: 'completed', release: 'released', fail: 'failed' }[entry.op];
-        open.delete(key(entry));
+        open.delete(key(entry, outcome));
       }
     }
   }

@@ -1,6 +1,6 @@
 // Outcomes in words, in English, Japanese or Chinese. Pure functions that return plain strings;
 // the views put them on the page as text, never as markup.
-import { granted } from './derive.js';
+import { granted, jobOf } from './derive.js';
 
 import { t } from './i18n.js';
 
@@ -22,6 +22,9 @@ const PHRASES = {
     failDead: () => 'failed for good: dead',
     reviveGranted: () => 'revived, queued again',
     enqueueTrue: () => 'queued',
+    nothingToClaim: () => 'nothing to claim',
+    priority: (n) => `priority ${n}`,
+    queue: (q) => `queue “${q}”`,
     enqueueFalse: () => 'already queued',
     not_found: () => 'no such job',
     done: () => 'job already done',
@@ -51,6 +54,9 @@ const PHRASES = {
     failDead: () => '失敗、デッドに',
     reviveGranted: () => '復活、キューに戻った',
     enqueueTrue: () => 'キューに追加',
+    nothingToClaim: () => '取得できるジョブなし',
+    priority: (n) => `優先度 ${n}`,
+    queue: (q) => `キュー “${q}”`,
     enqueueFalse: () => '登録済み',
     not_found: () => 'そのジョブはない',
     done: () => 'ジョブは完了済み',
@@ -80,6 +86,9 @@ const PHRASES = {
     failDead: () => '失败，成为死信',
     reviveGranted: () => '已复活，重新入队',
     enqueueTrue: () => '已入队',
+    nothingToClaim: () => '没有可领取的任务',
+    priority: (n) => `优先级 ${n}`,
+    queue: (q) => `队列 “${q}”`,
     enqueueFalse: () => '已在队列中',
     not_found: () => '没有这个任务',
     done: () => '任务已完成',
@@ -132,6 +141,9 @@ export function outcomeText(entry, outcome, lang = 'en') {
   if (outcome.error) {
     return { kind: 'error', icon: '!', text: p.error(String(outcome.error.code), String(outcome.error.message)) };
   }
+  if (entry.op === 'claim_next' && outcome.value === null) {
+    return { kind: 'refused', icon: '–', text: p.nothingToClaim() };
+  }
   if (entry.op === 'enqueue') {
     return outcome.value === true
       ? { kind: 'granted', icon: '✓', text: p.enqueueTrue() }
@@ -141,6 +153,7 @@ export function outcomeText(entry, outcome, lang = 'en') {
     const a = entry.args;
     const text = {
       claim: () => p.claimGranted(fmt(outcome.value), fmt(entry.t + a.ttl)),
+      claim_next: () => p.claimGranted(fmt(outcome.value), fmt(entry.t + a.ttl)),
       renew: () => p.renewGranted(fmt(entry.t + a.ttl)),
       complete: () => p.completeGranted(),
       release: () => p.releaseGranted(fmt(a.fence)),
@@ -152,12 +165,14 @@ export function outcomeText(entry, outcome, lang = 'en') {
   return { kind: 'refused', icon: '✗', text: reasonText(outcome.reason, entry, lang) };
 }
 
-/** The arguments of an entry in a few words: "ttl 10", "fence 1 · “A's result”". */
+/** The arguments of an entry in a few words: "ttl 10", "fence 1 · “A's result”", "priority 5". */
 export function argsText(entry, lang = 'en') {
   const p = phrases(lang);
   const a = entry.args;
   switch (entry.op) {
-    case 'claim': return p.ttl(fmt(a.ttl));
+    case 'enqueue': return [a.queue === undefined ? null : p.queue(a.queue), a.priority === undefined ? null : p.priority(fmt(a.priority))]
+      .filter(Boolean).join(' · ');
+    case 'claim': case 'claim_next': return p.ttl(fmt(a.ttl));
     case 'renew': return `${p.fence(fmt(a.fence))} · ${p.ttl(fmt(a.ttl))}`;
     case 'complete': return `${p.fence(fmt(a.fence))} · ${a.result === null ? p.noResult : `“${a.result}”`}`;
     case 'release': return p.fence(fmt(a.fence));
@@ -177,7 +192,8 @@ export function statusLine(entry, outcome, lang = 'en') {
   const o = outcomeText(entry, outcome, lang);
   const who = entry.worker === 'store' ? t(lang, 'lane.store') : entry.worker;
   const args = argsText(entry, lang);
-  return `t=${fmt(entry.t)} · ${who}: ${opName(entry.op, lang)} ${entry.args.job}${args ? ` (${args})` : ''} → ${o.icon} ${o.text}`;
+  const job = jobOf(entry, outcome);
+  return `t=${fmt(entry.t)} · ${who}: ${opName(entry.op, lang)}${job === null ? '' : ` ${job}`}${args ? ` (${args})` : ''} → ${o.icon} ${o.text}`;
 }
 
 const CHIPS = {
@@ -201,8 +217,8 @@ const CHIPS = {
  */
 export function storeChipText(entry, outcome, lang = 'en') {
   const c = CHIPS[lang] ?? CHIPS.en;
-  const what = entry.op === 'claim' ? c.claim(fmt(outcome.value), entry.worker)
+  const what = entry.op === 'claim' || entry.op === 'claim_next' ? c.claim(fmt(outcome.value), entry.worker)
     : entry.op === 'fail' ? c.fail(entry.worker, entry.args.retryAt === null ? null : fmt(entry.args.retryAt))
       : c[entry.op](entry.worker);
-  return `${entry.args.job}: ${what}`;
+  return `${jobOf(entry, outcome)}: ${what}`;
 }

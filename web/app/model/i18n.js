@@ -49,6 +49,8 @@ for (const messages of [en, ja, zh]) {
   const button = (key) => (messages === en ? messages[key].toLowerCase() : messages[key]);
   for (const op of ['claim', 'renew', 'complete', 'release', 'fail']) messages[`op.${op}`] = button(`workers.${op}`);
   for (const op of ['enqueue', 'revive']) messages[`op.${op}`] = button(`store.${op}`);
+  // claim_next is two words on its button; English names it as the API does.
+  messages['op.claim_next'] = messages === en ? 'claim_next' : messages['workers.claim_next'];
 }
 
 export const MESSAGES = Object.freeze({ en, ja, zh });

@@ -22,6 +22,8 @@ function validOutcome(o) {
     return typeof o.error === 'object' && o.error !== null && typeof o.error.code === 'string' &&
       o.error.code.length <= 40 && typeof o.error.message === 'string' && o.error.message.length <= 500;
   }
+  // claim_next's answer names the job the store picked (or null).
+  if ('job' in o && o.job !== null && (typeof o.job !== 'string' || o.job.length > LIMITS.string)) return false;
   const v = o.value;
   if (!(typeof v === 'boolean' || v === null || (Number.isInteger(v) && v >= 0))) return false;
   const r = o.reason;

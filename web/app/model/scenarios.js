@@ -17,6 +17,7 @@ import { poisonJob } from './scenarios/poison-job.js';
 import { renewInTime } from './scenarios/renew-in-time.js';
 import { releaseReclaim } from './scenarios/release-reclaim.js';
 import { tooLate } from './scenarios/too-late.js';
+import { priorities } from './scenarios/priorities.js';
 
 export const SCENARIOS = Object.freeze([
   staleWorker,
@@ -28,6 +29,7 @@ export const SCENARIOS = Object.freeze([
   renewInTime,
   releaseReclaim,
   tooLate,
+  priorities,
 ]);
 
 export const STORY_ID = 'stale-worker';

@@ -4,8 +4,12 @@
 //
 // A document is {entries, k, now}:
 //   entries  operations in time order, each {t, worker, op, args}
-//              enqueue  worker 'store'        args {job}
+//              enqueue  worker 'store'        args {job, queue?, priority?}
+//                         queue: text (the store's "default" when left out); priority: a safe
+//                         integer (0 when left out); docs/contract.md section 11
 //              claim    worker 'A'|'B'|'C'    args {job, ttl}
+//              claim_next worker 'A'|'B'|'C'  args {ttl}   (the store picks the job: highest
+//                         priority, then earliest `until`, then oldest; its answer names it)
 //              renew    worker 'A'|'B'|'C'    args {job, fence, ttl}
 //              complete worker 'A'|'B'|'C'    args {job, fence, result}   (result: string | null)
 //              release  worker 'A'|'B'|'C'    args {job, fence}
@@ -20,7 +24,7 @@
 
 export const WORKERS = Object.freeze(['A', 'B', 'C']);
 export const LANES = Object.freeze(['store', 'A', 'B', 'C']);
-export const WORKER_OPS = Object.freeze(['claim', 'renew', 'complete', 'release', 'fail']);
+export const WORKER_OPS = Object.freeze(['claim', 'claim_next', 'renew', 'complete', 'release', 'fail']);
 /** The operations of the store's own lane: nobody's lease, no fence. */
 export const STORE_OPS = Object.freeze(['enqueue', 'revive']);
 export const FORMAT = 'leasefence-playground';
@@ -41,12 +45,16 @@ export const LIMITS = Object.freeze({
 const ARGS = Object.freeze({
   enqueue: ['job'],
   claim: ['job', 'ttl'],
+  claim_next: ['ttl'],
   renew: ['job', 'fence', 'ttl'],
   complete: ['job', 'fence', 'result'],
   release: ['job', 'fence'],
   fail: ['job', 'fence', 'retryAt', 'error'],
   revive: ['job'],
 });
+
+/** Members an entry may leave out (the store's defaults apply): enqueue's queue and priority. */
+const OPTIONAL = Object.freeze({ enqueue: ['queue', 'priority'] });
 
 export function emptyDoc() {
   return { entries: [], k: 0, now: 0 };
@@ -157,6 +165,17 @@ function fence(value, where) {
   return value;
 }
 
+/** A priority as JavaScript can pass it to the store: a safe integer (docs/contract.md section 11). */
+function priority(value, where) {
+  if (!Number.isSafeInteger(value)) fail(where, 'must be a whole number within ±(2^53 - 1)');
+  return value;
+}
+
+/** What the page's priority box accepts: a whole number, as the store takes it from JavaScript. */
+export function typedPriorityProblem(value) {
+  return Number.isSafeInteger(value) ? null : 'priority';
+}
+
 function entry(value, where) {
   if (!isPlainObject(value)) fail(where, 'must be an object');
   onlyKeys(value, ['t', 'worker', 'op', 'args'], where);
@@ -172,7 +191,7 @@ function entry(value, where) {
   const t = time(value.t, `${where}.t`);
   const raw = value.args;
   if (!isPlainObject(raw)) fail(`${where}.args`, 'must be an object');
-  onlyKeys(raw, ARGS[op], `${where}.args`);
+  onlyKeys(raw, [...ARGS[op], ...(OPTIONAL[op] ?? [])], `${where}.args`);
   const args = {};
   for (const name of ARGS[op]) {
     if (!Object.hasOwn(raw, name)) fail(`${where}.args`, `is missing ${name}`);
@@ -184,6 +203,8 @@ function entry(value, where) {
     else if (name === 'retryAt') args.retryAt = raw.retryAt === null ? null : time(raw.retryAt, `${at} (a time, or null for dead)`);
     else if (name === 'error') args.error = raw.error === null ? null : string(raw.error, at, { allowEmpty: true });
   }
+  if (Object.hasOwn(raw, 'queue')) args.queue = string(raw.queue, `${where}.args.queue`);
+  if (Object.hasOwn(raw, 'priority')) args.priority = priority(raw.priority, `${where}.args.priority`);
   return { t, worker, op, args };
 }
 

@@ -3,7 +3,7 @@
 // by side, with one sentence on what the check decided. It draws what it is given; nothing here
 // writes SQL.
 import { h, replace, rich } from './dom.js';
-import { reasonText, statusLine } from '../model/describe.js';
+import { outcomeText, reasonText, statusLine } from '../model/describe.js';
 import { granted } from '../model/derive.js';
 import { t } from '../model/i18n.js';
 
@@ -22,6 +22,8 @@ function statementItem(statement, lang) {
 
 function summary(entry, outcome, statements, lang) {
   if (!outcome || outcome.error || entry.op === 'enqueue') return null;
+  // Nothing claimable: the store's answer is null, no reason to read.
+  if (entry.op === 'claim_next' && !granted(entry, outcome)) return outcomeText(entry, outcome, lang).text;
   if (granted(entry, outcome)) {
     // The rows the write changed, as SQLite counted them.
     return t(lang, 'check.summary.granted', statements.find((s) => s.changed !== null && s.changed !== undefined)?.changed ?? 0);
@@ -50,7 +52,8 @@ export function renderCheck(container, { entry, outcome, trace, lang }) {
     replace(container, head, h('p', { class: 'muted', text: t(lang, 'check.missing') }));
     return;
   }
-  const leaseOnlySentence = entry.op === 'enqueue' ? null
+  // A claim_next that claimed nothing asks the lease-only table nothing (replay.js).
+  const leaseOnlySentence = entry.op === 'enqueue' || (entry.op === 'claim_next' && outcome?.job == null) ? null
     : t(lang, trace.leaseOnly.value ? 'check.summary.leaseOnly.yes' : 'check.summary.leaseOnly.no');
   replace(container, head, h('div', { class: 'check-pair' },
     column(t(lang, 'check.fenced'), trace.fenced, summary(entry, outcome, trace.fenced, lang), lang, 'fenced'),

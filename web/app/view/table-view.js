@@ -7,6 +7,8 @@ import { fmt } from '../model/describe.js';
 import { t } from '../model/i18n.js';
 
 export const JOBS_COLUMNS = Object.freeze(['id', 'owner', 'until', 'fence', 'result', 'done']);
+/** With a queue or a priority in use (derive.js usesQueues): the two columns section 11 adds. */
+export const QUEUE_COLUMNS = Object.freeze(['id', 'queue', 'priority', 'owner', 'until', 'fence', 'result', 'done']);
 export const LEASE_ONLY_COLUMNS = Object.freeze(['id', 'owner', 'until', 'result', 'done']);
 
 /** A cell's value as drawn (without the lease pill): what two tables are compared on. */
@@ -15,6 +17,8 @@ export function cellText(row, name, lang) {
     case 'owner': return row.owner === null ? '—' : row.owner;
     case 'until': return row.until === 0 && row.owner === null ? '—' : `t=${fmt(row.until)}`;
     case 'fence': return fmt(row.fence);
+    case 'queue': return row.queue ?? '—';
+    case 'priority': return row.priority === undefined ? '—' : fmt(row.priority);
     case 'result': return row.result === null ? '—' : row.result === '' ? '""' : row.result;
     case 'done': return row.dead ? t(lang, 'cell.dead') : row.done ? t(lang, 'cell.yes') : t(lang, 'cell.no');
     default: return row.id;
@@ -31,7 +35,7 @@ function content(row, name, now, lang) {
     return [text, lease ? h('span', { class: `pill lease-${lease}`, text: t(lang, `cell.${lease}`) }) : null];
   }
   // Stored data (ids, owners, results) is drawn as data, whatever the page's language.
-  if (name === 'id' || name === 'result' || name === 'owner') return [h('samp', { text })];
+  if (name === 'id' || name === 'result' || name === 'owner' || name === 'queue') return [h('samp', { text })];
   return [text];
 }
 

@@ -3,7 +3,7 @@
 // renders what it is given (entries, outcomes, playhead, leases): no store, no state of its own.
 import { h, replace } from './dom.js';
 import { LANES } from '../model/timeline.js';
-import { granted } from '../model/derive.js';
+import { granted, jobOf } from '../model/derive.js';
 import { argsText, fmt, opName, outcomeText, statusLine, storeChipText } from '../model/describe.js';
 import { t } from '../model/i18n.js';
 
@@ -148,7 +148,7 @@ function card(item, vm, axis, size) {
   },
   h('div', { class: 'c-head' },
     h(vm.lang === 'en' ? 'code' : 'span', { class: 'c-op', text: opName(entry.op, vm.lang), attrs: { 'data-op': entry.op } }), ' ',
-    h('span', { class: 'c-job', text: entry.args.job })),
+    h('span', { class: 'c-job', text: jobOf(entry, outcome) ?? '' })),
   h('div', { class: 'c-args' },
     h('span', { class: 'c-t', text: `t=${fmt(entry.t)}` }), args ? ` · ${args}` : ''),
   h('div', { class: 'c-out' },
