@@ -218,9 +218,13 @@ export declare class LeaseStore {
   /**
    * Many jobs in one transaction (one sync): `enqueue` of every job, answered in order (false for
    * an id that exists or appeared earlier in the list). At most 1024 jobs; a longer list or a bad
-   * item throws `invalid_argument` and nothing changes.
+   * item throws `invalid_argument` and nothing changes. With `statements` (a list of `{sql,
+   * params}`, as `fenced` takes) they run first in the same transaction, without a lease: the
+   * jobs commit with your rows or not at all. A statement writing `jobs` or a `leasefence_*`
+   * table, or controlling the transaction, throws `invalid_argument`; a failing one throws
+   * `storage` with `statement` (its index); either way nothing changes.
    */
-  enqueueMany(jobs: NewJob[]): boolean[];
+  enqueueMany(jobs: NewJob[], statements?: FencedStatement[] | null): boolean[];
   /** Up to `n` (1 to 1024) successive claimNext calls in one transaction; fewer (or none) when fewer jobs are claimable. */
   claimNextMany(owner: string, n: number, now: number, ttl: number, queues?: string[] | null): ClaimedJob[];
   /** `renew` of each of your leases in one transaction: one `{value, reason}` per lease, in order. */
@@ -251,7 +255,7 @@ export declare class LeaseStore {
     inspect(job: string): Answer<Inspection | null>;
     stats(now: number, queue?: string | null): Answer<JobCounts>;
     fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): Answer<boolean>;
-    enqueueMany(jobs: NewJob[]): Answer<boolean[]>;
+    enqueueMany(jobs: NewJob[], statements?: FencedStatement[] | null): Answer<boolean[]>;
     claimNextMany(owner: string, n: number, now: number, ttl: number, queues?: string[] | null): Answer<ClaimedJob[]>;
     renewMany(owner: string, leases: LeaseRef[], now: number, ttl: number): Answer<Answer<boolean>[]>;
     completeMany(owner: string, leases: LeaseCompletion[], now: number): Answer<Answer<boolean>[]>;

@@ -26,6 +26,7 @@ pub(crate) fn enqueue_stdin(backend: &mut TargetBackend) -> i32 {
         .chunks(MAX_BATCH)
         .map(|chunk| Request::EnqueueMany {
             jobs: chunk.to_vec(),
+            statements: Vec::new(),
         })
         .collect();
     let (mut added, mut existed) = (0u64, 0u64);
@@ -106,7 +107,7 @@ fn job_of_line(number: usize, text: &str) -> Result<NewJob, Response> {
         .validate()
         .map_err(|err| bad_line(number, err.code(), &err.to_string()))?;
     match request {
-        Request::EnqueueMany { mut jobs } if jobs.len() == 1 => Ok(jobs.remove(0)),
+        Request::EnqueueMany { mut jobs, .. } if jobs.len() == 1 => Ok(jobs.remove(0)),
         _ => Err(bad_line(number, "bad_request", "is not one job")),
     }
 }

@@ -150,6 +150,28 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>>;
 
+    /// Contract `enqueue_many` with your own statements in the same transaction
+    /// (docs/contract.md section 11, enqueue in your own transaction): the statements run first,
+    /// in order, with section 8's restrictions (your own tables only, no transaction or session
+    /// control), then every job's `enqueue`, then one commit; no lease is involved. All or
+    /// nothing: a refused statement is [`Error::InvalidArgument`](crate::Error::InvalidArgument),
+    /// a failing one [`Error::Statement`](crate::Error::Statement) naming it, and then nothing is
+    /// kept. With no statements this is [`enqueue_many`](Leases::enqueue_many).
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob, Statement};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.connection().execute("CREATE TABLE orders(id TEXT)", []).unwrap();
+    /// let leases: &dyn Leases = &store;
+    /// let order = [Statement::new("INSERT INTO orders VALUES ($1)", ["o-1".into()])];
+    /// assert_eq!(leases.enqueue_many_with(&[NewJob::new("ship-o-1")], &order)?, [true]);
+    /// let refused = [Statement::new("DELETE FROM jobs", [])];
+    /// assert!(leases.enqueue_many_with(&[NewJob::new("x")], &refused).is_err());
+    /// assert!(leases.state("x")?.is_none());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>>;
+
     /// Contract `claim_next_many` (section 10): up to `n` (1 to [`MAX_BATCH`](crate::MAX_BATCH))
     /// successive `claim_next` calls in one transaction, in `claim_next`'s order.
     ///

@@ -123,6 +123,13 @@ impl Leases for Counted {
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         self.store.enqueue_many(jobs)
     }
+    fn enqueue_many_with(
+        &self,
+        jobs: &[NewJob],
+        statements: &[leasefence::Statement],
+    ) -> Result<Vec<bool>> {
+        self.store.enqueue_many_with(jobs, statements)
+    }
     fn claim_next_many(
         &self,
         owner: &str,

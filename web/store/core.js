@@ -50,7 +50,8 @@ const OPERATIONS = Object.freeze([
   // Fenced writes: `statements` is a list of {sql, params}, or in Node a synchronous callback.
   { name: 'fenced', params: ['job', 'owner', 'fence', 'now', 'statements', 'options?'], returns: 'boolean' },
   // Many jobs per transaction (section 10): each item answered as its single operation would be.
-  { name: 'enqueueMany', params: ['jobs'], returns: 'boolean[]' },
+  // Enqueue in your own transaction (section 11): your statements, then the jobs, one commit.
+  { name: 'enqueueMany', params: ['jobs', 'statements?'], returns: 'boolean[]', types: { statements: 'FencedStatement[] | null' } },
   { name: 'claimNextMany', params: ['owner', 'n', 'now', 'ttl', 'queues?'], returns: 'ClaimedJob[]' },
   { name: 'renewMany', params: ['owner', 'leases', 'now', 'ttl'], returns: 'Answer<boolean>[]' },
   { name: 'completeMany', params: ['owner', 'leases', 'now'], returns: 'Answer<boolean>[]', types: { leases: 'LeaseCompletion[]' } },

@@ -209,6 +209,13 @@ impl Leases for Timed {
     fn enqueue_many(&self, jobs: &[NewJob]) -> leasefence::Result<Vec<bool>> {
         self.inner.enqueue_many(jobs)
     }
+    fn enqueue_many_with(
+        &self,
+        jobs: &[NewJob],
+        statements: &[leasefence::Statement],
+    ) -> leasefence::Result<Vec<bool>> {
+        self.inner.enqueue_many_with(jobs, statements)
+    }
     fn claim_next_many_in(
         &self,
         queues: Option<&[&str]>,

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use postgres::types::ToSql;
-use postgres::{Row, Transaction};
+use postgres::{Row, ToStatement, Transaction};
 
 use super::failure::pg;
 use super::session::Statements;
@@ -32,54 +32,66 @@ use crate::rules::{check_now, unexplained, why_write_refused, LeaseRow, LeaseWin
 
 impl PgStore {
     pub(super) fn enqueue_many_on(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        check_new_jobs(jobs)?;
-        for job in jobs {
-            check_text("job", &job.job)?;
-            if let Some(payload) = &job.payload {
-                check_text("payload", payload)?;
-            }
-        }
-        // Section 11: the jobs whose queue or priority is not the default, set after the insert
-        // in the same transaction (the trigger gives every new row the defaults).
-        let apart: Vec<usize> = (0..jobs.len())
-            .filter(|&i| {
-                jobs[i].queue_name() != DEFAULT_QUEUE || jobs[i].priority.unwrap_or(0) != 0
-            })
-            .collect();
+        check_pg_jobs(jobs)?;
         if jobs.is_empty() {
             return Ok(Vec::new());
         }
-        let ids: Vec<&str> = jobs.iter().map(|job| job.job.as_str()).collect();
-        let untils: Vec<f64> = jobs.iter().map(|job| job.run_at.unwrap_or(0.0)).collect();
-        let payloads: Vec<Option<&str>> = jobs.iter().map(|job| job.payload.as_deref()).collect();
         self.link.with_session("enqueue_many", |session| {
             // One statement, and when some job is in another queue or has a priority, a second
             // one in the same transaction.
             let mut tx = session.client.transaction().map_err(pg("enqueue_many"))?;
-            let rows = tx
-                .query(&session.stmts.enqueue_many, &[&ids, &untils, &payloads])
-                .map_err(pg("enqueue_many"))?;
-            let mut added = vec![false; jobs.len()];
-            for row in rows {
-                let position: i64 = row.try_get(0).map_err(pg("enqueue_many"))?;
-                *item_at(&mut added, position, "enqueue_many")? = true;
-            }
-            let placed: Vec<&NewJob> = apart
-                .iter()
-                .filter(|&&i| added[i])
-                .map(|&i| &jobs[i])
-                .collect();
-            if !placed.is_empty() {
-                let names: Vec<&str> = placed.iter().map(|job| job.job.as_str()).collect();
-                let queues: Vec<&str> = placed.iter().map(|job| job.queue_name()).collect();
-                let priorities: Vec<i64> =
-                    placed.iter().map(|job| job.priority.unwrap_or(0)).collect();
-                tx.execute(&session.stmts.set_queue, &[&names, &queues, &priorities])
-                    .map_err(pg("enqueue_many"))?;
-            }
+            let added = enqueue_rows(
+                &mut tx,
+                &session.stmts.enqueue_many,
+                &session.stmts.set_queue,
+                jobs,
+            )?;
             tx.commit().map_err(pg("enqueue_many"))?;
             Ok(added)
         })
+    }
+
+    /// Contract `enqueue_many` inside the caller's own transaction (docs/contract.md section 11):
+    /// the jobs commit when `tx` commits, with the caller's rows, and vanish when it rolls back.
+    /// Runs the store's own `enqueue_many` SQL on `tx` in a savepoint (an error leaves `tx` as it
+    /// was, still usable), answering each job as [`Leases::enqueue_many`](crate::Leases) does.
+    /// The tables are found by `tx`'s `search_path`, so connect to the schema the store uses; they
+    /// must exist already (any [`PgStore::connect`] to that schema made them), or the call is
+    /// [`Error::InvalidArgument`] and writes nothing. Your own statements on `tx` are not
+    /// restricted here: leave `jobs` and the `leasefence_*` tables to the library.
+    ///
+    /// ```no_run
+    /// use leasefence::{NewJob, PgStore};
+    /// let url = "postgres://localhost/shop";
+    /// let store = PgStore::connect(url)?; // creates the tables on first use
+    /// let mut app = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    /// let mut tx = app.transaction().unwrap();
+    /// tx.execute("INSERT INTO orders(id) VALUES ($1)", &[&"o-1"]).unwrap();
+    /// PgStore::enqueue_in(&mut tx, &[NewJob::new("ship-o-1")])?;
+    /// tx.commit().unwrap(); // the order and its job, or neither
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn enqueue_in(tx: &mut Transaction<'_>, jobs: &[NewJob]) -> Result<Vec<bool>> {
+        check_pg_jobs(jobs)?;
+        let mut inner = tx.transaction().map_err(pg("enqueue_many"))?;
+        let present: bool = inner
+            .query_one(SCHEMA_PRESENT, &[])
+            .and_then(|row| row.try_get(0))
+            .map_err(pg("enqueue_many"))?;
+        if !present {
+            return Err(Error::invalid(
+                "transaction",
+                "its search_path does not lead to leasefence's tables (jobs, leasefence_order, \
+                 leasefence_payloads and the trigger leasefence_track): connect a PgStore to \
+                 this schema once (it creates them), or set the transaction's search_path to the \
+                 store's schema",
+            ));
+        }
+        let sql_enqueue: &str = include_str!("sql/enqueue_many.sql");
+        let sql_set_queue: &str = include_str!("sql/set_queue.sql");
+        let added = enqueue_rows(&mut inner, sql_enqueue, sql_set_queue, jobs)?;
+        inner.commit().map_err(pg("enqueue_many"))?;
+        Ok(added)
     }
 
     pub(super) fn renew_many_on(
@@ -259,6 +271,74 @@ fn item_at<'a, T>(items: &'a mut [T], position: i64, operation: &str) -> Result<
         .ok_or_else(|| Error::Internal {
             message: format!("{operation} answered item {position} of a list of {len}"),
         })
+}
+
+/// Whether the tables and the trigger `enqueue_many` writes through are where `search_path`
+/// leads: without the trigger a job would never be claimed.
+const SCHEMA_PRESENT: &str = "SELECT to_regclass('jobs') IS NOT NULL \
+    AND to_regclass('leasefence_order') IS NOT NULL \
+    AND to_regclass('leasefence_payloads') IS NOT NULL \
+    AND EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs') \
+                AND tgname = 'leasefence_track')";
+
+/// The checks of `enqueue_many`'s list on PostgreSQL: the batch bounds and item values, and no
+/// U+0000 in a job's text.
+pub(super) fn check_pg_jobs(jobs: &[NewJob]) -> Result<()> {
+    check_new_jobs(jobs)?;
+    for job in jobs {
+        check_text("job", &job.job)?;
+        if let Some(payload) = &job.payload {
+            check_text("payload", payload)?;
+        }
+    }
+    Ok(())
+}
+
+/// `enqueue_many`'s writes on an open transaction, answered in order: `sql/enqueue_many.sql`,
+/// then, for the jobs it inserted whose queue or priority is not the default, `sql/set_queue.sql`
+/// (the trigger gives every new row the defaults). The statements come prepared on the store's
+/// session, or as their text on a caller's transaction: the same SQL either way. The jobs arrive
+/// checked ([`check_pg_jobs`]).
+pub(super) fn enqueue_rows<E, Q>(
+    tx: &mut Transaction<'_>,
+    enqueue_many: &E,
+    set_queue: &Q,
+    jobs: &[NewJob],
+) -> Result<Vec<bool>>
+where
+    E: ToStatement + ?Sized,
+    Q: ToStatement + ?Sized,
+{
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = jobs.iter().map(|job| job.job.as_str()).collect();
+    let untils: Vec<f64> = jobs.iter().map(|job| job.run_at.unwrap_or(0.0)).collect();
+    let payloads: Vec<Option<&str>> = jobs.iter().map(|job| job.payload.as_deref()).collect();
+    let rows = tx
+        .query(enqueue_many, &[&ids, &untils, &payloads])
+        .map_err(pg("enqueue_many"))?;
+    let mut added = vec![false; jobs.len()];
+    for row in rows {
+        let position: i64 = row.try_get(0).map_err(pg("enqueue_many"))?;
+        *item_at(&mut added, position, "enqueue_many")? = true;
+    }
+    let placed: Vec<&NewJob> = jobs
+        .iter()
+        .zip(&added)
+        .filter(|(job, &added)| {
+            added && (job.queue_name() != DEFAULT_QUEUE || job.priority.unwrap_or(0) != 0)
+        })
+        .map(|(job, _)| job)
+        .collect();
+    if !placed.is_empty() {
+        let names: Vec<&str> = placed.iter().map(|job| job.job.as_str()).collect();
+        let queues: Vec<&str> = placed.iter().map(|job| job.queue_name()).collect();
+        let priorities: Vec<i64> = placed.iter().map(|job| job.priority.unwrap_or(0)).collect();
+        tx.execute(set_queue, &[&names, &queues, &priorities])
+            .map_err(pg("enqueue_many"))?;
+    }
+    Ok(added)
 }
 
 #[cfg(test)]

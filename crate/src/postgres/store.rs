@@ -332,6 +332,14 @@ impl Leases for PgStore {
         self.enqueue_many_on(jobs)
     }
 
+    fn enqueue_many_with(
+        &self,
+        jobs: &[NewJob],
+        statements: &[FencedStatement],
+    ) -> Result<Vec<bool>> {
+        self.enqueue_many_statements(jobs, statements)
+    }
+
     fn claim_next_many_in(
         &self,
         queues: Option<&[&str]>,

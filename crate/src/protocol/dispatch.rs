@@ -265,9 +265,12 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
         Request::Stats { now, queue } => plain(Returned::Counts(
             backend.leases()?.stats_in(queue.as_deref(), *now)?,
         )),
-        Request::EnqueueMany { jobs } => {
+        Request::EnqueueMany { jobs, statements } if statements.is_empty() => {
             plain(Returned::Bools(backend.leases()?.enqueue_many(jobs)?))
         }
+        Request::EnqueueMany { jobs, statements } => plain(Returned::Bools(
+            backend.leases()?.enqueue_many_with(jobs, statements)?,
+        )),
         Request::ClaimNextMany {
             owner,
             n,

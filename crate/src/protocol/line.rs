@@ -162,6 +162,17 @@ impl<'a> Source for Fields<'a> {
     fn fenced_writes(&mut self) -> Result<FencedArgs, Response> {
         Fields::fenced_writes(self)
     }
+    fn maybe_statements(&mut self, name: &'static str) -> Result<Option<Vec<Statement>>, Response> {
+        match self.object.get(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Array(items)) => items
+                .iter()
+                .map(|item| self.statement(item))
+                .collect::<Result<_, _>>()
+                .map(Some),
+            Some(other) => Err(self.mistyped(name, STATEMENTS_SHAPE, other)),
+        }
+    }
     fn finish(self) -> Result<(), Response> {
         match self.deferred {
             Some(value_error) => Err(value_error),

@@ -135,9 +135,12 @@ pub enum Request {
         complete: bool,
         result: Option<String>,
     },
-    /// docs/contract.md section 10: `enqueue` of every job, in one transaction.
+    /// docs/contract.md section 10: `enqueue` of every job, in one transaction; section 11: with
+    /// the caller's `statements` (section 8's shape and restrictions, no lease) run first in the
+    /// same transaction, all or nothing. Empty: no statements.
     EnqueueMany {
         jobs: Vec<NewJob>,
+        statements: Vec<Statement>,
     },
     /// Up to `n` successive `claim_next` calls, in one transaction.
     ClaimNextMany {
@@ -247,7 +250,10 @@ impl Request {
                 rules::lease_end(*now, *ttl)?;
                 rules::queues::check_queues(queues.as_deref())
             }
-            Request::EnqueueMany { jobs } => rules::batch::check_new_jobs(jobs),
+            Request::EnqueueMany { jobs, statements } => {
+                rules::batch::check_new_jobs(jobs)?;
+                rules::fenced::check_statements(statements)
+            }
             Request::ClaimNextMany {
                 n,
                 now,

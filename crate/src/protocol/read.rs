@@ -150,6 +150,12 @@ pub(crate) trait Source: Members {
         name: &'static str,
         read: impl FnMut(&mut Self::Item) -> Result<T, Self::Error>,
     ) -> Result<Vec<T>, Self::Error>;
+    /// An optional statement list (`enqueue_many`'s `statements`, section 11): absent or null is
+    /// `None`; else an array of `{sql, params}` as a `fenced` request's.
+    fn maybe_statements(
+        &mut self,
+        name: &'static str,
+    ) -> Result<Option<Vec<Statement>>, Self::Error>;
     /// The tail of a `fenced` request: its statements, whether the job completes, the result.
     fn fenced_writes(&mut self) -> Result<FencedArgs, Self::Error>;
     /// Called once every field was read: the place for a held-back value error.
@@ -257,6 +263,7 @@ impl Request {
                         priority: item.maybe_integer("priority")?,
                     })
                 })?,
+                statements: s.maybe_statements("statements")?.unwrap_or_default(),
             },
             Op::ClaimNextMany => Request::ClaimNextMany {
                 owner: s.string("owner")?,

@@ -213,8 +213,9 @@ pub(crate) fn refused_table(table: &str) -> Error {
     Error::invalid(
         "statements",
         format!(
-            "write to {table:?} refused: fenced statements may write your own tables only, \
-             never `jobs` or a `leasefence_*` table (the lease itself is the library's to change)"
+            "write to {table:?} refused: your statements (of a fenced write, or run with \
+             enqueue_many) may write your own tables only, never `jobs` or a `leasefence_*` table \
+             (jobs and leases are the library's to change)"
         ),
     )
 }
@@ -315,7 +316,7 @@ pub(crate) fn check_statement_kind(sql: &str) -> Result<()> {
     if let Some((_, why)) = FORBIDDEN_FIRST_WORDS.iter().find(|(w, _)| *w == word) {
         return Err(Error::invalid(
             "statements",
-            format!("a {word} statement is not allowed in a fenced write: {why}"),
+            format!("a {word} statement is not allowed among your statements (of a fenced write, or run with enqueue_many): {why}"),
         ));
     }
     Ok(())

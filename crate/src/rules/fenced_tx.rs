@@ -55,11 +55,7 @@ pub(crate) fn run<S: FencedSteps, T>(
     finish: &Finish,
     work: impl FnOnce(&mut S) -> Result<T>,
 ) -> Result<Outcome<T>> {
-    let value = work(&mut steps)?;
-    if steps.statements_failed() {
-        return Err(Error::invalid("statements", S::WENT_ON));
-    }
-    steps.check_library_tables()?;
+    let value = checked_work(&mut steps, work)?;
     match refusal(&mut steps, lease, now, finish)? {
         None => {
             steps.commit()?;
@@ -70,6 +66,36 @@ pub(crate) fn run<S: FencedSteps, T>(
             Ok(Outcome::Rejected(reason))
         }
     }
+}
+
+/// The same transaction without a lease (docs/contract.md section 11, enqueue in your own
+/// transaction): `work` (the caller's statements), the same checks that nothing failed and that
+/// the library's tables are unwritten, then `then` (the library's own writes, such as enqueueing
+/// the jobs), then the commit. An error anywhere rolls everything back and is returned.
+pub(crate) fn run_unleased<S: FencedSteps, T>(
+    mut steps: S,
+    work: impl FnOnce(&mut S) -> Result<()>,
+    then: impl FnOnce(&mut S) -> Result<T>,
+) -> Result<T> {
+    checked_work(&mut steps, work)?;
+    let value = then(&mut steps)?;
+    steps.commit()?;
+    Ok(value)
+}
+
+/// `work`, then the refusal of work that went on after a failed statement, then the check that
+/// nothing touched the library's tables: the part of a fenced transaction before the library's
+/// own statements.
+fn checked_work<S: FencedSteps, T>(
+    steps: &mut S,
+    work: impl FnOnce(&mut S) -> Result<T>,
+) -> Result<T> {
+    let value = work(steps)?;
+    if steps.statements_failed() {
+        return Err(Error::invalid("statements", S::WENT_ON));
+    }
+    steps.check_library_tables()?;
+    Ok(value)
 }
 
 /// Why the lease refuses the write, or `None` when it is current (and, with

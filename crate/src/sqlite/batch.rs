@@ -5,10 +5,11 @@
 use super::ops;
 use super::write_tx::Group;
 use crate::batch::{LeaseCompletion, NewJob};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Outcome};
 use crate::rules::batch::{check_batch, check_claim_count, check_new_jobs};
+use crate::rules::fenced::{check_statements, Statement};
 use crate::rules::queues::check_queues;
 use crate::rules::{check_now, LeaseWindow};
 use crate::sqlite::LeaseStore;
@@ -29,7 +30,82 @@ impl LeaseStore {
     /// ```
     pub fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         check_new_jobs(jobs)?;
-        self.each_in_one_transaction("enqueue_many", jobs, |job| ops::enqueue(&self.conn, job))
+        enqueue_each(&self.conn, "enqueue_many", jobs)
+    }
+
+    /// Contract `enqueue_many` with the caller's own statements in the same transaction
+    /// (docs/contract.md section 11, enqueue in your own transaction): `statements` run first, in
+    /// order (placeholders `$1`, `$2`, ...; section 8's restrictions: your own tables only, no
+    /// transaction control, no `PRAGMA` or `ATTACH`), then every job's `enqueue`, then one
+    /// commit. All or nothing: a refused statement is [`Error::InvalidArgument`], a failing one
+    /// [`Error::Statement`] naming it, and then neither the statements' writes nor any job is
+    /// kept. No lease is involved. With no statements this is [`enqueue_many`](Self::enqueue_many).
+    ///
+    /// ```
+    /// use leasefence::{Error, LeaseStore, NewJob, Statement};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// store.connection().execute("CREATE TABLE orders(id TEXT PRIMARY KEY)", []).unwrap();
+    /// let order = [Statement::new("INSERT INTO orders(id) VALUES ($1)", ["o-1".into()])];
+    /// assert_eq!(store.enqueue_many_with(&[NewJob::new("ship-o-1")], &order)?, [true]);
+    ///
+    /// // The same order again fails its statement: no job either.
+    /// let again = store.enqueue_many_with(&[NewJob::new("ship-o-1-again")], &order);
+    /// assert!(matches!(again, Err(Error::Statement { index: 0, .. })));
+    /// assert!(store.state("ship-o-1-again")?.is_none());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    ///
+    /// [`Error::InvalidArgument`]: crate::Error::InvalidArgument
+    /// [`Error::Statement`]: crate::Error::Statement
+    pub fn enqueue_many_with(
+        &self,
+        jobs: &[NewJob],
+        statements: &[Statement],
+    ) -> Result<Vec<bool>> {
+        check_new_jobs(jobs)?;
+        check_statements(statements)?;
+        if statements.is_empty() {
+            return enqueue_each(&self.conn, "enqueue_many", jobs);
+        }
+        super::fenced::enqueue_with_statements(&self.conn, jobs, statements)
+    }
+
+    /// Contract `enqueue_many` inside the caller's own transaction (docs/contract.md section 11):
+    /// the jobs commit when `tx` commits, with the caller's rows, and vanish when it rolls back.
+    /// Runs the store's own `enqueue` statements on `tx` (in a savepoint, so an error leaves `tx`
+    /// as it was), answering each job as [`enqueue_many`](Self::enqueue_many) does. `tx` may be on
+    /// any connection to the file, the caller's own included; the file must already hold the
+    /// store's tables (any [`LeaseStore::open`] of it made them), or the call is
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and writes nothing. Your own
+    /// statements on `tx` are not restricted here: leave `jobs` and the `leasefence_*` tables to
+    /// the library.
+    ///
+    /// ```
+    /// use leasefence::{LeaseStore, NewJob};
+    /// let dir = std::env::temp_dir().join(format!("lf-doc-enqueue-in-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("app.db");
+    /// let store = LeaseStore::open(&path)?;
+    ///
+    /// let mut app = rusqlite::Connection::open(&path).unwrap();
+    /// app.execute("CREATE TABLE IF NOT EXISTS orders(id TEXT PRIMARY KEY)", []).unwrap();
+    /// let tx = app.transaction().unwrap();
+    /// tx.execute("INSERT INTO orders(id) VALUES ('o-1')", []).unwrap();
+    /// assert_eq!(LeaseStore::enqueue_in(&tx, &[NewJob::new("ship-o-1")])?, [true]);
+    /// tx.commit().unwrap();
+    /// assert!(store.state("ship-o-1")?.is_some());
+    ///
+    /// let tx = app.transaction().unwrap();
+    /// LeaseStore::enqueue_in(&tx, &[NewJob::new("ship-o-2")])?;
+    /// drop(tx); // rolled back: no job
+    /// assert!(store.state("ship-o-2")?.is_none());
+    /// # drop(store); std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn enqueue_in(tx: &rusqlite::Transaction<'_>, jobs: &[NewJob]) -> Result<Vec<bool>> {
+        check_new_jobs(jobs)?;
+        check_schema_for_enqueue(tx)?;
+        enqueue_each(tx, "enqueue_many", jobs)
     }
 
     /// Contract `claim_next_many`: up to `n` successive `claim_next` calls for `owner` in one
@@ -149,4 +225,43 @@ impl LeaseStore {
         group.commit()?;
         Ok(answers)
     }
+}
+
+/// `enqueue` of every job, in order, in one [`Group`] on `conn`: `BEGIN IMMEDIATE` when the
+/// connection is idle, a savepoint inside a transaction already open (a group commit, a fenced
+/// transaction, the caller's own transaction). An item's storage error undoes the whole list and
+/// is returned. The jobs arrive checked.
+pub(crate) fn enqueue_each(
+    conn: &rusqlite::Connection,
+    operation: &'static str,
+    jobs: &[NewJob],
+) -> Result<Vec<bool>> {
+    let group = Group::begin(conn, operation)?;
+    let answers = jobs
+        .iter()
+        .map(|job| group.run(|| ops::enqueue(conn, job))?)
+        .collect::<Result<Vec<bool>>>()?;
+    group.commit()?;
+    Ok(answers)
+}
+
+/// Refuses a connection whose database lacks what `enqueue` writes: `jobs`, the payload and
+/// order side tables, and the trigger that numbers new jobs (without it a job would never be
+/// claimed). One fixed query; the store's open creates them all.
+fn check_schema_for_enqueue(conn: &rusqlite::Connection) -> Result<()> {
+    const NEEDED: &str = "SELECT count(*) FROM sqlite_schema WHERE name IN \
+        ('jobs', 'leasefence_payloads', 'leasefence_order', 'leasefence_order_insert')";
+    let found: i64 = conn
+        .query_row(NEEDED, [], |row| row.get(0))
+        .map_err(Error::storage("enqueue_many"))?;
+    if found == 4 {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "transaction",
+        "its database does not hold leasefence's tables (jobs, leasefence_order, \
+         leasefence_payloads and the trigger leasefence_order_insert): open the file once with \
+         LeaseStore::open (or any leasefence store), which creates them, then enqueue in your \
+         transaction",
+    ))
 }

@@ -96,6 +96,10 @@ impl Leases for LeaseStore {
         LeaseStore::enqueue_many(self, jobs)
     }
 
+    fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>> {
+        LeaseStore::enqueue_many_with(self, jobs, statements)
+    }
+
     fn claim_next_many(
         &self,
         owner: &str,

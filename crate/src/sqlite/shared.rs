@@ -549,6 +549,13 @@ impl Leases for SharedStore {
         self.call("enqueue_many", move |store| store.enqueue_many(&jobs))
     }
 
+    fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>> {
+        let (jobs, statements) = (jobs.to_vec(), statements.to_vec());
+        self.call("enqueue_many", move |store| {
+            store.enqueue_many_with(&jobs, &statements)
+        })
+    }
+
     fn claim_next_many(
         &self,
         owner: &str,

@@ -393,6 +393,16 @@ impl<'a> Source for Args<'a> {
         }
         Args::strings(self, index, name).map(Some)
     }
+    fn maybe_statements(
+        &mut self,
+        _name: &'static str,
+    ) -> std::result::Result<Option<Vec<crate::Statement>>, JsValue> {
+        let value = self.args.get(self.advance());
+        if value.is_undefined() || value.is_null() {
+            return Ok(None);
+        }
+        fenced::statements_of(self.op, &value).map(Some)
+    }
     fn fenced_writes(&mut self) -> std::result::Result<crate::protocol::FencedArgs, JsValue> {
         let (statements, options) = (self.advance(), self.advance());
         fenced::fenced_args(self.op, &self.args.get(statements), &self.args.get(options))

@@ -70,7 +70,10 @@ mod values;
 pub use handle::PgFencedTx;
 pub(super) use readings::{fingerprint_after, FINGERPRINT};
 
+use super::batch::check_pg_jobs;
+use super::session::Session;
 use super::store::{check_lease, check_text, PgStore};
+use crate::batch::NewJob;
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::outcome::Outcome;
@@ -78,7 +81,22 @@ use crate::rules::check_now;
 use crate::rules::fenced::{Finish, Statement};
 use readings::rows;
 use session_reset::{prepared_intact, prepared_row, AFTER_ROLLBACK};
-use steps::fenced_in;
+use steps::{enqueue_in_session, fenced_in};
+
+/// After a transaction that ran the caller's statements: when it `failed` (rolled back), the
+/// settings went back with it, advisory locks and prepared statements did not. A session that
+/// cannot be checked, or whose statements changed, is closed (the next call connects again).
+fn after_caller_statements(session: &mut Session, failed: bool) {
+    if !failed {
+        return;
+    }
+    let own = session.own_statements.clone();
+    let intact = rows(&mut session.client, AFTER_ROLLBACK)
+        .map(|after| prepared_intact(prepared_row(&after), &own));
+    if !matches!(intact, Ok(true)) {
+        session.tainted = true;
+    }
+}
 
 /// Fenced writes (docs/contract.md section 8) on PostgreSQL.
 impl PgStore {
@@ -118,17 +136,27 @@ impl PgStore {
         }
         self.link.with_session("fenced", |session| {
             let result = fenced_in(session, lease, now, &finish, work);
-            if result.is_err() {
-                // Rolled back: the settings went back with the transaction, advisory locks and
-                // prepared statements did not. A session that cannot be checked, or whose
-                // statements changed, is closed (the next call connects again).
-                let own = session.own_statements.clone();
-                let intact = rows(&mut session.client, AFTER_ROLLBACK)
-                    .map(|after| prepared_intact(prepared_row(&after), &own));
-                if !matches!(intact, Ok(true)) {
-                    session.tainted = true;
-                }
-            }
+            after_caller_statements(session, result.is_err());
+            result
+        })
+    }
+
+    /// Contract `enqueue_many` with the caller's statements in the same transaction
+    /// (docs/contract.md section 11), as [`Leases::enqueue_many_with`](crate::Leases) runs it:
+    /// the statements under section 8's checks, then the jobs, then one commit.
+    pub(super) fn enqueue_many_statements(
+        &self,
+        jobs: &[NewJob],
+        statements: &[Statement],
+    ) -> Result<Vec<bool>> {
+        check_pg_jobs(jobs)?;
+        crate::rules::fenced::check_statements(statements)?;
+        if statements.is_empty() {
+            return self.enqueue_many_on(jobs);
+        }
+        self.link.with_session("enqueue_many", |session| {
+            let result = enqueue_in_session(session, jobs, statements);
+            after_caller_statements(session, result.is_err());
             result
         })
     }

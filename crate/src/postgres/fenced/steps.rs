@@ -7,13 +7,15 @@ use postgres::Transaction;
 use super::handle::PgFencedTx;
 use super::readings::{compare, fingerprint, rows, Reading};
 use super::session_reset::{prepared_intact, prepared_row, refused_prepared, GIVE_BACK_SESSION};
+use crate::batch::NewJob;
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::outcome::Outcome;
+use crate::postgres::batch::enqueue_rows;
 use crate::postgres::failure::pg;
 use crate::postgres::session::{Session, Statements};
 use crate::postgres::store::lease_of;
-use crate::rules::fenced::Finish;
+use crate::rules::fenced::{Finish, Statement};
 use crate::rules::fenced_tx::{self, FencedSteps};
 use crate::rules::LeaseRow;
 
@@ -94,6 +96,39 @@ pub(super) fn fenced_in<T>(
     finish: &Finish,
     work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
 ) -> Result<Outcome<T>> {
+    fenced_tx::run(begin(session)?, lease, now, finish, |steps| {
+        caller_work(steps, work)
+    })
+}
+
+/// Enqueue in your own transaction, the statement-list form (docs/contract.md section 11): the
+/// caller's `statements` on the fenced handle (refused and checked as in a fenced write), the
+/// check that the library's tables are unwritten, then `enqueue_many`'s own statements, then
+/// the commit. No lease.
+pub(super) fn enqueue_in_session(
+    session: &mut Session,
+    jobs: &[NewJob],
+    statements: &[Statement],
+) -> Result<Vec<bool>> {
+    fenced_tx::run_unleased(
+        begin(session)?,
+        |steps| {
+            caller_work(steps, |tx| {
+                for statement in statements {
+                    tx.execute_values(&statement.sql, &statement.params)?;
+                }
+                Ok(())
+            })
+        },
+        |steps| {
+            let stmts = steps.stmts;
+            enqueue_rows(&mut steps.tx, &stmts.enqueue_many, &stmts.set_queue, jobs)
+        },
+    )
+}
+
+/// Begins the transaction on `session` and takes the first reading of the library's tables.
+fn begin(session: &mut Session) -> Result<PgSteps<'_, '_>> {
     let Session {
         client,
         stmts,
@@ -103,22 +138,27 @@ pub(super) fn fenced_in<T>(
     } = session;
     let mut tx = client.transaction().map_err(pg("fenced"))?;
     let before = fingerprint(&mut tx, &stmts.fingerprint, &[])?;
-    let steps = PgSteps {
+    Ok(PgSteps {
         tx,
         failed: false,
         stmts,
         own_statements,
         lock_timeout,
         before,
-    };
-    fenced_tx::run(steps, lease, now, finish, |steps| {
-        let mut handle = PgFencedTx {
-            tx: &mut steps.tx,
-            failed: false,
-            started: 0,
-        };
-        let value = work(&mut handle);
-        steps.failed = handle.failed;
-        value
     })
+}
+
+/// Runs the caller's `work` on the handle, noting whether one of its statements failed.
+fn caller_work<T>(
+    steps: &mut PgSteps<'_, '_>,
+    work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
+) -> Result<T> {
+    let mut handle = PgFencedTx {
+        tx: &mut steps.tx,
+        failed: false,
+        started: 0,
+    };
+    let value = work(&mut handle);
+    steps.failed = handle.failed;
+    value
 }

@@ -67,7 +67,7 @@ impl<'c> FencedTx<'c> {
                     Some(("table", table)) => refused_table(table),
                     Some((_, what)) => Error::invalid(
                         "statements",
-                        format!("{what}; not allowed in a fenced write"),
+                        format!("{what}; not allowed among your statements (of a fenced write, or run with enqueue_many)"),
                     ),
                     None => Error::invalid("statements", why),
                 }

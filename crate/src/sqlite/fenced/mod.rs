@@ -34,6 +34,7 @@ mod steps;
 #[cfg(target_arch = "wasm32")]
 pub(crate) use authorizer::{Protected, Refusal};
 pub use handle::FencedTx;
+pub(crate) use steps::enqueue_with_statements;
 #[cfg(target_arch = "wasm32")]
 pub(crate) use steps::run_protected;
 

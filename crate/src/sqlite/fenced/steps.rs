@@ -5,6 +5,7 @@ use rusqlite::Connection;
 
 use super::authorizer::{CallerPhase, PhaseState, Protected, Refusal};
 use super::handle::FencedTx;
+use crate::batch::NewJob;
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::Outcome;
@@ -21,6 +22,7 @@ struct SqliteSteps<'c> {
     conn: &'c Connection,
     tx: WriteTx<'c>,
     refusal: Refusal,
+    operation: &'static str,
 }
 
 impl FencedSteps for SqliteSteps<'_> {
@@ -40,7 +42,7 @@ impl FencedSteps for SqliteSteps<'_> {
     }
 
     fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>> {
-        read_lease(&self.tx, job, "fenced")
+        read_lease(&self.tx, job, self.operation)
     }
 
     fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool> {
@@ -56,16 +58,16 @@ impl FencedSteps for SqliteSteps<'_> {
                     result
                 ])
             })
-            .map_err(Error::storage("fenced"))?;
+            .map_err(Error::storage(self.operation))?;
         Ok(changed == 1)
     }
 
     fn commit(self) -> Result<()> {
-        self.tx.commit().map_err(Error::storage("fenced"))
+        self.tx.commit().map_err(Error::storage(self.operation))
     }
 
     fn rollback(self) -> Result<()> {
-        self.tx.rollback().map_err(Error::storage("fenced"))
+        self.tx.rollback().map_err(Error::storage(self.operation))
     }
 }
 
@@ -83,6 +85,7 @@ pub(crate) fn fenced_with<T>(
         conn,
         tx: immediate(conn, "fenced")?,
         refusal: Refusal::default(),
+        operation: "fenced",
     };
     fenced_tx::run(steps, lease, now, finish, |steps| {
         let _phase = CallerPhase::install(steps.conn, steps.refusal.clone());
@@ -123,4 +126,34 @@ pub(crate) fn fenced(
         }
         Ok(())
     })
+}
+
+/// Enqueue in your own transaction, the statement-list form (docs/contract.md section 11): the
+/// caller's `statements` in order under the authorizer (section 8's restrictions: never `jobs`
+/// nor a `leasefence_*` table, no transaction control, no `PRAGMA` or `ATTACH`), then `enqueue`
+/// of every job, then one commit. No lease is checked. A refused statement is
+/// `invalid_argument`, a failing one [`Error::Statement`] naming it; either rolls everything back.
+pub(crate) fn enqueue_with_statements(
+    conn: &Connection,
+    jobs: &[NewJob],
+    statements: &[Statement],
+) -> Result<Vec<bool>> {
+    let steps = SqliteSteps {
+        conn,
+        tx: immediate(conn, "enqueue_many")?,
+        refusal: Refusal::default(),
+        operation: "enqueue_many",
+    };
+    fenced_tx::run_unleased(
+        steps,
+        |steps| {
+            let _phase = CallerPhase::install(steps.conn, steps.refusal.clone());
+            let tx = FencedTx::new(steps.conn, steps.refusal.clone());
+            for statement in statements {
+                tx.execute_values(&statement.sql, &statement.params)?;
+            }
+            Ok(())
+        },
+        |steps| crate::sqlite::batch::enqueue_each(steps.conn, "enqueue_many", jobs),
+    )
 }
