@@ -3,8 +3,9 @@
 // processes: the syncs per commit against the default mode's; a second Node process and the native
 // CLI refused at once with an error that names the reason and changes nothing; an owner SIGKILLed
 // mid-run leaves a WAL that the next opener (exclusive, not, or native) recovers with every
-// acknowledged job and nothing half-applied; close puts the file back in the rollback journal; a
-// simulated power loss at every sync point of an exclusive run loses no acknowledged answer.
+// acknowledged job and nothing half-applied; close puts the file back in the rollback journal. The
+// simulated power loss at every sync point of an exclusive run is power-loss.test.mjs's trial,
+// run for this mode too.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -215,59 +216,3 @@ for (const next of ['non-exclusive Node', 'exclusive Node', 'native CLI']) {
     console.log(`${next}: ${acks.length} acknowledged answers before the kill, all there; ${info.rows.length} rows`);
   });
 }
-
-/** Runs power-loss-worker.cjs with an exclusive store under the power-loss model, cut at `cut`. */
-function runUntilPowerLoss(db, cut, rounds) {
-  const run = spawnSync(process.execPath, ['--require', path.join(HERE, 'power-loss-fs.cjs'), path.join(HERE, 'power-loss-worker.cjs'), db, String(rounds), 'single'], {
-    encoding: 'utf8',
-    env: {
-      ...process.env, LEASEFENCE_PKG: PKG, LEASEFENCE_EXCLUSIVE: '1',
-      LEASEFENCE_PLFS_ROOT: path.dirname(db), LEASEFENCE_PLFS_CUT: String(cut), LEASEFENCE_PLFS_REPORT: '1',
-    },
-    timeout: 60_000,
-  });
-  assert.ok(run.signal === 'SIGKILL' || run.status === 0, `worker failed: ${run.status} ${run.signal} ${run.stderr.slice(-2000)}`);
-  const acks = run.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-  const count = Number(/plfs-syncs (\d+)/.exec(run.stderr)?.[1] ?? NaN);
-  return { acks, cutHappened: run.signal === 'SIGKILL', syncs: count };
-}
-
-test('exclusive: a simulated power loss at any sync loses no acknowledged claim or completion', async () => {
-  const rounds = 4;
-  const whole = runUntilPowerLoss(path.join(tempDir(), 'count.db'), 0, rounds);
-  assert.equal(whole.cutHappened, false);
-  let lost = 0;
-  let checked = 0;
-  const losses = [];
-  for (let cut = 1; cut <= whole.syncs; cut++) {
-    const db = path.join(tempDir(), 'power.db');
-    const { acks, cutHappened } = runUntilPowerLoss(db, cut, rounds);
-    assert.equal(cutHappened, true, `cut ${cut} of ${whole.syncs} did not happen`);
-    if (!fs.existsSync(db)) {
-      assert.equal(acks.length, 0, `cut ${cut}: the file is gone, but ${acks.length} answers were given`);
-      continue;
-    }
-    const store = await withTimeout(LeaseStore.open(db, { busyTimeoutMs: 5_000 }), 20_000, `open after cut ${cut}`);
-    try {
-      for (const a of acks) {
-        const row = store.state(a.job);
-        checked += 1;
-        const ok =
-          row !== null &&
-          (a.op === 'enqueue' ||
-            (a.op === 'claim' && row.fence >= a.fence) ||
-            (a.op === 'complete' && row.done && row.fence === a.fence && row.result === a.result));
-        if (!ok) {
-          lost += 1;
-          if (losses.length < 5) losses.push(`cut ${cut} of ${whole.syncs}: acknowledged ${JSON.stringify(a)} but the store has ${JSON.stringify(row)}`);
-        }
-      }
-    } finally {
-      store.close();
-    }
-    assertIntegrity(db);
-  }
-  console.log(`exclusive power loss: ${whole.syncs} sync points, ${checked} acknowledged answers checked, ${lost} lost`);
-  assert.equal(lost, 0, `${lost} acknowledged answers lost, for example:\n${losses.join('\n')}`);
-  assert.ok(checked > whole.syncs, `only ${checked} answers checked over ${whole.syncs} cuts`);
-});

@@ -2,7 +2,7 @@
 // completes jobs on one file, and writes every acknowledged answer to stdout before going on.
 // Mode `grouped`: the same through store.grouped, three jobs per group (enqueue, claimNext,
 // complete), each answer written once its group's promise settled.
-// LEASEFENCE_EXCLUSIVE=1 opens the store with `exclusive: true` (exclusive.test.mjs).
+// LEASEFENCE_EXCLUSIVE=1 opens the store with `exclusive: true` (power-loss.test.mjs runs both).
 'use strict';
 const fs = require('node:fs');
 const { LeaseStore } = require(process.env.LEASEFENCE_PKG);

@@ -70,11 +70,17 @@ test('every answer comes after the syncs that make its commit durable (strace)',
   assert.ok(commits >= 12, `only ${commits} journal commits seen (one per enqueue, claim and complete)`);
 });
 
-/** Runs the worker under the power-loss model, cut at the `cut`-th sync; returns its acknowledgements. */
-function runUntilPowerLoss(db, cut, rounds, mode = 'single') {
+/**
+ * Runs the worker under the power-loss model, cut at the `cut`-th sync; returns its
+ * acknowledgements. `exclusive`: the worker opens its store with `{exclusive: true}`.
+ */
+function runUntilPowerLoss(db, cut, rounds, mode = 'single', exclusive = false) {
   const run = spawnSync(process.execPath, ['--require', path.join(HERE, 'power-loss-fs.cjs'), path.join(HERE, 'power-loss-worker.cjs'), db, String(rounds), mode], {
     encoding: 'utf8',
-    env: { ...process.env, LEASEFENCE_PKG: PKG, LEASEFENCE_PLFS_ROOT: path.dirname(db), LEASEFENCE_PLFS_CUT: String(cut), LEASEFENCE_PLFS_REPORT: '1' },
+    env: {
+      ...process.env, LEASEFENCE_PKG: PKG, LEASEFENCE_EXCLUSIVE: exclusive ? '1' : '0',
+      LEASEFENCE_PLFS_ROOT: path.dirname(db), LEASEFENCE_PLFS_CUT: String(cut), LEASEFENCE_PLFS_REPORT: '1',
+    },
     timeout: 60_000,
   });
   assert.ok(run.signal === 'SIGKILL' || run.status === 0, `worker failed: ${run.status} ${run.signal} ${run.stderr.slice(-2000)}`);
@@ -83,57 +89,60 @@ function runUntilPowerLoss(db, cut, rounds, mode = 'single') {
   return { acks, cutHappened: run.signal === 'SIGKILL', syncs };
 }
 
-test('a simulated power loss at any sync loses no acknowledged claim or completion', async () => {
-  const rounds = 4;
-  // A run without a cut tells how many sync calls there are to cut at.
-  const whole = runUntilPowerLoss(path.join(tempDir(), 'count.db'), 0, rounds);
-  assert.equal(whole.cutHappened, false);
-  assert.ok(whole.syncs > 20, `only ${whole.syncs} syncs in a whole run`);
-  let lost = 0;
-  let checked = 0;
-  let locksLeft = 0;
-  const losses = [];
-  const trials = Number(process.env.LEASEFENCE_POWER_LOSS_TRIALS ?? whole.syncs);
-  for (let t = 0; t < trials; t++) {
-    // Every sync point once (then at random when more trials are asked for).
-    const cut = t < whole.syncs ? t + 1 : 1 + Math.floor(Math.random() * whole.syncs);
-    const dir = tempDir();
-    const db = path.join(dir, 'power.db');
-    const { acks, cutHappened } = runUntilPowerLoss(db, cut, rounds);
-    assert.equal(cutHappened, true, `cut ${cut} of ${whole.syncs} did not happen`);
-    if (!fs.existsSync(db)) {
-      assert.equal(acks.length, 0, `cut ${cut}: the file is gone, but ${acks.length} answers were given`);
-      continue;
-    }
-    if (fs.existsSync(`${db}.lock`)) locksLeft += 1;
-    // The next opener: recovers the journal and the lock by itself, within its busy timeout.
-    const store = await withTimeout(LeaseStore.open(db, { busyTimeoutMs: 5_000 }), 20_000, `open after cut ${cut}`);
-    try {
-      for (const a of acks) {
-        const row = store.state(a.job);
-        checked += 1;
-        const ok =
-          row !== null &&
-          (a.op === 'enqueue' ||
-            (a.op === 'claim' && row.fence >= a.fence) ||
-            (a.op === 'complete' && row.done && row.fence === a.fence && row.result === a.result));
-        if (!ok) {
-          lost += 1;
-          if (losses.length < 5) losses.push(`cut ${cut} of ${whole.syncs}: acknowledged ${JSON.stringify(a)} but the store has ${JSON.stringify(row)}`);
-        }
+// The default mode, and the exclusive mode (WAL, one process owns the file: exclusive.test.mjs).
+for (const exclusive of [false, true]) {
+  test(`${exclusive ? 'exclusive: ' : ''}a simulated power loss at any sync loses no acknowledged claim or completion`, async () => {
+    const rounds = 4;
+    // A run without a cut tells how many sync calls there are to cut at.
+    const whole = runUntilPowerLoss(path.join(tempDir(), 'count.db'), 0, rounds, 'single', exclusive);
+    assert.equal(whole.cutHappened, false);
+    assert.ok(whole.syncs > 20, `only ${whole.syncs} syncs in a whole run`);
+    let lost = 0;
+    let checked = 0;
+    let locksLeft = 0;
+    const losses = [];
+    const trials = Number(process.env.LEASEFENCE_POWER_LOSS_TRIALS ?? whole.syncs);
+    for (let t = 0; t < trials; t++) {
+      // Every sync point once (then at random when more trials are asked for).
+      const cut = t < whole.syncs ? t + 1 : 1 + Math.floor(Math.random() * whole.syncs);
+      const dir = tempDir();
+      const db = path.join(dir, 'power.db');
+      const { acks, cutHappened } = runUntilPowerLoss(db, cut, rounds, 'single', exclusive);
+      assert.equal(cutHappened, true, `cut ${cut} of ${whole.syncs} did not happen`);
+      if (!fs.existsSync(db)) {
+        assert.equal(acks.length, 0, `cut ${cut}: the file is gone, but ${acks.length} answers were given`);
+        continue;
       }
-      // The store works on: a new claim gets a fence above every one handed out before.
-      assert.equal(store.enqueue('after'), true);
-      assert.equal(store.claim('after', 'C', 100, 1), 1);
-    } finally {
-      store.close();
+      if (fs.existsSync(`${db}.lock`)) locksLeft += 1;
+      // The next opener: recovers the journal and the lock by itself, within its busy timeout.
+      const store = await withTimeout(LeaseStore.open(db, { busyTimeoutMs: 5_000 }), 20_000, `open after cut ${cut}`);
+      try {
+        for (const a of acks) {
+          const row = store.state(a.job);
+          checked += 1;
+          const ok =
+            row !== null &&
+            (a.op === 'enqueue' ||
+              (a.op === 'claim' && row.fence >= a.fence) ||
+              (a.op === 'complete' && row.done && row.fence === a.fence && row.result === a.result));
+          if (!ok) {
+            lost += 1;
+            if (losses.length < 5) losses.push(`cut ${cut} of ${whole.syncs}: acknowledged ${JSON.stringify(a)} but the store has ${JSON.stringify(row)}`);
+          }
+        }
+        // The store works on: a new claim gets a fence above every one handed out before.
+        assert.equal(store.enqueue('after'), true);
+        assert.equal(store.claim('after', 'C', 100, 1), 1);
+      } finally {
+        store.close();
+      }
+      assertIntegrity(db);
     }
-    assertIntegrity(db);
-  }
-  console.log(`power loss: ${trials} trials over ${whole.syncs} sync points, ${checked} acknowledged answers checked, ${lost} lost, ${locksLeft} locks left behind and recovered`);
-  assert.equal(lost, 0, `${lost} acknowledged answers lost, for example:\n${losses.join('\n')}`);
-  assert.ok(checked > trials, `only ${checked} answers checked over ${trials} trials`);
-});
+    console.log(`${exclusive ? 'exclusive ' : ''}power loss: ${trials} trials over ${whole.syncs} sync points, ${checked} acknowledged answers checked, ${lost} lost, ${locksLeft} locks left behind and recovered`);
+    assert.equal(lost, 0, `${lost} acknowledged answers lost, for example:\n${losses.join('\n')}`);
+    assert.ok(checked > trials, `only ${checked} answers checked over ${trials} trials`);
+  });
+}
 
 /** A file with one claimable job, made by a store that has since closed. */
 test('a power loss in the middle of a group: acknowledged answers kept, and each group wholly applied or not at all', async () => {
