@@ -162,6 +162,13 @@ impl<'a> Source for Fields<'a> {
     fn fenced_writes(&mut self) -> Result<FencedArgs, Response> {
         Fields::fenced_writes(self)
     }
+    fn options<T>(
+        &mut self,
+        read: impl FnOnce(&mut Fields<'a>) -> Result<T, Response>,
+    ) -> Result<T, Response> {
+        // The protocol's options are members of the request itself.
+        read(self)
+    }
     fn finish(self) -> Result<(), Response> {
         match self.deferred {
             Some(value_error) => Err(value_error),
