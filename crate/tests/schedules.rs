@@ -145,3 +145,99 @@ fn racing_processes_enqueue_each_slot_exactly_once_on_postgres() {
         "reports"
     );
 }
+
+/// The Rust worker enqueues due slots as it ticks: a worker run until empty, started after a
+/// slot, runs that slot's job (one handler call, the slot's id), alone and with concurrency.
+#[test]
+fn a_running_worker_enqueues_and_runs_the_due_slot() {
+    use leasefence::worker::{Worker, WorkerOptions};
+    for concurrency in [1, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("worker.db");
+        let store = LeaseStore::open(&db).unwrap();
+        store
+            .schedule(&Schedule::new("nightly", "0 2 * * *").payload("p"))
+            .unwrap();
+        // 1970-01-02 03:00 UTC: the latest slot is 02:00 that day.
+        let options = WorkerOptions::new("w")
+            .until_empty(true)
+            .concurrency(concurrency)
+            .clock(|| 97_200.0);
+        let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), options).unwrap();
+        let ran = std::sync::Mutex::new(Vec::new());
+        let handler = |job: &leasefence::worker::Job| {
+            ran.lock()
+                .unwrap()
+                .push((job.id.clone(), job.payload.clone()));
+            Ok(Some("done".to_owned()))
+        };
+        let counters = if concurrency == 1 {
+            worker.run(handler).unwrap()
+        } else {
+            worker.run_concurrent(handler).unwrap()
+        };
+        assert_eq!(counters.completed, 1, "concurrency {concurrency}");
+        assert_eq!(
+            ran.into_inner().unwrap(),
+            [(
+                "nightly@1970-01-02T02:00:00Z".to_owned(),
+                Some("p".to_owned())
+            )]
+        );
+    }
+}
+
+/// The CLI's `schedule`, `schedules`, `enqueue-due` and `unschedule`, and their exit codes.
+#[test]
+fn the_cli_schedules_lists_enqueues_and_unschedules() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cli.db");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(support::cli_bin::bin())
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap();
+        let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), line)
+    };
+    let (code, line) = run(&[
+        "schedule",
+        "nightly",
+        "30 2 * * *",
+        "--tz",
+        "America/New_York",
+        "--queue",
+        "reports",
+        "--priority",
+        "-1",
+        "--missed",
+        "all",
+    ]);
+    assert_eq!((code, line), (Some(0), json!({"value": true})));
+    let (code, line) = run(&["schedule", "bad", "30 2 * *"]);
+    assert_eq!(
+        (code, line["error"]["code"].clone()),
+        (Some(2), json!("invalid_argument"))
+    );
+    let (_, line) = run(&["schedules"]);
+    assert_eq!(
+        line["value"],
+        json!([{"name": "nightly", "cron": "30 2 * * *", "tz": "America/New_York",
+                "queue": "reports", "priority": -1, "payload": null, "missed": "all", "last": null}])
+    );
+    let (code, line) = run(&["enqueue-due", "--now", "1772953200"]);
+    assert_eq!(
+        (code, line),
+        (Some(0), json!({"value": ["nightly@2026-03-08T07:00:00Z"]}))
+    );
+    assert_eq!(
+        run(&["unschedule", "nightly"]),
+        (Some(0), json!({"value": true}))
+    );
+    assert_eq!(
+        run(&["unschedule", "nightly"]),
+        (Some(1), json!({"value": false}))
+    );
+}
