@@ -30,6 +30,7 @@ test('schedule takes an options object; bad options throw invalid_argument and c
       assert.throws(() => store.schedule('bad', cron, options), (e) => e.code === 'invalid_argument' && pattern.test(e.message), `${cron} ${JSON.stringify(options)}`);
     }
     assert.deepEqual(store.schedules().map((s) => s.name), ['r']);
+    assert.equal(store.unschedule('r'), true);
     assert.equal(store.schedule('plain', '*/5 * * * *'), true);
     assert.deepEqual(store.enqueueDue(601), ['plain@1970-01-01T00:10:00Z']);
     assert.deepEqual(store.enqueueDue(602), []);
