@@ -91,6 +91,12 @@ impl LeaseStore {
     /// ```
     pub fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
         let now = now_seconds(now)?;
+        // The common tick has nothing due: found by reading alone, without the write lock every
+        // other writer of the file would wait behind.
+        let listed = read_schedules(&self.conn, "enqueue_due")?;
+        if listed.iter().all(|stored| due(stored, now).is_none()) {
+            return Ok(Vec::new());
+        }
         let tx = immediate(&self.conn, "enqueue_due")?;
         let mut added = Vec::new();
         for stored in read_schedules(&tx, "enqueue_due")? {
