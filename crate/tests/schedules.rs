@@ -161,6 +161,19 @@ fn racing_processes_enqueue_each_slot_exactly_once_on_postgres() {
             .queue,
         "reports"
     );
+    // A schema from before schedules gains the table when a store opens it.
+    drop(store);
+    let mut admin = postgres::Client::connect(&schema.url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute("DROP TABLE leasefence_schedules")
+        .unwrap();
+    let store = leasefence::PgStore::connect(&schema.url).unwrap();
+    assert!(store.schedules().unwrap().is_empty());
+    store.schedule(&Schedule::new("t", "0 * * * *")).unwrap();
+    assert_eq!(
+        store.enqueue_due(3600.0).unwrap(),
+        ["t@1970-01-01T01:00:00Z"]
+    );
 }
 
 /// The Rust worker enqueues due slots as it ticks: a worker run until empty, started after a
