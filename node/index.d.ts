@@ -475,7 +475,9 @@ export interface JobWorkerOptions {
   abandonAfter?: number;
   /**
    * Told about every storage error the runtime retries (a busy database). `retryIn`: for a renew,
-   * the seconds until it is tried again (the same rule wherever the heartbeat runs). Default: nothing.
+   * the seconds until it is tried again (the same rule wherever the heartbeat runs). `op` names the
+   * call (`claimNext`, `renew`, ..., `enqueueDue` for the schedules' due slots the worker enqueues
+   * as it ticks, at most once a second). Default: nothing.
    */
   onError?: (error: LeaseError, context: { op: string; job?: string; retryIn?: number }) => void;
   /**
