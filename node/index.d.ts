@@ -140,6 +140,32 @@ export interface LeaseCompletion extends LeaseRef {
   result?: string | null;
 }
 
+/** The options of `schedule` (recurring jobs, docs/contract.md section 11); each may be left out. */
+export interface ScheduleOptions {
+  /** The IANA time zone the cron pattern is read in, e.g. "America/New_York" (default UTC). */
+  tz?: string | null;
+  /** The queue of its jobs (default "default"). */
+  queue?: string | null;
+  /** The priority of its jobs (default 0); an integer. */
+  priority?: number | null;
+  /** The payload of its jobs. */
+  payload?: string | null;
+  /** After a downtime: "latest" (default) enqueues only the latest slot, "all" every missed one (at most 1024). */
+  missed?: 'latest' | 'all' | null;
+}
+
+/** A stored schedule, as `schedules()` lists it; `last` is its latest slot enqueued (Unix seconds) or null. */
+export interface StoredSchedule {
+  name: string;
+  cron: string;
+  tz: string | null;
+  queue: string;
+  priority: number;
+  payload: string | null;
+  missed: 'latest' | 'all';
+  last: number | null;
+}
+
 export interface OpenOptions {
   /** How long to wait for another process's lock before failing with `storage` (default 10000). */
   busyTimeoutMs?: number;
@@ -232,6 +258,23 @@ export declare class LeaseStore {
   /** `complete` of each of your leases with its result in one transaction: one `{value, reason}` per lease, in order. */
   completeMany(owner: string, leases: LeaseCompletion[], now: number): Answer<boolean>[];
   /**
+   * Stores a recurring job (replacing one of the same name; its latest slot enqueued is kept): a
+   * 5-field cron pattern (minute hour day-of-month month day-of-week) read in `options.tz`. Each
+   * slot becomes the job `name@YYYY-MM-DDTHH:MM:SSZ` (the slot in UTC, runAt the slot). A bad
+   * pattern, time zone or option throws `invalid_argument` and nothing changes.
+   */
+  schedule(name: string, cron: string, options?: ScheduleOptions): boolean;
+  /** Removes a schedule: true, or false when there was none. Its jobs stay. */
+  unschedule(name: string): boolean;
+  /** Every stored schedule, by name. */
+  schedules(): StoredSchedule[];
+  /**
+   * Enqueues every schedule's due slot at `now` in one transaction (the latest slot at or before
+   * `now`; with `missed: "all"` every missed one) and answers the ids it added: `[]` when they
+   * exist already. A JobWorker calls it as it ticks.
+   */
+  enqueueDue(now: number): string[];
+  /**
    * The same operations, answering `{value, reason}` (`reason` null when the store agreed), and
    * `claimMany` `{value, reasons}`: one reason (or null) per owner, in the order of `owners`. The
    * browser build answers the same shapes (as Promises).
@@ -259,6 +302,10 @@ export declare class LeaseStore {
     claimNextMany(owner: string, n: number, now: number, ttl: number, queues?: string[] | null): Answer<ClaimedJob[]>;
     renewMany(owner: string, leases: LeaseRef[], now: number, ttl: number): Answer<Answer<boolean>[]>;
     completeMany(owner: string, leases: LeaseCompletion[], now: number): Answer<Answer<boolean>[]>;
+    schedule(name: string, cron: string, options?: ScheduleOptions): Answer<boolean>;
+    unschedule(name: string): Answer<boolean>;
+    schedules(): Answer<StoredSchedule[]>;
+    enqueueDue(now: number): Answer<string[]>;
   };
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;
@@ -432,7 +479,9 @@ export interface JobWorkerOptions {
   abandonAfter?: number;
   /**
    * Told about every storage error the runtime retries (a busy database). `retryIn`: for a renew,
-   * the seconds until it is tried again (the same rule wherever the heartbeat runs). Default: nothing.
+   * the seconds until it is tried again (the same rule wherever the heartbeat runs). `op` names the
+   * call (`claimNext`, `renew`, ..., `enqueueDue` for the schedules' due slots the worker enqueues
+   * as it ticks, at most once a second). Default: nothing.
    */
   onError?: (error: LeaseError, context: { op: string; job?: string; retryIn?: number }) => void;
   /**

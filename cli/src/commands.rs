@@ -254,6 +254,49 @@ pub(crate) enum Command {
         #[command(flatten)]
         clock: Clock,
     },
+    /// Store a recurring job: each slot of CRON becomes the job NAME@YYYY-MM-DDTHH:MM:SSZ.
+    ///
+    /// CRON is 5 fields (minute hour day-of-month month day-of-week), read in --tz (default
+    /// UTC). A running `work` process (or any worker) enqueues the due slot as it ticks, once
+    /// however many run; `enqueue-due` does it by hand. An existing NAME is replaced (its latest
+    /// slot enqueued is kept). Prints true; a bad pattern or time zone is an error (exit 2).
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db schedule nightly-report '30 2 * * *' --tz America/New_York --queue reports"
+    )]
+    Schedule {
+        /// The schedule's name (its jobs' ids start with it).
+        name: String,
+        /// The 5-field cron pattern, e.g. '*/15 * * * *' or '0 9 * * MON-FRI'.
+        cron: String,
+        /// The IANA time zone the pattern is read in (e.g. Europe/Paris; default UTC).
+        #[arg(long, value_name = "ZONE")]
+        tz: Option<String>,
+        /// The queue of its jobs (default: "default").
+        #[arg(long, value_name = "NAME")]
+        queue: Option<String>,
+        /// The priority of its jobs (an integer; default 0).
+        #[arg(long, allow_hyphen_values = true, value_name = "N")]
+        priority: Option<i64>,
+        /// The payload of its jobs.
+        #[arg(long)]
+        payload: Option<String>,
+        /// After a downtime, enqueue only the latest slot (default) or every missed one
+        /// (at most 1024).
+        #[arg(long, value_parser = ["latest", "all"])]
+        missed: Option<String>,
+    },
+    /// Remove a schedule; prints true, or false (exit 1) when there was none. Its jobs stay.
+    Unschedule {
+        /// The schedule's name.
+        name: String,
+    },
+    /// Print every stored schedule (with `last`, its latest slot enqueued) as JSON.
+    Schedules,
+    /// Enqueue every schedule's due slot at --now; prints the ids added ([] when they exist).
+    EnqueueDue {
+        #[command(flatten)]
+        clock: Clock,
+    },
     /// Print every job and its lease as a table.
     Jobs {
         /// Print one JSON object per line instead of a table.

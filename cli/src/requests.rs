@@ -128,6 +128,26 @@ pub(crate) fn run() -> i32 {
             now: clock.now(),
         },
         Command::Inspect { job } => Request::Inspect { job },
+        Command::Schedule {
+            name,
+            cron,
+            tz,
+            queue,
+            priority,
+            payload,
+            missed,
+        } => Request::Schedule {
+            name,
+            cron,
+            tz,
+            queue,
+            priority,
+            payload,
+            missed,
+        },
+        Command::Unschedule { name } => Request::Unschedule { name },
+        Command::Schedules => Request::Schedules,
+        Command::EnqueueDue { clock } => Request::EnqueueDue { now: clock.now() },
         Command::Stats { queue, clock } => Request::Stats {
             now: clock.now(),
             queue,
@@ -260,6 +280,7 @@ fn exit_code(request: &Request, response: &Response) -> i32 {
         Response::Answered { value, .. } => {
             let refused = match request {
                 Request::Init | Request::Stats { .. } => false,
+                Request::Schedules | Request::EnqueueDue { .. } => false,
                 Request::ClaimMany { .. } => value
                     .as_array()
                     .is_some_and(|fences| fences.iter().all(|f| f.is_null())),

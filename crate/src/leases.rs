@@ -14,6 +14,7 @@ use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish, Statement};
 use crate::rules::LeaseWindow;
+use crate::schedule::{Schedule, StoredSchedule};
 
 /// The lease contract (docs/contract.md sections 2 and 3) on some storage: every operation of
 /// [`LeaseStore`](crate::LeaseStore), with the same arguments, checks and answers.
@@ -233,6 +234,79 @@ pub trait Leases: std::fmt::Debug + Send {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>>;
+
+    /// Recurring jobs (section 11): stores `schedule`, replacing one of the same name (which
+    /// keeps its latest slot enqueued, so scheduling again at every start changes nothing due).
+    /// A bad name, cron pattern, time zone or queue is
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and changes nothing.
+    ///
+    /// The default refuses: a store that cannot keep schedules says so. Both of this crate's
+    /// backends keep them.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, Schedule};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.schedule(&Schedule::new("nightly", "0 2 * * *").tz("America/New_York"))?;
+    /// assert!(leases.schedule(&Schedule::new("bad", "0 25 * * *")).is_err());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn schedule(&self, schedule: &Schedule) -> Result<()> {
+        crate::rules::schedule::check(schedule)?;
+        Err(Error::invalid(
+            "schedule",
+            format!("this store ({self:?}) keeps no schedules; use an SQLite or PostgreSQL store"),
+        ))
+    }
+
+    /// Removes the schedule `name`: `true`, or `false` when there was none. Jobs already
+    /// enqueued for it stay. The default has none to remove.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, Schedule};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.schedule(&Schedule::new("tick", "* * * * *"))?;
+    /// assert_eq!((leases.unschedule("tick")?, leases.unschedule("tick")?), (true, false));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn unschedule(&self, name: &str) -> Result<bool> {
+        let _ = name;
+        Ok(false)
+    }
+
+    /// Every stored schedule, by name, with its latest slot enqueued. The default has none.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, Schedule};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.schedule(&Schedule::new("b", "* * * * *"))?;
+    /// leases.schedule(&Schedule::new("a", "0 * * * *"))?;
+    /// let names: Vec<String> = leases.schedules()?.into_iter().map(|s| s.schedule.name).collect();
+    /// assert_eq!(names, ["a", "b"]);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn schedules(&self) -> Result<Vec<StoredSchedule>> {
+        Ok(Vec::new())
+    }
+
+    /// Enqueues, in one transaction, every schedule's due slot at `now` (its latest slot at or
+    /// before `now`, or with [`Missed::All`](crate::Missed::All) every slot missed since the
+    /// last one enqueued) as the job `name@YYYY-MM-DDTHH:MM:SSZ`, and answers the ids it added.
+    /// A slot whose job exists already (another worker was first) is not added again and not
+    /// answered, so however many callers race, each slot's job is enqueued once. The workers
+    /// call this as they tick. The default has no schedules, so nothing is due.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, Schedule};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.schedule(&Schedule::new("tick", "*/5 * * * *"))?;
+    /// assert_eq!(leases.enqueue_due(601.0)?, ["tick@1970-01-01T00:10:00Z"]);
+    /// assert_eq!(leases.enqueue_due(602.0)?, Vec::<String>::new());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
+        crate::rules::schedule::now_seconds(now)?;
+        Ok(Vec::new())
+    }
 
     /// Contract `claim_many`: `claim` for every owner at once, answers in input order.
     ///

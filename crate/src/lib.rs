@@ -45,6 +45,7 @@ mod options;
 mod outcome;
 pub mod protocol;
 mod rules;
+mod schedule;
 mod sqlite;
 
 mod open;
@@ -81,6 +82,7 @@ pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
 pub use rules::fenced::{FencedHandle, Finish, Rows, SqlValue, Statement};
 pub use rules::{DEFAULT_QUEUE, MAX_QUEUES};
+pub use schedule::{Missed, Schedule, StoredSchedule, MAX_MISSED_SLOTS};
 pub use sqlite::{FencedTx, LeaseStore};
 #[cfg(not(target_arch = "wasm32"))]
 pub use {

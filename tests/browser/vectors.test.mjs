@@ -63,11 +63,12 @@ async function runVectorInPage(vector) {
       if (step.op === 'enqueue_many') step.jobs = jsItems(step.jobs);
       const [method, names] = methods[step.op];
       // A fenced step's complete and result travel as its options object.
+      // A schedule step's tz, queue, priority, payload and missed travel as its options object.
       const options = {};
-      if ('complete' in step) options.complete = step.complete;
-      if ('result' in step) options.result = step.result;
+      const optionNames = step.op === 'schedule' ? ['tz', 'queue', 'priority', 'payload', 'missed'] : ['complete', 'result'];
+      for (const name of optionNames) if (name in step) options[name] = step[name];
       const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]]
-        : step.op === 'fenced' && name === 'options' ? options : step[name]));
+        : ['fenced', 'schedule'].includes(step.op) && name === 'options' ? options : step[name]));
       if (typeof step.job === 'string') jobs.add(step.job);
       for (const item of [step.jobs, step.leases].filter(Array.isArray).flat()) {
         if (typeof item?.job === 'string') jobs.add(item.job);

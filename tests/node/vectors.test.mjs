@@ -28,6 +28,13 @@ function fencedOptions(step) {
   return options;
 }
 
+/** A schedule step's tz, queue, priority, payload and missed as the options object (absent stay absent). */
+function scheduleOptions(step) {
+  const options = {};
+  for (const name of ['tz', 'queue', 'priority', 'payload', 'missed']) if (name in step) options[name] = step[name];
+  return options;
+}
+
 /** A protocol member name as JavaScript spells it: `run_at` is `runAt`. */
 const jsName = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 
@@ -63,6 +70,7 @@ function argsOf(step) {
     v[name] = NONFINITE[spelled];
   }
   if (step.op === 'fenced') return ['fenced', [v.job, v.owner, v.fence, v.now, v.statements, fencedOptions(v)]];
+  if (step.op === 'schedule') return ['schedule', [v.name, v.cron, scheduleOptions(v)]];
   const op = METHODS[step.op];
   if (!op) throw new Error(`vector uses an op the operation table does not have: ${step.op}`);
   // A missing optional argument stays undefined, as a caller who leaves it out passes it.

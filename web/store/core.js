@@ -26,6 +26,8 @@ const PARAM_TYPES = Object.freeze({
   queue: 'string | null',
   priority: 'number | null',
   queues: 'string[] | null',
+  name: 'string',
+  cron: 'string',
 });
 
 /**
@@ -55,6 +57,11 @@ const OPERATIONS = Object.freeze([
   { name: 'claimNextMany', params: ['owner', 'n', 'now', 'ttl', 'queues?'], returns: 'ClaimedJob[]' },
   { name: 'renewMany', params: ['owner', 'leases', 'now', 'ttl'], returns: 'Answer<boolean>[]' },
   { name: 'completeMany', params: ['owner', 'leases', 'now'], returns: 'Answer<boolean>[]', types: { leases: 'LeaseCompletion[]' } },
+  // Recurring jobs (section 11): the cron patterns and time zones are read by the crate's core.
+  { name: 'schedule', params: ['name', 'cron', 'options?'], returns: 'boolean', types: { options: 'ScheduleOptions' } },
+  { name: 'unschedule', params: ['name'], returns: 'boolean' },
+  { name: 'schedules', params: [], returns: 'StoredSchedule[]' },
+  { name: 'enqueueDue', params: ['now'], returns: 'string[]' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));
 
 /**

@@ -340,6 +340,22 @@ impl Leases for PgStore {
         self.enqueue_many_statements(jobs, statements)
     }
 
+    fn schedule(&self, schedule: &crate::Schedule) -> Result<()> {
+        self.schedule_on(schedule)
+    }
+
+    fn unschedule(&self, name: &str) -> Result<bool> {
+        self.unschedule_on(name)
+    }
+
+    fn schedules(&self) -> Result<Vec<crate::StoredSchedule>> {
+        self.schedules_on()
+    }
+
+    fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
+        self.enqueue_due_on(now)
+    }
+
     fn claim_next_many_in(
         &self,
         queues: Option<&[&str]>,

@@ -303,6 +303,17 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
                 .collect();
             each_answered(backend.leases()?.complete_many(&completions, *now)?)
         }
+        Request::Schedule { .. } => {
+            if let Some(schedule) = request.schedule()? {
+                backend.leases()?.schedule(&schedule)?;
+            }
+            plain(Returned::Bool(true))
+        }
+        Request::Unschedule { name } => plain(Returned::Bool(backend.leases()?.unschedule(name)?)),
+        Request::Schedules => plain(Returned::Schedules(backend.leases()?.schedules()?)),
+        Request::EnqueueDue { now } => {
+            plain(Returned::Strings(backend.leases()?.enqueue_due(*now)?))
+        }
         Request::Fenced {
             job,
             owner,

@@ -173,6 +173,14 @@ impl<'a> Source for Fields<'a> {
             Some(other) => Err(self.mistyped(name, STATEMENTS_SHAPE, other)),
         }
     }
+
+    fn options<T>(
+        &mut self,
+        read: impl FnOnce(&mut Fields<'a>) -> Result<T, Response>,
+    ) -> Result<T, Response> {
+        // The protocol's options are members of the request itself.
+        read(self)
+    }
     fn finish(self) -> Result<(), Response> {
         match self.deferred {
             Some(value_error) => Err(value_error),

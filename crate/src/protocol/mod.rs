@@ -163,6 +163,26 @@ pub enum Request {
         leases: Vec<LeaseItem>,
         now: f64,
     },
+    /// Section 11: stores a schedule (`missed`: `"latest"` or `"all"`; absent is latest).
+    Schedule {
+        name: String,
+        cron: String,
+        tz: Option<String>,
+        queue: Option<String>,
+        priority: Option<i64>,
+        payload: Option<String>,
+        missed: Option<String>,
+    },
+    /// Section 11: removes a schedule.
+    Unschedule {
+        name: String,
+    },
+    /// Section 11: every stored schedule.
+    Schedules,
+    /// Section 11: enqueues every schedule's due slots at `now`.
+    EnqueueDue {
+        now: f64,
+    },
 }
 
 /// One item of `renew_many`'s and `complete_many`'s `leases`: a job and the fence its owner
@@ -196,6 +216,42 @@ pub(crate) const OPS: [&str; OP_NAMES.len()] = {
 };
 
 impl Request {
+    /// A `schedule` request's [`Schedule`](crate::Schedule), checked (`None` for other requests).
+    pub(crate) fn schedule(&self) -> Result<Option<crate::Schedule>> {
+        let Request::Schedule {
+            name,
+            cron,
+            tz,
+            queue,
+            priority,
+            payload,
+            missed,
+        } = self
+        else {
+            return Ok(None);
+        };
+        let missed = match missed.as_deref() {
+            None => crate::Missed::Latest,
+            Some(text) => crate::Missed::parse(text).ok_or_else(|| {
+                crate::Error::invalid(
+                    "missed",
+                    format!("is {text:?}; use \"latest\" (the default) or \"all\""),
+                )
+            })?,
+        };
+        let schedule = crate::Schedule {
+            name: name.clone(),
+            cron: cron.clone(),
+            tz: tz.clone(),
+            queue: queue.clone(),
+            priority: *priority,
+            payload: payload.clone(),
+            missed,
+        };
+        rules::schedule::check(&schedule)?;
+        Ok(Some(schedule))
+    }
+
     /// Checks argument values (the invalid arguments of docs/contract.md section 2) without
     /// touching storage.
     ///
@@ -216,6 +272,10 @@ impl Request {
     pub fn validate(&self) -> Result<()> {
         match self {
             Request::Init | Request::State { .. } | Request::Inspect { .. } => Ok(()),
+            Request::Schedule { .. } => self.schedule().map(drop),
+            Request::Unschedule { name } => rules::schedule::check_name(name),
+            Request::Schedules => Ok(()),
+            Request::EnqueueDue { now } => rules::schedule::now_seconds(*now).map(drop),
             Request::Enqueue { run_at, queue, .. } => {
                 rules::check_time("run_at", *run_at)?;
                 rules::queues::check_optional_queue("queue", queue.as_deref())

@@ -52,10 +52,18 @@ pub(crate) enum Op {
     RenewMany,
     /// `complete_many` / `completeMany` (section 10)
     CompleteMany,
+    /// `schedule` (section 11, recurring jobs)
+    Schedule,
+    /// `unschedule` (section 11)
+    Unschedule,
+    /// `schedules` (section 11)
+    Schedules,
+    /// `enqueue_due` / `enqueueDue` (section 11)
+    EnqueueDue,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub(crate) const OP_NAMES: [(Op, &str, &str); 18] = [
+pub(crate) const OP_NAMES: [(Op, &str, &str); 22] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -74,6 +82,10 @@ pub(crate) const OP_NAMES: [(Op, &str, &str); 18] = [
     (Op::ClaimNextMany, "claim_next_many", "claimNextMany"),
     (Op::RenewMany, "renew_many", "renewMany"),
     (Op::CompleteMany, "complete_many", "completeMany"),
+    (Op::Schedule, "schedule", "schedule"),
+    (Op::Unschedule, "unschedule", "unschedule"),
+    (Op::Schedules, "schedules", "schedules"),
+    (Op::EnqueueDue, "enqueue_due", "enqueueDue"),
 ];
 
 impl Op {
@@ -158,6 +170,12 @@ pub(crate) trait Source: Members {
     ) -> Result<Option<Vec<Statement>>, Self::Error>;
     /// The tail of a `fenced` request: its statements, whether the job completes, the result.
     fn fenced_writes(&mut self) -> Result<FencedArgs, Self::Error>;
+    /// The options of a `schedule` request, read by `read`: members of the request itself in
+    /// the protocol, the members of one options object (`{tz, queue, ...}`) in JavaScript.
+    fn options<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self::Item) -> Result<T, Self::Error>,
+    ) -> Result<T, Self::Error>;
     /// Called once every field was read: the place for a held-back value error.
     fn finish(self) -> Result<(), Self::Error>
     where
@@ -283,6 +301,34 @@ impl Request {
                 leases: s.objects("leases", |item| lease_item(item, true))?,
                 now: s.number("now")?,
             },
+            Op::Schedule => {
+                let (name, cron) = (s.string("name")?, s.string("cron")?);
+                let options = s.options(|o| {
+                    Ok(ScheduleOptions {
+                        tz: o.maybe_string("tz")?,
+                        queue: o.maybe_string("queue")?,
+                        priority: o.maybe_integer("priority")?,
+                        payload: o.maybe_string("payload")?,
+                        missed: o.maybe_string("missed")?,
+                    })
+                })?;
+                Request::Schedule {
+                    name,
+                    cron,
+                    tz: options.tz,
+                    queue: options.queue,
+                    priority: options.priority,
+                    payload: options.payload,
+                    missed: options.missed,
+                }
+            }
+            Op::Unschedule => Request::Unschedule {
+                name: s.string("name")?,
+            },
+            Op::Schedules => Request::Schedules,
+            Op::EnqueueDue => Request::EnqueueDue {
+                now: s.number("now")?,
+            },
             Op::Fenced => {
                 let (job, owner) = (s.string("job")?, s.string("owner")?);
                 let (fence, now) = (s.fence("fence")?, s.number("now")?);
@@ -305,6 +351,15 @@ impl Request {
         s.finish()?;
         Ok(request)
     }
+}
+
+/// The options of a `schedule` request (section 11), each optional.
+struct ScheduleOptions {
+    tz: Option<String>,
+    queue: Option<String>,
+    priority: Option<i64>,
+    payload: Option<String>,
+    missed: Option<String>,
 }
 
 /// The fields of a `fenced` request after `now`: `statements`, and the optional `complete`

@@ -120,6 +120,10 @@ pub(crate) enum Returned {
     /// renew_many, complete_many: one answer per item, `{"value": true}` or `{"value": false,
     /// "reason": {...}}`, in order.
     Answers(Vec<Answer>),
+    /// enqueue_due: the ids of the jobs it added.
+    Strings(Vec<String>),
+    /// schedules: every stored schedule, by name.
+    Schedules(Vec<crate::StoredSchedule>),
 }
 
 /// An operation's answer: the value, and the reason when the store refused. Serialized, it is

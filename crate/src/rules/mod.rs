@@ -10,6 +10,7 @@
 //! - `owners`: how many owners one `claim_many` may race (native only: the wasm builds have no
 //!   threads);
 //! - `queues`: queue names, queue lists and the claim rank of section 11;
+//! - `schedule`: recurring jobs' cron patterns, time zones and due slots (section 11);
 //! - `fenced`: the statements of fenced writes, and which tables they may not write;
 //! - `fenced_tx`: the order of a fenced transaction, over each backend's steps;
 //! - [`target`]: whether an `open` target names a PostgreSQL server;
@@ -24,6 +25,7 @@ pub(crate) mod fenced_tx;
 pub(crate) mod owners;
 pub(crate) mod queues;
 pub(crate) mod reasons;
+pub(crate) mod schedule;
 pub(crate) mod target;
 pub(crate) mod window;
 pub(crate) mod worker;

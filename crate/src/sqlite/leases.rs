@@ -8,10 +8,27 @@ use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome
 use crate::rules::fenced::{FencedHandle, Finish, Statement};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::rules::LeaseWindow;
+use crate::schedule::{Schedule, StoredSchedule};
 use crate::sqlite::LeaseStore;
 
 /// SQLite: every method is the store's own method of the same name.
 impl Leases for LeaseStore {
+    fn schedule(&self, schedule: &Schedule) -> Result<()> {
+        LeaseStore::schedule(self, schedule)
+    }
+
+    fn unschedule(&self, name: &str) -> Result<bool> {
+        LeaseStore::unschedule(self, name)
+    }
+
+    fn schedules(&self) -> Result<Vec<StoredSchedule>> {
+        LeaseStore::schedules(self)
+    }
+
+    fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
+        LeaseStore::enqueue_due(self, now)
+    }
+
     fn init(&self) -> Result<()> {
         LeaseStore::init(self)
     }

@@ -10,6 +10,7 @@
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
 //! - `lifecycle.rs`: delays, failures and dead jobs (`fail`, `revive`, `inspect`, `stats`);
 //! - `write_tx.rs`: one operation's transaction, a savepoint inside a group; `Group`;
+//! - `schedule.rs`: recurring jobs (`leasefence_schedules`, `enqueue_due`);
 //! - `batch.rs`: the batch operations, each one `Group`;
 //! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
 //! - `fenced/`: fenced writes, the caller's statements under SQLite's authorizer;
@@ -31,6 +32,7 @@ pub(crate) mod gate;
 mod leases;
 mod lifecycle;
 mod ops;
+mod schedule;
 mod schema;
 mod setup;
 #[cfg(not(target_arch = "wasm32"))]

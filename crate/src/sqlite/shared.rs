@@ -544,6 +544,24 @@ impl Leases for SharedStore {
         self.call("stats", move |store| store.stats_in(queue.as_deref(), now))
     }
 
+    fn schedule(&self, schedule: &crate::Schedule) -> Result<()> {
+        let schedule = schedule.clone();
+        self.call("schedule", move |store| store.schedule(&schedule))
+    }
+
+    fn unschedule(&self, name: &str) -> Result<bool> {
+        let name = name.to_owned();
+        self.call("unschedule", move |store| store.unschedule(&name))
+    }
+
+    fn schedules(&self) -> Result<Vec<crate::StoredSchedule>> {
+        self.call("schedules", |store| store.schedules())
+    }
+
+    fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
+        self.call("enqueue_due", move |store| store.enqueue_due(now))
+    }
+
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         let jobs = jobs.to_vec();
         self.call("enqueue_many", move |store| store.enqueue_many(&jobs))

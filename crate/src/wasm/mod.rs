@@ -368,7 +368,7 @@ impl<'a> Source for Args<'a> {
                 let mut member = Member {
                     op,
                     list: name,
-                    index,
+                    index: Some(index),
                     object,
                     read: Vec::new(),
                 };
@@ -406,6 +406,31 @@ impl<'a> Source for Args<'a> {
     fn fenced_writes(&mut self) -> std::result::Result<crate::protocol::FencedArgs, JsValue> {
         let (statements, options) = (self.advance(), self.advance());
         fenced::fenced_args(self.op, &self.args.get(statements), &self.args.get(options))
+    }
+    fn options<T>(
+        &mut self,
+        read: impl FnOnce(&mut Member<'a>) -> std::result::Result<T, JsValue>,
+    ) -> std::result::Result<T, JsValue> {
+        // JavaScript's options are one object argument (`schedule(name, cron, {tz, queue})`);
+        // left out or null, it has no members.
+        let value = self.args.get(self.advance());
+        let object = if value.is_undefined() || value.is_null() {
+            js_sys::Object::new().into()
+        } else if value.is_object() && !Array::is_array(&value) {
+            value
+        } else {
+            return Err(self.bad("options", "an object, null or undefined", &value));
+        };
+        let mut member = Member {
+            op: self.op,
+            list: "options",
+            index: None,
+            object,
+            read: Vec::new(),
+        };
+        let options = read(&mut member)?;
+        member.refuse_others()?;
+        Ok(options)
     }
 }
 
@@ -522,18 +547,27 @@ fn bad_value(op: &str, place: &str, want: &str, got: &JsValue) -> JsValue {
 struct Member<'a> {
     op: &'a str,
     list: &'static str,
-    index: usize,
+    /// The item's index in its list; `None` for a lone options object.
+    index: Option<usize>,
     object: JsValue,
     read: Vec<String>,
 }
 
 impl Member<'_> {
+    /// The object, for messages: `jobs[2]`, or `options`.
+    fn whole(&self) -> String {
+        match self.index {
+            Some(index) => format!("{}[{index}]", self.list),
+            None => self.list.to_string(),
+        }
+    }
+
     /// The member `name` (a protocol name) by its JavaScript name, and where it is, for messages.
     fn get(&mut self, name: &str) -> (JsValue, String) {
         let js_name = crate::protocol::js_name(name);
         let value = js_sys::Reflect::get(&self.object, &JsValue::from_str(&js_name))
             .unwrap_or(JsValue::UNDEFINED);
-        let place = format!("{}[{}].{js_name}", self.list, self.index);
+        let place = format!("{}.{js_name}", self.whole());
         self.read.push(js_name);
         (value, place)
     }
@@ -546,10 +580,9 @@ impl Member<'_> {
                 return Err(js_error(
                     "invalid_argument",
                     &format!(
-                        "{}(): {}[{}] has the member `{key}`; it takes only {}",
+                        "{}(): {} has the member `{key}`; it takes only {}",
                         self.op,
-                        self.list,
-                        self.index,
+                        self.whole(),
                         self.read.join(", ")
                     ),
                 ));

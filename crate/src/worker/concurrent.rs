@@ -173,6 +173,9 @@ impl Worker {
             let stopping = self.stop.is_stopping();
             let now = self.now();
             let free = slots - pool.running.len();
+            if !stopping {
+                self.enqueue_due(now)?;
+            }
             if !stopping && free > 0 && now >= claim_at {
                 let queues = self.options.queue_names();
                 match self.store.claim_next_many_in(

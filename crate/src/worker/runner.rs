@@ -1,6 +1,7 @@
 //! The [`Worker`]: its construction and its claim loop.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +33,8 @@ pub struct Worker {
     pub(super) options: WorkerOptions,
     pub(super) counters: Arc<SharedCounters>,
     pub(super) stop: StopHandle,
+    /// When (the worker's clock, as f64 bits) it last called `enqueue_due`; -inf before the first.
+    due_at: AtomicU64,
 }
 
 impl std::fmt::Debug for Worker {
@@ -67,6 +70,7 @@ impl Worker {
             options,
             counters: Arc::default(),
             stop: StopHandle::default(),
+            due_at: AtomicU64::new(f64::NEG_INFINITY.to_bits()),
         })
     }
 
@@ -205,6 +209,7 @@ impl Worker {
         let heartbeat = self.start_heartbeat()?;
         while !self.stop.is_stopping() {
             let now = self.now();
+            self.enqueue_due(now)?;
             let queues = self.options.queue_names();
             let claimed = match self.store.claim_next_in(
                 queues.as_deref(),
@@ -270,6 +275,24 @@ impl Worker {
                 self.options.concurrency
             ),
         ))
+    }
+
+    /// Recurring jobs (docs/contract.md section 11): enqueues the store's due slots as the worker
+    /// ticks, at its first claim and then at most once a second of its clock (and again at once
+    /// if the clock went back), so any running worker keeps the schedules. Racing workers are
+    /// harmless: each slot's job is enqueued once. A busy store is retried at the next tick;
+    /// another error ends the run, as a claim's would.
+    pub(super) fn enqueue_due(&self, now: f64) -> Result<()> {
+        let last = f64::from_bits(self.due_at.load(Ordering::Relaxed));
+        if now >= last && now - last < 1.0 {
+            return Ok(());
+        }
+        self.due_at.store(now.to_bits(), Ordering::Relaxed);
+        match self.store.enqueue_due(now) {
+            Ok(_) => Ok(()),
+            Err(err) if err.is_retryable() => Ok(()),
+            Err(err) => Err(err),
+        }
     }
 
     pub(super) fn now(&self) -> f64 {

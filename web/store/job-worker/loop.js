@@ -23,6 +23,7 @@ import { timersFor } from './timers.js';
  */
 class JobWorker {
   #store;
+  #dueAt = -Infinity; // the clock at the last enqueueDue
   #ops; // where the store calls go: the store itself, or store.grouped with concurrency > 1
   #concurrency;
   #queues; // the queues served (section 11), or null: every queue
@@ -175,8 +176,27 @@ class JobWorker {
     return this.#stopped ? this.#stopped.promise : Promise.resolve();
   }
 
+  /**
+   * Recurring jobs (docs/contract.md section 11): enqueues the store's due slots as the worker
+   * ticks, at its first claim and then at most once a second of its clock (again at once if the
+   * clock went back), so any running worker keeps the schedules; racing workers add each slot's
+   * job once. A storage error goes to `onError` and is retried at the next tick.
+   */
+  async #enqueueDue(now) {
+    if (typeof this.#store.enqueueDue !== 'function') return;
+    if (now >= this.#dueAt && now - this.#dueAt < 1) return;
+    this.#dueAt = now;
+    try {
+      await this.#store.enqueueDue(now);
+    } catch (error) {
+      if (!isStorageError(error)) throw error;
+      this.#onError(error, { op: 'enqueueDue' });
+    }
+  }
+
   /** Up to `n` claims at `now`: one claimNext, or with concurrency one claimNextMany for the free slots. */
   async #claim(n, now) {
+    await this.#enqueueDue(now);
     if (this.#concurrency === 1) {
       const claimed = await this.#store.claimNext(this.#owner, now, this.#ttl, this.#queues);
       return claimed ? [claimed] : [];

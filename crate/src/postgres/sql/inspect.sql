@@ -34,4 +34,7 @@ JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_class t ON t.oid = i.indre
 WHERE n.nspname = current_schema() AND i.indisvalid AND i.indisready
 AND ((c.relname IN ('leasefence_seq', 'leasefence_next', 'leasefence_queued')
       AND t.relname = 'leasefence_order')
-     OR (c.relname = 'leasefence_failures_of_job' AND t.relname = 'leasefence_failures')))
+     OR (c.relname = 'leasefence_failures_of_job' AND t.relname = 'leasefence_failures'))),
+-- Recurring jobs (section 11): a server set up before them gains the table at the next open.
+(SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'leasefence_schedules')

@@ -95,3 +95,10 @@ CREATE INDEX IF NOT EXISTS leasefence_failures_of_job ON leasefence_failures(job
 CREATE TABLE IF NOT EXISTS leasefence_dead(
     job TEXT PRIMARY KEY REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE CASCADE,
     fence BIGINT NOT NULL, at DOUBLE PRECISION NOT NULL);
+
+-- Recurring jobs (docs/contract.md section 11): one row per schedule, and `last`, the latest slot
+-- enqueued (Unix seconds), so enqueue_due computes from there. The slots' jobs are ordinary jobs,
+-- enqueued if missing.
+CREATE TABLE IF NOT EXISTS leasefence_schedules(name TEXT PRIMARY KEY, cron TEXT NOT NULL,
+    tz TEXT, queue TEXT NOT NULL, priority BIGINT NOT NULL, payload TEXT,
+    missed TEXT NOT NULL, last BIGINT);

@@ -51,3 +51,10 @@ FROM jobs j WHERE j.id = leasefence_order.job
 INSERT OR IGNORE INTO leasefence_order(job, until, open)
 SELECT id, until, done = 0 AND fence < 9223372036854775807 FROM jobs WHERE id IS NOT NULL
 ORDER BY rowid;
+
+-- Recurring jobs (docs/contract.md section 11): one row per schedule, and `last`, the latest slot
+-- enqueued (Unix seconds), so enqueue_due computes from there and does not probe `jobs` for
+-- slots it handled already. The slots' jobs are ordinary jobs, enqueued if missing.
+CREATE TABLE IF NOT EXISTS leasefence_schedules(name TEXT PRIMARY KEY, cron TEXT NOT NULL,
+    tz TEXT, queue TEXT NOT NULL, priority INTEGER NOT NULL, payload TEXT,
+    missed TEXT NOT NULL, last INTEGER);

@@ -1,0 +1,1 @@
+DELETE FROM leasefence_schedules WHERE name = $1

@@ -1,0 +1,2 @@
+SELECT name, cron, tz, queue, priority, payload, missed, last FROM leasefence_schedules
+ORDER BY name;
