@@ -179,21 +179,52 @@ pub fn check_line(backend: &mut Memory, line: &str) {
     if is_batch_op(line) {
         return;
     }
+    if keys != ["error"] && op_of(line).as_deref() == Some("enqueue_due") {
+        return check_enqueue_due(&object["value"], &before, &after, &ctx);
+    }
     let changes = check_table_invariants(&before, &after, &ctx);
     if keys != ["error"] {
         check_effects(line, &object["value"], &before, &changes, &ctx);
     }
 }
 
+/// The op serde_json reads in `line`, if any.
+fn op_of(line: &str) -> Option<String> {
+    serde_json::from_str::<Value>(line)
+        .ok()
+        .and_then(|request| request.get("op").and_then(Value::as_str).map(str::to_owned))
+}
+
 /// Whether serde_json reads `line` as a request of one of the batch operations.
 fn is_batch_op(line: &str) -> bool {
-    let op = serde_json::from_str::<Value>(line)
-        .ok()
-        .and_then(|request| request.get("op").and_then(Value::as_str).map(str::to_owned));
     matches!(
-        op.as_deref(),
+        op_of(line).as_deref(),
         Some("enqueue_many" | "claim_next_many" | "renew_many" | "complete_many")
     )
+}
+
+/// `enqueue_due` (section 11) adds a fresh job per due slot in one transaction: every row before
+/// it is unchanged, and the rows added are exactly the ids it answers.
+fn check_enqueue_due(value: &Value, before: &[JobState], after: &[JobState], ctx: &Ctx<'_>) {
+    let Some(answered) = value.as_array() else {
+        ctx.fail("enqueue_due answered something other than a list")
+    };
+    if after.len() < before.len() || after[..before.len()] != *before {
+        ctx.fail("enqueue_due changed or removed an existing job");
+    }
+    let added: Vec<&str> = after[before.len()..]
+        .iter()
+        .map(|r| r.id.as_str())
+        .collect();
+    let answered: Vec<&str> = answered.iter().filter_map(Value::as_str).collect();
+    if added != answered {
+        ctx.fail("enqueue_due's answer is not the rows it added, in order");
+    }
+    for new in &after[before.len()..] {
+        if new.owner.is_some() || new.fence != 0 || new.result.is_some() || new.done {
+            ctx.fail("a row enqueue_due added is not a fresh job");
+        }
+    }
 }
 
 /// Every row in insertion order, like `LeaseStore::jobs`, on a cached statement (the fuzzer
@@ -484,7 +515,9 @@ fn check_effects(
                 );
             }
         }
-        "inspect" | "stats" => must(changes.is_empty(), "a read changed the table"),
+        "inspect" | "stats" | "schedules" => must(changes.is_empty(), "a read changed the table"),
+        // Schedules live in their own table; storing or removing one touches no job.
+        "schedule" | "unschedule" => must(changes.is_empty(), "a schedule change wrote jobs"),
         "fail" => {
             if *value != Value::Bool(true) {
                 return must(changes.is_empty(), "a refused fail changed the table");
