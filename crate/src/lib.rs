@@ -46,6 +46,7 @@ mod outcome;
 pub mod protocol;
 mod rules;
 mod sqlite;
+mod wake;
 
 mod open;
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
@@ -82,6 +83,7 @@ pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, O
 pub use rules::fenced::{FencedHandle, Finish, Rows, SqlValue, Statement};
 pub use rules::{DEFAULT_QUEUE, MAX_QUEUES};
 pub use sqlite::{FencedTx, LeaseStore};
+pub use wake::{Wakeup, Watch};
 #[cfg(not(target_arch = "wasm32"))]
 pub use {
     open::{open, open_with},

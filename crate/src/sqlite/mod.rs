@@ -9,6 +9,8 @@
 //! - `schema.rs`: the read-only check of a file and the creation of the table (`sql/schema.sql`);
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
 //! - `lifecycle.rs`: delays, failures and dead jobs (`fail`, `revive`, `inspect`, `stats`);
+//! - `next_due.rs`: when an idle worker looks again unless woken (index probes only);
+//! - `watch.rs`: the file-system notifications that wake it (Linux inotify);
 //! - `write_tx.rs`: one operation's transaction, a savepoint inside a group; `Group`;
 //! - `batch.rs`: the batch operations, each one `Group`;
 //! - `leases.rs`: [`Leases`](crate::Leases) for [`LeaseStore`];
@@ -30,12 +32,15 @@ mod file;
 pub(crate) mod gate;
 mod leases;
 mod lifecycle;
+pub(crate) mod next_due;
 mod ops;
 mod schema;
 mod setup;
 #[cfg(not(target_arch = "wasm32"))]
 mod shared;
 mod store;
+#[cfg(target_os = "linux")]
+pub(crate) mod watch;
 pub(crate) mod write_tx;
 
 #[cfg(not(target_arch = "wasm32"))]
