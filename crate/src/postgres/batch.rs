@@ -52,12 +52,16 @@ impl PgStore {
         let ids: Vec<&str> = jobs.iter().map(|job| job.job.as_str()).collect();
         let untils: Vec<f64> = jobs.iter().map(|job| job.run_at.unwrap_or(0.0)).collect();
         let payloads: Vec<Option<&str>> = jobs.iter().map(|job| job.payload.as_deref()).collect();
+        let queues: Vec<&str> = jobs.iter().map(|job| job.queue_name()).collect();
         self.link.with_session("enqueue_many", |session| {
             // One statement, and when some job is in another queue or has a priority, a second
             // one in the same transaction.
             let mut tx = session.client.transaction().map_err(pg("enqueue_many"))?;
             let rows = tx
-                .query(&session.stmts.enqueue_many, &[&ids, &untils, &payloads])
+                .query(
+                    &session.stmts.enqueue_many,
+                    &[&ids, &untils, &payloads, &queues],
+                )
                 .map_err(pg("enqueue_many"))?;
             let mut added = vec![false; jobs.len()];
             for row in rows {
