@@ -149,7 +149,7 @@ else
   # The worker runtime's PostgreSQL variants (worker.rs, work_cli.rs) and the batch operations'
   # (batch_ops.rs, batch_ops_postgres.rs) run here too.
   timeout --kill-after=30s 20m cargo test -p leasefence --test postgres --test worker --test work_cli \
-    --test batch_ops --test batch_ops_postgres \
+    --test batch_ops --test batch_ops_postgres --test waking \
     -- --ignored --nocapture || status=$?
   [ "$status" -ne 124 ] || say "the PostgreSQL tests did not finish within 20 minutes: a test hangs"
   # The lost-increment proof on PostgreSQL (crate/tests/lost_increments.rs; about a minute).
