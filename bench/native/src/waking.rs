@@ -26,6 +26,9 @@ use crate::{Opts, Result};
 /// The workers' lease length: a job's claim time is its `until` minus this.
 const TTL: f64 = 30.0;
 
+/// The command that starts worker `n` on the target.
+type Spawn<'a> = Box<dyn Fn(&str, usize) -> Command + 'a>;
+
 pub(crate) fn waking(opts: &Opts) -> Result<()> {
     let dir = PathBuf::from(opts.text("dir", "target/bench-tmp"));
     std::fs::create_dir_all(&dir)?;
@@ -35,7 +38,7 @@ pub(crate) fn waking(opts: &Opts) -> Result<()> {
     let cli = PathBuf::from(opts.text("cli", "target/release/leasefence"));
     let cases = opts.text("cases", "native,npm,postgres");
     for case in cases.split(',') {
-        let (target, spawn): (String, Box<dyn Fn(&str, usize) -> Command>) = match case {
+        let (target, spawn): (String, Spawn) = match case {
             "native" => {
                 let db = fresh_file(&dir, "waking-native.db")?;
                 (db, Box::new(|db: &str, n| cli_worker(&cli, db, n)))
