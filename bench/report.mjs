@@ -449,6 +449,20 @@ if (sz.length) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 7b. Waking
+
+const wk = pick({ section: 'waking' });
+if (wk.length) {
+  const names = { native: 'native `leasefence work`, SQLite (inotify)', npm: 'npm `JobWorker`, SQLite (fs.watch)', postgres: 'native `leasefence work`, PostgreSQL (LISTEN/NOTIFY)' };
+  const rows = wk.map((w) => [names[w.case] ?? w.case, String(w.workers), String(w.enqueues),
+    `${fmtNum(w.p50_ms, 1)} ms`, `${fmtNum(w.p99_ms, 1)} ms`, w.p99_ms <= 50 ? 'yes' : 'no',
+    `${w.idle_ticks} ticks in ${w.idle_secs} s (${fmtNum(w.idle_cpu_ms_per_worker_minute, 2)} ms per worker-minute)`]);
+  md.push('## 7b. Waking: idle workers woken by an enqueue', '',
+    'Idle worker processes with a 300 s poll; one job at a time enqueued by another process. Latency: the worker\'s claim time (its lease\'s `until` minus the ttl) minus the time the enqueue began, so the enqueue\'s commit is included. Idle CPU: user + system time of all the workers (`/proc/PID/stat`, 10 ms ticks) while nothing is enqueued. Target: p99 within 50 ms, no measurable CPU while idle.', '',
+    table(['case', 'workers', 'enqueues', 'p50', 'p99', 'p99 within 50 ms', 'idle CPU (all workers)'], rows, 'lrrrrll'), '');
+}
+
+// ---------------------------------------------------------------------------------------------
 // Summary, results.md, README section
 
 function summaryRow(s) {

@@ -6,7 +6,7 @@
 # Environment:
 #   BENCH_REPEATS=5        repeats of every measurement
 #   BENCH_ONLY=native,...  run only some sections (native contention processes throughput scale node
-#                          browser size postgres peers); the report then goes to target/bench/report, not docs/bench
+#                          browser size postgres waking peers); the report then goes to target/bench/report, not docs/bench
 #   BENCH_PEERS_JOBS=N     jobs per peers run (default 300; 50 in the quick mode, BENCH_ONLY=peers,
 #                          about 7 minutes here with its installs checked and its profile)
 #   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; its own, as it is the
@@ -20,12 +20,14 @@
 #   BENCH_THROUGHPUT_JOBS=2000, BENCH_THROUGHPUT_NODE_JOBS=1000  jobs per drain of the throughput
 #                          section, native (SQLite and PostgreSQL) and npm
 #   BENCH_THROUGHPUT_NO_PG=1  the throughput section without its PostgreSQL drains
+#   BENCH_WAKING_IDLE_SECS=60, BENCH_WAKING_ENQUEUES=50  the waking section: how long 8 idle
+#                          workers are watched for CPU, and how many enqueues wake them
 #   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 repeats=${BENCH_REPEATS:-5}
-only=${BENCH_ONLY:-native,contention,processes,throughput,scale,node,browser,size,postgres,peers}
+only=${BENCH_ONLY:-native,contention,processes,throughput,scale,node,browser,size,postgres,waking,peers}
 # Databases live on the repository's disk (a real fsync), never on a tmpfs.
 tmp=target/bench-tmp
 out=target/bench
@@ -50,7 +52,7 @@ fi
 cargo build -q --release -p leasefence-bench
 if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
   if wants browser || wants size; then bash scripts/build-web.sh >&2; fi
-  if wants node || wants size || wants peers || wants throughput || wants processes; then bash scripts/package.sh >/dev/null; fi
+  if wants node || wants size || wants peers || wants throughput || wants processes || wants waking; then bash scripts/package.sh >/dev/null; fi
 fi
 # The peer queues (Redis, npm and PyPI packages at pinned versions) and the native peers worker.
 if wants peers; then bash bench/peers/setup.sh; fi
@@ -137,6 +139,17 @@ if wants postgres; then
   pg_out=docs/bench/postgres.md
   if [ -n "${BENCH_ONLY:-}" ]; then mkdir -p "$out/report"; pg_out="$out/report/postgres.md"; fi
   bash scripts/postgres.sh cargo run -q --release -p leasefence-pg-bench -- --out "$pg_out" >&2
+fi
+if wants waking; then
+  step "7b. waking: 8 idle worker processes (native inotify, npm fs.watch, PostgreSQL LISTEN): wake latency of a job enqueued by another process, and their CPU while idle"
+  cargo build -q --release -p leasefence-cli
+  waking_args=(waking --dir "$tmp" --workers 8 --enqueues "${BENCH_WAKING_ENQUEUES:-50}"
+    --idle-secs "${BENCH_WAKING_IDLE_SECS:-60}" --cli target/release/leasefence --node "$(command -v node)")
+  if bash scripts/postgres.sh true >/dev/null 2>&1; then
+    bash scripts/postgres.sh bash -c '"$@" --pg-url "$LEASEFENCE_PG_URL"' waking "$bin" "${waking_args[@]}" >>"$results"
+  else
+    "$bin" "${waking_args[@]}" --cases native,npm >>"$results"
+  fi
 fi
 if wants peers; then
   step "8. peers: leasefence next to BullMQ, pg-boss, graphile-worker, plainjob, liteque, litequeue, huey, persist-queue"

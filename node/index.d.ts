@@ -196,6 +196,11 @@ export declare class LeaseStore {
   static releaseTerminatedWorkerLock(file: string, threadId: number): Promise<boolean>;
   /** The absolute path of the database file. */
   readonly path: string;
+  /**
+   * Calls `onChange` when the database file (or its `-wal`, `-journal`) changes, by any process;
+   * false alarms included. `null` where the directory cannot be watched. JobWorker uses it to wake.
+   */
+  watch(onChange: () => void): { close(): void } | null;
   /** The worker runtime's rules, computed by the crate's core; JobWorker uses them. */
   readonly workerRules: WorkerRules;
   /**
@@ -473,8 +478,17 @@ export interface JobWorkerOptions {
    * A ManualClock also carries the worker's waits.
    */
   clock?: (() => number) | ManualClock;
-  /** Seconds between claim attempts while nothing is claimable (default 1). */
+  /**
+   * Seconds between claim attempts while nothing is claimable (default 1). With `wake` (the
+   * default) only a fallback: a change to the database file wakes the worker at once.
+   */
   idle?: number;
+  /**
+   * Whether an idle worker is woken by the store's `watch` (default true): in Node a commit to the
+   * file by any process (`fs.watch`), in the browser an enqueue from the same origin. false: poll
+   * every `idle` only.
+   */
+  wake?: boolean;
   /** After signalling a lost lease, how long (real seconds) to wait for the handler (default ttl). */
   abandonAfter?: number;
   /**

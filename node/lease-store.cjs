@@ -1,6 +1,7 @@
 'use strict';
 // LeaseStore for Node: the shared core (web/store/core.js) over the wasm store on this thread, with
 // claimMany on worker threads (claim-worker.cjs) and the callback form of fenced writes.
+const fs = require('node:fs');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
@@ -117,6 +118,30 @@ class LeaseStore extends LeaseStoreCore {
   /** The absolute path of the database file. */
   get path() {
     return this.#path;
+  }
+
+  /**
+   * Watches the database file for commits by any process or thread (docs/contract.md section 11,
+   * waking): `onChange()` is called when the file, its `-wal` or its `-journal` changes (false
+   * alarms included: this store's own commits count too). `fs.watch` on the file's directory
+   * (inotify on Linux), which does not keep the process alive. Answers `{close()}`, or null where
+   * the directory cannot be watched (a JobWorker then polls). JobWorker calls it while it runs.
+   * @param {() => void} onChange
+   */
+  watch(onChange) {
+    if (typeof onChange !== 'function') throw invalidArgument('watch(onChange): `onChange` must be a function');
+    const base = path.basename(this.#path);
+    const names = new Set([base, `${base}-wal`, `${base}-journal`]);
+    let watcher;
+    try {
+      watcher = fs.watch(path.dirname(this.#path), { persistent: false }, (_event, name) => {
+        if (name === null || names.has(String(name))) onChange();
+      });
+    } catch {
+      return null;
+    }
+    watcher.on('error', () => watcher.close()); // the directory went away: polling remains
+    return { close: () => watcher.close() };
   }
 
   /**

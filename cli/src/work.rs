@@ -52,7 +52,9 @@ pub struct WorkArgs {
     /// (default: renew as long as CMD runs).
     #[arg(long, value_name = "SECONDS")]
     pub max_run_time: Option<f64>,
-    /// Seconds between looks when nothing is claimable.
+    /// The longest wait between looks when nothing is claimable: an idle worker is woken sooner
+    /// by a commit to the SQLite file (Linux) or a PostgreSQL enqueue, and when the next job
+    /// falls due.
     #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
     pub idle: f64,
     /// How many commands run at once (1 to 1024), each on a job of its own.

@@ -211,6 +211,56 @@ pub trait Leases: std::fmt::Debug + Send {
         ttl: f64,
     ) -> Result<Vec<ClaimedJob>>;
 
+    /// When an idle worker serving `queues` (`None`: every queue) has something to look at
+    /// again without being woken (docs/contract.md section 11, waking): the earliest `until` of
+    /// an open job of those queues (not done, not dead), due already or not; `None` when there
+    /// is none. Index probes only, no scan. The default answers `None` (the worker then polls).
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue_job(&NewJob::new("later").queue("mail").run_at(500.0))?;
+    /// assert_eq!(leases.next_due_in(Some(&["mail"]))?, Some(500.0));
+    /// assert_eq!(leases.next_due_in(Some(&["billing"]))?, None);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
+        crate::rules::queues::check_queues(queues)?;
+        Ok(None)
+    }
+
+    /// Starts watching for new work in `queues` (`None`: every queue): `wakeup` is called, from
+    /// a thread of the watch, whenever a job may have become claimable (an SQLite file written
+    /// by any process, on Linux; a PostgreSQL enqueue, revive or release notified). False
+    /// wake-ups happen; missing ones are covered by the worker's poll. `None` when the store
+    /// cannot watch (the default; an in-memory database; another OS). Dropping the [`Watch`]
+    /// stops it.
+    ///
+    /// ```
+    /// use std::sync::{mpsc, Arc, Mutex};
+    /// use leasefence::{Leases, LeaseStore};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let db = dir.path().join("q.db");
+    /// let store = LeaseStore::open(&db)?;
+    /// let (tx, rx) = mpsc::channel();
+    /// let tx = Mutex::new(tx);
+    /// let watch = store.watch(None, Arc::new(move || { let _ = tx.lock().unwrap().send(()); }))?;
+    /// if watch.is_some() {
+    ///     LeaseStore::open(&db)?.enqueue("from-elsewhere")?;
+    ///     rx.recv_timeout(std::time::Duration::from_secs(5)).expect("woken");
+    /// }
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn watch(
+        &self,
+        queues: Option<&[&str]>,
+        wakeup: crate::wake::Wakeup,
+    ) -> Result<Option<crate::wake::Watch>> {
+        crate::rules::queues::check_queues(queues)?;
+        let _ = wakeup;
+        Ok(None)
+    }
+
     /// Contract `renew_many` (section 10): every lease's `renew` in one transaction, answered in
     /// order.
     ///

@@ -47,6 +47,7 @@ pub mod protocol;
 mod rules;
 mod schedule;
 mod sqlite;
+mod wake;
 
 mod open;
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
@@ -84,6 +85,7 @@ pub use rules::fenced::{FencedHandle, Finish, Rows, SqlValue, Statement};
 pub use rules::{DEFAULT_QUEUE, MAX_QUEUES};
 pub use schedule::{Missed, Schedule, StoredSchedule, MAX_MISSED_SLOTS};
 pub use sqlite::{FencedTx, LeaseStore};
+pub use wake::{Wakeup, Watch};
 #[cfg(not(target_arch = "wasm32"))]
 pub use {
     open::{open, open_with},

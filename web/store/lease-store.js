@@ -26,6 +26,13 @@ function makeError(code, message, retryable = false) {
   return new LeaseError(message, { code, retryable });
 }
 
+// The operations after which a job may be claimable that was not (docs/contract.md section 11,
+// waking): their success is announced to the JobWorkers of this origin.
+const WAKING_OPS = new Set(['enqueue', 'enqueueMany', 'revive', 'release', 'fail']);
+
+/** The BroadcastChannel of the database `name`: every context of the origin that uses it. */
+const channelName = (name) => `leasefence:${name}`;
+
 export class LeaseStore extends LeaseStoreCore {
   /**
    * The worker script `open` starts: ./worker.js, the library's wasm. A subclass whose worker
@@ -38,6 +45,8 @@ export class LeaseStore extends LeaseStoreCore {
   #pending = new Map();
   #nextId = 1;
   #failed = null;
+  #name = null; // the database's name, once open
+  #announce = null; // the BroadcastChannel this store posts its waking operations on
 
   /**
    * Opens (creating if missing) the database `name` in this origin's OPFS, in a new worker.
@@ -61,6 +70,7 @@ export class LeaseStore extends LeaseStoreCore {
     for (let attempt = 0; ; attempt++) {
       try {
         await store.#send('open', [name]);
+        store.#name = name;
         return store;
       } catch (error) {
         if (attempt >= 12 || !/another tab/.test(error.message)) {
@@ -80,9 +90,15 @@ export class LeaseStore extends LeaseStoreCore {
           return Promise.reject(makeError('invalid_argument',
             'fenced(): pass a list of {sql, params}; a callback cannot cross to the store\'s worker'));
         }
-        return self.#send('call', [op, args]);
+        const answer = self.#send('call', [op, args]);
+        return WAKING_OPS.has(op) ? answer.then((value) => (self.#woke(), value)) : answer;
       },
-      callGroup: (calls) => self.#send('callGroup', [calls]),
+      callGroup: (calls) => {
+        const answer = self.#send('callGroup', [calls]);
+        return calls.some(([op]) => WAKING_OPS.has(op))
+          ? answer.then((value) => (self.#woke(), value))
+          : answer;
+      },
     });
     self = this;
     this.#worker = worker;
@@ -102,6 +118,35 @@ export class LeaseStore extends LeaseStoreCore {
       for (const pending of this.#pending.values()) pending.reject(this.#failed);
       this.#pending.clear();
     };
+  }
+
+  /**
+   * Tells the JobWorkers of this origin that a job may have become claimable, on the database's
+   * BroadcastChannel: every other channel object of that name hears it, in this context too (so
+   * this store's own watchers), in other pages and workers of the origin. A hint: a worker that
+   * misses it still polls.
+   */
+  #woke() {
+    if (this.#name === null || typeof BroadcastChannel === 'undefined') return;
+    this.#announce ??= new BroadcastChannel(channelName(this.#name));
+    this.#announce.postMessage('enqueued');
+  }
+
+  /**
+   * Calls `onChange` when a job may have become claimable in this database (docs/contract.md
+   * section 11, waking): after an enqueue, enqueueMany, revive, release or fail of this store or
+   * of another page or worker of the origin, announced on the database's BroadcastChannel
+   * (`leasefence:NAME`). Answers `{close()}`, or null without BroadcastChannel. JobWorker calls it
+   * while it runs (option `wake`).
+   */
+  watch(onChange) {
+    if (typeof onChange !== 'function') {
+      throw makeError('invalid_argument', 'watch(onChange): `onChange` must be a function');
+    }
+    if (this.#name === null || typeof BroadcastChannel === 'undefined') return null;
+    const channel = new BroadcastChannel(channelName(this.#name));
+    channel.onmessage = () => onChange();
+    return { close: () => channel.close() };
   }
 
   #send(method, args) {
@@ -151,6 +196,8 @@ export class LeaseStore extends LeaseStoreCore {
     } finally {
       this.#worker.terminate();
       this.#worker = null;
+      this.#announce?.close();
+      this.#announce = null;
     }
   }
 }

@@ -15,6 +15,9 @@
 //!                             [--concurrency 1,8,64,256] [--strace strace] [--pg-url URL]
 //! leasefence-bench scale      --dir D [--repeats 5] [--ops 100] [--sizes 1000,100000,1000000]
 //! leasefence-bench profile    --dir D --case store|floor|seed|open [--cycles 200]
+//! leasefence-bench waking     --dir D [--workers 8] [--enqueues 50] [--idle-secs 60]
+//!                             [--cases native,npm,postgres] [--cli target/release/leasefence]
+//!                             [--node node] [--pkg target/npm/leasefence] [--pg-url URL]
 //! ```
 
 use std::collections::HashMap;
@@ -31,6 +34,7 @@ use serde_json::{json, Value};
 mod processes;
 mod throughput;
 mod throughput_pg;
+mod waking;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -55,8 +59,9 @@ fn main() {
         "throughput-drain" => throughput::drain(&opts),
         "scale" => scale(&opts),
         "profile" => profile(&opts),
+        "waking" => waking::waking(&opts),
         _ => fail(
-            "usage: leasefence-bench native|contention|processes|throughput|scale|profile --dir DIR [--repeats N] ...",
+            "usage: leasefence-bench native|contention|processes|throughput|scale|profile|waking --dir DIR [--repeats N] ...",
         ),
     };
     if let Err(err) = run {

@@ -315,8 +315,10 @@ where
     let ids: Vec<&str> = jobs.iter().map(|job| job.job.as_str()).collect();
     let untils: Vec<f64> = jobs.iter().map(|job| job.run_at.unwrap_or(0.0)).collect();
     let payloads: Vec<Option<&str>> = jobs.iter().map(|job| job.payload.as_deref()).collect();
+    // The queues, for the wake-up notifications (channels.sql).
+    let queues: Vec<&str> = jobs.iter().map(|job| job.queue_name()).collect();
     let rows = tx
-        .query(enqueue_many, &[&ids, &untils, &payloads])
+        .query(enqueue_many, &[&ids, &untils, &payloads, &queues])
         .map_err(pg("enqueue_many"))?;
     let mut added = vec![false; jobs.len()];
     for row in rows {

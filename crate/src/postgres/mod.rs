@@ -100,6 +100,7 @@ mod batch;
 mod claim_batch;
 mod failure;
 mod fenced;
+mod listen;
 mod schedule;
 mod schema;
 mod session;

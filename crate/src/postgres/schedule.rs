@@ -85,8 +85,9 @@ impl PgStore {
                 };
                 for job in &jobs {
                     let until = job.run_at.unwrap_or(0.0);
+                    let queue = job.queue_name();
                     let inserted: i64 = tx
-                        .query_one(&stmts.enqueue, &[&job.job, &until, &job.payload])
+                        .query_one(&stmts.enqueue, &[&job.job, &until, &job.payload, &queue])
                         .and_then(|row| row.try_get(0))
                         .map_err(pg("enqueue_due"))?;
                     if inserted != 1 {

@@ -78,7 +78,7 @@ impl Statements {
             )?,
             enqueue: p(
                 include_str!("sql/enqueue.sql"),
-                &[T::TEXT, T::FLOAT8, T::TEXT],
+                &[T::TEXT, T::FLOAT8, T::TEXT, T::TEXT],
             )?,
             state: p(
                 "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = $1",
@@ -144,7 +144,7 @@ impl Statements {
             stats: p(include_str!("sql/stats.sql"), &[T::FLOAT8])?,
             enqueue_many: p(
                 include_str!("sql/enqueue_many.sql"),
-                &[T::TEXT_ARRAY, T::FLOAT8_ARRAY, T::TEXT_ARRAY],
+                &[T::TEXT_ARRAY, T::FLOAT8_ARRAY, T::TEXT_ARRAY, T::TEXT_ARRAY],
             )?,
             claim_next_many: p(
                 concat!(
@@ -212,7 +212,32 @@ pub(super) struct Link {
     pub(super) session: Mutex<Option<Session>>,
 }
 
+/// A failure of `operation` on a connection: retryable unless the server refused who we are
+/// (authentication, an unknown database).
+pub(super) fn failure(operation: &'static str, source: postgres::Error) -> Error {
+    let disconnected =
+        !refused_for_good(&source) && (connection_lost(&source) || is_transient(&source));
+    postgres_error(operation, source, disconnected)
+}
+
 impl Link {
+    /// A new bare connection with the link's settings and TLS (no session settings, no schema
+    /// check): the store's session and the wake-up listener (`listen.rs`) start from it.
+    pub(super) fn connect(&self, operation: &'static str) -> Result<Client> {
+        let connected = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
+        };
+        connected.map_err(|source| match tls::refused_by_tls(&source, self.ssl_mode) {
+            // Connecting again cannot change a certificate.
+            Some(problem) => Error::Open {
+                path: self.label.clone(),
+                problem,
+            },
+            None => failure(operation, source),
+        })
+    }
+
     /// A link with this one's settings and no connection yet (claim_many's lanes).
     pub(super) fn unconnected_twin(&self) -> Link {
         Link {
@@ -284,25 +309,8 @@ impl Link {
     /// Connects, sets the session up, makes sure the schema is there, prepares the statements.
     /// Failures are reported as failures of `operation`, the call that needed the connection.
     fn open_session(&self, operation: &'static str) -> Result<Session> {
-        let failed = |source: postgres::Error| {
-            // A refusal of who we are (authentication, an unknown database) is final.
-            let disconnected =
-                !refused_for_good(&source) && (connection_lost(&source) || is_transient(&source));
-            postgres_error(operation, source, disconnected)
-        };
-        let connected = match &self.tls {
-            Some(tls) => self.config.connect(tls.clone()),
-            None => self.config.connect(NoTls),
-        };
-        let mut client =
-            connected.map_err(|source| match tls::refused_by_tls(&source, self.ssl_mode) {
-                // Connecting again cannot change a certificate.
-                Some(problem) => Error::Open {
-                    path: self.label.clone(),
-                    problem,
-                },
-                None => failed(source),
-            })?;
+        let failed = |source: postgres::Error| failure(operation, source);
+        let mut client = self.connect(operation)?;
         let millis = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
         let lock_timeout = format!("{millis}ms");
         client

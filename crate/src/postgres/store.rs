@@ -304,7 +304,7 @@ impl Leases for PgStore {
             if !apart {
                 // One statement: one transaction by itself.
                 let inserted: i64 = client
-                    .query_one(&stmts.enqueue, &[&job, &until, &payload])
+                    .query_one(&stmts.enqueue, &[&job, &until, &payload, &queue])
                     .and_then(|row| row.try_get(0))
                     .map_err(pg("enqueue"))?;
                 return Ok(inserted == 1);
@@ -313,7 +313,7 @@ impl Leases for PgStore {
             // the same transaction.
             let mut tx = client.transaction().map_err(pg("enqueue"))?;
             let inserted: i64 = tx
-                .query_one(&stmts.enqueue, &[&job, &until, &payload])
+                .query_one(&stmts.enqueue, &[&job, &until, &payload, &queue])
                 .and_then(|row| row.try_get(0))
                 .map_err(pg("enqueue"))?;
             if inserted == 1 {
@@ -365,6 +365,29 @@ impl Leases for PgStore {
         ttl: f64,
     ) -> Result<Vec<ClaimedJob>> {
         self.claim_next_many_on(queues, owner, n, now, ttl)
+    }
+
+    fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
+        check_queues(queues)?;
+        let queues: Option<Vec<&str>> = queues.map(<[&str]>::to_vec);
+        self.link.with_session("next_due", |session| {
+            session
+                .client
+                .query_one(include_str!("sql/next_due.sql"), &[&queues])
+                .and_then(|row| row.try_get(0))
+                .map_err(pg("next_due"))
+        })
+    }
+
+    /// A connection of its own `LISTEN`s on the channels of `queues` (`postgres/listen.rs`);
+    /// enqueue, enqueue_many and revive notify them at commit.
+    fn watch(
+        &self,
+        queues: Option<&[&str]>,
+        wakeup: crate::wake::Wakeup,
+    ) -> Result<Option<crate::wake::Watch>> {
+        check_queues(queues)?;
+        super::listen::listen(self.link.unconnected_twin(), queues, wakeup).map(Some)
     }
 
     fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {

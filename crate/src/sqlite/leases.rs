@@ -138,6 +138,26 @@ impl Leases for LeaseStore {
         LeaseStore::claim_next_many_in(self, queues, owner, n, now, ttl)
     }
 
+    fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
+        crate::sqlite::next_due::next_due(&self.conn, queues)
+    }
+
+    /// On Linux, a file's directory watched with inotify (`sqlite/watch.rs`): any process's
+    /// commit to the file wakes, whatever its queue. Elsewhere and in memory, none.
+    fn watch(
+        &self,
+        queues: Option<&[&str]>,
+        wakeup: crate::wake::Wakeup,
+    ) -> Result<Option<crate::wake::Watch>> {
+        crate::rules::queues::check_queues(queues)?;
+        #[cfg(target_os = "linux")]
+        if let Some(path) = &self.path {
+            return Ok(crate::sqlite::watch::watch_file(path, wakeup));
+        }
+        let _ = wakeup;
+        Ok(None)
+    }
+
     fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
         LeaseStore::renew_many(self, leases, now, ttl)
     }

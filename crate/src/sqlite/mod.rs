@@ -9,6 +9,8 @@
 //! - `schema.rs`: the read-only check of a file and the creation of the table (`sql/schema.sql`);
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
 //! - `lifecycle.rs`: delays, failures and dead jobs (`fail`, `revive`, `inspect`, `stats`);
+//! - `next_due.rs`: when an idle worker looks again unless woken (index probes only);
+//! - `watch.rs`: the file-system notifications that wake it (Linux inotify);
 //! - `write_tx.rs`: one operation's transaction, a savepoint inside a group; `Group`;
 //! - `schedule.rs`: recurring jobs (`leasefence_schedules`, `enqueue_due`);
 //! - `batch.rs`: the batch operations, each one `Group`;
@@ -31,6 +33,7 @@ mod file;
 pub(crate) mod gate;
 mod leases;
 mod lifecycle;
+pub(crate) mod next_due;
 mod ops;
 mod schedule;
 mod schema;
@@ -38,6 +41,8 @@ mod setup;
 #[cfg(not(target_arch = "wasm32"))]
 mod shared;
 mod store;
+#[cfg(target_os = "linux")]
+pub(crate) mod watch;
 pub(crate) mod write_tx;
 
 #[cfg(not(target_arch = "wasm32"))]

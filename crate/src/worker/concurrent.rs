@@ -120,6 +120,7 @@ impl Worker {
             return self.run_fenced(handler);
         }
         let heartbeat = self.start_heartbeat()?;
+        let _watch = self.start_watch();
         let (assign, assigned) = mpsc::channel::<Assigned>();
         let assigned = Mutex::new(assigned);
         let (report, finished) = mpsc::channel::<Finished>();
@@ -163,6 +164,8 @@ impl Worker {
         let mut claim_at = f64::NEG_INFINITY;
         // The last claim found nothing: with `until_empty`, the run ends once nothing runs.
         let mut found_nothing = false;
+        // When the last claim looked.
+        let mut looked_at = f64::NEG_INFINITY;
         loop {
             // Handlers that finished meanwhile are written first: when claims are slow (a loaded
             // server) and come back to back, their jobs would otherwise sit leased and unwritten.
@@ -178,6 +181,8 @@ impl Worker {
             }
             if !stopping && free > 0 && now >= claim_at {
                 let queues = self.options.queue_names();
+                self.stop.take_wake();
+                looked_at = now;
                 match self.store.claim_next_many_in(
                     queues.as_deref(),
                     &self.options.owner,
@@ -212,7 +217,12 @@ impl Worker {
                 if stopping || (found_nothing && self.options.until_empty) {
                     return Ok(());
                 }
-                self.idle();
+                if found_nothing {
+                    // Until the next job falls due, a wake-up, the poll or a stop.
+                    self.rest(looked_at);
+                } else {
+                    self.idle();
+                }
                 claim_at = f64::NEG_INFINITY;
                 continue;
             }

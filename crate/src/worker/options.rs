@@ -60,6 +60,8 @@ pub struct WorkerOptions {
     pub(super) backoff: Backoff,
     pub(super) liveness: Liveness,
     pub(super) idle_poll: Duration,
+    /// Whether an idle worker watches the store for new work (section 11, waking).
+    pub(super) waking: bool,
     pub(super) until_empty: bool,
     pub(super) concurrency: usize,
     /// The queues served (section 11); `None`: every queue.
@@ -80,6 +82,7 @@ impl std::fmt::Debug for WorkerOptions {
             .field("backoff", &self.backoff)
             .field("liveness", &self.liveness)
             .field("idle_poll", &self.idle_poll)
+            .field("waking", &self.waking)
             .field("until_empty", &self.until_empty)
             .field("concurrency", &self.concurrency)
             .field("queues", &self.queues)
@@ -105,6 +108,7 @@ impl WorkerOptions {
             backoff: Backoff::default(),
             liveness: Liveness::Progress(None),
             idle_poll: Duration::from_secs(1),
+            waking: true,
             until_empty: false,
             concurrency: 1,
             queues: None,
@@ -180,7 +184,9 @@ impl WorkerOptions {
         self
     }
 
-    /// How long to wait before looking again when nothing is claimable (> 0).
+    /// How long to wait before looking again when nothing is claimable (> 0): with
+    /// [`waking`](Self::waking) (the default) the longest an idle worker sleeps when no
+    /// notification wakes it and no job falls due sooner.
     ///
     /// ```
     /// let o = leasefence::worker::WorkerOptions::new("w")
@@ -189,6 +195,24 @@ impl WorkerOptions {
     /// ```
     pub fn idle_poll(mut self, wait: Duration) -> Self {
         self.idle_poll = wait;
+        self
+    }
+
+    /// Whether an idle worker is woken by new work (default `true`; docs/contract.md section
+    /// 11, waking). When nothing is claimable the worker sleeps until the earliest `until` of
+    /// an open job of its queues (the store's `next_due_in`), at most [`idle_poll`](Self::idle_poll),
+    /// and wakes at once when the store's [`watch`](crate::Leases::watch) reports a change: an
+    /// SQLite file written by any process (Linux inotify), a PostgreSQL enqueue (`LISTEN`).
+    /// `false` keeps the plain poll every `idle_poll`.
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w")
+    ///     .idle_poll(std::time::Duration::from_secs(30)) // only a fallback now
+    ///     .waking(true);
+    /// # let _ = o;
+    /// ```
+    pub fn waking(mut self, yes: bool) -> Self {
+        self.waking = yes;
         self
     }
 

@@ -207,7 +207,10 @@ impl Worker {
     {
         self.refuse_concurrency()?;
         let heartbeat = self.start_heartbeat()?;
+        let _watch = self.start_watch();
         while !self.stop.is_stopping() {
+            // What a wake-up announced so far, this claim sees.
+            self.stop.take_wake();
             let now = self.now();
             self.enqueue_due(now)?;
             let queues = self.options.queue_names();
@@ -228,9 +231,7 @@ impl Worker {
                 if self.options.until_empty {
                     break;
                 }
-                // The store has no cheap "when is the next job due"; the poll interval bounds
-                // how late a scheduled job starts.
-                self.idle();
+                self.rest(now);
                 continue;
             };
             self.counters.add(&self.counters.claimed);
@@ -299,15 +300,54 @@ impl Worker {
         (self.options.clock)()
     }
 
-    /// Waits the idle interval on the worker's clock, or until a stop is asked for.
+    /// Waits the idle interval on the worker's clock, or until a stop is asked for (after a
+    /// busy or unreachable store: no wake-up shortens it).
     pub(super) fn idle(&self) {
-        let until = self.now() + self.options.idle_poll.as_secs_f64();
+        self.sleep_until(self.now() + self.options.idle_poll.as_secs_f64(), false);
+    }
+
+    /// Nothing was claimable at `now`: sleeps until the next job of the worker's queues falls
+    /// due (`next_due_in`), the poll interval has passed, the store's watch reports new work,
+    /// or a stop is asked for, whichever comes first (docs/contract.md section 11, waking).
+    pub(super) fn rest(&self, now: f64) {
+        let poll = now + self.options.idle_poll.as_secs_f64();
+        if !self.options.waking {
+            return self.sleep_until(poll, false);
+        }
+        let queues = self.options.queue_names();
+        // The next `until` is a hint: a store that cannot tell (an error, a job due already
+        // that the claim did not take) leaves the poll interval in force. A worker that also
+        // enqueues schedule slots wakes at min(this, its next slot) here.
+        let wake_at = match self.store.next_due_in(queues.as_deref()) {
+            Ok(Some(due)) if due > now => due.min(poll),
+            _ => poll,
+        };
+        self.sleep_until(wake_at, true);
+    }
+
+    /// Waits until `until` on the worker's clock, a stop, or (when `wakeable`) a wake-up.
+    fn sleep_until(&self, until: f64, wakeable: bool) {
         loop {
             let left = until - self.now();
-            if left <= 0.0 || self.stop.is_stopping() {
+            if left <= 0.0 || self.stop.is_stopping() || (wakeable && self.stop.is_woken()) {
                 return;
             }
-            self.stop.idle(real_wait(left, self.options.recheck));
+            self.stop
+                .idle(real_wait(left, self.options.recheck), wakeable);
         }
+    }
+
+    /// The store's watch for the length of a run, when waking is on and the store can watch;
+    /// without one the worker polls.
+    pub(super) fn start_watch(&self) -> Option<crate::wake::Watch> {
+        if !self.options.waking || self.options.until_empty {
+            return None;
+        }
+        let stop = self.stop.clone();
+        let queues = self.options.queue_names();
+        self.store
+            .watch(queues.as_deref(), Arc::new(move || stop.wake()))
+            .ok()
+            .flatten()
     }
 }

@@ -21,6 +21,9 @@ struct StopState {
     /// The tokens of the handlers running now, by the key [`StopHandle::track`] gave them.
     running: HashMap<u64, CancelToken>,
     next_key: u64,
+    /// Set by the store's watch when new work may have arrived (docs/contract.md section 11,
+    /// waking); taken before each claim, so a wake-up during a claim is not lost.
+    woken: bool,
 }
 
 /// Stops a running [`Worker`](super::Worker) from another thread (or a signal-watching one). Clones share it.
@@ -118,11 +121,27 @@ impl StopHandle {
         self.lock().running.remove(&key);
     }
 
-    /// Waits `wait` or until a stop is asked for.
-    pub(super) fn idle(&self, wait: Duration) {
+    /// Waits `wait` or until a stop is asked for (or, when `wakeable`, a wake-up came).
+    pub(super) fn idle(&self, wait: Duration, wakeable: bool) {
         let state = self.lock();
-        if state.mode.is_none() {
+        if state.mode.is_none() && !(wakeable && state.woken) {
             let _ = self.inner.1.wait_timeout(state, wait);
         }
+    }
+
+    /// New work may have arrived: an idle wait ends now.
+    pub(super) fn wake(&self) {
+        self.lock().woken = true;
+        self.inner.1.notify_all();
+    }
+
+    /// Whether a wake-up came since the last [`take_wake`](Self::take_wake).
+    pub(super) fn is_woken(&self) -> bool {
+        self.lock().woken
+    }
+
+    /// Forgets the wake-ups so far (called before each claim, which sees what they announced).
+    pub(super) fn take_wake(&self) -> bool {
+        std::mem::take(&mut self.lock().woken)
     }
 }

@@ -51,6 +51,9 @@ class JobWorker {
   #running = false;
   #stopping = false;
   #wake = null; // ends the idle wait early, on stop or when a slot frees
+  #waking; // whether to watch the store for new work (docs/contract.md section 11, waking)
+  #woken = false; // the store's watch saw a change since the last claim
+  #wakeable = false; // the current idle wait is one a change ends (nothing was claimable)
   #leases = new Set(); // the leases held now
   #inFlight = new Set(); // the jobs being handled (concurrency > 1)
   #crash = null; // the first unexpected error of a job handled in the background
@@ -83,6 +86,7 @@ class JobWorker {
     this.#abandonAfter = checked.abandonAfter;
     this.#onError = checked.onError;
     this.#heartbeatSource = checked.heartbeatSource;
+    this.#waking = checked.wake;
   }
 
   /** The owner name this worker claims as. */
@@ -106,17 +110,21 @@ class JobWorker {
     this.#running = true;
     let resolveStopped;
     this.#stopped = { promise: new Promise((resolve) => (resolveStopped = resolve)) };
+    let watch = null;
     try {
       await this.#heartbeatSource?.open?.();
+      watch = this.#watchStore(untilEmpty);
       while (!this.#stopping) {
         const free = this.#concurrency - this.#inFlight.size;
         if (free === 0) {
+          this.#woken = false; // the claim after a slot frees sees it all
           await this.#idleWait(Infinity); // until a job finishes, or stop()
           continue;
         }
         let claims;
         // The lease ends at claimedAt + ttl in the store: reckon from the `now` the claim carried.
         const claimedAt = this.#clock();
+        this.#woken = false; // what the watch announced so far, this claim sees
         try {
           claims = await this.#claim(free, claimedAt);
         } catch (error) {
@@ -133,7 +141,7 @@ class JobWorker {
           }
           if (untilEmpty) break;
           if (untilDrained && (await this.#drained())) break;
-          await this.#idleWait();
+          await this.#idleWait(this.#idle, true); // or until the watch sees new work
           continue;
         }
         this.#counts.claimed += claims.length;
@@ -152,6 +160,7 @@ class JobWorker {
       if (this.#crash) throw this.#crash.error;
     } finally {
       this.#running = false;
+      watch?.close();
       await this.#heartbeatSource?.close?.();
       resolveStopped();
     }
@@ -229,9 +238,13 @@ class JobWorker {
     this.#inFlight.add(handled);
   }
 
-  /** Waits `seconds` (the idle poll by default), or until stop() or a finished job wakes it. */
-  async #idleWait(seconds = this.#idle) {
-    if (this.#stopping) return;
+  /**
+   * Waits `seconds` (the idle poll by default), or until stop() or a finished job wakes it, or
+   * (`wakeable`: nothing was claimable) until the store's watch sees new work.
+   */
+  async #idleWait(seconds = this.#idle, wakeable = false) {
+    if (this.#stopping || (wakeable && this.#woken)) return;
+    this.#wakeable = wakeable;
     await new Promise((resolve) => {
       const timer = seconds === Infinity ? null : this.#timers.after(seconds, resolve);
       this.#wake = () => {
@@ -240,6 +253,25 @@ class JobWorker {
       };
     });
     this.#wake = null;
+    this.#wakeable = false;
+  }
+
+  /**
+   * The store's watch for the run (docs/contract.md section 11, waking): Node's store watches its
+   * file (`fs.watch`), the browser's hears the enqueues of its origin (BroadcastChannel). A change
+   * wakes an idle wait that found nothing claimable; without a watch the worker polls every `idle`.
+   */
+  #watchStore(untilEmpty) {
+    if (!this.#waking || untilEmpty || typeof this.#store.watch !== 'function') return null;
+    try {
+      return this.#store.watch(() => {
+        this.#woken = true;
+        if (this.#wakeable) this.#wake?.();
+      });
+    } catch (error) {
+      this.#onError(error, { op: 'watch' }); // polling still finds the jobs
+      return null;
+    }
   }
 
   /** Nothing queued, scheduled or leased in the queues served (every queue when none is named). */

@@ -11,7 +11,8 @@ function positive(name, value) {
 
 /**
  * The options with their defaults, checked: `{owner, ttl, heartbeatEvery, maxAttempts, backoff,
- * clock, idle, abandonAfter, onError, heartbeatSource, concurrency, queues}` (`queues`: the queues served, null for every
+ * clock, idle, abandonAfter, onError, heartbeatSource, concurrency, queues, wake}` (`wake`: an idle worker is woken by the
+ * store's `watch` when there is one; false: it polls every `idle`) (`queues`: the queues served, null for every
  * queue; the store checks the names at each claim) (`clock`: a function, or a clock moved by
  * hand such as ManualClock, whose waits the worker's timers then use: ./timers.js) (`heartbeatSource` null: renew on the
  * event loop; else the source that renews elsewhere).
@@ -34,6 +35,7 @@ function workerOptions(options) {
     heartbeat = 'loop',
     concurrency = 1,
     queues = null,
+    wake = true,
   } = options;
   if (typeof owner !== 'string' || owner === '') throw invalidArgument('JobWorker: `owner` must be a non-empty string');
   const checked = { owner };
@@ -66,6 +68,8 @@ function workerOptions(options) {
     throw invalidArgument('JobWorker: `queues` must be a non-empty array of queue names (or null: every queue)');
   }
   checked.queues = queues ?? null;
+  if (typeof wake !== 'boolean') throw invalidArgument('JobWorker: `wake` must be true or false');
+  checked.wake = wake;
   if (heartbeat === 'loop') checked.heartbeatSource = null;
   else if (heartbeat !== null && typeof heartbeat === 'object' && typeof heartbeat.start === 'function') checked.heartbeatSource = heartbeat;
   else if (heartbeat === 'thread') throw invalidArgument("JobWorker: `heartbeat: 'thread'` is offered by the Node package only");
