@@ -328,23 +328,42 @@ fn a_read_only_server_refuses_to_revive() {
     assert_eq!(ui.get_json("/api/job/d").1["state"], "dead");
 }
 
+/// Runs `leasefence ARGS`, which must exit within 10 s (a server that starts is killed and
+/// fails the test); answers its status and stderr.
+fn must_exit(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasefence"))
+        .args(args)
+        .env_remove("LEASEFENCE_UI_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{args:?} started a server instead of refusing: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
 #[test]
 fn beyond_loopback_needs_an_explicit_token() {
     let db = Db::new("loopback");
-    let out = Command::new(env!("CARGO_BIN_EXE_leasefence"))
-        .args(["--db", &db.target(), "ui", "--listen", "0.0.0.0:0"])
-        .env_remove("LEASEFENCE_UI_TOKEN")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, out, err) = must_exit(&["--db", &db.target(), "ui", "--listen", "0.0.0.0:0"]);
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--token") && err.contains("loopback"), "{err}");
-    assert!(out.stdout.is_empty());
-    let out = Command::new(env!("CARGO_BIN_EXE_leasefence"))
-        .args(["--db", &db.target(), "ui", "--token", "short"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(out.is_empty(), "{out}");
+    let (code, _, err) = must_exit(&["--db", &db.target(), "ui", "--token", "short"]);
+    assert_eq!(code, Some(2), "{err}");
 }
 
 #[test]
