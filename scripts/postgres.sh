@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The PostgreSQL test suite on a throwaway local server. Installs PostgreSQL from Debian's
 # packages if missing, starts a server on 127.0.0.1 on a free port in a temporary data directory,
-# runs `cargo test --test postgres` (and the worker and batch tests' PostgreSQL variants) with these
+# runs `cargo test --test postgres` (and the worker, batch and dashboard tests' PostgreSQL variants) with these
 # variables exported, and stops the server and
 # removes its directory on exit, whatever happens. Safe to run again: each run has its own server.
 #
@@ -154,6 +154,11 @@ else
     --test schedules --test waking \
     -- --ignored --nocapture || status=$?
   [ "$status" -ne 124 ] || say "the PostgreSQL tests did not finish within 20 minutes: a test hangs"
+  # The dashboard's PostgreSQL variant (cli/tests/ui.rs).
+  if [ "$status" -eq 0 ]; then
+    timeout --kill-after=30s 5m cargo test -p leasefence-cli --test ui -- --ignored --nocapture || \
+      status=$?
+  fi
   # The lost-increment proof on PostgreSQL (crate/tests/lost_increments.rs; about a minute).
   if [ "$status" -eq 0 ]; then
     timeout --kill-after=30s 10m cargo test -p leasefence --test lost_increments postgres -- \

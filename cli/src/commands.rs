@@ -337,6 +337,17 @@ pub(crate) enum Command {
         after_help = "Example:\n  leasefence --db queue.db enqueue resize-7 --payload photo-7.jpg\n  leasefence --db queue.db work --ttl 30 --until-empty -- sh -c 'resize \"$LEASEFENCE_PAYLOAD\"'\n  leasefence --db queue.db stats"
     )]
     Work(crate::work::WorkArgs),
+    /// Serve a local dashboard: a web page, a JSON API under /api/ and Prometheus /metrics.
+    ///
+    /// Listens on 127.0.0.1 by default and prints the URL with a random token
+    /// (http://127.0.0.1:PORT/?token=...). Every request needs the token (?token=,
+    /// Authorization: Bearer, or the cookie the page sets); a POST also needs a same-origin
+    /// Origin (or Sec-Fetch-Site: same-origin) header. --read-only refuses every write.
+    /// Listening beyond loopback needs an explicit --token.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db ui\n  leasefence --db queue.db ui --listen 127.0.0.1:8080 --read-only"
+    )]
+    Ui(crate::ui::UiArgs),
     /// Remove a dot-file lock (<db>.lock) left by a killed process, if no process on this
     /// machine has the database open; otherwise list who has it open and remove nothing.
     ///
@@ -367,7 +378,7 @@ pub(crate) enum Command {
     },
 }
 
-fn wall_clock() -> f64 {
+pub(crate) fn wall_clock() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())

@@ -19,6 +19,8 @@ mod jobs_table;
 #[cfg(not(target_arch = "wasm32"))]
 mod requests;
 #[cfg(not(target_arch = "wasm32"))]
+mod ui;
+#[cfg(not(target_arch = "wasm32"))]
 mod unlock;
 #[cfg(not(target_arch = "wasm32"))]
 mod work;

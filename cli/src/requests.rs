@@ -44,6 +44,7 @@ pub(crate) fn run() -> i32 {
         Command::Unlock => return unlock::unlock(&db),
         Command::Batch => return batch::batch(&mut backend),
         Command::Work(args) => return crate::work::run(&db, &options, args),
+        Command::Ui(args) => return crate::ui::run(&db, &options, args),
         Command::Jobs { json, clock } => return jobs_table::jobs(&mut backend, json, clock.now()),
         Command::Fenced {
             lease,

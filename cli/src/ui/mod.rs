@@ -1,0 +1,95 @@
+//! `leasefence ui`: a local dashboard over the store: a page, a JSON API under `/api/` and
+//! Prometheus `/metrics`, all behind a random token (see docs/decisions/dashboard-server.md).
+
+mod api;
+mod auth;
+mod metrics;
+mod page;
+mod server;
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::Path;
+
+use crate::{EXIT_INVALID, EXIT_STORAGE};
+
+/// Options of `leasefence ui` (the subcommand's help is in commands.rs).
+#[derive(clap::Args)]
+pub struct UiArgs {
+    /// Address and port to listen on; port 0 picks a free one (the URL printed names it).
+    /// Beyond loopback only with an explicit --token.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8787")]
+    listen: SocketAddr,
+    /// The token every request must present (at least 16 characters); default: a random one.
+    #[arg(long, env = "LEASEFENCE_UI_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Refuse every write (revive): a dashboard to look at only.
+    #[arg(long)]
+    read_only: bool,
+}
+
+/// Runs the dashboard until the process is stopped; answers an exit status when it cannot start.
+pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) -> i32 {
+    let loopback = args.listen.ip().is_loopback();
+    let token = match args.token {
+        Some(token) if token.len() < 16 || token.chars().any(|c| !c.is_ascii_graphic()) => {
+            eprintln!(
+                "leasefence ui: --token must be at least 16 printable characters without spaces"
+            );
+            return EXIT_INVALID;
+        }
+        Some(token) => token,
+        None if !loopback => {
+            eprintln!(
+                "leasefence ui: refusing to listen on {} (beyond loopback) with a random token: \
+                 anyone who can reach it could try; pass --token TOKEN (or LEASEFENCE_UI_TOKEN) \
+                 to do this on purpose, or listen on 127.0.0.1",
+                args.listen
+            );
+            return EXIT_INVALID;
+        }
+        None => match auth::random_token() {
+            Ok(token) => token,
+            Err(err) => {
+                eprintln!("leasefence ui: cannot read a random token from /dev/urandom: {err}");
+                return EXIT_STORAGE;
+            }
+        },
+    };
+    let store = match leasefence::open_with(db, options) {
+        Ok(store) => store,
+        Err(err) => {
+            eprintln!("leasefence ui: cannot open {}: {err}", db.display());
+            return if err.code() == "storage" {
+                EXIT_STORAGE
+            } else {
+                EXIT_INVALID
+            };
+        }
+    };
+    let server = match tiny_http::Server::http(args.listen) {
+        Ok(server) => server,
+        Err(err) => {
+            eprintln!(
+                "leasefence ui: cannot listen on {}: {err}; pick another --listen port",
+                args.listen
+            );
+            return EXIT_STORAGE;
+        }
+    };
+    let address = server.server_addr().to_ip().unwrap_or(args.listen);
+    if !loopback {
+        eprintln!(
+            "leasefence ui: listening beyond loopback on {address}, with the token you gave; \
+             the traffic is plain HTTP"
+        );
+    }
+    println!("http://{address}/?token={token}");
+    let _ = std::io::stdout().flush();
+    let config = server::Config {
+        token,
+        read_only: args.read_only,
+    };
+    server::serve(&server, &*store, &config);
+    crate::EXIT_OK
+}

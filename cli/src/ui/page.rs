@@ -1,0 +1,71 @@
+//! `GET /`: a minimal page over the API: the counts by queue and state, and the jobs, paged,
+//! with a revive button for dead ones (unless read-only). Text is set with `textContent` only.
+
+/// The page; `read_only` leaves the revive buttons out.
+pub(crate) fn index(read_only: bool) -> String {
+    PAGE.replace("__READ_ONLY__", if read_only { "true" } else { "false" })
+}
+
+const PAGE: &str = r##"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>leasefence</title>
+<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}#error{color:#b00}</style></head>
+<body><h1>leasefence</h1><p id="error" role="alert"></p>
+<h2>Jobs by queue and state</h2><table id="stats"></table>
+<h2>Jobs</h2><label>State <select id="state"><option value="">any</option>
+<option>queued</option><option>scheduled</option><option>leased</option><option>done</option>
+<option>dead</option></select></label> <button id="more" hidden>More</button>
+<table id="jobs"><thead><tr><th>id</th><th>state</th><th>queue</th><th>fence</th>
+<th>failures</th><th></th></tr></thead><tbody></tbody></table>
+<script>
+const READ_ONLY = __READ_ONLY__;
+const el = (tag, text) => { const e = document.createElement(tag); e.textContent = text ?? ""; return e; };
+const show = (msg) => { document.getElementById("error").textContent = msg; };
+async function api(path, init) {
+  const r = await fetch(path, init);
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error ? body.error.message : r.statusText);
+  return body;
+}
+async function stats() {
+  const s = await api("/api/stats");
+  const t = document.getElementById("stats"); t.replaceChildren();
+  const states = ["queued", "scheduled", "leased", "done", "dead"];
+  const head = el("tr"); head.append(el("th", "queue"), ...states.map((x) => el("th", x)));
+  t.append(head);
+  for (const [q, c] of [...Object.entries(s.queues), ["all", s.all]]) {
+    const row = el("tr"); row.append(el("td", q), ...states.map((x) => el("td", String(c[x]))));
+    t.append(row);
+  }
+}
+let next = null;
+async function jobs(more) {
+  const params = new URLSearchParams({ limit: "50" });
+  const state = document.getElementById("state").value;
+  if (state) params.set("state", state);
+  if (more && next) params.set("after", next);
+  const page = await api("/api/jobs?" + params);
+  const body = document.querySelector("#jobs tbody");
+  if (!more) body.replaceChildren();
+  for (const j of page.jobs) {
+    const row = el("tr");
+    row.append(el("td", j.id), el("td", j.state), el("td", j.queue), el("td", String(j.fence)),
+               el("td", String(j.failures)));
+    const cell = el("td");
+    if (j.state === "dead" && !READ_ONLY) {
+      const b = el("button", "revive");
+      b.onclick = () => api("/api/revive", { method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ job: j.id }) }).then(refresh, (e) => show(e.message));
+      cell.append(b);
+    }
+    row.append(cell); body.append(row);
+  }
+  next = page.next;
+  document.getElementById("more").hidden = !next;
+}
+function refresh() { show(""); stats().then(() => jobs(false)).catch((e) => show(e.message)); }
+document.getElementById("state").onchange = refresh;
+document.getElementById("more").onclick = () => jobs(true).catch((e) => show(e.message));
+refresh();
+</script></body></html>
+"##;

@@ -1,0 +1,585 @@
+//! `leasefence ui` as a real process over real HTTP: the token on every request, same-origin
+//! POSTs, `--read-only`, the paged JSON API, and `/metrics` parsed by Prometheus' own Python
+//! parser (`prometheus_client`, installed with pip when missing). The PostgreSQL variant is
+//! `#[ignore]`d: `bash scripts/postgres.sh cargo test -p leasefence-cli --test ui -- --ignored`.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use leasefence::{Leases, NewJob};
+use serde_json::Value;
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// A database file of this test's own, removed at the end.
+struct Db(std::path::PathBuf);
+
+impl Db {
+    fn new(test: &str) -> Db {
+        let path = std::env::temp_dir().join(format!("lf-ui-{test}-{}.db", std::process::id()));
+        Db::remove(&path);
+        Db(path)
+    }
+    fn remove(path: &std::path::Path) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
+    fn target(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        Db::remove(&self.0);
+    }
+}
+
+/// A running `leasefence ui`, stopped when dropped.
+struct Ui {
+    child: Child,
+    host: String,
+    token: String,
+}
+
+impl Ui {
+    fn start(db: &str, extra: &[&str]) -> Ui {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_leasefence"))
+            .args(["--db", db, "ui", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start leasefence ui");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        if line.is_empty() {
+            let mut err = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            panic!("leasefence ui printed no URL; stderr: {err}");
+        }
+        let rest = line
+            .trim()
+            .strip_prefix("http://")
+            .expect("the URL starts with http://");
+        let (host, token) = rest.split_once("/?token=").expect("the URL has ?token=");
+        assert!(
+            host.starts_with("127.0.0.1:") && !host.ends_with(":0"),
+            "{line}"
+        );
+        Ui {
+            host: host.into(),
+            token: token.into(),
+            child,
+        }
+    }
+
+    /// Sends `method path` with `headers` and `body`, answers the status and the body.
+    fn raw(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.host).unwrap();
+        let mut request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.host,
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let status = answer[9..12].parse().unwrap();
+        let body = answer
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+
+    fn origin(&self) -> String {
+        format!("http://{}", self.host)
+    }
+
+    /// `GET path` with the right token; the JSON answer.
+    fn get_json(&self, path: &str) -> (u16, Value) {
+        let (status, body) = self.raw("GET", path, &[("Authorization", &self.bearer())], "");
+        (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+    }
+
+    /// `POST /api/revive` of `job` with the right token and origin.
+    fn revive(&self, job: &str) -> (u16, String) {
+        let body = serde_json::json!({"job": job}).to_string();
+        let (auth, origin) = (self.bearer(), self.origin());
+        let headers = [
+            ("Authorization", auth.as_str()),
+            ("Origin", origin.as_str()),
+        ];
+        self.raw("POST", "/api/revive", &headers, &body)
+    }
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Enqueues `job` on `queue`, claims it and fails it for good: a dead job.
+fn dead_job(store: &dyn Leases, job: &str, queue: &str) {
+    let t = now();
+    assert!(store
+        .enqueue_job(&NewJob::new(job).queue(queue).payload("p-1"))
+        .unwrap());
+    let lease = store
+        .claim(job, "w", t, 60.0)
+        .unwrap()
+        .lease(job, "w")
+        .unwrap();
+    assert!(store
+        .fail(&lease, t, None, Some("boom"))
+        .unwrap()
+        .is_granted());
+}
+
+fn is_dead(store: &dyn Leases, job: &str) -> bool {
+    store.inspect(job).unwrap().unwrap().dead
+}
+
+#[test]
+fn every_request_needs_the_token() {
+    let db = Db::new("token");
+    let store = leasefence::open(&db.0).unwrap();
+    dead_job(&*store, "d", "mail");
+    let ui = Ui::start(&db.target(), &[]);
+    let origin = ui.origin();
+    let wrong = format!("{}x", &ui.token[..ui.token.len() - 1]);
+    let wrong = if wrong == ui.token {
+        "0".repeat(48)
+    } else {
+        wrong
+    };
+    for path in [
+        "/",
+        "/api/stats",
+        "/api/jobs",
+        "/api/job/d",
+        "/metrics",
+        "/nowhere",
+    ] {
+        assert_eq!(ui.raw("GET", path, &[], "").0, 401, "no token: {path}");
+        let with_query = format!("{path}?token={wrong}");
+        assert_eq!(
+            ui.raw("GET", &with_query, &[], "").0,
+            401,
+            "wrong ?token: {path}"
+        );
+        let bearer = format!("Bearer {wrong}");
+        let headers = [("Authorization", bearer.as_str())];
+        assert_eq!(
+            ui.raw("GET", path, &headers, "").0,
+            401,
+            "wrong bearer: {path}"
+        );
+        let cookie = format!("leasefence_token={wrong}");
+        let headers = [("Cookie", cookie.as_str())];
+        assert_eq!(
+            ui.raw("GET", path, &headers, "").0,
+            401,
+            "wrong cookie: {path}"
+        );
+    }
+    // A right token beside a wrong one is refused too.
+    let both = format!("/api/stats?token={}&token={wrong}", ui.token);
+    assert_eq!(ui.raw("GET", &both, &[], "").0, 401);
+    // Revive without a token, or with a wrong one: refused, and the job stays dead.
+    let body = r#"{"job":"d"}"#;
+    let (status, text) = ui.raw("POST", "/api/revive", &[("Origin", &origin)], body);
+    assert_eq!(status, 401, "{text}");
+    assert!(
+        text.contains("token"),
+        "the error says what is missing: {text}"
+    );
+    let bearer = format!("Bearer {wrong}");
+    let headers = [
+        ("Origin", origin.as_str()),
+        ("Authorization", bearer.as_str()),
+    ];
+    assert_eq!(ui.raw("POST", "/api/revive", &headers, body).0, 401);
+    assert!(is_dead(&*store, "d"));
+
+    // The right token, each way it can come.
+    assert_eq!(ui.get_json("/api/stats").0, 200);
+    let query = format!("/metrics?token={}", ui.token);
+    assert_eq!(ui.raw("GET", &query, &[], "").0, 200);
+    // Loading the page with ?token= sets the cookie (and drops the token from the address).
+    let mut stream = TcpStream::connect(&ui.host).unwrap();
+    write!(
+        stream,
+        "GET /?token={} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        ui.token, ui.host
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
+    let cookie = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("Set-Cookie: "))
+        .expect("a cookie");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap();
+    let (status, page) = ui.raw("GET", "/", &[("Cookie", pair)], "");
+    assert_eq!(status, 200);
+    assert!(page.contains("/api/stats"), "the page uses the API");
+    assert_eq!(ui.raw("GET", "/api/stats", &[("Cookie", pair)], "").0, 200);
+}
+
+#[test]
+fn a_cross_origin_post_is_refused() {
+    let db = Db::new("origin");
+    let store = leasefence::open(&db.0).unwrap();
+    dead_job(&*store, "d", "default");
+    let ui = Ui::start(&db.target(), &[]);
+    let auth = ui.bearer();
+    let body = r#"{"job":"d"}"#;
+    let refused: [&[(&str, &str)]; 4] = [
+        &[("Origin", "http://evil.example")],
+        &[("Origin", "null")],
+        // A browser's cross-site request, even naming our origin.
+        &[("Origin", &ui.origin()), ("Sec-Fetch-Site", "cross-site")],
+        // Neither header: refused too (scripts send Origin).
+        &[],
+    ];
+    for extra in refused {
+        let mut headers = vec![("Authorization", auth.as_str())];
+        headers.extend_from_slice(extra);
+        let (status, text) = ui.raw("POST", "/api/revive", &headers, body);
+        assert_eq!(status, 403, "{extra:?}: {text}");
+        assert!(text.contains("Origin"), "{text}");
+        assert!(is_dead(&*store, "d"), "{extra:?} changed the job");
+    }
+    // A GET cannot revive.
+    assert_eq!(ui.get_json("/api/revive").0, 405);
+    assert!(is_dead(&*store, "d"));
+
+    // Same origin (a browser's Sec-Fetch-Site alone, or Origin): revived, claimable again.
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Sec-Fetch-Site", "same-origin"),
+    ];
+    let (status, text) = ui.raw("POST", "/api/revive", &headers, body);
+    assert_eq!(status, 200, "{text}");
+    assert!(!is_dead(&*store, "d"));
+    let claimed = store
+        .claim_next("w2", now(), 30.0)
+        .unwrap()
+        .expect("claimable");
+    assert_eq!((claimed.job.as_str(), claimed.fence), ("d", 2));
+    // Reviving a job that is not dead, or none: a JSON error with its code.
+    let (status, text) = ui.revive("d");
+    assert_eq!(status, 409, "{text}");
+    let (status, text) = ui.revive("nobody");
+    assert_eq!(status, 404, "{text}");
+    let headers = [("Authorization", auth.as_str()), ("Origin", &ui.origin())];
+    let (status, text) = ui.raw("POST", "/api/revive", &headers, r#"{"job":7}"#);
+    assert_eq!(status, 400, "{text}");
+    let error: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(error["error"]["code"], "invalid");
+}
+
+#[test]
+fn a_read_only_server_refuses_to_revive() {
+    let db = Db::new("readonly");
+    let store = leasefence::open(&db.0).unwrap();
+    dead_job(&*store, "d", "default");
+    let ui = Ui::start(&db.target(), &["--read-only"]);
+    let (status, text) = ui.revive("d");
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("read-only"), "{text}");
+    assert!(is_dead(&*store, "d"));
+    let (status, page) = ui.raw("GET", "/", &[("Authorization", &ui.bearer())], "");
+    assert_eq!(status, 200);
+    assert!(page.contains("const READ_ONLY = true;"));
+    assert_eq!(ui.get_json("/api/job/d").1["state"], "dead");
+}
+
+/// Runs `leasefence ARGS`, which must exit within 10 s (a server that starts is killed and
+/// fails the test); answers its status and stderr.
+fn must_exit(args: &[&str]) -> (Option<i32>, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasefence"))
+        .args(args)
+        .env_remove("LEASEFENCE_UI_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{args:?} started a server instead of refusing: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn beyond_loopback_needs_an_explicit_token() {
+    let db = Db::new("loopback");
+    let (code, out, err) = must_exit(&["--db", &db.target(), "ui", "--listen", "0.0.0.0:0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--token") && err.contains("loopback"), "{err}");
+    assert!(out.is_empty(), "{out}");
+    let (code, _, err) = must_exit(&["--db", &db.target(), "ui", "--token", "short"]);
+    assert_eq!(code, Some(2), "{err}");
+}
+
+#[test]
+fn the_api_pages_filters_and_reports() {
+    let db = Db::new("paging");
+    let store = leasefence::open(&db.0).unwrap();
+    for i in 0..7 {
+        store
+            .enqueue_job(&NewJob::new(format!("j{i}")).queue(if i % 2 == 0 {
+                "even"
+            } else {
+                "odd"
+            }))
+            .unwrap();
+    }
+    dead_job(&*store, "d/1 x", "odd");
+    let ui = Ui::start(&db.target(), &[]);
+
+    let mut seen = Vec::new();
+    let mut path = "/api/jobs?limit=3".to_string();
+    loop {
+        let (status, page) = ui.get_json(&path);
+        assert_eq!(status, 200, "{page}");
+        let jobs = page["jobs"].as_array().unwrap();
+        assert!(jobs.len() <= 3);
+        seen.extend(jobs.iter().map(|j| j["id"].as_str().unwrap().to_string()));
+        match page["next"].as_str() {
+            Some(next) => {
+                path = format!(
+                    "/api/jobs?limit=3&after={}",
+                    next.replace(' ', "%20").replace('/', "%2F")
+                )
+            }
+            None => break,
+        }
+    }
+    let all: Vec<String> = (0..7)
+        .map(|i| format!("j{i}"))
+        .chain(["d/1 x".into()])
+        .collect();
+    assert_eq!(seen, all);
+
+    let (_, odd) = ui.get_json("/api/jobs?queue=odd");
+    let ids: Vec<&str> = odd["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["j1", "j3", "j5", "d/1 x"]);
+    let (_, dead) = ui.get_json("/api/jobs?state=dead");
+    assert_eq!(dead["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(dead["jobs"][0]["failures"], 1);
+    assert_eq!(dead["next"], Value::Null);
+
+    for bad in [
+        "limit=0",
+        "limit=501",
+        "limit=x",
+        "state=lost",
+        "after=nobody",
+    ] {
+        let (status, error) = ui.get_json(&format!("/api/jobs?{bad}"));
+        assert_eq!(status, 400, "{bad}: {error}");
+        assert!(
+            error["error"]["message"].as_str().unwrap().len() > 10,
+            "{error}"
+        );
+    }
+
+    let (status, report) = ui.get_json("/api/job/d%2F1%20x");
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["state"], "dead");
+    assert_eq!(report["job"]["payload"], "p-1");
+    assert_eq!(report["job"]["queue"], "odd");
+    assert_eq!(report["job"]["failures"][0]["error"], "boom");
+    assert_eq!(report["job"]["failures"][0]["fence"], 1);
+    assert_eq!(ui.get_json("/api/job/nobody").0, 404);
+
+    let (status, stats) = ui.get_json("/api/stats");
+    assert_eq!(status, 200);
+    assert_eq!(stats["all"]["queued"], 7);
+    assert_eq!(stats["all"]["dead"], 1);
+    assert_eq!(stats["queues"]["even"]["queued"], 4);
+    assert_eq!(stats["queues"]["odd"]["queued"], 3);
+    assert_eq!(stats["queues"]["odd"]["dead"], 1);
+}
+
+/// `text` parsed by `prometheus_client.parser`: every sample as `name{sorted labels} value`.
+fn prometheus_samples(text: &str) -> Vec<String> {
+    let script = "import sys\n\
+        from prometheus_client.parser import text_string_to_metric_families\n\
+        for family in text_string_to_metric_families(sys.stdin.read()):\n\
+        \x20   assert family.type == 'gauge', family\n\
+        \x20   for s in family.samples:\n\
+        \x20       labels = ','.join(f'{k}={v}' for k, v in sorted(s.labels.items()))\n\
+        \x20       print(f'{s.name}{{{labels}}} {int(s.value)}')\n";
+    let have = Command::new("python3")
+        .args(["-c", "import prometheus_client"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !have {
+        let pip = |extra: &[&str]| {
+            Command::new("python3")
+                .args(["-m", "pip", "install", "--quiet", "prometheus_client"])
+                .args(extra)
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false)
+        };
+        assert!(
+            pip(&[]) || pip(&["--break-system-packages"]),
+            "cannot install prometheus_client with pip"
+        );
+    }
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "prometheus_client refused:\n{text}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn metrics_parse_with_prometheus_client_and_match_the_store() {
+    let db = Db::new("metrics");
+    let store = leasefence::open(&db.0).unwrap();
+    let t = now();
+    store.enqueue_job(&NewJob::new("a").queue("mail")).unwrap();
+    store.enqueue_job(&NewJob::new("b").queue("mail")).unwrap();
+    store
+        .enqueue_job(&NewJob::new("c").queue("we\"ird"))
+        .unwrap();
+    store.enqueue_with("later", Some(t + 3600.0), None).unwrap();
+    assert!(store.claim("b", "w", t, 3600.0).unwrap().is_granted());
+    dead_job(&*store, "d", "mail");
+    let ui = Ui::start(&db.target(), &[]);
+    let (status, text) = ui.raw("GET", "/metrics", &[("Authorization", &ui.bearer())], "");
+    assert_eq!(status, 200);
+    let samples = prometheus_samples(&text);
+    let mut expected = Vec::new();
+    for queue in ["default", "mail", "we\"ird"] {
+        let c = store.stats_in(Some(queue), now()).unwrap();
+        for (state, n) in [
+            ("queued", c.queued),
+            ("scheduled", c.scheduled),
+            ("leased", c.leased),
+            ("done", c.done),
+            ("dead", c.dead),
+        ] {
+            expected.push(format!(
+                "leasefence_jobs{{queue={queue},state={state}}} {n}"
+            ));
+        }
+    }
+    expected.push("leasefence_jobs_leased{} 1".into());
+    expected.push("leasefence_jobs_dead{} 1".into());
+    assert_eq!(samples, expected, "{text}");
+    assert!(samples.contains(&"leasefence_jobs{queue=mail,state=leased} 1".to_string()));
+    assert!(samples.contains(&"leasefence_jobs{queue=default,state=scheduled} 1".to_string()));
+}
+
+/// The same rules and answers on PostgreSQL (job ids of this run's own, so a shared database
+/// does not matter).
+#[test]
+#[ignore = "needs PostgreSQL: bash scripts/postgres.sh cargo test -p leasefence-cli --test ui -- --ignored"]
+fn postgres_dashboard_refuses_and_revives() {
+    let url = match std::env::var("LEASEFENCE_PG_URL") {
+        Ok(url) if !url.is_empty() => url,
+        _ => panic!("needs LEASEFENCE_PG_URL: run `bash scripts/postgres.sh cargo test -p leasefence-cli --test ui -- --ignored`"),
+    };
+    let store = leasefence::open(&url).unwrap();
+    let job = format!("ui-dead-{}-{}", std::process::id(), now() as u64);
+    let queue = format!("ui-{}", std::process::id());
+    dead_job(&*store, &job, &queue);
+    let ui = Ui::start(&url, &[]);
+    assert_eq!(ui.raw("GET", "/api/stats", &[], "").0, 401);
+    let body = serde_json::json!({"job": job}).to_string();
+    let headers = [
+        ("Authorization", ui.bearer()),
+        ("Origin", "http://evil.example".into()),
+    ];
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert_eq!(ui.raw("POST", "/api/revive", &headers, &body).0, 403);
+    assert!(is_dead(&*store, &job));
+    let (status, report) = ui.get_json(&format!("/api/job/{job}"));
+    assert_eq!((status, report["state"].as_str()), (200, Some("dead")));
+    let (status, stats) = ui.get_json("/api/stats");
+    assert_eq!(status, 200);
+    assert_eq!(stats["queues"][&queue]["dead"], 1);
+    let (status, page) = ui.get_json(&format!("/api/jobs?queue={queue}&state=dead"));
+    assert_eq!(status, 200);
+    assert_eq!(page["jobs"][0]["id"], job.as_str());
+    let (status, text) = ui.raw("GET", "/metrics", &[("Authorization", &ui.bearer())], "");
+    assert_eq!(status, 200);
+    let line = format!("leasefence_jobs{{queue={queue},state=dead}} 1");
+    assert!(prometheus_samples(&text).contains(&line), "{text}");
+    let ro = Ui::start(&url, &["--read-only"]);
+    assert_eq!(ro.revive(&job).0, 403);
+    assert!(is_dead(&*store, &job));
+    assert_eq!(ui.revive(&job).0, 200);
+    assert!(!is_dead(&*store, &job));
+    let lease = store.claim(&job, "w2", now(), 30.0).unwrap();
+    assert!(lease.is_granted(), "{lease:?}");
+}
