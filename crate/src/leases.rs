@@ -233,7 +233,7 @@ pub trait Leases: std::fmt::Debug + Send {
     /// a thread of the watch, whenever a job may have become claimable (an SQLite file written
     /// by any process, on Linux; a PostgreSQL enqueue, revive or release notified). False
     /// wake-ups happen; missing ones are covered by the worker's poll. `None` when the store
-    /// cannot watch (the default; an in-memory database; another OS). Dropping the [`Watch`]
+    /// cannot watch (the default; an in-memory database; another OS). Dropping the [`Watch`](crate::Watch)
     /// stops it.
     ///
     /// ```
