@@ -45,7 +45,9 @@ test('index.d.ts declares exactly the operations of the table, with its paramete
   const { OPERATIONS, PARAM_TYPES } = await import(path.join(ROOT, 'web/store/core.js'));
   const d = declarations();
   const klass = d.slice(d.indexOf('export declare class LeaseStore'), d.indexOf('readonly withReason'));
-  const withReason = d.slice(d.indexOf('readonly withReason'), d.indexOf('close(): void'));
+  const from = d.indexOf('readonly withReason');
+  // The class's own close(), after the table (other interfaces may declare a close() earlier).
+  const withReason = d.slice(from, d.indexOf('close(): void', from));
   for (const op of OPERATIONS) {
     const args = signature(op, PARAM_TYPES);
     const returns = op.name === 'claimMany' ? `Promise<${op.returns}>` : op.returns;
