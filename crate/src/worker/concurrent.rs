@@ -169,9 +169,11 @@ impl Worker {
         loop {
             // Handlers that finished meanwhile are written first: when claims are slow (a loaded
             // server) and come back to back, their jobs would otherwise sit leased and unwritten.
+            // A finished handler frees a slot: claim again at once, as after `wait_finished`.
             let finished: Vec<Finished> = pool.finished.try_iter().collect();
             if !finished.is_empty() {
                 self.settle(pool, finished)?;
+                claim_at = f64::NEG_INFINITY;
             }
             let stopping = self.stop.is_stopping();
             let now = self.now();
