@@ -217,6 +217,79 @@ fn a_running_worker_enqueues_and_runs_the_due_slot() {
     }
 }
 
+/// An idle worker wakes at the next slot of a schedule, not at its next poll: with a poll of a
+/// minute, a worker whose clock starts 1.5 s before a minute runs the slot of the minute before
+/// at once, and the new minute's slot within seconds of it (at the poll before waking knew the
+/// slots: about a minute later, past the test's limit).
+#[test]
+fn an_idle_worker_wakes_at_the_next_slot_rather_than_at_its_poll() {
+    use leasefence::worker::{Worker, WorkerOptions};
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+    let real = || {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    for concurrency in [1, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("minutely.db");
+        let store = LeaseStore::open(&db).unwrap();
+        store
+            .schedule(&Schedule::new("minutely", "* * * * *"))
+            .unwrap();
+        let start = real();
+        let minute = (start / 60.0).ceil() * 60.0 + 60.0;
+        let offset = minute - 1.5 - start;
+        let options = WorkerOptions::new("w")
+            .concurrency(concurrency)
+            .idle_poll(Duration::from_secs(60))
+            .clock(move || real() + offset);
+        let mut worker = Worker::open(&db, &leasefence::OpenOptions::new(), options).unwrap();
+        let stop = worker.stop_handle();
+        let ran = std::sync::Mutex::new(Vec::new());
+        let began = Instant::now();
+        let limit = Duration::from_secs(20);
+        let counters = std::thread::scope(|scope| {
+            let watchdog = stop.clone();
+            scope.spawn(move || {
+                while began.elapsed() < limit && !watchdog.is_stopping() {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                watchdog.stop();
+            });
+            let handler = |job: &leasefence::worker::Job| {
+                let mut ran = ran.lock().unwrap();
+                ran.push(job.id.clone());
+                if ran.len() == 2 {
+                    stop.stop();
+                }
+                Ok(Some("done".to_owned()))
+            };
+            if concurrency == 1 {
+                worker.run(handler).unwrap()
+            } else {
+                worker.run_concurrent(handler).unwrap()
+            }
+        });
+        let ran = ran.into_inner().unwrap();
+        assert_eq!(
+            ran.len(),
+            2,
+            "concurrency {concurrency}: ran {ran:?} in {:?} ({counters:?})",
+            began.elapsed()
+        );
+        assert!(
+            began.elapsed() < limit,
+            "concurrency {concurrency}: the second slot waited for the stop"
+        );
+        assert!(
+            ran[0].starts_with("minutely@") && ran[1].starts_with("minutely@") && ran[0] < ran[1],
+            "{ran:?}"
+        );
+    }
+}
+
 /// The CLI's `schedule`, `schedules`, `enqueue-due` and `unschedule`, and their exit codes.
 #[test]
 fn the_cli_schedules_lists_enqueues_and_unschedules() {
