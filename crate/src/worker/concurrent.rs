@@ -176,11 +176,12 @@ impl Worker {
                 claim_at = f64::NEG_INFINITY;
             }
             let stopping = self.stop.is_stopping();
+            // The due schedule slots first: the claim's clock is read after their transaction.
+            if !stopping {
+                self.enqueue_due(self.now())?;
+            }
             let now = self.now();
             let free = slots - pool.running.len();
-            if !stopping {
-                self.enqueue_due(now)?;
-            }
             if !stopping && free > 0 && now >= claim_at {
                 let queues = self.options.queue_names();
                 self.stop.take_wake();

@@ -211,8 +211,10 @@ impl Worker {
         while !self.stop.is_stopping() {
             // What a wake-up announced so far, this claim sees.
             self.stop.take_wake();
+            // The due schedule slots first: the claim's clock is read after their transaction,
+            // so the lease (and its first renew) is reckoned from the claim itself.
+            self.enqueue_due(self.now())?;
             let now = self.now();
-            self.enqueue_due(now)?;
             let queues = self.options.queue_names();
             let claimed = match self.store.claim_next_in(
                 queues.as_deref(),

@@ -122,6 +122,9 @@ class JobWorker {
           continue;
         }
         let claims;
+        // The due schedule slots first, in their own transaction: the claim's clock is read after
+        // it, so the lease (and its first renew) is reckoned from the claim itself.
+        await this.#enqueueDue(this.#clock());
         // The lease ends at claimedAt + ttl in the store: reckon from the `now` the claim carried.
         const claimedAt = this.#clock();
         this.#woken = false; // what the watch announced so far, this claim sees
@@ -205,7 +208,6 @@ class JobWorker {
 
   /** Up to `n` claims at `now`: one claimNext, or with concurrency one claimNextMany for the free slots. */
   async #claim(n, now) {
-    await this.#enqueueDue(now);
     if (this.#concurrency === 1) {
       const claimed = await this.#store.claimNext(this.#owner, now, this.#ttl, this.#queues);
       return claimed ? [claimed] : [];
