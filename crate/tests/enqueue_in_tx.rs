@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Enqueue in your own transaction (docs/contract.md section 11): a job enqueued together with
 //! the caller's own rows commits with them or not at all.
 //!

@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Recurring jobs (docs/contract.md section 11) under real concurrency: several `leasefence
 //! batch` processes call `enqueue_due` on one SQLite file (and, `#[ignore]`d, on one PostgreSQL
 //! schema) for the same times, and every slot's job is enqueued, and answered, exactly once.
