@@ -369,7 +369,7 @@ fn a_poison_job_that_kills_its_work_process_ends_dead_and_revive_brings_it_back(
     let last = loop {
         let output = work(
             &db,
-            &["--ttl", "0.3", "--max-attempts", "3", "--until-empty"],
+            &["--ttl", "1.5", "--max-attempts", "3", "--until-empty"],
             poison,
         )
         .env("DIR", dir.path())
@@ -385,8 +385,10 @@ fn a_poison_job_that_kills_its_work_process_ends_dead_and_revive_brings_it_back(
             killed <= 3,
             "the poison job was claimed again after killing {killed} workers"
         );
-        // Its lease runs out; then the next worker may claim it.
-        thread::sleep(Duration::from_millis(350));
+        // Its lease runs out; then the next worker may claim it. The lease is long enough that
+        // the last worker writes the job dead well inside it even when the machine is loaded (at
+        // 0.3 s a busy CI run once saw that write refused as stale and the job claimed again).
+        thread::sleep(Duration::from_millis(1550));
     };
     assert_eq!(killed, 3);
     let counts = work_counters(&last);
