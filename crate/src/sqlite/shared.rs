@@ -562,6 +562,31 @@ impl Leases for SharedStore {
         self.call("enqueue_due", move |store| store.enqueue_due(now))
     }
 
+    fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
+        let queues: Option<Vec<String>> = queues.map(|q| q.iter().map(|s| s.to_string()).collect());
+        self.call("next_due", move |store| {
+            let names: Option<Vec<&str>> = queues
+                .as_ref()
+                .map(|q| q.iter().map(String::as_str).collect());
+            store.next_due_in(names.as_deref())
+        })
+    }
+
+    fn watch(
+        &self,
+        queues: Option<&[&str]>,
+        wakeup: crate::wake::Wakeup,
+    ) -> Result<Option<crate::wake::Watch>> {
+        // The writer connection's file: the same watch as the store's own.
+        let queues: Option<Vec<String>> = queues.map(|q| q.iter().map(|s| s.to_string()).collect());
+        self.call("watch", move |store| {
+            let names: Option<Vec<&str>> = queues
+                .as_ref()
+                .map(|q| q.iter().map(String::as_str).collect());
+            store.watch(names.as_deref(), wakeup)
+        })
+    }
+
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         let jobs = jobs.to_vec();
         self.call("enqueue_many", move |store| store.enqueue_many(&jobs))
