@@ -172,7 +172,7 @@ fn postgres_a_watch_hears_the_enqueues_and_revives_of_its_queues_only() {
         (watch, rx)
     };
     let (_mail, mail) = listen(Some(&["mail"]));
-    let (_every, every) = listen(None);
+    let (every_watch, every) = listen(None);
     let heard = |rx: &mpsc::Receiver<()>| {
         let got = rx.recv_timeout(Duration::from_secs(3)).is_ok();
         while rx.try_recv().is_ok() {}
@@ -213,6 +213,31 @@ fn postgres_a_watch_hears_the_enqueues_and_revives_of_its_queues_only() {
     while mail.try_recv().is_ok() {}
     assert!(store.revive(&claimed.job, now).unwrap().is_granted());
     assert!(heard(&mail), "a revive was not heard");
+
+    // A release makes the job claimable at once, a failure's retry at its retry time: both wake
+    // the workers of its queue (who then claim it, or sleep until the retry time). A refused
+    // release frees nothing and notifies nobody.
+    let claimed = store
+        .claim_next_in(Some(&["mail"]), "me", now, 30.0)
+        .unwrap()
+        .unwrap();
+    while mail.try_recv().is_ok() {}
+    let mut stale = claimed.lease();
+    stale.fence -= 1;
+    assert!(!store.release(&stale).unwrap().is_granted());
+    assert!(silent(&mail), "a refused release was heard");
+    assert!(store.release(&claimed.lease()).unwrap().is_granted());
+    assert!(heard(&mail), "a release was not heard");
+    let claimed = store
+        .claim_next_in(Some(&["mail"]), "me", now, 30.0)
+        .unwrap()
+        .unwrap();
+    while mail.try_recv().is_ok() {}
+    assert!(store
+        .fail(&claimed.lease(), now, Some(now + 60.0), Some("later"))
+        .unwrap()
+        .is_granted());
+    assert!(heard(&mail), "a failure's retry was not heard");
 
     // next_due: the earliest until of an open job of the queues.
     store
@@ -256,5 +281,34 @@ fn postgres_a_watch_hears_the_enqueues_and_revives_of_its_queues_only() {
             plan.contains("leasefence_queued") || plan.contains("leasefence_next"),
             "{plan}"
         );
+    }
+
+    // Dropping a watch ends its listening connection at once, not at the listener's next look
+    // (30 s): its last statement was the LISTEN on every queue's channel of this schema.
+    let every_channel: String = client
+        .query_one(
+            include_str!("../src/postgres/sql/channels.sql"),
+            &[&vec![""]],
+        )
+        .unwrap()
+        .get(0);
+    let listening = |client: &mut postgres::Client| -> i64 {
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE query = $1",
+                &[&format!("LISTEN {every_channel}")],
+            )
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(listening(&mut client), 1);
+    drop(every_watch);
+    let dropped_at = std::time::Instant::now();
+    while listening(&mut client) > 0 {
+        assert!(
+            dropped_at.elapsed() < Duration::from_secs(5),
+            "the dropped watch still listens after 5 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -65,6 +65,22 @@ pub(super) struct Statements {
     pub(super) complete_many: Statement,
 }
 
+/// A statement that frees jobs (release, a failure's retry, revive) with its wake-up put in:
+/// `sql/notify_freed.sql` in place of the statement's `-- notify freed` line, so the wake-up is
+/// written once.
+pub(super) fn notifying(statement: &str) -> String {
+    const MARK: &str = "-- notify freed\n";
+    debug_assert_eq!(statement.matches(MARK).count(), 1, "{statement}");
+    let fragment = include_str!("sql/notify_freed.sql");
+    // Only the fragment's CTE is spliced in, not its comment.
+    let cte: String = fragment
+        .lines()
+        .filter(|line| !line.starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    statement.replacen(MARK, &format!("{cte}\n"), 1)
+}
+
 impl Statements {
     fn prepare(client: &mut Client) -> std::result::Result<Self, postgres::Error> {
         use Type as T;
@@ -122,8 +138,7 @@ impl Statements {
                 &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::TEXT],
             )?,
             release: p(
-                "UPDATE jobs SET owner = NULL, until = 0 \
-                 WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0",
+                &notifying(include_str!("sql/release.sql")),
                 &[T::TEXT, T::TEXT, T::INT8],
             )?,
             payload: p(
@@ -131,14 +146,17 @@ impl Statements {
                 &[T::TEXT],
             )?,
             fail_retry: p(
-                include_str!("sql/fail_retry.sql"),
+                &notifying(include_str!("sql/fail_retry.sql")),
                 &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::FLOAT8, T::TEXT],
             )?,
             fail_dead: p(
                 include_str!("sql/fail_dead.sql"),
                 &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::TEXT],
             )?,
-            revive: p(include_str!("sql/revive.sql"), &[T::TEXT, T::FLOAT8])?,
+            revive: p(
+                &notifying(include_str!("sql/revive.sql")),
+                &[T::TEXT, T::FLOAT8],
+            )?,
             job_report: p(include_str!("sql/job_report.sql"), &[T::TEXT])?,
             failures: p(include_str!("sql/failures.sql"), &[T::TEXT])?,
             stats: p(include_str!("sql/stats.sql"), &[T::FLOAT8])?,
