@@ -154,6 +154,12 @@ export interface ScheduleOptions {
   missed?: 'latest' | 'all' | null;
 }
 
+/** `nextDue`'s answer: when a job of the queues asked falls due, and the next schedule slot (Unix seconds, or null). */
+export interface NextDue {
+  job: number | null;
+  slot: number | null;
+}
+
 /** A stored schedule, as `schedules()` lists it; `last` is its latest slot enqueued (Unix seconds) or null. */
 export interface StoredSchedule {
   name: string;
@@ -280,6 +286,14 @@ export declare class LeaseStore {
    */
   enqueueDue(now: number): string[];
   /**
+   * When an idle worker serving `queues` (every queue when null) has something to look at again
+   * without being woken: `job`, the earliest time an open job of those queues falls due (a delayed
+   * job, a retry, a lease's end; at or before `now` when one is claimable already), and `slot`, the
+   * next slot of any schedule after `now`; each null when there is none. A JobWorker rests until
+   * the earlier of them (or its poll) unless woken.
+   */
+  nextDue(now: number, queues?: string[] | null): NextDue;
+  /**
    * The same operations, answering `{value, reason}` (`reason` null when the store agreed), and
    * `claimMany` `{value, reasons}`: one reason (or null) per owner, in the order of `owners`. The
    * browser build answers the same shapes (as Promises).
@@ -311,6 +325,7 @@ export declare class LeaseStore {
     unschedule(name: string): Answer<boolean>;
     schedules(): Answer<StoredSchedule[]>;
     enqueueDue(now: number): Answer<string[]>;
+    nextDue(now: number, queues?: string[] | null): Answer<NextDue>;
   };
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;

@@ -52,3 +52,28 @@ impl std::fmt::Debug for Watch {
         f.write_str("Watch")
     }
 }
+
+/// When an idle worker has something to look at again without being woken (docs/contract.md
+/// section 11, waking): the protocol's `next_due` answer, and what the Rust worker's rest reads.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub(crate) struct NextDue {
+    /// The earliest `until` of an open job of the worker's queues (a delayed job's run time, a
+    /// retry time, a lease's end; at or before `now` when one is claimable already), if any.
+    pub(crate) job: Option<f64>,
+    /// The next slot of any schedule after `now`: the worker enqueues the slots as it ticks,
+    /// whatever their queues.
+    pub(crate) slot: Option<f64>,
+}
+
+/// Reads [`NextDue`] from `store`: one index probe per (queue, priority) for the job, the stored
+/// schedules for the slot.
+pub(crate) fn next_due(
+    store: &(impl crate::Leases + ?Sized),
+    now: f64,
+    queues: Option<&[&str]>,
+) -> crate::Result<NextDue> {
+    Ok(NextDue {
+        job: store.next_due_in(queues)?,
+        slot: crate::rules::schedule::next_slot(&store.schedules()?, now),
+    })
+}

@@ -40,3 +40,27 @@ test('in the browser an idle JobWorker is woken by an enqueue and by the databas
   assert.ok(out.own < 2, `the store's own enqueue: done after ${out.own} s (poll 10 s)`);
   assert.ok(out.elsewhere < 2, `an enqueue announced on the channel: done after ${out.elsewhere} s`);
 });
+
+test('in the browser an idle JobWorker sleeps until a delayed job falls due (nextDue), not until its poll', async () => {
+  const out = await inStorePage(env.browser, env.server, async () => {
+    const { LeaseStore } = await import('/store/lease-store.js');
+    const { JobWorker } = await import('/store/job-worker.js');
+    const store = await LeaseStore.open('waking-due.db');
+    const now = Date.now() / 1000;
+    await store.enqueue('later', now + 1);
+    const next = await store.nextDue(now, null);
+    const worker = new JobWorker(store, { owner: 'tab', ttl: 30, idle: 10 });
+    const running = worker.run(async (job) => `${job} done`);
+    const start = performance.now();
+    while (!(await store.state('later'))?.done && performance.now() - start < 8000) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const took = (performance.now() - start) / 1000;
+    await worker.stop();
+    await running;
+    await store.close();
+    return { next, took, due: now + 1 };
+  });
+  assert.deepEqual(out.next, { job: out.due, slot: null });
+  assert.ok(out.took < 3, `the delayed job (due in 1 s) was done after ${out.took} s (poll 10 s)`);
+});

@@ -13,7 +13,7 @@ import { HERE, PKG, killLiveChildren, loadPackage, spawnTracked, tempDir, withTi
 
 after(killLiveChildren);
 
-const { LeaseStore } = loadPackage();
+const { LeaseStore, JobWorker } = loadPackage();
 const CHILD = path.join(HERE, 'waking-child.mjs');
 
 /** user + system CPU of a process so far, in clock ticks (fields 14 and 15 of /proc/PID/stat). */
@@ -75,6 +75,38 @@ test('idle JobWorkers in other processes are woken by an enqueue, long before th
   })));
   const started = workers.flatMap((w) => w.lines).filter((l) => l.started === 'now');
   assert.equal(started.length, 1, 'one worker handled the job');
+  store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('an idle JobWorker sleeps until the next job falls due and until the next schedule slot, not until its poll', async () => {
+  const dir = tempDir();
+  const db = path.join(dir, 'q.db');
+  const store = await LeaseStore.open(db);
+  // The worker's clock starts 1.5 s before a minute: the slot of the minute begun is due at its
+  // first tick, the next one 1.5 s later. Its poll is a minute: only nextDue can start the
+  // delayed job and the second slot's job within the limits below.
+  const offset = 58.5 - ((Date.now() / 1000) % 60);
+  const clock = () => Date.now() / 1000 + offset;
+  store.enqueue('delayed', clock() + 1);
+  store.schedule('minutely', '* * * * *');
+  const ran = [];
+  const worker = new JobWorker(store, { owner: 'rester', ttl: 30, idle: 60, clock });
+  const running = worker.run(async (job) => {
+    ran.push({ job, at: clock() });
+    return 'ok';
+  });
+  const start = clock();
+  const slots = () => ran.filter((r) => r.job.startsWith('minutely@'));
+  while (clock() - start < 10 && (slots().length < 2 || !ran.some((r) => r.job === 'delayed'))) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await worker.stop();
+  await running;
+  const delayed = ran.find((r) => r.job === 'delayed');
+  assert.ok(delayed, `the delayed job did not run within 10 s: ${JSON.stringify(ran)}`);
+  assert.ok(delayed.at - start < 3, `the delayed job ran ${delayed.at - start} s after the start`);
+  assert.equal(slots().length, 2, `two slots within 10 s: ${JSON.stringify(ran)}`);
   store.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });

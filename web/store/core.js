@@ -62,6 +62,8 @@ const OPERATIONS = Object.freeze([
   { name: 'unschedule', params: ['name'], returns: 'boolean' },
   { name: 'schedules', params: [], returns: 'StoredSchedule[]' },
   { name: 'enqueueDue', params: ['now'], returns: 'string[]' },
+  // Waking (section 11): when an idle worker looks again unless woken.
+  { name: 'nextDue', params: ['now', 'queues?'], returns: 'NextDue' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));
 
 /**

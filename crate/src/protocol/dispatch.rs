@@ -314,6 +314,14 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
         Request::EnqueueDue { now } => {
             plain(Returned::Strings(backend.leases()?.enqueue_due(*now)?))
         }
+        Request::NextDue { now, queues } => {
+            let names = queue_names(queues);
+            plain(Returned::NextDue(crate::wake::next_due(
+                backend.leases()?,
+                *now,
+                names.as_deref(),
+            )?))
+        }
         Request::Fenced {
             job,
             owner,

@@ -183,6 +183,13 @@ pub enum Request {
     EnqueueDue {
         now: f64,
     },
+    /// Section 11, waking: when an idle worker of `queues` (`None`: every queue) has something
+    /// to look at again without being woken: the earliest `until` of an open job of those
+    /// queues, and the next slot of any schedule after `now`.
+    NextDue {
+        now: f64,
+        queues: Option<Vec<String>>,
+    },
 }
 
 /// One item of `renew_many`'s and `complete_many`'s `leases`: a job and the fence its owner
@@ -276,6 +283,10 @@ impl Request {
             Request::Unschedule { name } => rules::schedule::check_name(name),
             Request::Schedules => Ok(()),
             Request::EnqueueDue { now } => rules::schedule::now_seconds(*now).map(drop),
+            Request::NextDue { now, queues } => {
+                rules::check_now(*now)?;
+                rules::queues::check_queues(queues.as_deref())
+            }
             Request::Enqueue { run_at, queue, .. } => {
                 rules::check_time("run_at", *run_at)?;
                 rules::queues::check_optional_queue("queue", queue.as_deref())

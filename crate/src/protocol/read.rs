@@ -60,10 +60,12 @@ pub(crate) enum Op {
     Schedules,
     /// `enqueue_due` / `enqueueDue` (section 11)
     EnqueueDue,
+    /// `next_due` / `nextDue` (section 11, waking)
+    NextDue,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub(crate) const OP_NAMES: [(Op, &str, &str); 22] = [
+pub(crate) const OP_NAMES: [(Op, &str, &str); 23] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -86,6 +88,7 @@ pub(crate) const OP_NAMES: [(Op, &str, &str); 22] = [
     (Op::Unschedule, "unschedule", "unschedule"),
     (Op::Schedules, "schedules", "schedules"),
     (Op::EnqueueDue, "enqueue_due", "enqueueDue"),
+    (Op::NextDue, "next_due", "nextDue"),
 ];
 
 impl Op {
@@ -328,6 +331,10 @@ impl Request {
             Op::Schedules => Request::Schedules,
             Op::EnqueueDue => Request::EnqueueDue {
                 now: s.number("now")?,
+            },
+            Op::NextDue => Request::NextDue {
+                now: s.number("now")?,
+                queues: s.maybe_strings("queues")?,
             },
             Op::Fenced => {
                 let (job, owner) = (s.string("job")?, s.string("owner")?);

@@ -124,6 +124,8 @@ pub(crate) enum Returned {
     Strings(Vec<String>),
     /// schedules: every stored schedule, by name.
     Schedules(Vec<crate::StoredSchedule>),
+    /// next_due: `{job, slot}`, each a time or null.
+    NextDue(crate::wake::NextDue),
 }
 
 /// An operation's answer: the value, and the reason when the store refused. Serialized, it is

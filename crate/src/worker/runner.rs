@@ -317,22 +317,21 @@ impl Worker {
             return self.sleep_until(poll, false);
         }
         let queues = self.options.queue_names();
-        // The next `until` is a hint: a store that cannot tell (an error, a job due already
-        // that the claim did not take) leaves the poll interval in force.
-        let mut wake_at = match self.store.next_due_in(queues.as_deref()) {
-            Ok(Some(due)) if due > now => due.min(poll),
-            _ => poll,
-        };
-        // The worker enqueues the schedules' slots as it ticks (every schedule, whatever its
-        // queue): it also wakes at the next slot, so a slot's job starts at the slot rather
-        // than at the next poll. The tick's once-a-second limit counts from the last tick, so
-        // the wake-up is kept at least a second after it.
-        if let Ok(stored) = self.store.schedules() {
-            if let Some(slot) = crate::rules::schedule::next_slot(&stored, now) {
+        // The next `until` is a hint: a store that cannot tell (an error, a job due already that
+        // the claim did not take) leaves the poll interval in force. The worker enqueues the
+        // schedules' slots as it ticks (every schedule, whatever its queue): it also wakes at
+        // the next slot, so a slot's job starts at the slot rather than at the next poll. The
+        // tick's once-a-second limit counts from the last tick, so that wake-up is kept at least
+        // a second after it.
+        let wake_at = match crate::wake::next_due(&*self.store, now, queues.as_deref()) {
+            Ok(next) => {
                 let last_tick = f64::from_bits(self.due_at.load(Ordering::Relaxed));
-                wake_at = wake_at.min(slot.max(last_tick + 1.0));
+                let job = next.job.filter(|due| *due > now).unwrap_or(poll);
+                let slot = next.slot.map_or(poll, |slot| slot.max(last_tick + 1.0));
+                job.min(slot).min(poll)
             }
-        }
+            Err(_) => poll,
+        };
         self.sleep_until(wake_at, true);
     }
 

@@ -176,10 +176,11 @@ pub fn check_line(backend: &mut Memory, line: &str) {
     // one-operation model below does not describe it. Its answers and effects are checked against
     // successive single operations by the contract vectors and batch_ops.rs; here it still gets
     // the response-shape, acceptance and nothing-changed-on-error checks above.
-    if is_batch_op(line) {
+    let op = op_of(line);
+    if is_batch_op(op.as_deref()) {
         return;
     }
-    if keys != ["error"] && op_of(line).as_deref() == Some("enqueue_due") {
+    if keys != ["error"] && op.as_deref() == Some("enqueue_due") {
         return check_enqueue_due(&object["value"], &before, &after, &ctx);
     }
     let changes = check_table_invariants(&before, &after, &ctx);
@@ -195,10 +196,10 @@ fn op_of(line: &str) -> Option<String> {
         .and_then(|request| request.get("op").and_then(Value::as_str).map(str::to_owned))
 }
 
-/// Whether serde_json reads `line` as a request of one of the batch operations.
-fn is_batch_op(line: &str) -> bool {
+/// Whether `op` (as [`op_of`] read it) is one of the batch operations.
+fn is_batch_op(op: Option<&str>) -> bool {
     matches!(
-        op_of(line).as_deref(),
+        op,
         Some("enqueue_many" | "claim_next_many" | "renew_many" | "complete_many")
     )
 }
@@ -516,6 +517,21 @@ fn check_effects(
             }
         }
         "inspect" | "stats" | "schedules" => must(changes.is_empty(), "a read changed the table"),
+        "next_due" => {
+            must(changes.is_empty(), "next_due changed the table");
+            // Over every queue, the job's time is the earliest until of an open row.
+            if req.get("queues").is_none_or(Value::is_null) {
+                let earliest = before
+                    .iter()
+                    .filter(|r| !r.done)
+                    .map(|r| r.until)
+                    .reduce(f64::min);
+                must(
+                    value["job"].as_f64() == earliest,
+                    "next_due's job is not the earliest until of an open job",
+                );
+            }
+        }
         // Schedules live in their own table; storing or removing one touches no job.
         "schedule" | "unschedule" => must(changes.is_empty(), "a schedule change wrote jobs"),
         "fail" => {

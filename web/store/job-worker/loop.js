@@ -144,7 +144,7 @@ class JobWorker {
           }
           if (untilEmpty) break;
           if (untilDrained && (await this.#drained())) break;
-          await this.#idleWait(this.#idle, true); // or until the watch sees new work
+          await this.#idleWait(await this.#rest(claimedAt), true); // or until the watch sees new work
           continue;
         }
         this.#counts.claimed += claims.length;
@@ -204,6 +204,29 @@ class JobWorker {
       if (!isStorageError(error)) throw error;
       this.#onError(error, { op: 'enqueueDue' });
     }
+  }
+
+  /**
+   * How long to rest when nothing was claimable at `now` (docs/contract.md section 11, waking):
+   * with a watch on the store, until the next job of the served queues falls due or the next
+   * schedule slot, whichever comes first, at most the poll `idle`. A slot's wake-up is kept a
+   * second after the last tick (enqueueDue runs at most once a second), or the tick would skip
+   * the slot. Without a watch, or when the store cannot tell, the poll.
+   */
+  async #rest(now) {
+    if (!this.#waking || typeof this.#store.nextDue !== 'function') return this.#idle;
+    let next;
+    try {
+      next = await this.#store.nextDue(now, this.#queues);
+    } catch (error) {
+      if (!isStorageError(error)) throw error;
+      this.#onError(error, { op: 'nextDue' });
+      return this.#idle;
+    }
+    let wakeAt = now + this.#idle;
+    if (next.job !== null && next.job > now) wakeAt = Math.min(wakeAt, next.job);
+    if (next.slot !== null) wakeAt = Math.min(wakeAt, Math.max(next.slot, this.#dueAt + 1));
+    return Math.max(0, wakeAt - this.#clock());
   }
 
   /** Up to `n` claims at `now`: one claimNext, or with concurrency one claimNextMany for the free slots. */
