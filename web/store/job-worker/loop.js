@@ -144,7 +144,7 @@ class JobWorker {
           }
           if (untilEmpty) break;
           if (untilDrained && (await this.#drained())) break;
-          await this.#idleWait(await this.#rest(claimedAt), true); // or until the watch sees new work
+          await this.#restUntil(await this.#wakeAt(claimedAt)); // or until the watch sees new work
           continue;
         }
         this.#counts.claimed += claims.length;
@@ -207,26 +207,39 @@ class JobWorker {
   }
 
   /**
-   * How long to rest when nothing was claimable at `now` (docs/contract.md section 11, waking):
-   * with a watch on the store, until the next job of the served queues falls due or the next
-   * schedule slot, whichever comes first, at most the poll `idle`. A slot's wake-up is kept a
-   * second after the last tick (enqueueDue runs at most once a second), or the tick would skip
-   * the slot. Without a watch, or when the store cannot tell, the poll.
+   * When to look again after nothing was claimable at `now` (docs/contract.md section 11,
+   * waking), on the worker's clock: with waking on, when the next job of the served queues falls
+   * due or at the next schedule slot, whichever comes first, at the latest after the poll `idle`.
+   * A slot's wake-up is kept past a second after the last tick (enqueueDue runs at most once a
+   * second), or the tick would skip the slot. Otherwise, or when the store cannot tell, the poll.
    */
-  async #rest(now) {
-    if (!this.#waking || typeof this.#store.nextDue !== 'function') return this.#idle;
+  async #wakeAt(now) {
+    const poll = now + this.#idle;
+    if (!this.#waking || typeof this.#store.nextDue !== 'function') return poll;
     let next;
     try {
       next = await this.#store.nextDue(now, this.#queues);
     } catch (error) {
       if (!isStorageError(error)) throw error;
       this.#onError(error, { op: 'nextDue' });
-      return this.#idle;
+      return poll;
     }
-    let wakeAt = now + this.#idle;
+    let wakeAt = poll;
     if (next.job !== null && next.job > now) wakeAt = Math.min(wakeAt, next.job);
-    if (next.slot !== null) wakeAt = Math.min(wakeAt, Math.max(next.slot, this.#dueAt + 1));
-    return Math.max(0, wakeAt - this.#clock());
+    if (next.slot !== null) wakeAt = Math.min(wakeAt, Math.max(next.slot, this.#dueAt + 1.001));
+    return wakeAt;
+  }
+
+  /**
+   * Rests until `wakeAt` on the worker's clock, a stop, or a wake-up from the store's watch. A
+   * timer can end a little before the clock shows its time (setTimeout counts whole
+   * milliseconds): the rest is waited out, or a tick at a slot would still be inside its
+   * once-a-second limit and skip the slot.
+   */
+  async #restUntil(wakeAt) {
+    do {
+      await this.#idleWait(Math.max(0, wakeAt - this.#clock()), true);
+    } while (!this.#stopping && !this.#woken && this.#clock() < wakeAt);
   }
 
   /** Up to `n` claims at `now`: one claimNext, or with concurrency one claimNextMany for the free slots. */
