@@ -138,7 +138,7 @@ if wants postgres; then
   # partial run): the server, its durability settings and the workload differ enough to keep apart.
   pg_out=docs/bench/postgres.md
   if [ -n "${BENCH_ONLY:-}" ]; then mkdir -p "$out/report"; pg_out="$out/report/postgres.md"; fi
-  bash scripts/postgres.sh cargo run -q --release -p leasefence-pg-bench -- --out "$pg_out" >&2
+  bash scripts/postgres.sh cargo run -q --release -p leasefence-pg-bench --bin leasefence-pg-bench -- --out "$pg_out" >&2
 fi
 if wants waking; then
   step "7b. waking: 8 idle worker processes (native inotify, npm fs.watch, PostgreSQL LISTEN): wake latency of a job enqueued by another process, and their CPU while idle"
