@@ -148,10 +148,11 @@ else
   cargo build -q -p leasefence-cli
   # The worker runtime's PostgreSQL variants (worker.rs, work_cli.rs, worker_postgres.rs), the
   # batch operations' (batch_ops.rs, batch_ops_postgres.rs), enqueue in your own transaction
-  # (enqueue_in_tx.rs), recurring jobs (schedules.rs) and waking (waking.rs) run here too.
+  # (enqueue_in_tx.rs), recurring jobs (schedules.rs), waking (waking.rs) and the dashboard's
+  # listings (listing.rs) run here too.
   timeout --kill-after=30s 20m cargo test -p leasefence --test postgres --test worker --test work_cli \
     --test worker_postgres --test batch_ops --test batch_ops_postgres --test enqueue_in_tx \
-    --test schedules --test waking \
+    --test schedules --test waking --test listing \
     -- --ignored --nocapture || status=$?
   [ "$status" -ne 124 ] || say "the PostgreSQL tests did not finish within 20 minutes: a test hangs"
   # The dashboard's PostgreSQL variant (cli/tests/ui.rs).

@@ -400,9 +400,10 @@ fn the_api_pages_filters_and_reports() {
             None => break,
         }
     }
-    let all: Vec<String> = (0..7)
-        .map(|i| format!("j{i}"))
-        .chain(["d/1 x".into()])
+    // Newest enqueued first, every job once across the pages.
+    let all: Vec<String> = ["d/1 x".to_string()]
+        .into_iter()
+        .chain((0..7).rev().map(|i| format!("j{i}")))
         .collect();
     assert_eq!(seen, all);
 
@@ -413,7 +414,7 @@ fn the_api_pages_filters_and_reports() {
         .iter()
         .map(|j| j["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["j1", "j3", "j5", "d/1 x"]);
+    assert_eq!(ids, ["d/1 x", "j5", "j3", "j1"]);
     let (_, dead) = ui.get_json("/api/jobs?state=dead");
     assert_eq!(dead["jobs"].as_array().unwrap().len(), 1);
     assert_eq!(dead["jobs"][0]["failures"], 1);

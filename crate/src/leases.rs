@@ -140,6 +140,38 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts>;
 
+    /// One page of jobs (of a state and a queue, if asked) at `now`, read through an index:
+    /// what a dashboard lists. Pass the page's `next` as the next query's `after`; the order is
+    /// [`JobQuery`](crate::JobQuery)'s.
+    ///
+    /// ```
+    /// use leasefence::{JobQuery, JobStatus, Leases, LeaseStore};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue("a")?;
+    /// leases.enqueue("b")?;
+    /// leases.claim("b", "w", 0.0, 30.0)?;
+    /// let leased = leases.list_jobs(&JobQuery::new().status(JobStatus::Leased), 1.0)?;
+    /// assert_eq!(leased.jobs[0].state.owner.as_deref(), Some("w"));
+    /// assert_eq!(leased.jobs.len(), 1);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage>;
+
+    /// Every queue that has a job, by name, with its jobs in each state at `now`: `stats_in` of
+    /// each queue, read at once.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue_job(&NewJob::new("m").queue("mail"))?;
+    /// leases.enqueue("d")?;
+    /// let queues = leases.queue_stats(0.0)?;
+    /// assert_eq!(queues.iter().map(|q| q.queue.as_str()).collect::<Vec<_>>(), ["default", "mail"]);
+    /// assert_eq!(queues[1].counts.queued, 1);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>>;
+
     /// Contract `enqueue_many` (section 10): every job's `enqueue` in one transaction, answered
     /// in order; at most [`MAX_BATCH`](crate::MAX_BATCH) jobs, and a bad item refuses the list.
     ///

@@ -120,6 +120,12 @@ impl Leases for Counted {
     fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
         self.store.stats_in(queue, now)
     }
+    fn list_jobs(&self, query: &leasefence::JobQuery, now: f64) -> Result<leasefence::JobPage> {
+        self.store.list_jobs(query, now)
+    }
+    fn queue_stats(&self, now: f64) -> Result<Vec<leasefence::QueueCounts>> {
+        self.store.queue_stats(now)
+    }
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         self.store.enqueue_many(jobs)
     }

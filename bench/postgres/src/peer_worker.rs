@@ -203,6 +203,16 @@ impl Leases for Timed {
     fn stats_in(&self, queue: Option<&str>, now: f64) -> leasefence::Result<JobCounts> {
         self.inner.stats_in(queue, now)
     }
+    fn list_jobs(
+        &self,
+        query: &leasefence::JobQuery,
+        now: f64,
+    ) -> leasefence::Result<leasefence::JobPage> {
+        self.inner.list_jobs(query, now)
+    }
+    fn queue_stats(&self, now: f64) -> leasefence::Result<Vec<leasefence::QueueCounts>> {
+        self.inner.queue_stats(now)
+    }
     fn enqueue_job(&self, job: &NewJob) -> leasefence::Result<bool> {
         self.inner.enqueue_job(job)
     }

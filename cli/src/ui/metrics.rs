@@ -29,8 +29,9 @@ pub(crate) fn render(store: &dyn Leases, now: f64) -> leasefence::Result<String>
     let mut out = String::new();
     out.push_str("# HELP leasefence_jobs Jobs in each state, by queue.\n");
     out.push_str("# TYPE leasefence_jobs gauge\n");
-    for (queue, counts) in &per_queue {
-        for (state, n) in by_state(counts) {
+    for q in &per_queue {
+        let queue = &q.queue;
+        for (state, n) in by_state(&q.counts) {
             let _ = writeln!(
                 out,
                 "leasefence_jobs{{queue=\"{}\",state=\"{state}\"}} {n}",

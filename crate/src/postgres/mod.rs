@@ -101,6 +101,7 @@ mod claim_batch;
 mod failure;
 mod fenced;
 mod listen;
+mod listing;
 mod schedule;
 mod schema;
 mod session;

@@ -658,6 +658,18 @@ impl Leases for PgStore {
         })
     }
 
+    fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
+        self.link.with_session("list_jobs", |session| {
+            super::listing::list_jobs(session, query, now)
+        })
+    }
+
+    fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
+        self.link.with_session("queue_stats", |session| {
+            super::listing::queue_stats(session, now)
+        })
+    }
+
     /// Every owner's claim at once on its own connection (at most
     /// [`CLAIM_MANY_CONNECTIONS`]; more owners take turns on them), released together by a
     /// barrier so that they really race; answers in input order.

@@ -21,6 +21,7 @@ pub(crate) mod batch;
 pub(crate) mod columns;
 pub(crate) mod fenced;
 pub(crate) mod fenced_tx;
+pub(crate) mod listing;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod owners;
 pub(crate) mod queues;

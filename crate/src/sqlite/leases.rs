@@ -113,6 +113,14 @@ impl Leases for LeaseStore {
         LeaseStore::enqueue_many(self, jobs)
     }
 
+    fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
+        super::listing::list_jobs(&self.conn, query, now)
+    }
+
+    fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
+        super::listing::queue_stats(&self.conn, now)
+    }
+
     fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>> {
         LeaseStore::enqueue_many_with(self, jobs, statements)
     }

@@ -33,6 +33,7 @@ mod file;
 pub(crate) mod gate;
 mod leases;
 mod lifecycle;
+mod listing;
 pub(crate) mod next_due;
 mod ops;
 mod schedule;

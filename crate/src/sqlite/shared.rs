@@ -544,6 +544,19 @@ impl Leases for SharedStore {
         self.call("stats", move |store| store.stats_in(queue.as_deref(), now))
     }
 
+    fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
+        let query = query.clone();
+        self.call("list_jobs", move |store| {
+            super::listing::list_jobs(&store.conn, &query, now)
+        })
+    }
+
+    fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
+        self.call("queue_stats", move |store| {
+            super::listing::queue_stats(&store.conn, now)
+        })
+    }
+
     fn schedule(&self, schedule: &crate::Schedule) -> Result<()> {
         let schedule = schedule.clone();
         self.call("schedule", move |store| store.schedule(&schedule))

@@ -1,0 +1,133 @@
+//! Listing jobs a page at a time and counting every queue at once on PostgreSQL (what a
+//! dashboard reads), in the order and with the cursors of the SQLite backend: newest first down
+//! `leasefence_seq`, the open states along `leasefence_next` (`until`, then `seq`), dead jobs from
+//! their marks. Each is one read-only snapshot; the statements are prepared per call, as a
+//! dashboard asks rarely and a worker's session should not carry them.
+
+use postgres::types::ToSql;
+use postgres::Row;
+
+use super::failure::pg;
+use super::session::Session;
+use crate::error::Result;
+use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
+use crate::outcome::{JobCounts, JobState};
+use crate::rules::listing::{check_query, page, set_dead, wrong_cursor, Cursor};
+
+/// A listed row: `(seq, id, owner, until, fence, result, done, queue, priority, dead, failures)`.
+fn summary(row: &Row, now: f64) -> std::result::Result<(JobSummary, i64), postgres::Error> {
+    let state = JobState {
+        id: row.try_get(1)?,
+        owner: row.try_get(2)?,
+        until: row.try_get(3)?,
+        fence: row.try_get(4)?,
+        result: row.try_get(5)?,
+        done: row.try_get::<_, i32>(6)? != 0,
+    };
+    let dead: bool = row.try_get(9)?;
+    let summary = JobSummary {
+        status: JobStatus::at(&state, dead, now),
+        state,
+        queue: row.try_get(7)?,
+        priority: row.try_get(8)?,
+        failures: row.try_get::<_, i64>(10)?.max(0) as u64,
+    };
+    Ok((summary, row.try_get(0)?))
+}
+
+/// One page of `query` at `now` (`Leases::list_jobs`).
+pub(super) fn list_jobs(session: &mut Session, query: &JobQuery, now: f64) -> Result<JobPage> {
+    crate::rules::check_now(now)?;
+    let cursor = check_query(query)?;
+    let queue = query.queue.as_deref();
+    let fetch = (query.limit + 1) as i64;
+    let done_only = query.status == Some(JobStatus::Done);
+    let rows = match (query.status, cursor) {
+        (Some(status), Cursor::After(until, seq)) if status.by_until() => {
+            let (low, high, owner) = match status {
+                JobStatus::Queued => (until, now, None),
+                JobStatus::Scheduled => (until.max(now.next_up()), f64::INFINITY, Some(false)),
+                _ => (until.max(now.next_up()), f64::INFINITY, Some(true)),
+            };
+            let args: [&(dyn ToSql + Sync); 7] =
+                [&low, &high, &until, &seq, &owner, &queue, &fetch];
+            read(session, include_str!("sql/list_by_until.sql"), &args)?
+        }
+        (Some(JobStatus::Dead), Cursor::Before(seq)) => read(
+            session,
+            include_str!("sql/list_dead.sql"),
+            &[&seq, &queue, &fetch],
+        )?,
+        (_, Cursor::Before(seq)) => read(
+            session,
+            include_str!("sql/list_newest.sql"),
+            &[&seq, &queue, &done_only, &fetch],
+        )?,
+        (_, Cursor::After(..)) => return Err(wrong_cursor(query)),
+    };
+    let rows = rows
+        .iter()
+        .map(|row| summary(row, now))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(pg("list_jobs"))?;
+    Ok(page(rows, query))
+}
+
+fn read(session: &mut Session, sql: &str, args: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+    let mut tx = session
+        .client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(pg("list_jobs"))?;
+    let rows = tx.query(sql, args).map_err(pg("list_jobs"))?;
+    tx.commit().map_err(pg("list_jobs"))?;
+    Ok(rows)
+}
+
+/// Every queue that has a job, with its jobs in each state at `now` (`Leases::queue_stats`), from
+/// one snapshot.
+pub(super) fn queue_stats(session: &mut Session, now: f64) -> Result<Vec<QueueCounts>> {
+    crate::rules::check_now(now)?;
+    let mut tx = session
+        .client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(pg("queue_stats"))?;
+    let counts = tx
+        .query(include_str!("sql/queue_stats.sql"), &[&now])
+        .map_err(pg("queue_stats"))?;
+    let dead = tx
+        .query(include_str!("sql/dead_per_queue.sql"), &[])
+        .map_err(pg("queue_stats"))?;
+    tx.commit().map_err(pg("queue_stats"))?;
+    let count = |row: &Row, i: usize| -> std::result::Result<u64, postgres::Error> {
+        Ok(row.try_get::<_, i64>(i)?.max(0) as u64)
+    };
+    let mut queues = counts
+        .iter()
+        .map(|row| {
+            Ok(QueueCounts {
+                queue: row.try_get(0)?,
+                counts: JobCounts {
+                    queued: count(row, 1)?,
+                    scheduled: count(row, 2)?,
+                    leased: count(row, 3)?,
+                    done: count(row, 4)?,
+                    dead: 0,
+                },
+            })
+        })
+        .collect::<std::result::Result<Vec<_>, postgres::Error>>()
+        .map_err(pg("queue_stats"))?;
+    let dead = dead
+        .iter()
+        .map(|row| Ok((row.try_get::<_, String>(0)?, count(row, 1)?)))
+        .collect::<std::result::Result<Vec<_>, postgres::Error>>()
+        .map_err(pg("queue_stats"))?;
+    set_dead(&mut queues, dead);
+    Ok(queues)
+}

@@ -1,0 +1,133 @@
+//! Listing jobs a page at a time and counting every queue at once on SQLite (what a dashboard
+//! reads). Each page is one indexed read: newest first down `leasefence_order`'s primary key, the
+//! open states along `leasefence_claimable` (`until`, then the rowid), dead jobs from their marks.
+
+use rusqlite::types::ToSql;
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
+use crate::outcome::{JobCounts, JobState};
+use crate::rules::listing::{check_query, page, Cursor};
+
+/// A listed row: `(position, id, owner, until, fence, result, done, queue, priority, dead,
+/// failures)`, the position being the insertion number the page's order uses.
+fn summary(row: &rusqlite::Row<'_>, now: f64) -> rusqlite::Result<(JobSummary, i64)> {
+    let state = JobState {
+        id: row.get(1)?,
+        owner: row.get(2)?,
+        until: row.get(3)?,
+        fence: row.get(4)?,
+        result: row.get(5)?,
+        done: row.get(6)?,
+    };
+    let dead: bool = row.get(9)?;
+    let summary = JobSummary {
+        status: JobStatus::at(&state, dead, now),
+        state,
+        queue: row.get(7)?,
+        priority: row.get(8)?,
+        failures: row.get::<_, i64>(10)?.max(0) as u64,
+    };
+    Ok((summary, row.get(0)?))
+}
+
+/// One page of `query` at `now` (`Leases::list_jobs`), read in one transaction.
+pub(crate) fn list_jobs(conn: &Connection, query: &JobQuery, now: f64) -> Result<JobPage> {
+    crate::rules::check_now(now)?;
+    let cursor = check_query(query)?;
+    let queue = query.queue.as_deref();
+    // One more than the page: whether it exists says whether there is a next page.
+    let fetch = (query.limit + 1) as i64;
+    let (sql, args): (&str, Vec<Box<dyn ToSql>>) = match (query.status, cursor) {
+        (Some(status), Cursor::After(until, rowid)) if status.by_until() => {
+            let (low, high, owner) = match status {
+                JobStatus::Queued => (until, now, None),
+                // `until > now`: from the next float up, so the index range starts there.
+                JobStatus::Scheduled => (until.max(now.next_up()), f64::INFINITY, Some(false)),
+                _ => (until.max(now.next_up()), f64::INFINITY, Some(true)),
+            };
+            (
+                include_str!("sql/list_by_until.sql"),
+                vec![
+                    Box::new(low),
+                    Box::new(high),
+                    Box::new(until),
+                    Box::new(rowid),
+                    Box::new(owner),
+                    Box::new(queue.map(str::to_owned)),
+                    Box::new(fetch),
+                ],
+            )
+        }
+        (Some(JobStatus::Dead), Cursor::Before(seq)) => (
+            include_str!("sql/list_dead.sql"),
+            vec![
+                Box::new(seq),
+                Box::new(queue.map(str::to_owned)),
+                Box::new(fetch),
+            ],
+        ),
+        (status, Cursor::Before(seq)) => (
+            include_str!("sql/list_newest.sql"),
+            vec![
+                Box::new(seq),
+                Box::new(queue.map(str::to_owned)),
+                Box::new(i64::from(status == Some(JobStatus::Done))),
+                Box::new(fetch),
+            ],
+        ),
+        // check_query already refuses a cursor of the other order; kept as an error, not a panic.
+        (_, Cursor::After(..)) => return Err(crate::rules::listing::wrong_cursor(query)),
+    };
+    let tx = super::write_tx::deferred(conn, "list_jobs")?;
+    let rows = tx
+        .prepare_cached(sql)
+        .and_then(|mut stmt| {
+            let params: Vec<&dyn ToSql> = args.iter().map(|a| a.as_ref()).collect();
+            stmt.query_map(&params[..], |row| summary(row, now))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(Error::storage("list_jobs"))?;
+    tx.commit().map_err(Error::storage("list_jobs"))?;
+    Ok(page(rows, query))
+}
+
+/// Every queue that has a job, by name, with its jobs in each state at `now`
+/// (`Leases::queue_stats`): one pass over the jobs, and one over the dead marks, in one
+/// transaction.
+pub(crate) fn queue_stats(conn: &Connection, now: f64) -> Result<Vec<QueueCounts>> {
+    crate::rules::check_now(now)?;
+    let count = |row: &rusqlite::Row<'_>, column: usize| -> rusqlite::Result<u64> {
+        Ok(row.get::<_, i64>(column)?.max(0) as u64)
+    };
+    let tx = super::write_tx::deferred(conn, "queue_stats")?;
+    let mut queues = tx
+        .prepare_cached(include_str!("sql/queue_stats.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_map([now], |row| {
+                Ok(QueueCounts {
+                    queue: row.get(0)?,
+                    counts: JobCounts {
+                        queued: count(row, 1)?,
+                        scheduled: count(row, 2)?,
+                        leased: count(row, 3)?,
+                        done: count(row, 4)?,
+                        dead: 0,
+                    },
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(Error::storage("queue_stats"))?;
+    let dead = tx
+        .prepare_cached(include_str!("sql/dead_per_queue.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, count(row, 1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(Error::storage("queue_stats"))?;
+    tx.commit().map_err(Error::storage("queue_stats"))?;
+    crate::rules::listing::set_dead(&mut queues, dead);
+    Ok(queues)
+}
