@@ -462,6 +462,21 @@ if (wk.length) {
     table(['case', 'workers', 'enqueues', 'p50', 'p99', 'p99 within 50 ms', 'idle CPU (all workers)'], rows, 'lrrrrll'), '');
 }
 
+const dash = pick({ section: 'dashboard' });
+if (dash.length) {
+  const sizes = [...new Set(dash.map((d) => d.jobs))].sort((a, b) => a - b);
+  const [small, large] = [sizes[0], sizes[sizes.length - 1]];
+  const requests = [...new Set(dash.map((d) => d.case))];
+  const rows = requests.map((c) => {
+    const at = (jobs) => dash.filter((d) => d.case === c && d.jobs === jobs);
+    return [c, `${spread(stat(at(small).map((d) => d.ms)), 1)} ms`, `${spread(stat(at(large).map((d) => d.ms)), 1)} ms`,
+      xr(ratios(at(large), at(small), 'ms'))];
+  });
+  md.push('## 7c. Dashboard: `leasefence ui` at ' + small.toLocaleString('en-US') + ' and ' + large.toLocaleString('en-US') + ' jobs', '',
+    `Each request the page makes, over HTTP on loopback from another process (median of 5 calls, after one warm-up call, per repeat; median and min–max over the repeats), on an SQLite file filled with 80 % done, 1 % dead, 14 % queued, 3 % leased and 2 % scheduled jobs in three queues (bench/dashboard.mjs). The ratio is the large store's time over the small one's in the same repeat: a page is one indexed read (about 1× expected), a count reads every job (it grows with them). Page load: the document, the counts and the first page of jobs, in turn, as the page asks for them.`, '',
+    table(['request', `${small.toLocaleString('en-US')} jobs`, `${large.toLocaleString('en-US')} jobs`, 'ratio'], rows, 'lrrr'), '');
+}
+
 // ---------------------------------------------------------------------------------------------
 // Summary, results.md, README section
 
