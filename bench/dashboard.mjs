@@ -159,4 +159,4 @@ for (let repeat = 0; repeat < repeats; repeat++) {
     }
   }
 }
-for (const { path } of stores) for (const end of ['', '-wal', '-shm']) rmSync(path + end, { force: true });
+if (!process.env.KEEP) for (const { path } of stores) for (const end of ['', '-wal', '-shm']) rmSync(path + end, { force: true });

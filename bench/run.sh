@@ -6,7 +6,7 @@
 # Environment:
 #   BENCH_REPEATS=5        repeats of every measurement
 #   BENCH_ONLY=native,...  run only some sections (native contention processes throughput scale node
-#                          browser size postgres waking peers); the report then goes to target/bench/report, not docs/bench
+#                          browser size postgres waking dashboard peers); the report then goes to target/bench/report, not docs/bench
 #   BENCH_PEERS_JOBS=N     jobs per peers run (default 300; 50 in the quick mode, BENCH_ONLY=peers,
 #                          about 7 minutes here with its installs checked and its profile)
 #   BENCH_PEERS_REPEATS=3  repeats of the peers section (2 in the quick mode; its own, as it is the
@@ -27,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 repeats=${BENCH_REPEATS:-5}
-only=${BENCH_ONLY:-native,contention,processes,throughput,scale,node,browser,size,postgres,waking,peers}
+only=${BENCH_ONLY:-native,contention,processes,throughput,scale,node,browser,size,postgres,waking,dashboard,peers}
 # Databases live on the repository's disk (a real fsync), never on a tmpfs.
 tmp=target/bench-tmp
 out=target/bench
@@ -150,6 +150,11 @@ if wants waking; then
   else
     "$bin" "${waking_args[@]}" --cases native,npm >>"$results"
   fi
+fi
+if wants dashboard; then
+  step "7c. dashboard: leasefence ui's requests at 1,000 and 1,000,000 jobs"
+  cargo build -q --release -p leasefence-cli
+  node bench/dashboard.mjs --cli target/release/leasefence --dir "$tmp" --repeats "$repeats" >>"$results"
 fi
 if wants peers; then
   step "8. peers: leasefence next to BullMQ, pg-boss, graphile-worker, plainjob, liteque, litequeue, huey, persist-queue"

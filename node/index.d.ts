@@ -154,6 +154,29 @@ export interface ScheduleOptions {
   missed?: 'latest' | 'all' | null;
 }
 
+/** The state a job is in at a time: the five that `stats` counts. */
+export type JobStatus = 'queued' | 'scheduled' | 'leased' | 'done' | 'dead';
+
+/** One job of a `listJobs` page: its row, its state at `now`, its queue, priority and failure count. */
+export interface JobSummary extends JobState {
+  status: JobStatus;
+  queue: string;
+  priority: number;
+  failures: number;
+}
+
+/** A `listJobs` page; pass `next` (an opaque cursor, null on the last page) as the next call's `after`. */
+export interface JobPage {
+  jobs: JobSummary[];
+  next: string | null;
+}
+
+/** One queue's counts, as `queueStats` lists them. */
+export interface QueueCounts {
+  queue: string;
+  counts: JobCounts;
+}
+
 /** `nextDue`'s answer: when a job of the queues asked falls due, and the next schedule slot (Unix seconds, or null). */
 export interface NextDue {
   job: number | null;
@@ -294,6 +317,14 @@ export declare class LeaseStore {
    */
   nextDue(now: number, queues?: string[] | null): NextDue;
   /**
+   * One page of jobs at `now` (of `status` and `queue` when given), read through an index: newest
+   * enqueued first; `queued` longest due first, `scheduled` next due first, `leased` next to
+   * expire first. `limit` 1 to 1000 (default 50); pass the page's `next` as `after` for more.
+   */
+  listJobs(now: number, status?: JobStatus | null, queue?: string | null, after?: string | null, limit?: number | null): JobPage;
+  /** Every queue that has a job, by name, with its jobs in each state at `now`. */
+  queueStats(now: number): QueueCounts[];
+  /**
    * The same operations, answering `{value, reason}` (`reason` null when the store agreed), and
    * `claimMany` `{value, reasons}`: one reason (or null) per owner, in the order of `owners`. The
    * browser build answers the same shapes (as Promises).
@@ -326,6 +357,8 @@ export declare class LeaseStore {
     schedules(): Answer<StoredSchedule[]>;
     enqueueDue(now: number): Answer<string[]>;
     nextDue(now: number, queues?: string[] | null): Answer<NextDue>;
+    listJobs(now: number, status?: JobStatus | null, queue?: string | null, after?: string | null, limit?: number | null): Answer<JobPage>;
+    queueStats(now: number): Answer<QueueCounts[]>;
   };
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;

@@ -254,6 +254,30 @@ pub(crate) enum Command {
         #[command(flatten)]
         clock: Clock,
     },
+    /// Print every queue that has a job, with its jobs in each state, as JSON.
+    QueueStats {
+        #[command(flatten)]
+        clock: Clock,
+    },
+    /// Print one page of jobs as JSON: `{"jobs": [...], "next"}`; pass `next` to --after for
+    /// the following page. Newest enqueued first; --state queued: longest due first, scheduled:
+    /// next due first, leased: next to expire first.
+    ListJobs {
+        /// Only jobs in this state.
+        #[arg(long, value_parser = ["queued", "scheduled", "leased", "done", "dead"])]
+        state: Option<String>,
+        /// Only jobs of this queue.
+        #[arg(long, value_name = "NAME")]
+        queue: Option<String>,
+        /// The `next` of the previous page.
+        #[arg(long, value_name = "CURSOR")]
+        after: Option<String>,
+        /// At most this many jobs (1 to 1000; default 50).
+        #[arg(long)]
+        limit: Option<i64>,
+        #[command(flatten)]
+        clock: Clock,
+    },
     /// Store a recurring job: each slot of CRON becomes the job NAME@YYYY-MM-DDTHH:MM:SSZ.
     ///
     /// CRON is 5 fields (minute hour day-of-month month day-of-week), read in --tz (default

@@ -149,6 +149,20 @@ pub(crate) fn run() -> i32 {
         Command::Unschedule { name } => Request::Unschedule { name },
         Command::Schedules => Request::Schedules,
         Command::EnqueueDue { clock } => Request::EnqueueDue { now: clock.now() },
+        Command::QueueStats { clock } => Request::QueueStats { now: clock.now() },
+        Command::ListJobs {
+            state,
+            queue,
+            after,
+            limit,
+            clock,
+        } => Request::ListJobs {
+            now: clock.now(),
+            status: state,
+            queue,
+            after,
+            limit,
+        },
         Command::Stats { queue, clock } => Request::Stats {
             now: clock.now(),
             queue,

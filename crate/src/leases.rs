@@ -158,7 +158,9 @@ pub trait Leases: std::fmt::Debug + Send {
     fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage>;
 
     /// Every queue that has a job, by name, with its jobs in each state at `now`: `stats_in` of
-    /// each queue, read at once.
+    /// each queue, read at once, in one pass over the jobs' queue rows (no per-job read but the
+    /// owner of the jobs not due yet). A job whose fence is exhausted (it can never be claimed
+    /// again) counts as done here.
     ///
     /// ```
     /// use leasefence::{Leases, LeaseStore, NewJob};

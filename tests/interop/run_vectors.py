@@ -56,7 +56,8 @@ ARGS = {
 # What the seed does not have: a vector using any of it is skipped here.
 BEYOND_SEED_OPS = {"fail", "revive", "inspect", "stats", "fenced",
                    "enqueue_many", "claim_next_many", "renew_many", "complete_many",
-                   "schedule", "unschedule", "schedules", "enqueue_due", "next_due"}
+                   "schedule", "unschedule", "schedules", "enqueue_due", "next_due",
+                   "list_jobs", "queue_stats"}
 BEYOND_SEED_ARGS = {"enqueue": {"run_at", "payload", "queue", "priority"},
                     "claim_next": {"queues"}}
 

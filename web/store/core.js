@@ -28,6 +28,9 @@ const PARAM_TYPES = Object.freeze({
   queues: 'string[] | null',
   name: 'string',
   cron: 'string',
+  status: 'JobStatus | null',
+  after: 'string | null',
+  limit: 'number | null',
 });
 
 /**
@@ -64,6 +67,9 @@ const OPERATIONS = Object.freeze([
   { name: 'enqueueDue', params: ['now'], returns: 'string[]' },
   // Waking (section 11): when an idle worker looks again unless woken.
   { name: 'nextDue', params: ['now', 'queues?'], returns: 'NextDue' },
+  // What a dashboard reads: a page of jobs through an index, every queue's counts at once.
+  { name: 'listJobs', params: ['now', 'status?', 'queue?', 'after?', 'limit?'], returns: 'JobPage' },
+  { name: 'queueStats', params: ['now'], returns: 'QueueCounts[]' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));
 
 /**

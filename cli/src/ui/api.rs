@@ -31,13 +31,21 @@ fn counts(c: &JobCounts) -> Value {
            "done": c.done, "dead": c.dead})
 }
 
-/// The counts by state of all jobs and of every queue: `stats`, then `queue_stats` (one pass
-/// each, read by the store, not job by job).
+/// The counts by state of every queue (`queue_stats`, one pass in the store) and their sum.
 pub(crate) fn stats_per_queue(
     store: &dyn Leases,
     now: f64,
 ) -> leasefence::Result<(JobCounts, Vec<QueueCounts>)> {
-    Ok((store.stats(now)?, store.queue_stats(now)?))
+    let queues = store.queue_stats(now)?;
+    let mut all = JobCounts::default();
+    for q in &queues {
+        all.queued += q.counts.queued;
+        all.scheduled += q.counts.scheduled;
+        all.leased += q.counts.leased;
+        all.done += q.counts.done;
+        all.dead += q.counts.dead;
+    }
+    Ok((all, queues))
 }
 
 /// `GET /api/stats`: `{"now", "all": {state: n}, "queues": {queue: {state: n}}}`.

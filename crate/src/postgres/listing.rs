@@ -114,7 +114,7 @@ pub(super) fn queue_stats(session: &mut Session, now: f64) -> Result<Vec<QueueCo
                 queue: row.try_get(0)?,
                 counts: JobCounts {
                     queued: count(row, 1)?,
-                    scheduled: count(row, 2)?,
+                    scheduled: count(row, 2)?.saturating_sub(count(row, 3)?),
                     leased: count(row, 3)?,
                     done: count(row, 4)?,
                     dead: 0,

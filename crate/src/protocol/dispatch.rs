@@ -314,6 +314,13 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
         Request::EnqueueDue { now } => {
             plain(Returned::Strings(backend.leases()?.enqueue_due(*now)?))
         }
+        Request::ListJobs { now, .. } => {
+            let query = request.job_query()?.unwrap_or_default();
+            plain(Returned::Page(backend.leases()?.list_jobs(&query, *now)?))
+        }
+        Request::QueueStats { now } => {
+            plain(Returned::QueueCounts(backend.leases()?.queue_stats(*now)?))
+        }
         Request::NextDue { now, queues } => {
             let names = queue_names(queues);
             plain(Returned::NextDue(crate::wake::next_due(

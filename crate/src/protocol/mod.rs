@@ -190,6 +190,20 @@ pub enum Request {
         now: f64,
         queues: Option<Vec<String>>,
     },
+    /// What a dashboard reads: one page of jobs at `now`, of one state (`queued`, `scheduled`,
+    /// `leased`, `done`, `dead`) and one queue if given, from the `next` of the previous page,
+    /// `limit` (default 50) at most; see [`JobQuery`](crate::JobQuery) for the order.
+    ListJobs {
+        now: f64,
+        status: Option<String>,
+        queue: Option<String>,
+        after: Option<String>,
+        limit: Option<i64>,
+    },
+    /// Every queue that has a job, by name, with its jobs in each state at `now`.
+    QueueStats {
+        now: f64,
+    },
 }
 
 /// One item of `renew_many`'s and `complete_many`'s `leases`: a job and the fence its owner
@@ -259,6 +273,31 @@ impl Request {
         Ok(Some(schedule))
     }
 
+    /// `list_jobs`' arguments as a [`JobQuery`](crate::JobQuery), checked (state name, limit,
+    /// queue, cursor); `None` for any other request.
+    pub(crate) fn job_query(&self) -> crate::Result<Option<crate::JobQuery>> {
+        let Request::ListJobs {
+            status,
+            queue,
+            after,
+            limit,
+            ..
+        } = self
+        else {
+            return Ok(None);
+        };
+        let mut query = crate::JobQuery::new();
+        query.status = status.as_deref().map(str::parse).transpose()?;
+        query.queue = queue.clone();
+        query.after = after.clone();
+        if let Some(limit) = limit {
+            // A negative or huge limit is refused by the limit check, as 0 is.
+            query.limit = usize::try_from(*limit).unwrap_or(0);
+        }
+        crate::rules::listing::check_query(&query)?;
+        Ok(Some(query))
+    }
+
     /// Checks argument values (the invalid arguments of docs/contract.md section 2) without
     /// touching storage.
     ///
@@ -287,6 +326,11 @@ impl Request {
                 rules::check_now(*now)?;
                 rules::queues::check_queues(queues.as_deref())
             }
+            Request::ListJobs { now, .. } => {
+                rules::check_now(*now)?;
+                self.job_query().map(drop)
+            }
+            Request::QueueStats { now } => rules::check_now(*now),
             Request::Enqueue { run_at, queue, .. } => {
                 rules::check_time("run_at", *run_at)?;
                 rules::queues::check_optional_queue("queue", queue.as_deref())

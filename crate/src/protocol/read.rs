@@ -62,10 +62,14 @@ pub(crate) enum Op {
     EnqueueDue,
     /// `next_due` / `nextDue` (section 11, waking)
     NextDue,
+    /// `list_jobs` / `listJobs` (what a dashboard reads)
+    ListJobs,
+    /// `queue_stats` / `queueStats`
+    QueueStats,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub(crate) const OP_NAMES: [(Op, &str, &str); 23] = [
+pub(crate) const OP_NAMES: [(Op, &str, &str); 25] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -89,6 +93,8 @@ pub(crate) const OP_NAMES: [(Op, &str, &str); 23] = [
     (Op::Schedules, "schedules", "schedules"),
     (Op::EnqueueDue, "enqueue_due", "enqueueDue"),
     (Op::NextDue, "next_due", "nextDue"),
+    (Op::ListJobs, "list_jobs", "listJobs"),
+    (Op::QueueStats, "queue_stats", "queueStats"),
 ];
 
 impl Op {
@@ -335,6 +341,16 @@ impl Request {
             Op::NextDue => Request::NextDue {
                 now: s.number("now")?,
                 queues: s.maybe_strings("queues")?,
+            },
+            Op::ListJobs => Request::ListJobs {
+                now: s.number("now")?,
+                status: s.maybe_string("status")?,
+                queue: s.maybe_string("queue")?,
+                after: s.maybe_string("after")?,
+                limit: s.maybe_integer("limit")?,
+            },
+            Op::QueueStats => Request::QueueStats {
+                now: s.number("now")?,
             },
             Op::Fenced => {
                 let (job, owner) = (s.string("job")?, s.string("owner")?);

@@ -126,6 +126,11 @@ pub(crate) enum Returned {
     Schedules(Vec<crate::StoredSchedule>),
     /// next_due: `{job, slot}`, each a time or null.
     NextDue(crate::wake::NextDue),
+    /// list_jobs: `{jobs: [{id, owner, until, fence, result, done, status, queue, priority,
+    /// failures}], next}`.
+    Page(crate::JobPage),
+    /// queue_stats: `[{queue, counts: {queued, scheduled, leased, done, dead}}]`.
+    QueueCounts(Vec<crate::QueueCounts>),
 }
 
 /// An operation's answer: the value, and the reason when the store refused. Serialized, it is

@@ -94,7 +94,7 @@ pub(crate) fn list_jobs(conn: &Connection, query: &JobQuery, now: f64) -> Result
 }
 
 /// Every queue that has a job, by name, with its jobs in each state at `now`
-/// (`Leases::queue_stats`): one pass over the jobs, and one over the dead marks, in one
+/// (`Leases::queue_stats`): one pass over `leasefence_order`, and one over the dead marks, in one
 /// transaction.
 pub(crate) fn queue_stats(conn: &Connection, now: f64) -> Result<Vec<QueueCounts>> {
     crate::rules::check_now(now)?;
@@ -110,7 +110,7 @@ pub(crate) fn queue_stats(conn: &Connection, now: f64) -> Result<Vec<QueueCounts
                     queue: row.get(0)?,
                     counts: JobCounts {
                         queued: count(row, 1)?,
-                        scheduled: count(row, 2)?,
+                        scheduled: count(row, 2)?.saturating_sub(count(row, 3)?),
                         leased: count(row, 3)?,
                         done: count(row, 4)?,
                         dead: 0,

@@ -516,7 +516,22 @@ fn check_effects(
                 );
             }
         }
-        "inspect" | "stats" | "schedules" => must(changes.is_empty(), "a read changed the table"),
+        "inspect" | "stats" | "schedules" | "queue_stats" => {
+            must(changes.is_empty(), "a read changed the table")
+        }
+        "list_jobs" => {
+            must(changes.is_empty(), "list_jobs changed the table");
+            // Every job listed is a job of the table, as the table holds it.
+            for job in value["jobs"].as_array().into_iter().flatten() {
+                let held = job["id"].as_str().and_then(row);
+                must(
+                    held.is_some_and(|r| {
+                        job["fence"].as_i64() == Some(r.fence) && job["done"] == Value::Bool(r.done)
+                    }),
+                    "list_jobs listed a job that is not the table's row",
+                );
+            }
+        }
         "next_due" => {
             must(changes.is_empty(), "next_due changed the table");
             // Over every queue, the job's time is the earliest until of an open row.

@@ -1,10 +1,12 @@
--- ?1 now. stats_queue.sql for every queue at once, in one pass: each queue's jobs by state,
--- with dead jobs still among `done` (dead_per_queue.sql counts those apart).
-SELECT o.queue,
-       coalesce(sum(j.done = 0 AND j.until <= ?1), 0),
-       coalesce(sum(j.done = 0 AND j.until > ?1 AND j.owner IS NULL), 0),
-       coalesce(sum(j.done = 0 AND j.until > ?1 AND j.owner IS NOT NULL), 0),
-       coalesce(sum(j.done = 1), 0)
-FROM leasefence_order o JOIN jobs j ON j.id = o.job
-GROUP BY o.queue
-ORDER BY o.queue
+-- ?1 now. Every queue's jobs by state in one pass over leasefence_order's copies (`until`,
+-- `open`): queued, not yet due, of those the leased ones (`jobs` is read for these rows only, to
+-- see whether an owner holds them), and closed. Closed jobs are done; the dead among them are
+-- counted apart (dead_per_queue.sql); a job whose fence is exhausted is closed too.
+SELECT queue,
+       coalesce(sum(open = 1 AND until <= ?1), 0),
+       coalesce(sum(open = 1 AND until > ?1), 0),
+       coalesce(sum(CASE WHEN open = 1 AND until > ?1
+                         THEN (SELECT owner IS NOT NULL FROM jobs WHERE id = job) END), 0),
+       coalesce(sum(open = 0), 0)
+FROM leasefence_order
+GROUP BY queue
