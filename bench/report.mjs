@@ -510,8 +510,8 @@ const head = [
   'Why the missed targets are missed, with the profiles: [findings.md](findings.md).', '',
 ];
 writeFileSync(path.join(outDir, 'results.md'), [...head, ...md,
-  '## Reproduce', '', '```sh', 'npm run bench                        # everything, 4-5 minutes here (builds included)',
-  'BENCH_REPEATS=3 npm run bench        # fewer repeats', 'BENCH_ONLY=native,scale npm run bench # some sections (native contention processes throughput scale node browser size)',
+  '## Reproduce', '', '```sh', 'npm run bench                        # everything, about an hour here (builds included)',
+  'BENCH_REPEATS=3 npm run bench        # fewer repeats', 'BENCH_ONLY=native,scale npm run bench # some sections (native contention processes throughput scale node browser size postgres waking dashboard peers)',
   '```', '', `Raw results of this run: \`${resultsFile}\` (JSON lines; \`node bench/report.mjs FILE docs/bench\` rebuilds this page).`, ''].join('\n'));
 for (const [name, svg] of Object.entries(charts)) writeFileSync(path.join(outDir, name), svg);
 
@@ -521,7 +521,7 @@ writeFileSync(path.join(outDir, 'README-section.md'), [
   summaryTable, '',
   '![summary](docs/bench/summary.svg)', '',
   'What bounds the numbers: each claim and each complete is its own durable transaction, so natively a cycle costs about two fsyncs, the same as the raw floor. The seed-style functions open a connection per call, as the seed does; on WAL the last connection to close checkpoints and deletes the WAL, which costs more fsyncs than the operation itself. Under contention, waiting for the write lock decides throughput: the store retries after short jittered sleeps (50 µs to 2 ms), where SQLite\'s default handler, which the floor keeps, sleeps 1 to 100 ms and misses most moments the lock is free. Details, charts and profiles: [docs/bench/results.md](docs/bench/results.md) and [docs/bench/findings.md](docs/bench/findings.md).', '',
-  '```sh', 'npm run bench                        # builds what it needs, runs every section (4-5 minutes here), writes docs/bench',
+  '```sh', 'npm run bench                        # builds what it needs, runs every section (about an hour here), writes docs/bench',
   'BENCH_REPEATS=3 npm run bench        # fewer repeats', 'BENCH_ONLY=native,node npm run bench  # some sections: native contention processes throughput scale node browser size postgres', '```', '',
 ].join('\n'));
 console.error(`  wrote ${path.join(outDir, 'results.md')}, README-section.md and ${Object.keys(charts).length} charts`);

@@ -173,7 +173,7 @@ if (bests.length || env.best) {
   out.push('## One process at its best settings', '');
   out.push(`Each system in **one** process at its best settings for throughput: ${c} jobs in flight through its own ` +
     'concurrency option (the setting column: what the bench set), each handler holding its job ' +
-    `${hold} ms (a stand-in for I/O, as in the throughput section of \`npm run bench\`, docs/bench/throughput.md) ` +
+    `${hold} ms (a stand-in for I/O, as in the throughput section of \`npm run bench\`, results.md) ` +
     `and then completing it; the same ${env.jobs} jobs, enqueued untimed, in every repeat right after that repeat's ` +
     'W-process runs, the order rotated per repeat. Throughput: the jobs over the time from the go to the last ' +
     'completion acknowledged. Latency: one job, from the claim call that took it (for a system that claims in ' +
