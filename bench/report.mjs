@@ -473,7 +473,7 @@ if (dash.length) {
       xr(ratios(at(large), at(small), 'ms'))];
   });
   md.push('## 7c. Dashboard: `leasefence ui` at ' + small.toLocaleString('en-US') + ' and ' + large.toLocaleString('en-US') + ' jobs', '',
-    `Each request the page makes, over HTTP on loopback from another process (median of 5 calls, after one warm-up call, per repeat; median and min–max over the repeats), on an SQLite file filled with 80 % done, 1 % dead, 14 % queued, 3 % leased and 2 % scheduled jobs in three queues (bench/dashboard.mjs). The ratio is the large store's time over the small one's in the same repeat: a page is one indexed read (about 1× expected), a count reads every job (it grows with them). Page load: the document, the counts and the first page of jobs, in turn, as the page asks for them.`, '',
+    `Each request the page makes, over HTTP on loopback from another process (median of 5 calls, after one warm-up call, per repeat; median and min–max over the repeats); the counts are taken by a thread of the server every refresh interval while the page is open, and its cost is a row of its own, on an SQLite file filled with 80 % done, 1 % dead, 14 % queued, 3 % leased and 2 % scheduled jobs in three queues (bench/dashboard.mjs). The ratio is the large store's time over the small one's in the same repeat: a page is one indexed read (about 1× expected), a count reads every job (it grows with them). Page load: the document, the counts and the first page of jobs, in turn, as the page asks for them.`, '',
     table(['request', `${small.toLocaleString('en-US')} jobs`, `${large.toLocaleString('en-US')} jobs`, 'ratio'], rows, 'lrrr'), '');
 }
 

@@ -453,6 +453,57 @@ fn the_api_pages_filters_and_reports() {
     assert_eq!(stats["queues"]["odd"]["dead"], 1);
 }
 
+/// The counts come from a thread of their own (sampler.rs): a revive through the dashboard is in
+/// the next answer at once, a change by another process within a few refresh intervals, and
+/// `/api/history` keeps one sample per interval for the chart.
+#[test]
+fn counts_follow_the_dashboards_writes_at_once_and_others_soon() {
+    let db = Db::new("sampler");
+    let store = leasefence::open(&db.0).unwrap();
+    dead_job(&*store, "d", "default");
+    let ui = Ui::start(&db.target(), &[]);
+    let (_, stats) = ui.get_json("/api/stats");
+    assert_eq!(
+        (
+            stats["all"]["dead"].as_u64(),
+            stats["all"]["queued"].as_u64()
+        ),
+        (Some(1), Some(0))
+    );
+    assert_eq!(ui.revive("d").0, 200);
+    // Within the refresh interval of the last count, yet the revive is seen.
+    let (_, stats) = ui.get_json("/api/stats");
+    assert_eq!(
+        (
+            stats["all"]["dead"].as_u64(),
+            stats["all"]["queued"].as_u64()
+        ),
+        (Some(0), Some(1))
+    );
+    // Another process's enqueue shows once the interval (1 s here) has passed.
+    store.enqueue("e").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (_, stats) = ui.get_json("/api/stats");
+        if stats["all"]["queued"] == 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the enqueue never showed: {stats}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (status, history) = ui.get_json("/api/history");
+    assert_eq!(status, 200);
+    let samples = history["samples"].as_array().unwrap();
+    assert!(samples.len() >= 3, "{history}");
+    let times: Vec<f64> = samples.iter().map(|s| s["at"].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+    assert_eq!(samples.first().unwrap()["dead"], 1);
+    assert_eq!(samples.last().unwrap()["queued"], 2);
+}
+
 /// `text` parsed by `prometheus_client.parser`: every sample as `name{sorted labels} value`.
 fn prometheus_samples(text: &str) -> Vec<String> {
     let script = "import sys\n\

@@ -6,6 +6,8 @@ use leasefence::{
 };
 use serde_json::{json, Value};
 
+use super::sampler::Sampler;
+
 /// Page size when `?limit=` is not given, and the largest one accepted.
 pub(crate) const DEFAULT_LIMIT: usize = 50;
 pub(crate) const MAX_LIMIT: usize = 500;
@@ -48,21 +50,41 @@ pub(crate) fn stats_per_queue(
     Ok((all, queues))
 }
 
-/// `GET /api/stats`: `{"now", "all": {state: n}, "queues": {queue: {state: n}}}`.
-pub(crate) fn stats(store: &dyn Leases, now: f64) -> Answer {
-    match stats_per_queue(store, now) {
-        Ok((all, per_queue)) => {
-            let queues: serde_json::Map<String, Value> = per_queue
+/// `GET /api/stats`: `{"now", "all": {state: n}, "queues": {queue: {state: n}}, "count_ms"}`,
+/// `now` the time of the counts (about a refresh interval old at most; see sampler.rs) and
+/// `count_ms` what taking them cost the server.
+pub(crate) fn stats(sampler: &Sampler) -> Answer {
+    match sampler.current() {
+        Ok(sample) => {
+            let queues: serde_json::Map<String, Value> = sample
+                .queues
                 .iter()
                 .map(|q| (q.queue.clone(), counts(&q.counts)))
                 .collect();
             (
                 200,
-                json!({"now": now, "all": counts(&all), "queues": queues}),
+                json!({"now": sample.at, "all": counts(&sample.all), "queues": queues,
+                       "count_ms": sample.cost.as_secs_f64() * 1000.0}),
             )
         }
-        Err(err) => storage(err),
+        Err(message) => error(503, "storage", message),
     }
+}
+
+/// `GET /api/history`: the counts of every queue together, one sample a refresh interval for
+/// the last minutes the page was open: `{"samples": [{"at", "queued", "scheduled", "leased",
+/// "done", "dead"}]}`, oldest first.
+pub(crate) fn history(sampler: &Sampler) -> Answer {
+    let samples: Vec<Value> = sampler
+        .history()
+        .iter()
+        .map(|s| {
+            let mut row = counts(&s.all);
+            row["at"] = json!(s.at);
+            row
+        })
+        .collect();
+    (200, json!({"samples": samples}))
 }
 
 fn summary(job: &JobSummary) -> Value {

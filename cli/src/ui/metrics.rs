@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use leasefence::{JobCounts, Leases};
+use leasefence::JobCounts;
+
+use super::sampler::Sample;
 
 /// A label value escaped as the format asks: backslash, double quote and newline.
 fn label(value: &str) -> String {
@@ -22,14 +24,14 @@ fn by_state(c: &JobCounts) -> [(&'static str, u64); 5] {
     ]
 }
 
-/// The exposition text at `now`: `leasefence_jobs{queue,state}`, and the totals
+/// The exposition text of a sample: `leasefence_jobs{queue,state}`, and the totals
 /// `leasefence_jobs_leased` and `leasefence_jobs_dead` over every queue.
-pub(crate) fn render(store: &dyn Leases, now: f64) -> leasefence::Result<String> {
-    let (all, per_queue) = super::api::stats_per_queue(store, now)?;
+pub(crate) fn render(sample: &Sample) -> String {
+    let (all, per_queue) = (&sample.all, &sample.queues);
     let mut out = String::new();
     out.push_str("# HELP leasefence_jobs Jobs in each state, by queue.\n");
     out.push_str("# TYPE leasefence_jobs gauge\n");
-    for q in &per_queue {
+    for q in per_queue {
         let queue = &q.queue;
         for (state, n) in by_state(&q.counts) {
             let _ = writeln!(
@@ -45,7 +47,7 @@ pub(crate) fn render(store: &dyn Leases, now: f64) -> leasefence::Result<String>
     out.push_str("# HELP leasefence_jobs_dead Dead jobs (failed for good), over every queue.\n");
     out.push_str("# TYPE leasefence_jobs_dead gauge\n");
     let _ = writeln!(out, "leasefence_jobs_dead {}", all.dead);
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod api;
 mod auth;
 mod metrics;
 mod page;
+mod sampler;
 mod server;
 
 use std::io::Write as _;
@@ -67,6 +68,14 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
             };
         }
     };
+    // The counts get a handle of their own, used by their own thread (sampler.rs).
+    let counting = match leasefence::open_with(db, options) {
+        Ok(store) => store,
+        Err(err) => {
+            eprintln!("leasefence ui: cannot open {}: {err}", db.display());
+            return EXIT_STORAGE;
+        }
+    };
     let server = match listen(args.listen) {
         Ok(server) => server,
         Err(err) => {
@@ -89,6 +98,7 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
     let config = server::Config {
         token,
         read_only: args.read_only,
+        counts: sampler::Sampler::start(counting),
     };
     server::serve(&server, &*store, &config);
     crate::EXIT_OK

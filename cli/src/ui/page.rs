@@ -11,7 +11,9 @@ const PAGE: &str = r##"<!doctype html>
 <style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}
 td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}#error{color:#b00}</style></head>
 <body><h1>leasefence</h1><p id="error" role="alert"></p>
-<h2>Jobs by queue and state</h2><table id="stats"></table>
+<h2>Jobs by queue and state</h2><p id="asof"></p><table id="stats"></table>
+<h2>Last minutes</h2><svg id="chart" width="640" height="140" role="img"
+aria-label="queued, leased and dead jobs over the last minutes"></svg><p id="legend"></p>
 <h2>Jobs</h2><label>State <select id="state"><option value="">any</option>
 <option>queued</option><option>scheduled</option><option>leased</option><option>done</option>
 <option>dead</option></select></label> <button id="more" hidden>More</button>
@@ -27,8 +29,29 @@ async function api(path, init) {
   if (!r.ok) throw new Error(body.error ? body.error.message : r.statusText);
   return body;
 }
+const SERIES = [["queued", "#1565c0"], ["leased", "#2e7d32"], ["dead", "#b00020"]];
+async function chart() {
+  const { samples } = await api("/api/history");
+  const svg = document.getElementById("chart"); svg.replaceChildren();
+  const legend = document.getElementById("legend"); legend.replaceChildren();
+  if (samples.length < 2) return;
+  const [w, h] = [640, 140];
+  const t0 = samples[0].at, t1 = samples[samples.length - 1].at;
+  const top = Math.max(1, ...samples.flatMap((s) => SERIES.map(([k]) => s[k])));
+  for (const [key, color] of SERIES) {
+    const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+    line.setAttribute("fill", "none"); line.setAttribute("stroke", color); line.setAttribute("stroke-width", "2");
+    line.setAttribute("points", samples.map((s) =>
+      `${((s.at - t0) / Math.max(1e-9, t1 - t0) * (w - 4) + 2).toFixed(1)},${(h - 2 - s[key] / top * (h - 4)).toFixed(1)}`).join(" "));
+    svg.append(line);
+    const item = el("span", `${key} ${samples[samples.length - 1][key]}  `); item.style.color = color;
+    legend.append(item);
+  }
+  legend.append(el("span", `(${Math.round(t1 - t0)} s; highest ${top})`));
+}
 async function stats() {
   const s = await api("/api/stats");
+  document.getElementById("asof").textContent = "as of " + new Date(s.now * 1000).toLocaleTimeString();
   const t = document.getElementById("stats"); t.replaceChildren();
   const states = ["queued", "scheduled", "leased", "done", "dead"];
   const head = el("tr"); head.append(el("th", "queue"), ...states.map((x) => el("th", x)));
@@ -63,7 +86,9 @@ async function jobs(more) {
   next = page.next;
   document.getElementById("more").hidden = !next;
 }
-function refresh() { show(""); stats().then(() => jobs(false)).catch((e) => show(e.message)); }
+function refresh() { show(""); stats().then(() => jobs(false)).then(chart).catch((e) => show(e.message)); }
+// Live: the counts and the chart every 2 s (the list stays where it was paged to).
+setInterval(() => stats().then(chart).catch((e) => show(e.message)), 2000);
 document.getElementById("state").onchange = refresh;
 document.getElementById("more").onclick = () => jobs(true).catch((e) => show(e.message));
 refresh();

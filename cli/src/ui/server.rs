@@ -15,6 +15,8 @@ const MAX_BODY: u64 = 64 * 1024;
 pub(crate) struct Config {
     pub(crate) token: String,
     pub(crate) read_only: bool,
+    /// The counts, taken by their own thread.
+    pub(crate) counts: std::sync::Arc<super::sampler::Sampler>,
 }
 
 /// Serves requests one after the other, on this thread and the store's one connection, until the
@@ -137,13 +139,21 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
                  frame-ancestors 'none'",
             )
         }
+        // Browsers ask for it by themselves: nothing, rather than a 404 in the console.
+        "/favicon.ico" => Response::from_data(Vec::new()).with_status_code(204),
         "/metrics" if !get => not_allowed("GET"),
-        "/metrics" => match metrics::render(store, now) {
-            Ok(text) => reply(200, "text/plain; version=0.0.4; charset=utf-8", text),
+        "/metrics" => match config.counts.current() {
+            Ok(sample) => reply(
+                200,
+                "text/plain; version=0.0.4; charset=utf-8",
+                metrics::render(&sample),
+            ),
             Err(err) => reply(503, "text/plain", format!("leasefence: {err}\n")),
         },
         "/api/stats" if !get => not_allowed("GET"),
-        "/api/stats" => json_reply(api::stats(store, now)),
+        "/api/stats" => json_reply(api::stats(&config.counts)),
+        "/api/history" if !get => not_allowed("GET"),
+        "/api/history" => json_reply(api::history(&config.counts)),
         "/api/jobs" if !get => not_allowed("GET"),
         "/api/jobs" => json_reply(api::jobs(store, now, &query)),
         "/api/revive" if *request.method() != Method::Post => not_allowed("POST"),
@@ -167,7 +177,9 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
             {
                 return json_reply(api::error(400, "invalid", "the body must be UTF-8 JSON"));
             }
-            json_reply(api::revive(store, now, &body))
+            let answer = api::revive(store, now, &body);
+            config.counts.invalidate();
+            json_reply(answer)
         }
         _ => match path.strip_prefix("/api/job/") {
             Some(_) if !get => not_allowed("GET"),
@@ -177,7 +189,9 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
             _ => json_reply(api::error(
                 404,
                 "not_found",
-                format!("no page {path}: see /api/stats, /api/jobs, /api/job/ID, /metrics"),
+                format!(
+                    "no page {path}: see /api/stats, /api/history, /api/jobs, /api/job/ID, /metrics"
+                ),
             )),
         },
     }
