@@ -18,7 +18,7 @@ aria-label="queued, leased and dead jobs over the last minutes"></svg><p id="leg
 <option>queued</option><option>scheduled</option><option>leased</option><option>done</option>
 <option>dead</option></select></label> <button id="more" hidden>More</button>
 <table id="jobs"><thead><tr><th>id</th><th>state</th><th>queue</th><th>fence</th>
-<th>failures</th><th></th></tr></thead><tbody></tbody></table>
+<th>failures</th><th>owner</th><th>time left</th><th></th></tr></thead><tbody></tbody></table>
 <script>
 const READ_ONLY = __READ_ONLY__;
 const el = (tag, text) => { const e = document.createElement(tag); e.textContent = text ?? ""; return e; };
@@ -72,8 +72,10 @@ async function jobs(more) {
   if (!more) body.replaceChildren();
   for (const j of page.jobs) {
     const row = el("tr");
+    // A lease's or a delay's time left, from the server's clock (the answer's `now`).
+    const left = j.state === "leased" || j.state === "scheduled" ? `${(j.until - page.now).toFixed(1)} s` : "";
     row.append(el("td", j.id), el("td", j.state), el("td", j.queue), el("td", String(j.fence)),
-               el("td", String(j.failures)));
+               el("td", String(j.failures)), el("td", j.owner ?? ""), el("td", left));
     const cell = el("td");
     if (j.state === "dead" && !READ_ONLY) {
       const b = el("button", "revive");
@@ -85,6 +87,8 @@ async function jobs(more) {
   }
   next = page.next;
   document.getElementById("more").hidden = !next;
+  // Which filter the rows drawn belong to (a reader, or a test, can tell a stale table apart).
+  document.getElementById("jobs").dataset.shown = state || "any";
 }
 function refresh() { show(""); stats().then(() => jobs(false)).then(chart).catch((e) => show(e.message)); }
 // Live: the counts and the chart every 2 s (the list stays where it was paged to).

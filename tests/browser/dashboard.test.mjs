@@ -1,0 +1,127 @@
+// The dashboard (`leasefence ui`) in Chromium against a live queue: `leasefence work` drains a
+// real SQLite file with three commands at once while the page, opened with the printed URL,
+// shows the counts moving by themselves, lists the leases of the running commands, and shows the
+// job whose command failed as dead; its Revive button brings it back, and the worker then
+// completes it. The page's own requests carry only the cookie it set.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { launchBrowser, repo } from './harness.mjs';
+import { nativeCli } from '../node/helpers.mjs';
+
+const cli = nativeCli();
+
+function startUi(db) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cli, ['--db', db, 'ui', '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const url = out.match(/http:\/\/\S+\?token=\S+/);
+      if (url) resolve({ child, url: url[0] });
+    });
+    child.on('exit', (code) => reject(new Error(`leasefence ui exited with ${code}: ${out}`)));
+  });
+}
+
+/** The page's counts table as {queue: {state: n}}. */
+async function counts(page) {
+  return page.locator('#stats tr').evaluateAll((rows) => {
+    const head = [...rows[0].children].map((c) => c.textContent);
+    const out = {};
+    for (const row of rows.slice(1)) {
+      const cells = [...row.children].map((c) => c.textContent);
+      out[cells[0]] = Object.fromEntries(head.slice(1).map((h, i) => [h, Number(cells[i + 1])]));
+    }
+    return out;
+  });
+}
+
+/** The jobs table's rows as [{id, state, queue, fence}] after choosing `state` in the filter. */
+async function listed(page, state) {
+  await page.evaluate(() => { delete document.getElementById('jobs').dataset.shown; });
+  await page.selectOption('#state', state);
+  await page.waitForSelector(`#jobs[data-shown="${state}"]`);
+  return page.locator('#jobs tbody tr').evaluateAll((rows) => rows.map((r) => {
+    const [id, state, queue, fence, , owner] = [...r.children].map((c) => c.textContent);
+    return { id, state, queue, fence: Number(fence), owner };
+  }));
+}
+
+test('the dashboard follows a live queue in Chromium, and a dead job revived from the page is completed by the worker', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'leasefence-dashboard-'));
+  const db = path.join(dir, 'queue.db');
+  const fixed = path.join(dir, 'fixed');
+  const children = [];
+  const browser = await launchBrowser();
+  try {
+    // The command holds each job 4 s; `boom` fails until the file `fixed` exists.
+    const command = `case "$LEASEFENCE_JOB" in boom) [ -e '${fixed}' ] || { echo broken >&2; exit 1; };; esac; sleep 4`;
+    execFileSync(cli, ['--db', db, 'enqueue', 'boom']);
+    for (let i = 0; i < 8; i++) execFileSync(cli, ['--db', db, 'enqueue', `slow-${i}`]);
+    const work = spawn(cli, ['--db', db, 'work', '--ttl', '3', '--concurrency', '3', '--max-attempts', '1', '--', 'sh', '-c', command],
+      { stdio: ['ignore', 'ignore', 'inherit'] });
+    children.push(work);
+    const ui = await startUi(db);
+    children.push(ui.child);
+
+    const page = await browser.context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await page.goto(ui.url);
+    assert.ok(!page.url().includes('token='), `the token left the address bar: ${page.url()}`);
+
+    // Live: the counts move without a reload, as the worker leases and completes jobs.
+    await page.waitForFunction(() => {
+      const rows = [...document.querySelectorAll('#stats tr')];
+      const all = rows.find((r) => r.children[0].textContent === 'all');
+      return all && Number(all.children[3].textContent) >= 1;
+    }, null, { timeout: 15000 });
+    const leased = await listed(page, 'leased');
+    assert.ok(leased.length >= 1 && leased.length <= 3, `at most the 3 commands' jobs leased: ${JSON.stringify(leased)}`);
+    assert.ok(leased.every((j) => j.fence === 1 && j.id.startsWith('slow-') && j.owner.startsWith('work-')), JSON.stringify(leased));
+
+    // `boom` failed on its only attempt: dead, with a Revive button.
+    await page.waitForFunction(() => {
+      const all = [...document.querySelectorAll('#stats tr')].find((r) => r.children[0].textContent === 'all');
+      return all && Number(all.children[5].textContent) === 1;
+    }, null, { timeout: 20000 });
+    if (process.env.LEASEFENCE_SCREENSHOTS) {
+      // The README's picture: every job, mid-run, the dead one among them.
+      await page.selectOption('#state', '');
+      await page.waitForSelector('#jobs[data-shown="any"]');
+      await page.waitForTimeout(4500); // a few samples for the chart
+      await page.screenshot({ path: path.join(repo, 'docs', 'dashboard.png'), fullPage: true });
+    }
+    const dead = await listed(page, 'dead');
+    assert.deepEqual(dead.map((j) => j.id), ['boom']);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(fixed, '');
+    await page.locator('#jobs tbody tr', { hasText: 'boom' }).getByRole('button', { name: 'revive' }).click();
+    // The revive is in the next counts at once; then the worker takes the job again and completes it.
+    await page.waitForFunction(() => {
+      const all = [...document.querySelectorAll('#stats tr')].find((r) => r.children[0].textContent === 'all');
+      return all && Number(all.children[5].textContent) === 0;
+    }, null, { timeout: 5000 });
+    const deadline = Date.now() + 40000;
+    let state;
+    while (Date.now() < deadline) {
+      state = JSON.parse(execFileSync(cli, ['--db', db, 'state', 'boom'], { encoding: 'utf8' })).value;
+      if (state.done) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    assert.equal(state.done, true, `boom was not completed after the revive: ${JSON.stringify(state)}`);
+    assert.equal(state.fence, 2, 'completed by a second claim');
+    const done = await listed(page, 'done');
+    assert.ok(done.some((j) => j.id === 'boom' && j.fence === 2), JSON.stringify(done));
+    assert.deepEqual(errors, []);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await browser.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
