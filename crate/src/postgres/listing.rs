@@ -12,10 +12,12 @@ use super::session::Session;
 use crate::error::Result;
 use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
 use crate::outcome::{JobCounts, JobState};
-use crate::rules::listing::{check_query, page, set_dead, wrong_cursor, Cursor};
+use crate::rules::listing::{
+    check_query, page, set_dead, summary, until_range, wrong_cursor, Cursor,
+};
 
 /// A listed row: `(seq, id, owner, until, fence, result, done, queue, priority, dead, failures)`.
-fn summary(row: &Row, now: f64) -> std::result::Result<(JobSummary, i64), postgres::Error> {
+fn listed_row(row: &Row, now: f64) -> std::result::Result<(JobSummary, i64), postgres::Error> {
     let state = JobState {
         id: row.try_get(1)?,
         owner: row.try_get(2)?,
@@ -24,14 +26,14 @@ fn summary(row: &Row, now: f64) -> std::result::Result<(JobSummary, i64), postgr
         result: row.try_get(5)?,
         done: row.try_get::<_, i32>(6)? != 0,
     };
-    let dead: bool = row.try_get(9)?;
-    let summary = JobSummary {
-        status: JobStatus::at(&state, dead, now),
+    let summary = summary(
         state,
-        queue: row.try_get(7)?,
-        priority: row.try_get(8)?,
-        failures: row.try_get::<_, i64>(10)?.max(0) as u64,
-    };
+        row.try_get(9)?,
+        row.try_get(7)?,
+        row.try_get(8)?,
+        row.try_get::<_, i64>(10)?,
+        now,
+    );
     Ok((summary, row.try_get(0)?))
 }
 
@@ -44,11 +46,7 @@ pub(super) fn list_jobs(session: &mut Session, query: &JobQuery, now: f64) -> Re
     let done_only = query.status == Some(JobStatus::Done);
     let rows = match (query.status, cursor) {
         (Some(status), Cursor::After(until, seq)) if status.by_until() => {
-            let (low, high, owner) = match status {
-                JobStatus::Queued => (until, now, None),
-                JobStatus::Scheduled => (until.max(now.next_up()), f64::INFINITY, Some(false)),
-                _ => (until.max(now.next_up()), f64::INFINITY, Some(true)),
-            };
+            let (low, high, owner) = until_range(status, until, now);
             let args: [&(dyn ToSql + Sync); 7] =
                 [&low, &high, &until, &seq, &owner, &queue, &fetch];
             read(session, include_str!("sql/list_by_until.sql"), &args)?
@@ -67,7 +65,7 @@ pub(super) fn list_jobs(session: &mut Session, query: &JobQuery, now: f64) -> Re
     };
     let rows = rows
         .iter()
-        .map(|row| summary(row, now))
+        .map(|row| listed_row(row, now))
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(pg("list_jobs"))?;
     Ok(page(rows, query))

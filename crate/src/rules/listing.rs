@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts, MAX_PAGE};
+use crate::outcome::JobState;
 
 /// Where a page starts: the position of the last job of the previous page, in the page's order.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,6 +83,36 @@ pub(crate) fn set_dead(queues: &mut [QueueCounts], dead: Vec<(String, u64)>) {
             q.counts.dead = n.min(q.counts.done);
             q.counts.done -= q.counts.dead;
         }
+    }
+}
+
+/// The `until` range of an open state's page, from the cursor's `until` on: queued jobs are due
+/// (`until <= now`), scheduled and leased ones are not (`until > now`, from the next float up so
+/// that the index range starts there), told apart by whether an owner holds them
+/// (`owner`: `None` either, `Some(true)` held).
+pub(crate) fn until_range(status: JobStatus, from: f64, now: f64) -> (f64, f64, Option<bool>) {
+    match status {
+        JobStatus::Queued => (from, now, None),
+        JobStatus::Scheduled => (from.max(now.next_up()), f64::INFINITY, Some(false)),
+        _ => (from.max(now.next_up()), f64::INFINITY, Some(true)),
+    }
+}
+
+/// A listed row as the page shows it: its state at `now` from the row and its dead mark.
+pub(crate) fn summary(
+    state: JobState,
+    dead: bool,
+    queue: String,
+    priority: i64,
+    failures: i64,
+    now: f64,
+) -> JobSummary {
+    JobSummary {
+        status: JobStatus::at(&state, dead, now),
+        state,
+        queue,
+        priority,
+        failures: failures.max(0) as u64,
     }
 }
 

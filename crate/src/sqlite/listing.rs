@@ -8,11 +8,11 @@ use rusqlite::Connection;
 use crate::error::{Error, Result};
 use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
 use crate::outcome::{JobCounts, JobState};
-use crate::rules::listing::{check_query, page, Cursor};
+use crate::rules::listing::{check_query, page, summary, until_range, Cursor};
 
 /// A listed row: `(position, id, owner, until, fence, result, done, queue, priority, dead,
 /// failures)`, the position being the insertion number the page's order uses.
-fn summary(row: &rusqlite::Row<'_>, now: f64) -> rusqlite::Result<(JobSummary, i64)> {
+fn listed_row(row: &rusqlite::Row<'_>, now: f64) -> rusqlite::Result<(JobSummary, i64)> {
     let state = JobState {
         id: row.get(1)?,
         owner: row.get(2)?,
@@ -21,14 +21,14 @@ fn summary(row: &rusqlite::Row<'_>, now: f64) -> rusqlite::Result<(JobSummary, i
         result: row.get(5)?,
         done: row.get(6)?,
     };
-    let dead: bool = row.get(9)?;
-    let summary = JobSummary {
-        status: JobStatus::at(&state, dead, now),
+    let summary = summary(
         state,
-        queue: row.get(7)?,
-        priority: row.get(8)?,
-        failures: row.get::<_, i64>(10)?.max(0) as u64,
-    };
+        row.get(9)?,
+        row.get(7)?,
+        row.get(8)?,
+        row.get::<_, i64>(10)?,
+        now,
+    );
     Ok((summary, row.get(0)?))
 }
 
@@ -41,12 +41,7 @@ pub(crate) fn list_jobs(conn: &Connection, query: &JobQuery, now: f64) -> Result
     let fetch = (query.limit + 1) as i64;
     let (sql, args): (&str, Vec<Box<dyn ToSql>>) = match (query.status, cursor) {
         (Some(status), Cursor::After(until, rowid)) if status.by_until() => {
-            let (low, high, owner) = match status {
-                JobStatus::Queued => (until, now, None),
-                // `until > now`: from the next float up, so the index range starts there.
-                JobStatus::Scheduled => (until.max(now.next_up()), f64::INFINITY, Some(false)),
-                _ => (until.max(now.next_up()), f64::INFINITY, Some(true)),
-            };
+            let (low, high, owner) = until_range(status, until, now);
             (
                 include_str!("sql/list_by_until.sql"),
                 vec![
@@ -85,7 +80,7 @@ pub(crate) fn list_jobs(conn: &Connection, query: &JobQuery, now: f64) -> Result
         .prepare_cached(sql)
         .and_then(|mut stmt| {
             let params: Vec<&dyn ToSql> = args.iter().map(|a| a.as_ref()).collect();
-            stmt.query_map(&params[..], |row| summary(row, now))?
+            stmt.query_map(&params[..], |row| listed_row(row, now))?
                 .collect::<rusqlite::Result<Vec<_>>>()
         })
         .map_err(Error::storage("list_jobs"))?;
