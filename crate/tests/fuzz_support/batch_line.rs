@@ -121,6 +121,7 @@ pub fn check_lines(backend: &mut Memory, data: &[u8]) {
 /// Answers one line on `backend` and checks everything the module docs list.
 pub fn check_line(backend: &mut Memory, line: &str) {
     let before = snapshot(&backend.0);
+    let placement = placements(&backend.0);
     let response = respond(backend, line);
     let text = response.to_json();
     let after = snapshot(&backend.0);
@@ -185,7 +186,7 @@ pub fn check_line(backend: &mut Memory, line: &str) {
     }
     let changes = check_table_invariants(&before, &after, &ctx);
     if keys != ["error"] {
-        check_effects(line, &object["value"], &before, &changes, &ctx);
+        check_effects(line, &object["value"], &before, &placement, &changes, &ctx);
     }
 }
 
@@ -248,6 +249,18 @@ pub fn snapshot(store: &LeaseStore) -> Vec<JobState> {
         })
         .expect("read the jobs");
     rows.collect::<Result<_, _>>().expect("read the jobs")
+}
+
+/// Each job's queue and priority (section 11), by id: what `claim_next` orders by first.
+pub fn placements(store: &LeaseStore) -> std::collections::HashMap<String, (String, i64)> {
+    let mut stmt = store
+        .connection()
+        .prepare_cached("SELECT job, queue, priority FROM leasefence_order")
+        .expect("prepare the placements");
+    let rows = stmt
+        .query_map([], |row| Ok((row.get(0)?, (row.get(1)?, row.get(2)?))))
+        .expect("read the placements");
+    rows.collect::<Result<_, _>>().expect("read the placements")
 }
 
 /// What a failure report shows.
@@ -475,6 +488,7 @@ fn check_effects(
     line: &str,
     value: &Value,
     before: &[JobState],
+    placement: &std::collections::HashMap<String, (String, i64)>,
     changes: &[Change<'_>],
     ctx: &Ctx<'_>,
 ) {
@@ -667,12 +681,28 @@ fn check_effects(
                 must(close(new.until, now + ttl), "until is not now + ttl");
             }
             if op == "claim_next" {
-                // The smallest until, then the first inserted, among claimable rows.
+                // Among the claimable rows of the queues asked for (every queue when none): the
+                // highest priority, then the smallest until, then the first inserted.
                 let now = f("now").unwrap_or(f64::NAN);
+                let default = (leasefence::DEFAULT_QUEUE.to_owned(), 0);
+                let place = |id: &str| placement.get(id).unwrap_or(&default);
+                let queues: Option<Vec<&str>> = req
+                    .get("queues")
+                    .and_then(Value::as_array)
+                    .map(|q| q.iter().filter_map(Value::as_str).collect());
                 let first = before
                     .iter()
                     .filter(|r| !r.done && r.until <= now && r.fence < i64::MAX)
-                    .min_by(|a, b| a.until.total_cmp(&b.until));
+                    .filter(|r| {
+                        queues
+                            .as_ref()
+                            .is_none_or(|q| q.contains(&place(&r.id).0.as_str()))
+                    })
+                    .min_by(|a, b| {
+                        (place(&b.id).1)
+                            .cmp(&place(&a.id).1)
+                            .then(a.until.total_cmp(&b.until))
+                    });
                 must(
                     first.map(|r| r.id.as_str()) == Some(new.id.as_str()),
                     "claim_next did not pick the first claimable job",
