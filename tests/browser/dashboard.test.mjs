@@ -99,6 +99,14 @@ test('the dashboard follows a live queue in Chromium, and a dead job revived fro
     }
     const dead = await listed(page, 'dead');
     assert.deepEqual(dead.map((j) => j.id), ['boom']);
+    // Its page: the failed attempt with the command's standard error.
+    await page.getByRole('link', { name: 'boom' }).click();
+    await page.waitForSelector('#job[data-job="boom"]');
+    const failures = await page.locator('#job-failures tbody tr').evaluateAll((rows) =>
+      rows.map((r) => [r.children[0].textContent, r.children[2].textContent.trim()]));
+    assert.deepEqual(failures, [['1', 'broken']]);
+    const fields = await page.locator('#job-fields').textContent();
+    assert.ok(fields.includes('dead') && fields.includes('lease') , fields);
     mkdirSync(dir, { recursive: true });
     writeFileSync(fixed, '');
     await page.locator('#jobs tbody tr', { hasText: 'boom' }).getByRole('button', { name: 'revive' }).click();

@@ -19,6 +19,9 @@ aria-label="queued, leased and dead jobs over the last minutes"></svg><p id="leg
 <option>dead</option></select></label> <button id="more" hidden>More</button>
 <table id="jobs"><thead><tr><th>id</th><th>state</th><th>queue</th><th>fence</th>
 <th>failures</th><th>owner</th><th>time left</th><th></th></tr></thead><tbody></tbody></table>
+<section id="job" hidden><h2>Job <span id="job-id"></span></h2><dl id="job-fields"></dl>
+<h3>Attempts that failed</h3><table id="job-failures"><thead><tr><th>fence</th><th>at</th>
+<th>error</th></tr></thead><tbody></tbody></table></section>
 <script>
 const READ_ONLY = __READ_ONLY__;
 const el = (tag, text) => { const e = document.createElement(tag); e.textContent = text ?? ""; return e; };
@@ -74,7 +77,10 @@ async function jobs(more) {
     const row = el("tr");
     // A lease's or a delay's time left, from the server's clock (the answer's `now`).
     const left = j.state === "leased" || j.state === "scheduled" ? `${(j.until - page.now).toFixed(1)} s` : "";
-    row.append(el("td", j.id), el("td", j.state), el("td", j.queue), el("td", String(j.fence)),
+    const id = el("td");
+    const open = el("a", j.id); open.href = "#"; open.onclick = (e) => { e.preventDefault(); report(j.id).catch((x) => show(x.message)); };
+    id.append(open);
+    row.append(id, el("td", j.state), el("td", j.queue), el("td", String(j.fence)),
                el("td", String(j.failures)), el("td", j.owner ?? ""), el("td", left));
     const cell = el("td");
     if (j.state === "dead" && !READ_ONLY) {
@@ -89,6 +95,25 @@ async function jobs(more) {
   document.getElementById("more").hidden = !next;
   // Which filter the rows drawn belong to (a reader, or a test, can tell a stale table apart).
   document.getElementById("jobs").dataset.shown = state || "any";
+}
+// A job's page: its row, payload, result, current lease and every failed attempt (GET /api/job/ID).
+async function report(id) {
+  const r = await api("/api/job/" + encodeURIComponent(id));
+  const s = r.job.state;
+  const lease = s.owner && s.until > r.now && !s.done ? `${s.owner}, fence ${s.fence}, ${(s.until - r.now).toFixed(1)} s left` : "none";
+  const fields = [["state", r.state], ["queue", r.job.queue], ["priority", String(r.job.priority)],
+    ["attempts (fence)", String(r.job.attempts)], ["lease", lease], ["payload", r.job.payload ?? "(none)"],
+    ["result", s.result ?? "(none)"]];
+  const dl = document.getElementById("job-fields"); dl.replaceChildren();
+  for (const [k, v] of fields) dl.append(el("dt", k), el("dd", v));
+  const body = document.querySelector("#job-failures tbody"); body.replaceChildren();
+  for (const f of r.job.failures) {
+    const row = el("tr");
+    row.append(el("td", String(f.fence)), el("td", new Date(f.at * 1000).toLocaleTimeString()), el("td", f.error ?? ""));
+    body.append(row);
+  }
+  document.getElementById("job-id").textContent = id;
+  const section = document.getElementById("job"); section.hidden = false; section.dataset.job = id;
 }
 function refresh() { show(""); stats().then(() => jobs(false)).then(chart).catch((e) => show(e.message)); }
 // Live: the counts and the chart every 2 s (the list stays where it was paged to).
