@@ -57,24 +57,24 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
             }
         },
     };
-    let store = match leasefence::open_with(db, options) {
-        Ok(store) => store,
-        Err(err) => {
+    let open = || {
+        leasefence::open_with(db, options).map_err(|err| {
             eprintln!("leasefence ui: cannot open {}: {err}", db.display());
-            return if err.code() == "storage" {
+            if err.code() == "storage" {
                 EXIT_STORAGE
             } else {
                 EXIT_INVALID
-            };
-        }
+            }
+        })
+    };
+    let store = match open() {
+        Ok(store) => store,
+        Err(status) => return status,
     };
     // The counts get a handle of their own, used by their own thread (sampler.rs).
-    let counting = match leasefence::open_with(db, options) {
+    let counting = match open() {
         Ok(store) => store,
-        Err(err) => {
-            eprintln!("leasefence ui: cannot open {}: {err}", db.display());
-            return EXIT_STORAGE;
-        }
+        Err(status) => return status,
     };
     let server = match listen(args.listen) {
         Ok(server) => server,

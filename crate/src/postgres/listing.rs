@@ -8,12 +8,12 @@ use postgres::types::ToSql;
 use postgres::Row;
 
 use super::failure::pg;
-use super::session::Session;
+use super::session::{read_snapshot, Session};
 use crate::error::Result;
 use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
-use crate::outcome::{JobCounts, JobState};
+use crate::outcome::JobState;
 use crate::rules::listing::{
-    check_query, page, set_dead, summary, until_range, wrong_cursor, Cursor,
+    check_query, page, queue_counts, set_dead, summary, until_range, wrong_cursor, Cursor,
 };
 
 /// A listed row: `(seq, id, owner, until, fence, result, done, queue, priority, dead, failures)`.
@@ -72,13 +72,7 @@ pub(super) fn list_jobs(session: &mut Session, query: &JobQuery, now: f64) -> Re
 }
 
 fn read(session: &mut Session, sql: &str, args: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
-    let mut tx = session
-        .client
-        .build_transaction()
-        .isolation_level(postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(pg("list_jobs"))?;
+    let mut tx = read_snapshot(&mut session.client, "list_jobs")?;
     let rows = tx.query(sql, args).map_err(pg("list_jobs"))?;
     tx.commit().map_err(pg("list_jobs"))?;
     Ok(rows)
@@ -88,13 +82,7 @@ fn read(session: &mut Session, sql: &str, args: &[&(dyn ToSql + Sync)]) -> Resul
 /// one snapshot.
 pub(super) fn queue_stats(session: &mut Session, now: f64) -> Result<Vec<QueueCounts>> {
     crate::rules::check_now(now)?;
-    let mut tx = session
-        .client
-        .build_transaction()
-        .isolation_level(postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(pg("queue_stats"))?;
+    let mut tx = read_snapshot(&mut session.client, "queue_stats")?;
     let counts = tx
         .query(include_str!("sql/queue_stats.sql"), &[&now])
         .map_err(pg("queue_stats"))?;
@@ -108,16 +96,11 @@ pub(super) fn queue_stats(session: &mut Session, now: f64) -> Result<Vec<QueueCo
     let mut queues = counts
         .iter()
         .map(|row| {
-            Ok(QueueCounts {
-                queue: row.try_get(0)?,
-                counts: JobCounts {
-                    queued: count(row, 1)?,
-                    scheduled: count(row, 2)?.saturating_sub(count(row, 3)?),
-                    leased: count(row, 3)?,
-                    done: count(row, 4)?,
-                    dead: 0,
-                },
-            })
+            let column = |i: usize| row.try_get::<_, i64>(i);
+            Ok(queue_counts(
+                row.try_get(0)?,
+                [column(1)?, column(2)?, column(3)?, column(4)?],
+            ))
         })
         .collect::<std::result::Result<Vec<_>, postgres::Error>>()
         .map_err(pg("queue_stats"))?;

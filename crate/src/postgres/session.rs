@@ -363,3 +363,17 @@ impl Link {
         })
     }
 }
+
+/// A read-only transaction on one snapshot (REPEATABLE READ), for the reads that must describe
+/// one moment: a job's report, a page of jobs, every queue's counts.
+pub(super) fn read_snapshot<'c>(
+    client: &'c mut Client,
+    operation: &'static str,
+) -> Result<postgres::Transaction<'c>> {
+    client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(super::failure::pg(operation))
+}

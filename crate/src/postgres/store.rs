@@ -586,12 +586,7 @@ impl Leases for PgStore {
         self.link.with_session("inspect", |session| {
             let Session { client, stmts, .. } = session;
             // One snapshot for the row, the mark, the payload and the failures.
-            let mut tx = client
-                .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .map_err(pg("inspect"))?;
+            let mut tx = super::session::read_snapshot(client, "inspect")?;
             let Some(row) = tx.query_opt(&stmts.state, &[&job]).map_err(pg("inspect"))? else {
                 return Ok(None);
             };

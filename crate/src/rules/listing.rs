@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts, MAX_PAGE};
-use crate::outcome::JobState;
+use crate::outcome::{JobCounts, JobState};
 
 /// Where a page starts: the position of the last job of the previous page, in the page's order.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,6 +83,25 @@ pub(crate) fn set_dead(queues: &mut [QueueCounts], dead: Vec<(String, u64)>) {
             q.counts.dead = n.min(q.counts.done);
             q.counts.done -= q.counts.dead;
         }
+    }
+}
+
+/// A queue's counts from the per-queue pass's columns: queued, open but not due yet, of those
+/// the leased ones, and closed (done, the dead among them until [`set_dead`] moves them).
+pub(crate) fn queue_counts(
+    queue: String,
+    [queued, not_due, leased, closed]: [i64; 4],
+) -> QueueCounts {
+    let n = |count: i64| count.max(0) as u64;
+    QueueCounts {
+        queue,
+        counts: JobCounts {
+            queued: n(queued),
+            scheduled: n(not_due).saturating_sub(n(leased)),
+            leased: n(leased),
+            done: n(closed),
+            dead: 0,
+        },
     }
 }
 

@@ -7,8 +7,8 @@ use rusqlite::Connection;
 
 use crate::error::{Error, Result};
 use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
-use crate::outcome::{JobCounts, JobState};
-use crate::rules::listing::{check_query, page, summary, until_range, Cursor};
+use crate::outcome::JobState;
+use crate::rules::listing::{check_query, page, queue_counts, summary, until_range, Cursor};
 
 /// A listed row: `(position, id, owner, until, fence, result, done, queue, priority, dead,
 /// failures)`, the position being the insertion number the page's order uses.
@@ -101,16 +101,10 @@ pub(crate) fn queue_stats(conn: &Connection, now: f64) -> Result<Vec<QueueCounts
         .prepare_cached(include_str!("sql/queue_stats.sql"))
         .and_then(|mut stmt| {
             stmt.query_map([now], |row| {
-                Ok(QueueCounts {
-                    queue: row.get(0)?,
-                    counts: JobCounts {
-                        queued: count(row, 1)?,
-                        scheduled: count(row, 2)?.saturating_sub(count(row, 3)?),
-                        leased: count(row, 3)?,
-                        done: count(row, 4)?,
-                        dead: 0,
-                    },
-                })
+                Ok(queue_counts(
+                    row.get(0)?,
+                    [row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?],
+                ))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()
         })
