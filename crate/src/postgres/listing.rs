@@ -11,30 +11,23 @@ use super::failure::pg;
 use super::session::{read_snapshot, Session};
 use crate::error::Result;
 use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
-use crate::outcome::JobState;
 use crate::rules::listing::{
     check_query, page, queue_counts, set_dead, summary, until_range, wrong_cursor, Cursor,
 };
 
-/// A listed row: `(seq, id, owner, until, fence, result, done, queue, priority, dead, failures)`.
+/// A listed row: the six columns of `jobs` (read as `state` reads them), then `queue, priority,
+/// dead, failures` and `seq`.
 fn listed_row(row: &Row, now: f64) -> std::result::Result<(JobSummary, i64), postgres::Error> {
-    let state = JobState {
-        id: row.try_get(1)?,
-        owner: row.try_get(2)?,
-        until: row.try_get(3)?,
-        fence: row.try_get(4)?,
-        result: row.try_get(5)?,
-        done: row.try_get::<_, i32>(6)? != 0,
-    };
+    let state = super::store::job_state(row)?;
     let summary = summary(
         state,
-        row.try_get(9)?,
-        row.try_get(7)?,
         row.try_get(8)?,
-        row.try_get::<_, i64>(10)?,
+        row.try_get(6)?,
+        row.try_get(7)?,
+        row.try_get(9)?,
         now,
     );
-    Ok((summary, row.try_get(0)?))
+    Ok((summary, row.try_get(10)?))
 }
 
 /// One page of `query` at `now` (`Leases::list_jobs`).

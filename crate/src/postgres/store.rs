@@ -105,7 +105,7 @@ pub(super) fn lease_of(row: Option<Row>, operation: &'static str) -> Result<Opti
     .map_err(pg(operation))
 }
 
-fn job_state(row: &Row) -> std::result::Result<JobState, postgres::Error> {
+pub(super) fn job_state(row: &Row) -> std::result::Result<JobState, postgres::Error> {
     Ok(JobState {
         id: row.try_get(0)?,
         owner: row.try_get(1)?,

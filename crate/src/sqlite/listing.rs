@@ -7,29 +7,21 @@ use rusqlite::Connection;
 
 use crate::error::{Error, Result};
 use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
-use crate::outcome::JobState;
 use crate::rules::listing::{check_query, page, queue_counts, summary, until_range, Cursor};
 
-/// A listed row: `(position, id, owner, until, fence, result, done, queue, priority, dead,
-/// failures)`, the position being the insertion number the page's order uses.
+/// A listed row: the six columns of `jobs` (read as `state` reads them), then `queue, priority,
+/// dead, failures` and the insertion number the page's order uses.
 fn listed_row(row: &rusqlite::Row<'_>, now: f64) -> rusqlite::Result<(JobSummary, i64)> {
-    let state = JobState {
-        id: row.get(1)?,
-        owner: row.get(2)?,
-        until: row.get(3)?,
-        fence: row.get(4)?,
-        result: row.get(5)?,
-        done: row.get(6)?,
-    };
+    let state = super::ops::job_state(row)?;
     let summary = summary(
         state,
-        row.get(9)?,
-        row.get(7)?,
         row.get(8)?,
-        row.get::<_, i64>(10)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(9)?,
         now,
     );
-    Ok((summary, row.get(0)?))
+    Ok((summary, row.get(10)?))
 }
 
 /// One page of `query` at `now` (`Leases::list_jobs`), read in one transaction.

@@ -2,8 +2,8 @@
 -- either, 0: none, 1: one), ?6 queue or NULL, ?7 how many. The open jobs (queued, scheduled,
 -- leased) in `until` order, then insertion order, along leasefence_claimable: the index holds
 -- `until` and the rowid, so the range and the order come from it and a page reads only its rows.
-SELECT j.rowid, j.id, j.owner, j.until, j.fence, j.result, j.done, o.queue, o.priority, 0,
-       (SELECT count(*) FROM leasefence_failures f WHERE f.job = j.id)
+SELECT j.id, j.owner, j.until, j.fence, j.result, j.done, o.queue, o.priority, 0,
+       (SELECT count(*) FROM leasefence_failures f WHERE f.job = j.id), j.rowid
 FROM jobs j JOIN leasefence_order o ON o.job = j.id
 WHERE j.done = 0 AND j.until >= ?1 AND j.until <= ?2
   AND (j.until > ?3 OR j.rowid > ?4)
