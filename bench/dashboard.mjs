@@ -167,4 +167,4 @@ for (let repeat = 0; repeat < repeats; repeat++) {
     }
   }
 }
-if (!process.env.KEEP) for (const { path } of stores) for (const end of ['', '-wal', '-shm']) rmSync(path + end, { force: true });
+for (const { path } of stores) for (const end of ['', '-wal', '-shm']) rmSync(path + end, { force: true });
