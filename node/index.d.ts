@@ -177,6 +177,61 @@ export interface QueueCounts {
   counts: JobCounts;
 }
 
+/**
+ * What a worker says of itself in `heartbeat` (the worker registry): its machine, process id and
+ * start (Unix seconds), whether this is its last beat, and its counters so far (totals; absent is 0).
+ * A JobWorker sends it with its renewals.
+ */
+export interface WorkerReport {
+  host: string;
+  pid: number;
+  started: number;
+  stopping?: boolean | null;
+  claimed?: number | null;
+  completed?: number | null;
+  failed?: number | null;
+  dead?: number | null;
+  leasesLost?: number | null;
+  staleWritesRefused?: number | null;
+  renewals?: number | null;
+}
+
+/** A worker's counters as the registry stores them (the protocol's spelling). */
+export interface WorkerCounters {
+  claimed: number;
+  completed: number;
+  failed: number;
+  dead: number;
+  leases_lost: number;
+  stale_writes_refused: number;
+  renewals: number;
+}
+
+/** A lease a worker holds, as `listWorkers` lists it. */
+export interface HeldLease {
+  job: string;
+  fence: Fence;
+  until: number;
+}
+
+/**
+ * A worker's row at `now`, as `listWorkers` answers it: alive while its last beat's ttl lasts and
+ * it did not stop; `held` counts its live leases, `holding` lists up to 100, soonest to end first.
+ */
+export interface WorkerInfo {
+  owner: string;
+  host: string;
+  pid: number;
+  started: number;
+  last_seen: number;
+  until: number;
+  stopped: number | null;
+  alive: boolean;
+  counters: WorkerCounters;
+  held: number;
+  holding: HeldLease[];
+}
+
 /** `nextDue`'s answer: when a job of the queues asked falls due, and the next schedule slot (Unix seconds, or null). */
 export interface NextDue {
   job: number | null;
@@ -325,6 +380,15 @@ export declare class LeaseStore {
   /** Every queue that has a job, by name, with its jobs in each state at `now`. */
   queueStats(now: number): QueueCounts[];
   /**
+   * The worker registry: records `owner`'s beat (alive until `now + ttl`, gone at once when
+   * `worker.stopping`) and renews `leases` to `now + ttl`, in one transaction: one `{value,
+   * reason}` per lease, as renewMany answers. A JobWorker sends it with its renewals, so being
+   * seen costs no sync of its own. Rows of workers gone for an hour are deleted by the next beat.
+   */
+  heartbeat(owner: string, leases: LeaseRef[], now: number, ttl: number, worker: WorkerReport): Answer<boolean>[];
+  /** Every worker of the registry (alive first, then the latest seen; at most 1000) with the live leases it holds. */
+  listWorkers(now: number): WorkerInfo[];
+  /**
    * The same operations, answering `{value, reason}` (`reason` null when the store agreed), and
    * `claimMany` `{value, reasons}`: one reason (or null) per owner, in the order of `owners`. The
    * browser build answers the same shapes (as Promises).
@@ -359,6 +423,8 @@ export declare class LeaseStore {
     nextDue(now: number, queues?: string[] | null): Answer<NextDue>;
     listJobs(now: number, status?: JobStatus | null, queue?: string | null, after?: string | null, limit?: number | null): Answer<JobPage>;
     queueStats(now: number): Answer<QueueCounts[]>;
+    heartbeat(owner: string, leases: LeaseRef[], now: number, ttl: number, worker: WorkerReport): Answer<Answer<boolean>[]>;
+    listWorkers(now: number): Answer<WorkerInfo[]>;
   };
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;

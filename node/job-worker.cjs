@@ -1,6 +1,7 @@
 'use strict';
 // JobWorker for Node: the shared worker runtime (web/store/job-worker.js) with the Node-only
 // option `heartbeat: 'thread'`.
+const os = require('node:os');
 const { JobWorker: CoreJobWorker } = require('../web/store/job-worker.js');
 const { invalidArgument } = require('./errors.cjs');
 const { LeaseStore, busyTimeoutOf, exclusiveOf } = require('./lease-store.cjs');
@@ -26,6 +27,8 @@ class JobWorker extends CoreJobWorker {
       }
       options = { ...options, heartbeat: new ThreadHeartbeat(store.path, busyTimeoutOf(store)) };
     }
+    // The worker registry shows the machine and the process.
+    if (options !== null && typeof options === 'object' && options.host === undefined) options = { ...options, host: os.hostname() };
     super(store, options);
   }
 }

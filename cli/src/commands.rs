@@ -259,6 +259,12 @@ pub(crate) enum Command {
         #[command(flatten)]
         clock: Clock,
     },
+    /// Print the worker registry as JSON: every worker of the last hour (alive first) with its
+    /// host, process id, last beat, counters and the leases it holds.
+    Workers {
+        #[command(flatten)]
+        clock: Clock,
+    },
     /// Print one page of jobs as JSON: `{"jobs": [...], "next"}`; pass `next` to --after for
     /// the following page. Newest enqueued first; --state queued: longest due first, scheduled:
     /// next due first, leased: next to expire first.

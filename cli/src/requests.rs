@@ -150,6 +150,7 @@ pub(crate) fn run() -> i32 {
         Command::Schedules => Request::Schedules,
         Command::EnqueueDue { clock } => Request::EnqueueDue { now: clock.now() },
         Command::QueueStats { clock } => Request::QueueStats { now: clock.now() },
+        Command::Workers { clock } => Request::ListWorkers { now: clock.now() },
         Command::ListJobs {
             state,
             queue,

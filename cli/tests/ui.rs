@@ -509,7 +509,8 @@ fn prometheus_samples(text: &str) -> Vec<String> {
     let script = "import sys\n\
         from prometheus_client.parser import text_string_to_metric_families\n\
         for family in text_string_to_metric_families(sys.stdin.read()):\n\
-        \x20   assert family.type == 'gauge', family\n\
+        \x20   assert family.type == 'gauge' or (family.type == 'counter' and all(\n\
+        \x20       s.name == family.name + '_total' for s in family.samples)), family\n\
         \x20   for s in family.samples:\n\
         \x20       labels = ','.join(f'{k}={v}' for k, v in sorted(s.labels.items()))\n\
         \x20       print(f'{s.name}{{{labels}}} {int(s.value)}')\n";
@@ -566,6 +567,16 @@ fn metrics_parse_with_prometheus_client_and_match_the_store() {
     store.enqueue_with("later", Some(t + 3600.0), None).unwrap();
     assert!(store.claim("b", "w", t, 3600.0).unwrap().is_granted());
     dead_job(&*store, "d", "mail");
+    // The registry: one worker alive (beating with its lease) and one stopped, its host odd.
+    let mut alive = leasefence::WorkerBeat::new("w", "h1", 10, t);
+    alive.counters.claimed = 3;
+    alive.counters.stale_writes_refused = 2;
+    let lease = leasefence::Lease::new("b", "w", 1);
+    assert!(store.heartbeat(&alive, &[lease], t, 3600.0).unwrap()[0].is_granted());
+    let mut stopped = leasefence::WorkerBeat::new("v", "h\"2", 11, t - 5.0);
+    stopped.stopping = true;
+    stopped.counters.completed = 7;
+    store.heartbeat(&stopped, &[], t - 1.0, 30.0).unwrap();
     let ui = Ui::start(&db.target(), &[]);
     let (status, text) = ui.raw("GET", "/metrics", &[("Authorization", &ui.bearer())], "");
     assert_eq!(status, 200);
@@ -587,6 +598,24 @@ fn metrics_parse_with_prometheus_client_and_match_the_store() {
     }
     expected.push("leasefence_jobs_leased{} 1".into());
     expected.push("leasefence_jobs_dead{} 1".into());
+    expected.push("leasefence_workers{status=alive} 1".into());
+    expected.push("leasefence_workers{status=gone} 1".into());
+    for (name, w, v) in [
+        ("claimed", 3, 0),
+        ("completed", 0, 7),
+        ("failed", 0, 0),
+        ("dead", 0, 0),
+        ("leases_lost", 0, 0),
+        ("stale_writes_refused", 2, 0),
+        ("renewals", 0, 0),
+    ] {
+        expected.push(format!(
+            "leasefence_worker_{name}_total{{host=h1,worker=w}} {w}"
+        ));
+        expected.push(format!(
+            "leasefence_worker_{name}_total{{host=h\"2,worker=v}} {v}"
+        ));
+    }
     assert_eq!(samples, expected, "{text}");
     assert!(samples.contains(&"leasefence_jobs{queue=mail,state=leased} 1".to_string()));
     assert!(samples.contains(&"leasefence_jobs{queue=default,state=scheduled} 1".to_string()));

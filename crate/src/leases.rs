@@ -319,6 +319,48 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>>;
 
+    /// The worker registry: records `beat` (its worker alive until `now + ttl`, or gone if it
+    /// says it stops) and renews `leases` to `now + ttl`, all in one transaction, the leases
+    /// answered in order as [`renew_many`](Self::renew_many) answers them. A worker's renewals
+    /// thus carry its beat at no extra sync. The same transaction deletes rows of workers gone
+    /// for [`WORKER_PRUNE_AFTER`](crate::WORKER_PRUNE_AFTER) seconds. A beat older than the row's
+    /// last (a late retry) leaves the row as it is; the leases are renewed all the same.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob, WorkerBeat};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue_many(&[NewJob::new("a")])?;
+    /// let held = leases.claim_next("w", 0.0, 30.0)?.unwrap().lease();
+    /// let mut beat = WorkerBeat::new("w", "host-a", 4242, 0.0);
+    /// beat.counters.claimed = 1;
+    /// assert!(leases.heartbeat(&beat, &[held], 10.0, 30.0)?[0].is_granted());
+    /// let row = &leases.list_workers(11.0)?[0];
+    /// assert_eq!((row.counters.claimed, row.until, row.held), (1, 40.0, 1));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn heartbeat(
+        &self,
+        beat: &crate::WorkerBeat,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<()>>>;
+
+    /// The worker registry at `now`: every recorded worker (alive first, then the latest seen;
+    /// at most 1,000), each with the live leases its owner holds, read in one snapshot.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, WorkerBeat};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// let mut last = WorkerBeat::new("w", "h", 1, 0.0);
+    /// last.stopping = true;
+    /// leases.heartbeat(&last, &[], 5.0, 30.0)?;
+    /// let row = &leases.list_workers(6.0)?[0];
+    /// assert_eq!((row.alive, row.stopped), (false, Some(5.0)));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>>;
+
     /// Recurring jobs (section 11): stores `schedule`, replacing one of the same name (which
     /// keeps its latest slot enqueued, so scheduling again at every start changes nothing due).
     /// A bad name, cron pattern, time zone or queue is

@@ -45,6 +45,7 @@ mod listing;
 mod options;
 mod outcome;
 pub mod protocol;
+mod registry;
 mod rules;
 mod schedule;
 mod sqlite;
@@ -83,6 +84,9 @@ pub use listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts, MAX_PAG
 pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
+pub use registry::{
+    Counters, HeldLease, WorkerBeat, WorkerInfo, MAX_HOLDING_SHOWN, WORKER_PRUNE_AFTER,
+};
 pub use rules::fenced::{FencedHandle, Finish, Rows, SqlValue, Statement};
 pub use rules::{DEFAULT_QUEUE, MAX_QUEUES};
 pub use schedule::{Missed, Schedule, StoredSchedule, MAX_MISSED_SLOTS};

@@ -126,6 +126,19 @@ impl Leases for Counted {
     fn queue_stats(&self, now: f64) -> Result<Vec<leasefence::QueueCounts>> {
         self.store.queue_stats(now)
     }
+    fn heartbeat(
+        &self,
+        beat: &leasefence::WorkerBeat,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<()>>> {
+        self.calls.add("heartbeat", leases.len());
+        self.store.heartbeat(beat, leases, now, ttl)
+    }
+    fn list_workers(&self, now: f64) -> Result<Vec<leasefence::WorkerInfo>> {
+        self.store.list_workers(now)
+    }
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         self.store.enqueue_many(jobs)
     }
@@ -368,9 +381,24 @@ fn the_leases_of_jobs_running_together_are_renewed_together() {
         })
         .unwrap();
     assert_eq!((counts.completed, counts.leases_lost), (8, 0), "{counts:?}");
+    // The worker's beat rides with its renewals (`heartbeat`, one transaction); a renewal goes
+    // without it only when a list is longer than MAX_BATCH.
+    let (beats, beat_renewed) = heartbeat.of("heartbeat");
     let (batches, renewed) = heartbeat.of("renew_many");
     let singles = heartbeat.of("renew").0;
+    assert_eq!(
+        (batches, singles),
+        (0, 0),
+        "renewals without the worker's beat"
+    );
+    let (batches, renewed) = (beats + batches, beat_renewed + renewed);
     assert_eq!(counts.renewals as usize, renewed + singles);
+    // Its last beat (at the end of the run) carries the counters the run returned.
+    let store = leasefence::LeaseStore::open(&db).unwrap();
+    let row = &store.list_workers(1e12).unwrap()[0];
+    assert_eq!((row.owner.as_str(), row.alive), ("w", false));
+    assert_eq!(row.counters, counts);
+    assert_eq!(row.pid, std::process::id());
     // Eight leases for 2 s, renewed every 0.15 s: about a hundred renews.
     assert!(
         renewed >= 8 * 8,

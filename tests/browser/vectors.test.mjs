@@ -46,7 +46,7 @@ async function runVectorInPage(vector) {
   const jsExpect = (step) => {
     const expect = { ...step.expect };
     if (expect.error === 'bad_request') expect.error = 'invalid_argument';
-    if (['renew_many', 'complete_many'].includes(step.op) && Array.isArray(expect.value)) {
+    if (['renew_many', 'complete_many', 'heartbeat'].includes(step.op) && Array.isArray(expect.value)) {
       expect.value = expect.value.map((item) => ({ value: item.value, reason: item.reason ?? null }));
     }
     return expect;
@@ -64,11 +64,17 @@ async function runVectorInPage(vector) {
       const [method, names] = methods[step.op];
       // A fenced step's complete and result travel as its options object.
       // A schedule step's tz, queue, priority, payload and missed travel as its options object.
+      // A heartbeat step's worker members travel as its report object (JavaScript names).
       const options = {};
       const optionNames = step.op === 'schedule' ? ['tz', 'queue', 'priority', 'payload', 'missed'] : ['complete', 'result'];
       for (const name of optionNames) if (name in step) options[name] = step[name];
+      const report = {};
+      for (const name of ['host', 'pid', 'started', 'stopping', 'claimed', 'completed', 'failed', 'dead', 'leases_lost', 'stale_writes_refused', 'renewals']) {
+        if (name in step) report[jsName(name)] = step[name];
+      }
       const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]]
-        : ['fenced', 'schedule'].includes(step.op) && name === 'options' ? options : step[name]));
+        : ['fenced', 'schedule'].includes(step.op) && name === 'options' ? options
+          : step.op === 'heartbeat' && name === 'worker' ? report : step[name]));
       if (typeof step.job === 'string') jobs.add(step.job);
       for (const item of [step.jobs, step.leases].filter(Array.isArray).flat()) {
         if (typeof item?.job === 'string') jobs.add(item.job);

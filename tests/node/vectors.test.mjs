@@ -35,6 +35,13 @@ function scheduleOptions(step) {
   return options;
 }
 
+/** A heartbeat step's worker members (the protocol's flat fields) as the report object, by their JavaScript names. */
+function workerReport(step) {
+  const report = {};
+  for (const name of ['host', 'pid', 'started', 'stopping', 'claimed', 'completed', 'failed', 'dead', 'leases_lost', 'stale_writes_refused', 'renewals']) if (name in step) report[jsName(name)] = step[name];
+  return report;
+}
+
 /** A protocol member name as JavaScript spells it: `run_at` is `runAt`. */
 const jsName = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 
@@ -55,7 +62,7 @@ function jsItems(items) {
 function jsExpect(step) {
   const expect = { ...step.expect };
   if (expect.error === 'bad_request') expect.error = 'invalid_argument';
-  if (['renew_many', 'complete_many'].includes(step.op) && Array.isArray(expect.value)) {
+  if (['renew_many', 'complete_many', 'heartbeat'].includes(step.op) && Array.isArray(expect.value)) {
     expect.value = expect.value.map((item) => ({ value: item.value, reason: item.reason ?? null }));
   }
   return expect;
@@ -71,6 +78,7 @@ function argsOf(step) {
   }
   if (step.op === 'fenced') return ['fenced', [v.job, v.owner, v.fence, v.now, v.statements, fencedOptions(v)]];
   if (step.op === 'schedule') return ['schedule', [v.name, v.cron, scheduleOptions(v)]];
+  if (step.op === 'heartbeat') return ['heartbeat', [v.owner, v.leases, v.now, v.ttl, workerReport(v)]];
   const op = METHODS[step.op];
   if (!op) throw new Error(`vector uses an op the operation table does not have: ${step.op}`);
   // A missing optional argument stays undefined, as a caller who leaves it out passes it.

@@ -31,6 +31,7 @@ const PARAM_TYPES = Object.freeze({
   status: 'JobStatus | null',
   after: 'string | null',
   limit: 'number | null',
+  worker: 'WorkerReport',
 });
 
 /**
@@ -70,6 +71,9 @@ const OPERATIONS = Object.freeze([
   // What a dashboard reads: a page of jobs through an index, every queue's counts at once.
   { name: 'listJobs', params: ['now', 'status?', 'queue?', 'after?', 'limit?'], returns: 'JobPage' },
   { name: 'queueStats', params: ['now'], returns: 'QueueCounts[]' },
+  // The worker registry: a worker's beat with its renewals (one transaction), and every worker.
+  { name: 'heartbeat', params: ['owner', 'leases', 'now', 'ttl', 'worker'], returns: 'Answer<boolean>[]' },
+  { name: 'listWorkers', params: ['now'], returns: 'WorkerInfo[]' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));
 
 /**

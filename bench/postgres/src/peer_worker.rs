@@ -213,6 +213,18 @@ impl Leases for Timed {
     fn queue_stats(&self, now: f64) -> leasefence::Result<Vec<leasefence::QueueCounts>> {
         self.inner.queue_stats(now)
     }
+    fn heartbeat(
+        &self,
+        beat: &leasefence::WorkerBeat,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> leasefence::Result<Vec<Outcome<()>>> {
+        self.inner.heartbeat(beat, leases, now, ttl)
+    }
+    fn list_workers(&self, now: f64) -> leasefence::Result<Vec<leasefence::WorkerInfo>> {
+        self.inner.list_workers(now)
+    }
     fn enqueue_job(&self, job: &NewJob) -> leasefence::Result<bool> {
         self.inner.enqueue_job(job)
     }

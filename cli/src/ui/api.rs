@@ -1,4 +1,4 @@
-//! The JSON API under `/api/`: stats, a paged job list, a job's report, revive. Every answer is a
+//! The JSON API under `/api/`: stats, a paged job list, a job's report, the workers, revive. Every answer is a
 //! status and a JSON value; an error is `{"error": {"code", "message"}}`.
 
 use leasefence::{
@@ -140,6 +140,15 @@ pub(crate) fn jobs(store: &dyn Leases, now: f64, query: &[(String, String)]) -> 
             let jobs: Vec<Value> = page.jobs.iter().map(summary).collect();
             (200, json!({"now": now, "jobs": jobs, "next": page.next}))
         }
+        Err(err) => storage(err),
+    }
+}
+
+/// `GET /api/workers`: the worker registry (`Leases::list_workers`): `{"now", "workers": [{owner,
+/// host, pid, started, last_seen, until, stopped, alive, counters, held, holding}]}`.
+pub(crate) fn workers(store: &dyn Leases, now: f64) -> Answer {
+    match store.list_workers(now) {
+        Ok(workers) => (200, json!({"now": now, "workers": workers})),
         Err(err) => storage(err),
     }
 }

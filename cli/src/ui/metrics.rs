@@ -1,8 +1,9 @@
-//! `/metrics`: the jobs by queue and state in the Prometheus text exposition format (0.0.4).
+//! `/metrics`: the jobs by queue and state, and the worker registry, in the Prometheus text
+//! exposition format (0.0.4).
 
 use std::fmt::Write as _;
 
-use leasefence::JobCounts;
+use leasefence::{JobCounts, WorkerInfo};
 
 use super::sampler::Sample;
 
@@ -47,7 +48,50 @@ pub(crate) fn render(sample: &Sample) -> String {
     out.push_str("# HELP leasefence_jobs_dead Dead jobs (failed for good), over every queue.\n");
     out.push_str("# TYPE leasefence_jobs_dead gauge\n");
     let _ = writeln!(out, "leasefence_jobs_dead {}", all.dead);
+    render_workers(&mut out, &sample.workers);
     out
+}
+
+/// The worker registry: how many workers are alive and gone, and each worker's counters as its
+/// last beat reported them (`leasefence_worker_<counter>_total{worker, host}`).
+fn render_workers(out: &mut String, workers: &[WorkerInfo]) {
+    let alive = workers.iter().filter(|w| w.alive).count();
+    out.push_str("# HELP leasefence_workers Workers in the registry, alive or gone (gone rows are pruned after an hour).\n");
+    out.push_str("# TYPE leasefence_workers gauge\n");
+    let _ = writeln!(out, "leasefence_workers{{status=\"alive\"}} {alive}");
+    let _ = writeln!(
+        out,
+        "leasefence_workers{{status=\"gone\"}} {}",
+        workers.len() - alive
+    );
+    let helps = [
+        ("claimed", "Jobs the worker claimed."),
+        ("completed", "Jobs the worker completed."),
+        ("failed", "Failures the worker recorded with a retry time."),
+        ("dead", "Jobs the worker made dead."),
+        (
+            "leases_lost",
+            "Leases the worker lost while its handler ran.",
+        ),
+        (
+            "stale_writes_refused",
+            "Writes of the worker the store refused: its lease was no longer current.",
+        ),
+        ("renewals", "Lease renewals the store granted the worker."),
+    ];
+    for (i, (name, help)) in helps.iter().enumerate() {
+        let _ = writeln!(out, "# HELP leasefence_worker_{name}_total {help}");
+        let _ = writeln!(out, "# TYPE leasefence_worker_{name}_total counter");
+        for w in workers {
+            let value = w.counters.named()[i].1;
+            let _ = writeln!(
+                out,
+                "leasefence_worker_{name}_total{{worker=\"{}\",host=\"{}\"}} {value}",
+                label(&w.owner),
+                label(&w.host)
+            );
+        }
+    }
 }
 
 #[cfg(test)]

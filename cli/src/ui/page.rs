@@ -1,5 +1,5 @@
-//! `GET /`: a minimal page over the API: the counts by queue and state, and the jobs, paged,
-//! with a revive button for dead ones (unless read-only). Text is set with `textContent` only.
+//! `GET /`: a minimal page over the API: the counts by queue and state, the workers, and the
+//! jobs, paged, with a revive button for dead ones (unless read-only). Text is set with `textContent` only.
 
 /// The page; `read_only` leaves the revive buttons out.
 pub(crate) fn index(read_only: bool) -> String {
@@ -14,6 +14,9 @@ td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}#error{color:#b00}
 <h2>Jobs by queue and state</h2><p id="asof"></p><table id="stats"></table>
 <h2>Last minutes</h2><svg id="chart" width="640" height="140" role="img"
 aria-label="queued, leased and dead jobs over the last minutes"></svg><p id="legend"></p>
+<h2>Workers</h2><table id="workers"><thead><tr><th>owner</th><th>host</th><th>pid</th>
+<th>status</th><th>last seen</th><th>holds</th><th>claimed</th><th>completed</th><th>failed</th>
+<th>leases lost</th><th>stale writes refused</th></tr></thead><tbody></tbody></table>
 <h2>Jobs</h2><label>State <select id="state"><option value="">any</option>
 <option>queued</option><option>scheduled</option><option>leased</option><option>done</option>
 <option>dead</option></select></label> <button id="more" hidden>More</button>
@@ -62,6 +65,21 @@ async function stats() {
   for (const [q, c] of [...Object.entries(s.queues), ["all", s.all]]) {
     const row = el("tr"); row.append(el("td", q), ...states.map((x) => el("td", String(c[x]))));
     t.append(row);
+  }
+}
+// The worker registry (GET /api/workers): alive or gone, what each holds (job, fence, time left).
+async function workers() {
+  const r = await api("/api/workers");
+  const body = document.querySelector("#workers tbody"); body.replaceChildren();
+  for (const w of r.workers) {
+    const row = el("tr"); row.dataset.owner = w.owner;
+    const status = w.alive ? "alive" : w.stopped !== null ? "stopped" : "gone";
+    const holds = w.holding.map((l) => `${l.job} (fence ${l.fence}, ${(l.until - r.now).toFixed(1)} s)`).join(", ");
+    const c = w.counters;
+    row.append(el("td", w.owner), el("td", w.host), el("td", String(w.pid)), el("td", status),
+      el("td", `${(r.now - w.last_seen).toFixed(1)} s ago`), el("td", holds),
+      ...[c.claimed, c.completed, c.failed, c.leases_lost, c.stale_writes_refused].map((n) => el("td", String(n))));
+    body.append(row);
   }
 }
 let next = null;
@@ -115,9 +133,9 @@ async function report(id) {
   document.getElementById("job-id").textContent = id;
   const section = document.getElementById("job"); section.hidden = false; section.dataset.job = id;
 }
-function refresh() { show(""); stats().then(() => jobs(false)).then(chart).catch((e) => show(e.message)); }
-// Live: the counts and the chart every 2 s (the list stays where it was paged to).
-setInterval(() => stats().then(chart).catch((e) => show(e.message)), 2000);
+function refresh() { show(""); stats().then(() => jobs(false)).then(chart).then(workers).catch((e) => show(e.message)); }
+// Live: the counts, the chart and the workers every 2 s (the list stays where it was paged to).
+setInterval(() => stats().then(chart).then(workers).catch((e) => show(e.message)), 2000);
 document.getElementById("state").onchange = refresh;
 document.getElementById("more").onclick = () => jobs(true).catch((e) => show(e.message));
 refresh();

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use leasefence::{JobCounts, Leases, QueueCounts};
+use leasefence::{JobCounts, Leases, QueueCounts, WorkerInfo};
 
 /// How long after the last request the thread keeps sampling.
 const WATCHED: Duration = Duration::from_secs(60);
@@ -31,6 +31,8 @@ pub(crate) struct Sample {
     pub(crate) all: JobCounts,
     /// Each queue's counts, by name.
     pub(crate) queues: Vec<QueueCounts>,
+    /// The worker registry at `at`.
+    pub(crate) workers: Vec<WorkerInfo>,
     /// What taking them cost.
     pub(crate) cost: Duration,
 }
@@ -41,8 +43,10 @@ struct State {
     history: VecDeque<Arc<Sample>>,
     /// When the last request asked; sampling stops a minute later.
     wanted_until: Option<Instant>,
-    /// A write through the dashboard happened after the latest sample began.
-    stale: bool,
+    /// The first sample that began after the last write through the dashboard: until it is
+    /// taken, the latest counts are stale. (A number, not a flag the counting thread clears when
+    /// it begins: a request in between would take the old counts as fresh.)
+    needed: u64,
     in_progress: bool,
     /// Samples finished so far.
     generation: u64,
@@ -56,7 +60,11 @@ impl State {
     }
 
     fn fresh(&self) -> bool {
-        !self.stale && self.taken_at.is_some_and(|t| t.elapsed() < self.interval())
+        !self.stale() && self.taken_at.is_some_and(|t| t.elapsed() < self.interval())
+    }
+
+    fn stale(&self) -> bool {
+        self.generation < self.needed
     }
 }
 
@@ -92,7 +100,7 @@ impl Sampler {
                 let wanted = state
                     .wanted_until
                     .is_some_and(|until| Instant::now() < until);
-                let due = state.stale || !state.fresh();
+                let due = state.stale() || !state.fresh();
                 if wanted && due {
                     break;
                 }
@@ -106,7 +114,6 @@ impl Sampler {
                     .map(|(guard, _)| guard)
                     .unwrap_or_else(|poisoned| poisoned.into_inner().0);
             }
-            state.stale = false;
             state.in_progress = true;
             drop(state);
             let started = Instant::now();
@@ -137,18 +144,13 @@ impl Sampler {
         let recent = state
             .taken_at
             .is_some_and(|t| t.elapsed() < state.interval() * 2);
-        if !state.stale && recent {
+        if !state.stale() && recent {
             if let Some(latest) = &state.latest {
                 return latest.clone();
             }
         }
         // After a write, a count already under way may have begun before it: wait for the next.
-        let target = state.generation
-            + if state.stale && state.in_progress {
-                2
-            } else {
-                1
-            };
+        let target = state.needed.max(state.generation + 1);
         self.changed.notify_all();
         let deadline = Instant::now() + WAIT;
         while state.generation < target {
@@ -181,7 +183,10 @@ impl Sampler {
 
     /// A write through the dashboard: the next request waits for counts taken after it.
     pub(crate) fn invalidate(&self) {
-        self.lock().stale = true;
+        let mut state = self.lock();
+        // A count under way may have read before the write: the one after it is needed.
+        state.needed = state.generation + if state.in_progress { 2 } else { 1 };
+        drop(state);
         self.changed.notify_all();
     }
 }
@@ -189,14 +194,13 @@ impl Sampler {
 fn count(store: &dyn Leases) -> Result<Arc<Sample>, String> {
     let at = crate::commands::wall_clock();
     let started = Instant::now();
-    super::api::stats_per_queue(store, at)
-        .map(|(all, queues)| {
-            Arc::new(Sample {
-                at,
-                all,
-                queues,
-                cost: started.elapsed(),
-            })
-        })
-        .map_err(|err| err.to_string())
+    let (all, queues) = super::api::stats_per_queue(store, at).map_err(|err| err.to_string())?;
+    let workers = store.list_workers(at).map_err(|err| err.to_string())?;
+    Ok(Arc::new(Sample {
+        at,
+        all,
+        queues,
+        workers,
+        cost: started.elapsed(),
+    }))
 }

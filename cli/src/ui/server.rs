@@ -154,6 +154,8 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
         "/api/stats" => json_reply(api::stats(&config.counts)),
         "/api/history" if !get => not_allowed("GET"),
         "/api/history" => json_reply(api::history(&config.counts)),
+        "/api/workers" if !get => not_allowed("GET"),
+        "/api/workers" => json_reply(api::workers(store, now)),
         "/api/jobs" if !get => not_allowed("GET"),
         "/api/jobs" => json_reply(api::jobs(store, now, &query)),
         "/api/revive" if *request.method() != Method::Post => not_allowed("POST"),
@@ -190,7 +192,8 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
                 404,
                 "not_found",
                 format!(
-                    "no page {path}: see /api/stats, /api/history, /api/jobs, /api/job/ID, /metrics"
+                    "no page {path}: see /api/stats, /api/history, /api/jobs, /api/job/ID, \
+                     /api/workers, /metrics"
                 ),
             )),
         },

@@ -26,7 +26,9 @@ use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::Outcome;
+use crate::registry::WorkerBeat;
 use crate::rules::batch::{check_batch, check_new_jobs};
+use crate::rules::registry::check_beat;
 use crate::rules::DEFAULT_QUEUE;
 use crate::rules::{check_now, unexplained, why_write_refused, LeaseRow, LeaseWindow};
 
@@ -104,7 +106,29 @@ impl PgStore {
         let until = LeaseWindow::new(now, ttl)?.until();
         leases.iter().try_for_each(check_lease)?;
         let items: Vec<&Lease> = leases.iter().collect();
-        self.write_many("renew_many", &items, now, |tx, stmts, pending| {
+        self.write_many("renew_many", &items, now, None, |tx, stmts, pending| {
+            let (jobs, owners, fences) = lease_columns(&items, pending);
+            let params: [&(dyn ToSql + Sync); 5] = [&jobs, &owners, &fences, &now, &until];
+            tx.query(&stmts.renew_many, &params)
+        })
+    }
+
+    /// `Leases::heartbeat`: `renew_many`'s statement over the leases, then the beat, in one
+    /// transaction.
+    pub(super) fn heartbeat_on(
+        &self,
+        beat: &WorkerBeat,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<()>>> {
+        check_batch("leases", leases.len())?;
+        let until = LeaseWindow::new(now, ttl)?.until();
+        leases.iter().try_for_each(check_lease)?;
+        check_beat(beat)?;
+        let items: Vec<&Lease> = leases.iter().collect();
+        let beat_at = Some((beat, ttl));
+        self.write_many("heartbeat", &items, now, beat_at, |tx, stmts, pending| {
             let (jobs, owners, fences) = lease_columns(&items, pending);
             let params: [&(dyn ToSql + Sync); 5] = [&jobs, &owners, &fences, &now, &until];
             tx.query(&stmts.renew_many, &params)
@@ -125,7 +149,7 @@ impl PgStore {
             }
         }
         let items: Vec<&Lease> = completions.iter().map(|done| &done.lease).collect();
-        self.write_many("complete_many", &items, now, |tx, stmts, pending| {
+        self.write_many("complete_many", &items, now, None, |tx, stmts, pending| {
             let (jobs, owners, fences) = lease_columns(&items, pending);
             let results: Vec<Option<&str>> = pending
                 .iter()
@@ -136,7 +160,8 @@ impl PgStore {
         })
     }
 
-    /// A fenced write of every lease in one transaction: `write` runs the operation's statement
+    /// A fenced write of every lease in one transaction (and a worker's beat before its commit, if
+    /// given): `write` runs the operation's statement
     /// on the leases at the given positions (no job twice) and answers, per lease in that order,
     /// whether it was written and the row the statement found. Granted, or refused with the
     /// contract's reason for that row (`why_write_refused`, `now` for the live check).
@@ -145,13 +170,14 @@ impl PgStore {
         operation: &'static str,
         leases: &[&Lease],
         now: f64,
+        beat: Option<(&WorkerBeat, f64)>,
         mut write: impl FnMut(
             &mut Transaction<'_>,
             &Statements,
             &[usize],
         ) -> std::result::Result<Vec<Row>, postgres::Error>,
     ) -> Result<Vec<Outcome<()>>> {
-        if leases.is_empty() {
+        if leases.is_empty() && beat.is_none() {
             return Ok(Vec::new());
         }
         let rounds = rounds(leases.iter().map(|lease| lease.job.as_str()));
@@ -187,6 +213,9 @@ impl PgStore {
                     }
                     pending = changed_since;
                 }
+            }
+            if let Some((beat, ttl)) = beat {
+                super::registry::record_beat(&mut tx, beat, now, ttl).map_err(pg(operation))?;
             }
             tx.commit().map_err(pg(operation))?;
             answers

@@ -102,6 +102,7 @@ mod failure;
 mod fenced;
 mod listen;
 mod listing;
+mod registry;
 mod schedule;
 mod schema;
 mod session;

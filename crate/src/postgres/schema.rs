@@ -79,11 +79,12 @@ pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
     let index: Option<String> = row.get(3);
     // The trigger is there, enabled, and calls the library's function with the library's body.
     let trigger: bool = row.get(4);
-    let side_tables: [(&str, Option<String>); 4] = [
+    let side_tables: [(&str, Option<String>); 5] = [
         ("leasefence_payloads", row.get(5)),
         ("leasefence_failures", row.get(6)),
         ("leasefence_dead", row.get(7)),
         ("leasefence_schedules", row.get(9)),
+        ("leasefence_workers", row.get(10)),
     ];
     // leasefence_seq, leasefence_next and leasefence_failures_of_job, valid, on their tables.
     let indexes: bool = row.get(8);

@@ -665,6 +665,22 @@ impl Leases for PgStore {
         })
     }
 
+    fn heartbeat(
+        &self,
+        beat: &crate::WorkerBeat,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<()>>> {
+        self.heartbeat_on(beat, leases, now, ttl)
+    }
+
+    fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
+        self.link.with_session("list_workers", |session| {
+            super::registry::list_workers(session, now)
+        })
+    }
+
     /// Every owner's claim at once on its own connection (at most
     /// [`CLAIM_MANY_CONNECTIONS`]; more owners take turns on them), released together by a
     /// barrier so that they really race; answers in input order.

@@ -321,6 +321,28 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
         Request::QueueStats { now } => {
             plain(Returned::QueueCounts(backend.leases()?.queue_stats(*now)?))
         }
+        Request::Heartbeat {
+            owner,
+            leases,
+            now,
+            ttl,
+            ..
+        } => {
+            let Some(beat) = request.worker_beat()? else {
+                return Err(crate::Error::Internal {
+                    message: "a heartbeat request without its worker".into(),
+                });
+            };
+            each_answered(backend.leases()?.heartbeat(
+                &beat,
+                &leases_of(owner, leases),
+                *now,
+                *ttl,
+            )?)
+        }
+        Request::ListWorkers { now } => {
+            plain(Returned::Workers(backend.leases()?.list_workers(*now)?))
+        }
         Request::NextDue { now, queues } => {
             let names = queue_names(queues);
             plain(Returned::NextDue(crate::wake::next_due(

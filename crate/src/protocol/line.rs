@@ -71,6 +71,13 @@ impl Members for Fields<'_> {
     fn fence(&mut self, name: &'static str) -> Result<Fence, Response> {
         Fields::fence(self.asked(name), name)
     }
+    fn maybe_bool(&mut self, name: &'static str) -> Result<Option<bool>, Response> {
+        match self.asked(name).object.get(name) {
+            None | Some(Json::Null) => Ok(None),
+            Some(Json::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(self.mistyped(name, "a boolean or null", other)),
+        }
+    }
     fn maybe_integer(&mut self, name: &'static str) -> Result<Option<i64>, Response> {
         let n = match self.asked(name).object.get(name) {
             None | Some(Json::Null) => return Ok(None),

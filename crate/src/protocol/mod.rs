@@ -43,6 +43,7 @@ pub(crate) use dispatch::answer;
 pub use dispatch::{execute, respond, Backend};
 #[cfg(target_arch = "wasm32")]
 pub(crate) use read::js_name;
+pub use read::WorkerFields;
 pub(crate) use read::{FencedArgs, Members, Op, Source, OP_NAMES};
 pub use response::Response;
 pub(crate) use response::{Answer, Returned};
@@ -204,6 +205,19 @@ pub enum Request {
     QueueStats {
         now: f64,
     },
+    /// The worker registry: `owner`'s beat (alive until `now + ttl`) and the renewal of its
+    /// `leases`, in one transaction, answered per lease as `renew_many` answers.
+    Heartbeat {
+        owner: String,
+        leases: Vec<LeaseItem>,
+        now: f64,
+        ttl: f64,
+        worker: WorkerFields,
+    },
+    /// The worker registry at `now`, each worker with the live leases it holds.
+    ListWorkers {
+        now: f64,
+    },
 }
 
 /// One item of `renew_many`'s and `complete_many`'s `leases`: a job and the fence its owner
@@ -298,6 +312,58 @@ impl Request {
         Ok(Some(query))
     }
 
+    /// `heartbeat`'s worker as a [`WorkerBeat`](crate::WorkerBeat), checked (pid present and a
+    /// process id, counters from 0, names); `None` for any other request.
+    pub(crate) fn worker_beat(&self) -> crate::Result<Option<crate::WorkerBeat>> {
+        let Request::Heartbeat { owner, worker, .. } = self else {
+            return Ok(None);
+        };
+        let pid = match worker.pid {
+            Some(pid) => u32::try_from(pid).map_err(|_| {
+                crate::Error::invalid(
+                    "pid",
+                    format!("must be a process id from 0 to 2^32-1, got {pid}"),
+                )
+            })?,
+            None => {
+                return Err(crate::Error::invalid(
+                    "pid",
+                    "is missing: a worker's beat names its process id",
+                ))
+            }
+        };
+        let mut counts = [0u64; 7];
+        let names = crate::Counters::default().named();
+        for ((count, given), (name, _)) in counts.iter_mut().zip(worker.counters).zip(names) {
+            *count = u64::try_from(given.unwrap_or(0)).map_err(|_| {
+                crate::Error::invalid(
+                    name,
+                    format!("a counter counts from 0, got {}", given.unwrap_or(0)),
+                )
+            })?;
+        }
+        let [claimed, completed, failed, dead, leases_lost, stale_writes_refused, renewals] =
+            counts;
+        let beat = crate::WorkerBeat {
+            owner: owner.clone(),
+            host: worker.host.clone(),
+            pid,
+            started: worker.started,
+            stopping: worker.stopping,
+            counters: crate::Counters {
+                claimed,
+                completed,
+                failed,
+                dead,
+                leases_lost,
+                stale_writes_refused,
+                renewals,
+            },
+        };
+        rules::registry::check_beat(&beat)?;
+        Ok(Some(beat))
+    }
+
     /// Checks argument values (the invalid arguments of docs/contract.md section 2) without
     /// touching storage.
     ///
@@ -330,7 +396,14 @@ impl Request {
                 rules::check_now(*now)?;
                 self.job_query().map(drop)
             }
-            Request::QueueStats { now } => rules::check_now(*now),
+            Request::QueueStats { now } | Request::ListWorkers { now } => rules::check_now(*now),
+            Request::Heartbeat {
+                leases, now, ttl, ..
+            } => {
+                rules::batch::check_batch("leases", leases.len())?;
+                rules::lease_end(*now, *ttl)?;
+                self.worker_beat().map(drop)
+            }
             Request::Enqueue { run_at, queue, .. } => {
                 rules::check_time("run_at", *run_at)?;
                 rules::queues::check_optional_queue("queue", queue.as_deref())

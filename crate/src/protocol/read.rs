@@ -66,10 +66,14 @@ pub(crate) enum Op {
     ListJobs,
     /// `queue_stats` / `queueStats`
     QueueStats,
+    /// `heartbeat`: a worker's beat with its renewals (the worker registry)
+    Heartbeat,
+    /// `list_workers` / `listWorkers`: the worker registry
+    ListWorkers,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub(crate) const OP_NAMES: [(Op, &str, &str); 25] = [
+pub(crate) const OP_NAMES: [(Op, &str, &str); 27] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -95,6 +99,8 @@ pub(crate) const OP_NAMES: [(Op, &str, &str); 25] = [
     (Op::NextDue, "next_due", "nextDue"),
     (Op::ListJobs, "list_jobs", "listJobs"),
     (Op::QueueStats, "queue_stats", "queueStats"),
+    (Op::Heartbeat, "heartbeat", "heartbeat"),
+    (Op::ListWorkers, "list_workers", "listWorkers"),
 ];
 
 impl Op {
@@ -151,6 +157,8 @@ pub(crate) trait Members {
     /// An optional integer within `i64`: absent or null is `None` (`priority`). A number that is
     /// not an integer, or out of range, is a value error (`invalid_argument`).
     fn maybe_integer(&mut self, name: &'static str) -> Result<Option<i64>, Self::Error>;
+    /// An optional boolean: absent or null is `None` (`stopping`).
+    fn maybe_bool(&mut self, name: &'static str) -> Result<Option<bool>, Self::Error>;
 }
 
 /// Where the field values of one request come from. Fields are asked for in the operation's
@@ -352,6 +360,39 @@ impl Request {
             Op::QueueStats => Request::QueueStats {
                 now: s.number("now")?,
             },
+            Op::Heartbeat => {
+                let owner = s.string("owner")?;
+                let leases = s.objects("leases", |item| lease_item(item, false))?;
+                let (now, ttl) = (s.number("now")?, s.number("ttl")?);
+                let worker = s.options(|o| {
+                    let count = |o: &mut S::Item, name| o.maybe_integer(name);
+                    Ok(WorkerFields {
+                        host: o.string("host")?,
+                        pid: o.maybe_integer("pid")?,
+                        started: o.number("started")?,
+                        stopping: o.maybe_bool("stopping")?.unwrap_or(false),
+                        counters: [
+                            count(o, "claimed")?,
+                            count(o, "completed")?,
+                            count(o, "failed")?,
+                            count(o, "dead")?,
+                            count(o, "leases_lost")?,
+                            count(o, "stale_writes_refused")?,
+                            count(o, "renewals")?,
+                        ],
+                    })
+                })?;
+                Request::Heartbeat {
+                    owner,
+                    leases,
+                    now,
+                    ttl,
+                    worker,
+                }
+            }
+            Op::ListWorkers => Request::ListWorkers {
+                now: s.number("now")?,
+            },
             Op::Fenced => {
                 let (job, owner) = (s.string("job")?, s.string("owner")?);
                 let (fence, now) = (s.fence("fence")?, s.number("now")?);
@@ -374,6 +415,24 @@ impl Request {
         s.finish()?;
         Ok(request)
     }
+}
+
+/// What a `heartbeat` says of its worker, beside its owner: where it runs, when it started,
+/// whether this is its last beat, and its counters (absent is 0) in [`Counters`]' order.
+///
+/// [`Counters`]: crate::Counters
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerFields {
+    /// The machine.
+    pub host: String,
+    /// The process id (required; an integer from 0 to 2^32-1).
+    pub pid: Option<i64>,
+    /// When the worker started.
+    pub started: f64,
+    /// Its last beat.
+    pub stopping: bool,
+    /// claimed, completed, failed, dead, leases_lost, stale_writes_refused, renewals.
+    pub counters: [Option<i64>; 7],
 }
 
 /// The options of a `schedule` request (section 11), each optional.

@@ -131,6 +131,9 @@ pub(crate) enum Returned {
     Page(crate::JobPage),
     /// queue_stats: `[{queue, counts: {queued, scheduled, leased, done, dead}}]`.
     QueueCounts(Vec<crate::QueueCounts>),
+    /// list_workers: `[{owner, host, pid, started, last_seen, until, stopped, alive, counters,
+    /// held, holding: [{job, fence, until}]}]`.
+    Workers(Vec<crate::WorkerInfo>),
 }
 
 /// An operation's answer: the value, and the reason when the store refused. Serialized, it is

@@ -26,6 +26,7 @@ pub(crate) mod listing;
 pub(crate) mod owners;
 pub(crate) mod queues;
 pub(crate) mod reasons;
+pub(crate) mod registry;
 pub(crate) mod schedule;
 pub(crate) mod target;
 pub(crate) mod window;

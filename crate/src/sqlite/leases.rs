@@ -121,6 +121,20 @@ impl Leases for LeaseStore {
         super::listing::queue_stats(&self.conn, now)
     }
 
+    fn heartbeat(
+        &self,
+        beat: &crate::WorkerBeat,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<()>>> {
+        super::registry::heartbeat(&self.conn, beat, leases, now, ttl)
+    }
+
+    fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
+        super::registry::list_workers(&self.conn, now)
+    }
+
     fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>> {
         LeaseStore::enqueue_many_with(self, jobs, statements)
     }

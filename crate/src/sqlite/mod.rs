@@ -9,6 +9,7 @@
 //! - `schema.rs`: the read-only check of a file and the creation of the table (`sql/schema.sql`);
 //! - `ops.rs`: the contract's statements and transactions (`sql/*.sql`);
 //! - `lifecycle.rs`: delays, failures and dead jobs (`fail`, `revive`, `inspect`, `stats`);
+//! - `registry.rs`: the worker registry (`leasefence_workers`): beats with renewals, the rows;
 //! - `next_due.rs`: when an idle worker looks again unless woken (index probes only);
 //! - `watch.rs`: the file-system notifications that wake it (Linux inotify);
 //! - `write_tx.rs`: one operation's transaction, a savepoint inside a group; `Group`;
@@ -36,6 +37,7 @@ mod lifecycle;
 mod listing;
 pub(crate) mod next_due;
 mod ops;
+mod registry;
 mod schedule;
 mod schema;
 mod setup;

@@ -33,12 +33,13 @@ impl Dialect for Sqlite {
 
 /// The tables beside `jobs` (docs/contract.md section 7): what `jobs` cannot hold
 /// ([`LeaseStore::TABLES`](super::LeaseStore::TABLES) lists them with `jobs`).
-pub(crate) const SIDE_TABLES: [&str; 5] = [
+pub(crate) const SIDE_TABLES: [&str; 6] = [
     "leasefence_payloads",
     "leasefence_failures",
     "leasefence_dead",
     "leasefence_order",
     "leasefence_schedules",
+    "leasefence_workers",
 ];
 
 /// The indexes beside `jobs`' own: the claim order of section 11, and each job's failures.
@@ -66,7 +67,7 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
          WHERE lower(name) IN ('jobs', 'leasefence_claimable', 'leasefence_payloads', \
          'leasefence_failures', 'leasefence_dead', 'leasefence_order', 'leasefence_next', \
          'leasefence_failures_of_job', 'leasefence_order_insert', 'leasefence_order_update', \
-         'leasefence_order_delete', 'leasefence_schedules')",
+         'leasefence_order_delete', 'leasefence_schedules', 'leasefence_workers')",
     )
     .and_then(|mut stmt| {
         stmt.query_map([], |row| {

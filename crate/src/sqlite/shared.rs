@@ -557,6 +557,25 @@ impl Leases for SharedStore {
         })
     }
 
+    fn heartbeat(
+        &self,
+        beat: &crate::WorkerBeat,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<()>>> {
+        let (beat, leases) = (beat.clone(), leases.to_vec());
+        self.call("heartbeat", move |store| {
+            super::registry::heartbeat(&store.conn, &beat, &leases, now, ttl)
+        })
+    }
+
+    fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
+        self.call("list_workers", move |store| {
+            super::registry::list_workers(&store.conn, now)
+        })
+    }
+
     fn schedule(&self, schedule: &crate::Schedule) -> Result<()> {
         let schedule = schedule.clone();
         self.call("schedule", move |store| store.schedule(&schedule))

@@ -102,13 +102,14 @@ impl LeaseStore {
     /// assert_eq!(store.state("job")?, None);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    pub const TABLES: [&'static str; 6] = [
+    pub const TABLES: [&'static str; 7] = [
         "jobs",
         schema::SIDE_TABLES[0],
         schema::SIDE_TABLES[1],
         schema::SIDE_TABLES[2],
         schema::SIDE_TABLES[3],
         schema::SIDE_TABLES[4],
+        schema::SIDE_TABLES[5],
     ];
 
     /// Creates the table if it is missing (the seed's `init_db`). Opening already does this, so

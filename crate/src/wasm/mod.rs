@@ -332,6 +332,9 @@ impl Members for Args<'_> {
     fn maybe_integer(&mut self, name: &'static str) -> std::result::Result<Option<i64>, JsValue> {
         self.maybe(name, INTEGER_WANTED, fence_of)
     }
+    fn maybe_bool(&mut self, name: &'static str) -> std::result::Result<Option<bool>, JsValue> {
+        self.maybe(name, "a boolean, null or undefined", JsValue::as_bool)
+    }
 }
 
 impl<'a> Source for Args<'a> {
@@ -649,6 +652,9 @@ impl Members for Member<'_> {
     }
     fn maybe_integer(&mut self, name: &'static str) -> std::result::Result<Option<i64>, JsValue> {
         self.maybe(name, INTEGER_WANTED, fence_of)
+    }
+    fn maybe_bool(&mut self, name: &'static str) -> std::result::Result<Option<bool>, JsValue> {
+        self.maybe(name, "a boolean, null or undefined", JsValue::as_bool)
     }
 }
 

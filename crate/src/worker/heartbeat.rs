@@ -1,6 +1,8 @@
 //! The heartbeat thread: renews the running jobs' leases on its own connection, and cancels a
 //! job's token when its renew is refused. The leases due at one wake-up are renewed together:
-//! one `renew` for one lease, one `renew_many` for several (docs/contract.md section 10).
+//! one `renew` for one lease, one `renew_many` for several (docs/contract.md section 10). A
+//! worker that records itself in the registry sends its beat in the same transaction
+//! (`heartbeat`), and alone once a renew interval while it renews nothing.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -13,6 +15,7 @@ use super::token::{CancelReason, CancelToken};
 use super::Liveness;
 use crate::leases::Leases;
 use crate::outcome::{Fence, Outcome};
+use crate::registry::WorkerBeat;
 use crate::rules::worker as rules;
 
 pub(crate) struct Settings {
@@ -24,6 +27,15 @@ pub(crate) struct Settings {
     pub counters: Arc<SharedCounters>,
     /// The longest real-time wait before the clock is read again (a clock moved by hand).
     pub recheck: Option<Duration>,
+    /// Who the worker is in the registry, or `None` for a worker that does not record itself.
+    pub registry: Option<Registration>,
+}
+
+/// A worker's row in the registry, but for its counters and times: what each beat repeats.
+pub(crate) struct Registration {
+    pub host: String,
+    pub pid: u32,
+    pub started: f64,
 }
 
 struct Lease {
@@ -59,6 +71,9 @@ struct State {
     /// When the thread wakes by itself next (infinite while it waits for a `begin`): `begin`
     /// wakes it only for a lease due before that, so short jobs cost it no wake-up at all.
     wakes_at: f64,
+    /// When the worker's last beat went to the registry (it goes with every renewal, and alone
+    /// once a renew interval when nothing is renewed).
+    last_beat: f64,
 }
 
 impl Default for State {
@@ -68,6 +83,7 @@ impl Default for State {
             next_key: 0,
             shutdown: false,
             wakes_at: f64::INFINITY,
+            last_beat: f64::NEG_INFINITY,
         }
     }
 }
@@ -202,32 +218,64 @@ fn due_leases(settings: &Settings, state: &mut State, now: f64) -> Vec<u64> {
     due
 }
 
-/// When the thread must look again: the earliest next renew, or a lease's end (to stop trying).
-fn next_wake(state: &State) -> f64 {
+/// When the thread must look again: the earliest next renew, a lease's end (to stop trying), or
+/// the worker's next beat.
+fn next_wake(settings: &Settings, state: &State) -> f64 {
+    let beat = if settings.registry.is_some() {
+        state.last_beat + settings.every
+    } else {
+        f64::INFINITY
+    };
     state
         .leases
         .values()
         .filter(|lease| lease.active())
         .map(|lease| lease.next_at.min(lease.token.deadline()))
-        .fold(f64::INFINITY, f64::min)
+        .fold(beat, f64::min)
 }
 
-/// One renew for one lease, `renew_many` (in lists of at most `MAX_BATCH`) for several; the
-/// error of a list (its text) is the answer of each of its leases.
+/// The beat of the worker at this moment, if it records itself.
+fn worker_beat(settings: &Settings, stopping: bool) -> Option<WorkerBeat> {
+    let registration = settings.registry.as_ref()?;
+    Some(WorkerBeat {
+        owner: settings.owner.clone(),
+        host: registration.host.clone(),
+        pid: registration.pid,
+        started: registration.started,
+        stopping,
+        counters: settings.counters.snapshot(),
+    })
+}
+
+/// The renewals, in lists of at most `MAX_BATCH`: with the worker's beat in the first list's
+/// transaction (`heartbeat`, also with no lease at all), else one `renew` for one lease and
+/// `renew_many` for several. The error of a list (its text) is the answer of each of its leases.
 fn renew_all(
     store: &dyn Leases,
     held: &[crate::Lease],
     now: f64,
     ttl: f64,
+    mut beat: Option<WorkerBeat>,
 ) -> Vec<Result<Outcome<()>, String>> {
-    if let [one] = held {
-        return vec![store
-            .renew(one, now, ttl)
-            .map_err(|error| error.to_string())];
+    if beat.is_none() {
+        if let [one] = held {
+            return vec![store
+                .renew(one, now, ttl)
+                .map_err(|error| error.to_string())];
+        }
     }
     let mut answers = Vec::with_capacity(held.len());
-    for chunk in held.chunks(crate::MAX_BATCH) {
-        match store.renew_many(chunk, now, ttl) {
+    let chunks: Vec<&[crate::Lease]> = if held.is_empty() {
+        vec![&[]]
+    } else {
+        held.chunks(crate::MAX_BATCH).collect()
+    };
+    for chunk in chunks {
+        let answer = match beat.take() {
+            Some(beat) => store.heartbeat(&beat, chunk, now, ttl),
+            None => store.renew_many(chunk, now, ttl),
+        };
+        match answer {
             Ok(outcomes) => answers.extend(outcomes.into_iter().map(Ok)),
             Err(error) => answers.extend(chunk.iter().map(|_| Err(error.to_string()))),
         }
@@ -239,12 +287,19 @@ fn beat(store: &dyn Leases, settings: &Settings, shared: &Shared) {
     let mut state = shared.lock();
     loop {
         if state.shutdown {
+            drop(state);
+            // The last beat says the worker stopped, so the registry shows it gone at once; a
+            // store that refuses it now leaves the row to run out by itself.
+            if let Some(last) = worker_beat(settings, true) {
+                let _ = store.heartbeat(&last, &[], (settings.clock)(), settings.ttl);
+            }
             return;
         }
         let now = (settings.clock)();
         let due = due_leases(settings, &mut state, now);
-        if due.is_empty() {
-            let wake = next_wake(&state);
+        let beat_due = settings.registry.is_some() && now >= state.last_beat + settings.every;
+        if due.is_empty() && !beat_due {
+            let wake = next_wake(settings, &state);
             state.wakes_at = wake;
             state = if wake.is_infinite() {
                 shared
@@ -273,8 +328,11 @@ fn beat(store: &dyn Leases, settings: &Settings, shared: &Shared) {
             .iter()
             .map(|key| state.leases[key].token.clone())
             .collect();
+        // Every renewal carries the beat; a failed beat is tried again a renew interval later.
+        state.last_beat = now;
         drop(state);
-        let answers = renew_all(store, &held, now, settings.ttl);
+        let beat = worker_beat(settings, false);
+        let answers = renew_all(store, &held, now, settings.ttl, beat);
         state = shared.lock();
         for ((key, token), answer) in due.iter().zip(&tokens).zip(answers) {
             let Some(lease) = state.leases.get_mut(key) else {

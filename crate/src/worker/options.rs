@@ -62,6 +62,8 @@ pub struct WorkerOptions {
     pub(super) idle_poll: Duration,
     /// Whether an idle worker watches the store for new work (section 11, waking).
     pub(super) waking: bool,
+    /// Whether the worker records itself in the store's worker registry.
+    pub(super) register: bool,
     pub(super) until_empty: bool,
     pub(super) concurrency: usize,
     /// The queues served (section 11); `None`: every queue.
@@ -83,6 +85,7 @@ impl std::fmt::Debug for WorkerOptions {
             .field("liveness", &self.liveness)
             .field("idle_poll", &self.idle_poll)
             .field("waking", &self.waking)
+            .field("register", &self.register)
             .field("until_empty", &self.until_empty)
             .field("concurrency", &self.concurrency)
             .field("queues", &self.queues)
@@ -109,6 +112,7 @@ impl WorkerOptions {
             liveness: Liveness::Progress(None),
             idle_poll: Duration::from_secs(1),
             waking: true,
+            register: true,
             until_empty: false,
             concurrency: 1,
             queues: None,
@@ -213,6 +217,20 @@ impl WorkerOptions {
     /// ```
     pub fn waking(mut self, yes: bool) -> Self {
         self.waking = yes;
+        self
+    }
+
+    /// Whether the worker records itself in the store's worker registry (default `true`): its
+    /// owner, host, process id, start and counters, sent with its renewals in their transaction
+    /// (and alone once a renew interval when it renews nothing), and a last beat when it stops.
+    /// [`Leases::list_workers`](crate::Leases::list_workers) and `leasefence ui` read them.
+    ///
+    /// ```
+    /// let o = leasefence::worker::WorkerOptions::new("w").register(false);
+    /// # let _ = o;
+    /// ```
+    pub fn register(mut self, yes: bool) -> Self {
+        self.register = yes;
         self
     }
 

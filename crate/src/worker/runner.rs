@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::clock::real_wait;
 use super::counters::SharedCounters;
-use super::heartbeat::{Heartbeat, Settings};
+use super::heartbeat::{Heartbeat, Registration, Settings};
 use super::{
     Completion, CompletionResult, Counters, HandlerResult, Job, StopHandle, WorkerOptions,
 };
@@ -256,6 +256,11 @@ impl Worker {
                 clock: Arc::clone(&self.options.clock),
                 counters: Arc::clone(&self.counters),
                 recheck: self.options.recheck,
+                registry: self.options.register.then(|| Registration {
+                    host: host_name(),
+                    pid: std::process::id(),
+                    started: (self.options.clock)(),
+                }),
             },
         )
         .map_err(|err| Error::Internal {
@@ -359,5 +364,17 @@ impl Worker {
             .watch(queues.as_deref(), Arc::new(move || stop.wake()))
             .ok()
             .flatten()
+    }
+}
+
+/// This machine's name, as the registry shows it (`gethostname`), or `unknown`.
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that many bytes.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0;
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    match std::str::from_utf8(&buf[..end]) {
+        Ok(name) if ok && !name.is_empty() => name.to_owned(),
+        _ => "unknown".to_owned(),
     }
 }

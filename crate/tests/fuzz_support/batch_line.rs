@@ -201,7 +201,7 @@ fn op_of(line: &str) -> Option<String> {
 fn is_batch_op(op: Option<&str>) -> bool {
     matches!(
         op,
-        Some("enqueue_many" | "claim_next_many" | "renew_many" | "complete_many")
+        Some("enqueue_many" | "claim_next_many" | "renew_many" | "complete_many" | "heartbeat")
     )
 }
 
@@ -530,7 +530,7 @@ fn check_effects(
                 );
             }
         }
-        "inspect" | "stats" | "schedules" | "queue_stats" => {
+        "inspect" | "stats" | "schedules" | "queue_stats" | "list_workers" => {
             must(changes.is_empty(), "a read changed the table")
         }
         "list_jobs" => {

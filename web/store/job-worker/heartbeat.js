@@ -114,8 +114,22 @@ function keepLease({ claimedAt, end, ttl, every, rules, clock, renew, active, la
   };
 }
 
-/** The driver on this thread: renews through `store`; the lease's timers and renews in flight are the lease's. */
-function keepOnLoop(lease, { store, rules, owner, ttl, every, timers, claimedAt, events }) {
+/**
+ * The renew of one lease through `store`, carrying the worker's registry beat when `beat(now)`
+ * answers one (`heartbeat`: the beat and the renew in one transaction), answered `{value, reason}`.
+ */
+async function renewOne(store, lease, owner, ttl, now, beat) {
+  const report = beat?.(now);
+  if (!report) return store.withReason.renew(lease.job, owner, lease.fence, now, ttl);
+  const answer = await store.withReason.heartbeat(owner, [{ job: lease.job, fence: lease.fence }], now, ttl, report);
+  return answer.value[0];
+}
+
+/**
+ * The driver on this thread: renews through `store` (with the worker's beat when `beat` gives one);
+ * the lease's timers and renews in flight are the lease's.
+ */
+function keepOnLoop(lease, { store, rules, owner, ttl, every, timers, claimedAt, events, beat = null }) {
   keepLease({
     claimedAt,
     end: lease.end,
@@ -123,7 +137,7 @@ function keepOnLoop(lease, { store, rules, owner, ttl, every, timers, claimedAt,
     every,
     rules,
     clock: timers.now,
-    renew: (now) => store.withReason.renew(lease.job, owner, lease.fence, now, ttl),
+    renew: (now) => renewOne(store, lease, owner, ttl, now, beat),
     active: () => !lease.closed && !lease.signal.aborted,
     // The worker's timers (./timers.js): real time, or a clock moved by hand (ManualClock).
     later: (f, seconds) => {

@@ -39,6 +39,10 @@ class JobWorker {
   #abandonAfter;
   #onError;
   #heartbeatSource; // null: renew on the event loop; else the source that renews elsewhere
+  #registration; // null: the worker does not record itself; else {host, pid}
+  #startedAt = 0; // the clock when run() began (the registry's `started`)
+  #beatAt = -Infinity; // the clock at the last registry beat sent
+  #beatTimer = null; // the registry's idle beat (a renew interval after the last beat)
   #counts = {
     claimed: 0,
     completed: 0,
@@ -87,6 +91,7 @@ class JobWorker {
     this.#onError = checked.onError;
     this.#heartbeatSource = checked.heartbeatSource;
     this.#waking = checked.wake;
+    this.#registration = checked.register ? { host: checked.host, pid: checked.pid } : null;
   }
 
   /** The owner name this worker claims as. */
@@ -113,6 +118,9 @@ class JobWorker {
     let watch = null;
     try {
       await this.#heartbeatSource?.open?.();
+      this.#startedAt = this.#clock();
+      this.#beatAt = -Infinity;
+      await this.#beatAlone();
       watch = this.#watchStore(untilEmpty);
       while (!this.#stopping) {
         const free = this.#concurrency - this.#inFlight.size;
@@ -165,6 +173,7 @@ class JobWorker {
       this.#running = false;
       watch?.close();
       await this.#heartbeatSource?.close?.();
+      await this.#lastBeat();
       resolveStopped();
     }
     return this.stats;
@@ -392,6 +401,54 @@ class JobWorker {
     }
   }
 
+  /**
+   * The worker registry (the store's `heartbeat`): the worker's report when a beat is due at `now`
+   * (`within` seconds after the last: a renew interval), else null. A renew on this loop carries it
+   * (in the renew's transaction) when the last beat is half an interval old, so a lease's every
+   * renew does and many leases renewed together carry a few, not one each; `#beatAlone` sends it
+   * by itself when no renew did for a renew interval.
+   */
+  #beatDue(now, stopping = false, within = this.#heartbeatEvery) {
+    if (this.#registration === null) return null;
+    if (!stopping && now < this.#beatAt + within) return null;
+    this.#beatAt = now;
+    return { ...this.#registration, started: this.#startedAt, stopping, ...this.#counts };
+  }
+
+  /** Sends the beat by itself if it is due, then looks again when the next one would be. */
+  async #beatAlone() {
+    this.#beatTimer?.cancel();
+    this.#beatTimer = null;
+    if (this.#registration === null) return;
+    const now = this.#clock();
+    // Leases renewed on this loop carry the beat themselves.
+    const renewing = this.#leases.size > 0 && !this.#heartbeatSource;
+    const report = renewing ? null : this.#beatDue(now);
+    if (report) {
+      try {
+        await this.#ops.heartbeat(this.#owner, [], now, this.#ttl, report);
+      } catch (error) {
+        this.#onError(error, { op: 'heartbeat' });
+      }
+    }
+    if (!this.#running) return;
+    const next = Math.max(renewing ? this.#heartbeatEvery : 0, this.#beatAt + this.#heartbeatEvery - this.#clock());
+    this.#beatTimer = this.#timers.after(next, () => void this.#beatAlone());
+  }
+
+  /** The last beat: the worker stopped (the registry shows it gone at once). */
+  async #lastBeat() {
+    this.#beatTimer?.cancel();
+    this.#beatTimer = null;
+    if (this.#registration === null) return;
+    const now = this.#clock();
+    try {
+      await this.#ops.heartbeat(this.#owner, [], now, this.#ttl, this.#beatDue(now, true));
+    } catch (error) {
+      this.#onError(error, { op: 'heartbeat' });
+    }
+  }
+
   /** Keeps `lease` while the handler runs: on this loop, or through the heartbeat source. */
   #keep(lease, claimedAt) {
     const events = {
@@ -404,7 +461,7 @@ class JobWorker {
     };
     const shape = { owner: this.#owner, ttl: this.#ttl, every: this.#heartbeatEvery, events };
     if (this.#heartbeatSource) keepOnSource(lease, this.#heartbeatSource, shape);
-    else keepOnLoop(lease, { ...shape, store: this.#ops, rules: this.#rules, timers: this.#timers, claimedAt });
+    else keepOnLoop(lease, { ...shape, store: this.#ops, rules: this.#rules, timers: this.#timers, claimedAt, beat: (now) => this.#beatDue(now, false, this.#heartbeatEvery / 2) });
   }
 
   /**

@@ -11,7 +11,8 @@ function positive(name, value) {
 
 /**
  * The options with their defaults, checked: `{owner, ttl, heartbeatEvery, maxAttempts, backoff,
- * clock, idle, abandonAfter, onError, heartbeatSource, concurrency, queues, wake}` (`wake`: an idle worker is woken by the
+ * clock, idle, abandonAfter, onError, heartbeatSource, concurrency, queues, wake, register, host, pid}` (`register`:
+ * record the worker in the store's worker registry, as `host` and `pid`) (`wake`: an idle worker is woken by the
  * store's `watch` when there is one; false: it polls every `idle`) (`queues`: the queues served, null for every
  * queue; the store checks the names at each claim) (`clock`: a function, or a clock moved by
  * hand such as ManualClock, whose waits the worker's timers then use: ./timers.js) (`heartbeatSource` null: renew on the
@@ -36,6 +37,9 @@ function workerOptions(options) {
     concurrency = 1,
     queues = null,
     wake = true,
+    register = true,
+    host = globalThis.process?.versions?.node ? undefined : 'browser',
+    pid = globalThis.process?.pid ?? 0,
   } = options;
   if (typeof owner !== 'string' || owner === '') throw invalidArgument('JobWorker: `owner` must be a non-empty string');
   const checked = { owner };
@@ -70,6 +74,14 @@ function workerOptions(options) {
   checked.queues = queues ?? null;
   if (typeof wake !== 'boolean') throw invalidArgument('JobWorker: `wake` must be true or false');
   checked.wake = wake;
+  if (typeof register !== 'boolean') throw invalidArgument('JobWorker: `register` must be true or false');
+  checked.register = register;
+  // Node's wrapper (node/job-worker.cjs) gives the machine's name; the browser's is 'browser'.
+  const hostName = host ?? 'unknown';
+  if (typeof hostName !== 'string' || hostName === '') throw invalidArgument('JobWorker: `host` must be a non-empty string (the machine, as the worker registry shows it)');
+  checked.host = hostName;
+  if (!(Number.isInteger(pid) && pid >= 0 && pid <= 0xffffffff)) throw invalidArgument('JobWorker: `pid` must be a process id (an integer from 0)');
+  checked.pid = pid;
   if (heartbeat === 'loop') checked.heartbeatSource = null;
   else if (heartbeat !== null && typeof heartbeat === 'object' && typeof heartbeat.start === 'function') checked.heartbeatSource = heartbeat;
   else if (heartbeat === 'thread') throw invalidArgument("JobWorker: `heartbeat: 'thread'` is offered by the Node package only");

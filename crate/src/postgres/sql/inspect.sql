@@ -37,4 +37,7 @@ AND ((c.relname IN ('leasefence_seq', 'leasefence_next', 'leasefence_queued')
      OR (c.relname = 'leasefence_failures_of_job' AND t.relname = 'leasefence_failures'))),
 -- Recurring jobs (section 11): a server set up before them gains the table at the next open.
 (SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = current_schema() AND c.relname = 'leasefence_schedules')
+WHERE n.nspname = current_schema() AND c.relname = 'leasefence_schedules'),
+-- The worker registry: a server set up before it gains the table at the next open.
+(SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'leasefence_workers')

@@ -102,3 +102,13 @@ CREATE TABLE IF NOT EXISTS leasefence_dead(
 CREATE TABLE IF NOT EXISTS leasefence_schedules(name TEXT PRIMARY KEY, cron TEXT NOT NULL,
     tz TEXT, queue TEXT NOT NULL, priority BIGINT NOT NULL, payload TEXT,
     missed TEXT NOT NULL, last BIGINT);
+
+-- The worker registry: one row per worker owner, written by its beats (in the transaction of its
+-- renewals): where it runs, when it was last seen and until when it counts as alive, when it
+-- said it stopped, and its counters as it last reported them. Rows of workers gone for an hour
+-- are deleted by the next beat.
+CREATE TABLE IF NOT EXISTS leasefence_workers(owner TEXT PRIMARY KEY, host TEXT NOT NULL,
+    pid BIGINT NOT NULL, started DOUBLE PRECISION NOT NULL, last_seen DOUBLE PRECISION NOT NULL,
+    until DOUBLE PRECISION NOT NULL, stopped DOUBLE PRECISION, claimed BIGINT NOT NULL,
+    completed BIGINT NOT NULL, failed BIGINT NOT NULL, dead BIGINT NOT NULL,
+    leases_lost BIGINT NOT NULL, stale_writes_refused BIGINT NOT NULL, renewals BIGINT NOT NULL);

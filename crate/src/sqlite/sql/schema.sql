@@ -58,3 +58,13 @@ ORDER BY rowid;
 CREATE TABLE IF NOT EXISTS leasefence_schedules(name TEXT PRIMARY KEY, cron TEXT NOT NULL,
     tz TEXT, queue TEXT NOT NULL, priority INTEGER NOT NULL, payload TEXT,
     missed TEXT NOT NULL, last INTEGER);
+
+-- The worker registry: one row per worker owner, written by its beats (with its renewals, in
+-- their transaction): where it runs, when it was last seen and until when it counts as alive,
+-- when it said it stopped, and its counters as it last reported them. Small: rows of workers
+-- gone for an hour are deleted by the next beat.
+CREATE TABLE IF NOT EXISTS leasefence_workers(owner TEXT PRIMARY KEY, host TEXT NOT NULL,
+    pid INTEGER NOT NULL, started REAL NOT NULL, last_seen REAL NOT NULL, until REAL NOT NULL,
+    stopped REAL, claimed INTEGER NOT NULL, completed INTEGER NOT NULL, failed INTEGER NOT NULL,
+    dead INTEGER NOT NULL, leases_lost INTEGER NOT NULL, stale_writes_refused INTEGER NOT NULL,
+    renewals INTEGER NOT NULL);

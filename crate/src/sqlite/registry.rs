@@ -1,0 +1,128 @@
+//! The worker registry on SQLite (`leasefence_workers`): a beat written in the transaction of
+//! the renewals it comes with (a [`Group`]: each renew answered as alone, one commit), and the
+//! rows read with the live leases of `jobs` in one snapshot.
+
+use rusqlite::{params, Connection};
+
+use super::ops;
+use super::write_tx::{deferred, immediate, Group};
+use crate::error::{Error, Result};
+use crate::lease::Lease;
+use crate::outcome::Outcome;
+use crate::registry::{Counters, HeldLease, WorkerBeat, WorkerInfo};
+use crate::rules::batch::check_batch;
+use crate::rules::registry::{
+    alive, beat_times, check_beat, prune_before, with_holdings, MAX_LEASES_READ, MAX_WORKERS,
+};
+use crate::rules::LeaseWindow;
+
+/// `Leases::heartbeat`: the renewals, then the beat and the pruning, in one transaction.
+pub(crate) fn heartbeat(
+    conn: &Connection,
+    beat: &WorkerBeat,
+    leases: &[Lease],
+    now: f64,
+    ttl: f64,
+) -> Result<Vec<Outcome<()>>> {
+    check_batch("leases", leases.len())?;
+    let window = LeaseWindow::new(now, ttl)?;
+    check_beat(beat)?;
+    let group = Group::begin(conn, "heartbeat")?;
+    let answers = leases
+        .iter()
+        .map(|lease| group.run(|| ops::renew(conn, lease, window))?)
+        .collect::<Result<Vec<_>>>()?;
+    group.run(|| record_beat(conn, beat, now, ttl))??;
+    group.commit()?;
+    Ok(answers)
+}
+
+fn record_beat(conn: &Connection, beat: &WorkerBeat, now: f64, ttl: f64) -> Result<()> {
+    let (last_seen, until, stopped) = beat_times(beat, now, ttl);
+    let c = &beat.counters;
+    // check_beat kept every counter within i64.
+    let n = |v: u64| v as i64;
+    let tx = immediate(conn, "heartbeat")?;
+    tx.prepare_cached(include_str!("sql/worker_beat.sql"))
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                beat.owner,
+                beat.host,
+                beat.pid,
+                beat.started,
+                last_seen,
+                until,
+                stopped,
+                n(c.claimed),
+                n(c.completed),
+                n(c.failed),
+                n(c.dead),
+                n(c.leases_lost),
+                n(c.stale_writes_refused),
+                n(c.renewals),
+            ])
+        })
+        .map_err(Error::storage("heartbeat"))?;
+    tx.prepare_cached(include_str!("sql/workers_prune.sql"))
+        .and_then(|mut stmt| stmt.execute([prune_before(now)]))
+        .map_err(Error::storage("heartbeat"))?;
+    tx.commit().map_err(Error::storage("heartbeat"))
+}
+
+/// `Leases::list_workers`: the rows and the live leases, in one read transaction.
+pub(crate) fn list_workers(conn: &Connection, now: f64) -> Result<Vec<WorkerInfo>> {
+    crate::rules::check_now(now)?;
+    let tx = deferred(conn, "list_workers")?;
+    let workers = tx
+        .prepare_cached(include_str!("sql/workers.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_map([MAX_WORKERS as i64], |row| worker_row(row, now))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(Error::storage("list_workers"))?;
+    let leases = tx
+        .prepare_cached(include_str!("sql/held_leases.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_map(params![now, MAX_LEASES_READ as i64], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    HeldLease {
+                        job: row.get(1)?,
+                        fence: row.get(2)?,
+                        until: row.get(3)?,
+                    },
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(Error::storage("list_workers"))?;
+    tx.commit().map_err(Error::storage("list_workers"))?;
+    Ok(with_holdings(workers, leases))
+}
+
+fn worker_row(row: &rusqlite::Row<'_>, now: f64) -> rusqlite::Result<WorkerInfo> {
+    let count = |i: usize| row.get::<_, i64>(i).map(|v| v.max(0) as u64);
+    let until: f64 = row.get(5)?;
+    let stopped: Option<f64> = row.get(6)?;
+    Ok(WorkerInfo {
+        owner: row.get(0)?,
+        host: row.get(1)?,
+        pid: row.get(2)?,
+        started: row.get(3)?,
+        last_seen: row.get(4)?,
+        until,
+        stopped,
+        alive: alive(until, stopped, now),
+        counters: Counters {
+            claimed: count(7)?,
+            completed: count(8)?,
+            failed: count(9)?,
+            dead: count(10)?,
+            leases_lost: count(11)?,
+            stale_writes_refused: count(12)?,
+            renewals: count(13)?,
+        },
+        held: 0,
+        holding: Vec::new(),
+    })
+}
