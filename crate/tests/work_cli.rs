@@ -130,6 +130,7 @@ fn sigstop_rounds(db: &Path, rounds: usize) {
         let second_counts = work_counters(&second);
         assert_eq!(second_counts["completed"], 1, "{second_counts}");
         let resumed = wall_clock();
+        let first_pid = first.id();
         signal(&first, libc::SIGCONT);
         let term = wait_for_file(
             &dir.path().join(format!("{job}.term")),
@@ -150,6 +151,23 @@ fn sigstop_rounds(db: &Path, rounds: usize) {
             (2, Some("second worker, fence 2\n")),
             "round {round}"
         );
+        // The worker registry holds the stopped worker's counters as it last reported them (its
+        // beat at exit): the lost lease, nothing completed, and it stopped.
+        let registry = store.list_workers(wall_clock()).unwrap();
+        let stopped = registry
+            .iter()
+            .find(|w| w.pid == first_pid)
+            .expect("the first worker is in the registry");
+        assert_eq!(
+            (
+                stopped.alive,
+                stopped.counters.completed,
+                stopped.counters.leases_lost
+            ),
+            (false, 0, 1),
+            "round {round}: {stopped:?}"
+        );
+        assert!(stopped.stopped.is_some());
     }
     let worst = signalled.iter().cloned().fold(0.0, f64::max);
     let median = median(&mut signalled);

@@ -648,6 +648,12 @@ fn stale_fenced_completion_refused(db: &Path) {
         (0, 1, 1),
         "{counts:?}"
     );
+    // The worker registry shows the refusal as the runtime counted it (its last beat, at its
+    // stop), with this process; by the store's clock the skewed worker was never seen alive.
+    let registry = store.list_workers(wall_clock()).unwrap();
+    let row = registry.iter().find(|w| w.owner == "behind").unwrap();
+    assert_eq!(row.counters, counts, "{row:?}");
+    assert_eq!((row.pid, row.alive), (std::process::id(), false));
 
     // The same pause seen by the worker's clock: the runtime's own look at the lease's end stops
     // it before it writes anything.
@@ -675,6 +681,12 @@ fn stale_fenced_completion_refused(db: &Path) {
         ),
         (1, 0, 0, 1),
         "{counts:?}"
+    );
+    let registry = store.list_workers(wall_clock()).unwrap();
+    let row = registry.iter().find(|w| w.owner == "paused").unwrap();
+    assert_eq!(
+        (row.counters.leases_lost, row.counters.stale_writes_refused),
+        (1, 0)
     );
 
     assert_eq!(tables.reports(), [], "a stale worker's row landed");
