@@ -1,10 +1,10 @@
 //! The HTTP server: `tiny_http` parses the requests; this file routes them, checks the token
 //! (every request) and the origin (every POST), and answers.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 
 use leasefence::Leases;
-use tiny_http::{Header, Method, Request, Response};
+use tiny_http::{HTTPVersion, Header, Method, Request, Response};
 
 use super::{api, auth, metrics, page};
 
@@ -25,8 +25,17 @@ pub(crate) struct Config {
 pub(crate) fn serve(server: &tiny_http::Server, store: &dyn Leases, config: &Config) {
     for mut request in server.incoming_requests() {
         let response = handle(&mut request, store, config);
+        let head_only = *request.method() == Method::Head;
+        // One request a connection, by answering as HTTP/1.0 (which does not keep the connection
+        // open). tiny_http serves each open connection on a thread of its pool, and its pool can
+        // leave a connection accepted in a burst queued until another connection closes: a
+        // browser loading the page's modules on six kept-alive connections at once left the
+        // seventh unread and the page's load stalled. Closed connections give their threads back.
+        let mut writer = request.into_writer();
         // A client gone before the answer is its own business.
-        let _ = request.respond(response);
+        let _ = response
+            .raw_print(&mut writer, HTTPVersion(1, 0), &[], head_only, None)
+            .and_then(|()| writer.flush());
     }
 }
 
@@ -110,6 +119,14 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
     }
     let now = crate::commands::wall_clock();
     let get = *request.method() == Method::Get;
+    // The page's own files (its modules, its style).
+    if let Some((content_type, body)) = page::asset(path) {
+        return if get {
+            reply(200, content_type, body.to_owned())
+        } else {
+            not_allowed("GET")
+        };
+    }
     match path {
         "/" if !get => not_allowed("GET"),
         "/" if query.iter().any(|(k, _)| k == "token") => {
@@ -120,10 +137,17 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
                 config.token
             );
             let response = reply(303, "text/plain", "see /".into());
+            // The language asked for (`?lang=ja`) stays in the address.
+            let location = match query.iter().find(|(k, _)| k == "lang") {
+                Some((_, lang)) if lang.chars().all(|c| c.is_ascii_alphabetic()) => {
+                    format!("/?lang={lang}")
+                }
+                _ => "/".to_owned(),
+            };
             with_header(
                 with_header(response, "Set-Cookie", &cookie),
                 "Location",
-                "/",
+                &location,
             )
         }
         "/" => {
@@ -132,11 +156,11 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
                 "text/html; charset=utf-8",
                 page::index(config.read_only),
             );
+            // Scripts and styles only from this server's files: nothing inline runs.
             with_header(
                 response,
                 "Content-Security-Policy",
-                "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-                 frame-ancestors 'none'",
+                "default-src 'self'; script-src 'self'; style-src 'self'; frame-ancestors 'none'",
             )
         }
         // Browsers ask for it by themselves: nothing, rather than a 404 in the console.

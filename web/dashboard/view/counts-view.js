@@ -1,0 +1,40 @@
+// The counts by queue and state (GET /api/stats), and the chart of the last minutes
+// (GET /api/history). Drawing only, from what they are given.
+import { h, replace } from '../../app/view/dom.js';
+
+export const STATES = ['queued', 'scheduled', 'leased', 'done', 'dead'];
+
+/** The counts table: a row per queue, then `all`. */
+export function renderCounts(table, stats, { t, time }) {
+  const head = h('tr', {}, h('th', { text: t('dash.queue') }), STATES.map((s) => h('th', { text: t(`dash.state.${s}`), attrs: { 'data-state': s } })));
+  const rows = [...Object.entries(stats.queues), [t('dash.all'), stats.all]].map(([queue, counts]) =>
+    h('tr', {}, h('td', {}, queue === t('dash.all') ? queue : h('code', { text: queue })), STATES.map((s) => h('td', { text: String(counts[s]) }))));
+  replace(table, head, rows);
+  return t('dash.asof', time(stats.now));
+}
+
+const SERIES = [['queued', '#1565c0'], ['leased', '#2e7d32'], ['dead', '#b00020']];
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** The chart: queued, leased and dead over the samples, and its legend. */
+export function renderChart(svg, legend, samples, { t }) {
+  svg.replaceChildren();
+  legend.replaceChildren();
+  if (samples.length < 2) return;
+  const [w, hgt] = [640, 140];
+  const t0 = samples[0].at;
+  const t1 = samples.at(-1).at;
+  const top = Math.max(1, ...samples.flatMap((s) => SERIES.map(([k]) => s[k])));
+  for (const [key, color] of SERIES) {
+    const line = document.createElementNS(SVG, 'polyline');
+    line.setAttribute('fill', 'none');
+    line.setAttribute('stroke', color);
+    line.setAttribute('stroke-width', '2');
+    const x = (s) => ((s.at - t0) / Math.max(1e-9, t1 - t0)) * (w - 4) + 2;
+    const y = (s) => hgt - 2 - (s[key] / top) * (hgt - 4);
+    line.setAttribute('points', samples.map((s) => `${x(s).toFixed(1)},${y(s).toFixed(1)}`).join(' '));
+    svg.append(line);
+    legend.append(h('span', { text: `${t(`dash.state.${key}`)} ${samples.at(-1)[key]}  `, style: { color } }));
+  }
+  legend.append(h('span', { text: t('dash.chart.span', Math.round(t1 - t0), top) }));
+}
