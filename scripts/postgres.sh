@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The PostgreSQL test suite on a throwaway local server. Installs PostgreSQL from Debian's
 # packages if missing, starts a server on 127.0.0.1 on a free port in a temporary data directory,
-# runs `cargo test --test postgres` (and the worker, batch and dashboard tests' PostgreSQL variants) with these
+# runs `cargo test --test postgres` (and the worker, batch and dashboard tests' PostgreSQL variants,
+# the dashboard's in Chromium too) with these
 # variables exported, and stops the server and
 # removes its directory on exit, whatever happens. Safe to run again: each run has its own server.
 #
@@ -159,6 +160,15 @@ else
   if [ "$status" -eq 0 ]; then
     timeout --kill-after=30s 5m cargo test -p leasefence-cli --test ui -- --ignored --nocapture || \
       status=$?
+  fi
+  # The dashboard in Chromium over the server (tests/browser/dashboard-postgres.test.mjs), when
+  # the browser step has set Chromium up (scripts/setup-browser.sh; npm test runs it first).
+  if [ "$status" -eq 0 ]; then
+    if command -v chromium >/dev/null 2>&1 && [ -d node_modules/playwright-core ]; then
+      timeout --kill-after=30s 5m node --test tests/browser/dashboard-postgres.test.mjs || status=$?
+    else
+      say "no Chromium set up (bash scripts/setup-browser.sh): the dashboard's browser test skipped"
+    fi
   fi
   # The lost-increment proof on PostgreSQL (crate/tests/lost_increments.rs; about a minute).
   if [ "$status" -eq 0 ]; then

@@ -3,17 +3,17 @@
 // `RELEASE` exists, then completes it. By its own clock its lease still runs, so the runtime
 // writes; the store has given the job to another worker meanwhile and refuses the late write,
 // which the worker counts and reports in its last beat. Prints its counters as JSON at the end.
-// argv: PKG DB RELEASE
+// argv: PKG DB RELEASE OWNER QUEUE
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-const [pkg, db, release] = process.argv.slice(2);
+const [pkg, db, release, owner, queue] = process.argv.slice(2);
 const { LeaseStore, JobWorker } = createRequire(import.meta.url)(pkg);
 const store = await LeaseStore.open(db);
 const worker = new JobWorker(store, {
-  owner: 'C',
+  owner,
   ttl: 20,
-  queues: ['skew'],
+  queues: [queue],
   clock: () => Date.now() / 1000 - 60,
 });
 const stats = await worker.run(async () => {
