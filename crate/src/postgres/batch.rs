@@ -106,11 +106,13 @@ impl PgStore {
         let until = LeaseWindow::new(now, ttl)?.until();
         leases.iter().try_for_each(check_lease)?;
         let items: Vec<&Lease> = leases.iter().collect();
-        self.write_many("renew_many", &items, now, None, |tx, stmts, pending| {
-            let (jobs, owners, fences) = lease_columns(&items, pending);
-            let params: [&(dyn ToSql + Sync); 5] = [&jobs, &owners, &fences, &now, &until];
-            tx.query(&stmts.renew_many, &params)
-        })
+        self.write_many(
+            "renew_many",
+            &items,
+            now,
+            None,
+            renew_rows(&items, now, until),
+        )
     }
 
     /// `Leases::heartbeat`: `renew_many`'s statement over the leases, then the beat, in one
@@ -128,11 +130,13 @@ impl PgStore {
         check_beat(beat)?;
         let items: Vec<&Lease> = leases.iter().collect();
         let beat_at = Some((beat, ttl));
-        self.write_many("heartbeat", &items, now, beat_at, |tx, stmts, pending| {
-            let (jobs, owners, fences) = lease_columns(&items, pending);
-            let params: [&(dyn ToSql + Sync); 5] = [&jobs, &owners, &fences, &now, &until];
-            tx.query(&stmts.renew_many, &params)
-        })
+        self.write_many(
+            "heartbeat",
+            &items,
+            now,
+            beat_at,
+            renew_rows(&items, now, until),
+        )
     }
 
     pub(super) fn complete_many_on(
@@ -227,6 +231,24 @@ impl PgStore {
                 })
                 .collect()
         })
+    }
+}
+
+/// `renew_many`'s statement over the leases at the positions given, as `write_many` runs it.
+fn renew_rows<'a>(
+    items: &'a [&'a Lease],
+    now: f64,
+    until: f64,
+) -> impl FnMut(
+    &mut Transaction<'_>,
+    &Statements,
+    &[usize],
+) -> std::result::Result<Vec<Row>, postgres::Error>
+       + 'a {
+    move |tx, stmts, pending| {
+        let (jobs, owners, fences) = lease_columns(items, pending);
+        let params: [&(dyn ToSql + Sync); 5] = [&jobs, &owners, &fences, &now, &until];
+        tx.query(&stmts.renew_many, &params)
     }
 }
 

@@ -9,9 +9,10 @@ use postgres::{Row, Transaction};
 use super::failure::pg;
 use super::session::{read_snapshot, Session};
 use crate::error::Result;
-use crate::registry::{Counters, HeldLease, WorkerBeat, WorkerInfo};
+use crate::registry::{HeldLease, WorkerBeat, WorkerInfo};
 use crate::rules::registry::{
-    alive, beat_times, prune_before, with_holdings, MAX_LEASES_READ, MAX_WORKERS,
+    beat_times, prune_before, with_holdings, worker_info, StoredWorker, MAX_LEASES_READ,
+    MAX_WORKERS,
 };
 
 /// Writes `beat` (checked by the caller) and prunes, on `tx`.
@@ -93,28 +94,19 @@ pub(super) fn list_workers(session: &mut Session, now: f64) -> Result<Vec<Worker
 }
 
 fn worker_row(row: &Row, now: f64) -> std::result::Result<WorkerInfo, postgres::Error> {
-    let count = |i: usize| row.try_get::<_, i64>(i).map(|v| v.max(0) as u64);
-    let until: f64 = row.try_get(5)?;
-    let stopped: Option<f64> = row.try_get(6)?;
-    Ok(WorkerInfo {
+    let mut counters = [0i64; 7];
+    for (i, count) in counters.iter_mut().enumerate() {
+        *count = row.try_get(7 + i)?;
+    }
+    let stored = StoredWorker {
         owner: row.try_get(0)?,
         host: row.try_get(1)?,
-        pid: u32::try_from(row.try_get::<_, i64>(2)?).unwrap_or(0),
+        pid: row.try_get(2)?,
         started: row.try_get(3)?,
         last_seen: row.try_get(4)?,
-        until,
-        stopped,
-        alive: alive(until, stopped, now),
-        counters: Counters {
-            claimed: count(7)?,
-            completed: count(8)?,
-            failed: count(9)?,
-            dead: count(10)?,
-            leases_lost: count(11)?,
-            stale_writes_refused: count(12)?,
-            renewals: count(13)?,
-        },
-        held: 0,
-        holding: Vec::new(),
-    })
+        until: row.try_get(5)?,
+        stopped: row.try_get(6)?,
+        counters,
+    };
+    Ok(worker_info(stored, now))
 }

@@ -75,6 +75,46 @@ pub(crate) fn alive(until: f64, stopped: Option<f64>, now: f64) -> bool {
     stopped.is_none() && until > now
 }
 
+/// A registry row as a backend reads it: its columns in `sql/workers.sql`'s order, the counters
+/// in [`Counters`](crate::Counters)' order.
+pub(crate) struct StoredWorker {
+    pub(crate) owner: String,
+    pub(crate) host: String,
+    pub(crate) pid: i64,
+    pub(crate) started: f64,
+    pub(crate) last_seen: f64,
+    pub(crate) until: f64,
+    pub(crate) stopped: Option<f64>,
+    pub(crate) counters: [i64; 7],
+}
+
+/// What a stored row says at `now`: alive or not, its counters (a negative stored count reads 0).
+pub(crate) fn worker_info(row: StoredWorker, now: f64) -> WorkerInfo {
+    let [claimed, completed, failed, dead, leases_lost, stale_writes_refused, renewals] =
+        row.counters.map(|v| v.max(0) as u64);
+    WorkerInfo {
+        alive: alive(row.until, row.stopped, now),
+        owner: row.owner,
+        host: row.host,
+        pid: u32::try_from(row.pid).unwrap_or(0),
+        started: row.started,
+        last_seen: row.last_seen,
+        until: row.until,
+        stopped: row.stopped,
+        counters: crate::registry::Counters {
+            claimed,
+            completed,
+            failed,
+            dead,
+            leases_lost,
+            stale_writes_refused,
+            renewals,
+        },
+        held: 0,
+        holding: Vec::new(),
+    }
+}
+
 /// The rows (alive first, then the latest seen) with their live leases: `leases` are
 /// `(owner, lease)` in the order their ends come.
 pub(crate) fn with_holdings(

@@ -9,10 +9,11 @@ use super::write_tx::{deferred, immediate, Group};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::Outcome;
-use crate::registry::{Counters, HeldLease, WorkerBeat, WorkerInfo};
+use crate::registry::{HeldLease, WorkerBeat, WorkerInfo};
 use crate::rules::batch::check_batch;
 use crate::rules::registry::{
-    alive, beat_times, check_beat, prune_before, with_holdings, MAX_LEASES_READ, MAX_WORKERS,
+    beat_times, check_beat, prune_before, with_holdings, worker_info, StoredWorker,
+    MAX_LEASES_READ, MAX_WORKERS,
 };
 use crate::rules::LeaseWindow;
 
@@ -101,28 +102,19 @@ pub(crate) fn list_workers(conn: &Connection, now: f64) -> Result<Vec<WorkerInfo
 }
 
 fn worker_row(row: &rusqlite::Row<'_>, now: f64) -> rusqlite::Result<WorkerInfo> {
-    let count = |i: usize| row.get::<_, i64>(i).map(|v| v.max(0) as u64);
-    let until: f64 = row.get(5)?;
-    let stopped: Option<f64> = row.get(6)?;
-    Ok(WorkerInfo {
+    let mut counters = [0i64; 7];
+    for (i, count) in counters.iter_mut().enumerate() {
+        *count = row.get(7 + i)?;
+    }
+    let stored = StoredWorker {
         owner: row.get(0)?,
         host: row.get(1)?,
         pid: row.get(2)?,
         started: row.get(3)?,
         last_seen: row.get(4)?,
-        until,
-        stopped,
-        alive: alive(until, stopped, now),
-        counters: Counters {
-            claimed: count(7)?,
-            completed: count(8)?,
-            failed: count(9)?,
-            dead: count(10)?,
-            leases_lost: count(11)?,
-            stale_writes_refused: count(12)?,
-            renewals: count(13)?,
-        },
-        held: 0,
-        holding: Vec::new(),
-    })
+        until: row.get(5)?,
+        stopped: row.get(6)?,
+        counters,
+    };
+    Ok(worker_info(stored, now))
 }
