@@ -232,6 +232,12 @@ export interface WorkerInfo {
   holding: HeldLease[];
 }
 
+/** One queue of `oldestWaiting`: since when (Unix seconds) its longest-waiting claimable job has waited. */
+export interface QueueWaiting {
+  queue: string;
+  since: number;
+}
+
 /** `nextDue`'s answer: when a job of the queues asked falls due, and the next schedule slot (Unix seconds, or null). */
 export interface NextDue {
   job: number | null;
@@ -380,6 +386,12 @@ export declare class LeaseStore {
   /** Every queue that has a job, by name, with its jobs in each state at `now`. */
   queueStats(now: number): QueueCounts[];
   /**
+   * Each queue with a job claimable at `now`, with since when its longest-waiting claimable job has
+   * waited: the later of the job's `until` (run time, retry time, a lapsed lease's end) and its
+   * enqueue time, stamped by the store's clock. The age is `now - since`.
+   */
+  oldestWaiting(now: number): QueueWaiting[];
+  /**
    * The worker registry: records `owner`'s beat (alive until `now + ttl`, gone at once when
    * `worker.stopping`) and renews `leases` to `now + ttl`, in one transaction: one `{value,
    * reason}` per lease, as renewMany answers. A JobWorker sends it with its renewals, so being
@@ -423,6 +435,7 @@ export declare class LeaseStore {
     nextDue(now: number, queues?: string[] | null): Answer<NextDue>;
     listJobs(now: number, status?: JobStatus | null, queue?: string | null, after?: string | null, limit?: number | null): Answer<JobPage>;
     queueStats(now: number): Answer<QueueCounts[]>;
+    oldestWaiting(now: number): Answer<QueueWaiting[]>;
     heartbeat(owner: string, leases: LeaseRef[], now: number, ttl: number, worker: WorkerReport): Answer<Answer<boolean>[]>;
     listWorkers(now: number): Answer<WorkerInfo[]>;
   };

@@ -259,6 +259,12 @@ pub(crate) enum Command {
         #[command(flatten)]
         clock: Clock,
     },
+    /// Print, as JSON, each queue with a claimable job and since when its longest-waiting one has
+    /// waited (`since`, Unix seconds: the later of its run time and its enqueue time).
+    OldestWaiting {
+        #[command(flatten)]
+        clock: Clock,
+    },
     /// Print the worker registry as JSON: every worker of the last hour (alive first) with its
     /// host, process id, last beat, counters and the leases it holds.
     Workers {

@@ -151,6 +151,7 @@ pub(crate) fn run() -> i32 {
         Command::EnqueueDue { clock } => Request::EnqueueDue { now: clock.now() },
         Command::QueueStats { clock } => Request::QueueStats { now: clock.now() },
         Command::Workers { clock } => Request::ListWorkers { now: clock.now() },
+        Command::OldestWaiting { clock } => Request::OldestWaiting { now: clock.now() },
         Command::ListJobs {
             state,
             queue,

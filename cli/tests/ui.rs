@@ -589,7 +589,21 @@ fn metrics_parse_with_prometheus_client_and_match_the_store() {
     let ui = Ui::start(&db.target(), &[]);
     let (status, text) = ui.raw("GET", "/metrics", &[("Authorization", &ui.bearer())], "");
     assert_eq!(status, 200);
-    let samples = prometheus_samples(&text);
+    let (ages, samples): (Vec<String>, Vec<String>) = prometheus_samples(&text)
+        .into_iter()
+        .partition(|s| s.starts_with("leasefence_oldest_waiting_job_age_seconds"));
+    // The oldest waiting job's age: the queued jobs of `mail` and `we"ird` were enqueued moments
+    // ago (the store's clock); `default` holds only a job due in an hour, so nothing waits there.
+    let age = |queue: &str| -> u64 {
+        let prefix = format!("leasefence_oldest_waiting_job_age_seconds{{queue={queue}}} ");
+        let line = ages.iter().find(|s| s.starts_with(&prefix));
+        line.unwrap_or_else(|| panic!("no age for {queue}: {ages:?}"))[prefix.len()..]
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(ages.len(), 3, "{ages:?}");
+    assert_eq!(age("default"), 0);
+    assert!(age("mail") < 60 && age("we\"ird") < 60, "{ages:?}");
     let mut expected = Vec::new();
     for queue in ["default", "mail", "we\"ird"] {
         let c = store.stats_in(Some(queue), now()).unwrap();

@@ -174,6 +174,24 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>>;
 
+    /// Each queue with a job claimable at `now`, by name, with the time since which its
+    /// longest-waiting claimable job has waited: the later of the job's `until` (a run time, a
+    /// retry time, the end of a lapsed lease) and its enqueue time, which the store stamps by its
+    /// own clock (jobs enqueued before a store had the stamp count from its upgrade). What the
+    /// dashboard's `leasefence_oldest_waiting_job_age_seconds` shows; one pass over the open
+    /// jobs due at `now`.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue_job(&NewJob::new("m").queue("mail").run_at(3e9))?;
+    /// assert_eq!(leases.oldest_waiting(3e9 - 1.0)?, []); // not due yet
+    /// let waiting = leases.oldest_waiting(3e9 + 5.0)?;
+    /// assert_eq!((waiting[0].queue.as_str(), waiting[0].since), ("mail", 3e9));
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>>;
+
     /// Contract `enqueue_many` (section 10): every job's `enqueue` in one transaction, answered
     /// in order; at most [`MAX_BATCH`](crate::MAX_BATCH) jobs, and a bad item refuses the list.
     ///

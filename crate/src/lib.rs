@@ -80,7 +80,7 @@ pub use error::PostgresError;
 pub use error::{Error, Result, SqliteError};
 pub use lease::Lease;
 pub use leases::{fenced_value, Leases};
-pub use listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts, MAX_PAGE};
+pub use listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts, QueueWaiting, MAX_PAGE};
 pub use open::is_postgres_url;
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};

@@ -219,6 +219,23 @@ pub struct JobPage {
     pub next: Option<String>,
 }
 
+/// Since when the longest-waiting claimable job of a queue has waited
+/// ([`Leases::oldest_waiting`](crate::Leases::oldest_waiting)): the later of its `until` (a run
+/// time, a retry time, the end of a lapsed lease) and its enqueue time by the store's clock. The
+/// age is `now - since`.
+///
+/// ```
+/// let waiting = leasefence::QueueWaiting { queue: "mail".into(), since: 10.0 };
+/// assert_eq!(25.0 - waiting.since, 15.0);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueueWaiting {
+    /// The queue.
+    pub queue: String,
+    /// Since when (Unix seconds) its oldest claimable job has waited.
+    pub since: f64,
+}
+
 /// The counts of one queue ([`Leases::queue_stats`](crate::Leases::queue_stats)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QueueCounts {

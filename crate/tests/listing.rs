@@ -292,3 +292,158 @@ fn pages_match_every_jobs_inspect_on_postgres() {
     check_queue_stats(&store);
     check_refusals(&store);
 }
+
+fn wall() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// The oldest waiting job by the store's own stamp: a job enqueued without a run time waits from
+/// its enqueue (the store's clock), a delayed one from its run time, one whose lease lapsed from
+/// the lease's end; leased and future jobs do not wait.
+fn check_oldest_waiting(store: &dyn Leases, tag: &str) {
+    let queue = format!("waits{tag}");
+    let before = wall();
+    store
+        .enqueue_job(&NewJob::new(format!("plain{tag}")).queue(&queue))
+        .unwrap();
+    let after = wall();
+    let later = after + 3600.0;
+    store
+        .enqueue_job(
+            &NewJob::new(format!("delayed{tag}"))
+                .queue(&queue)
+                .run_at(later),
+        )
+        .unwrap();
+    let mine = |now: f64| {
+        let all = store.oldest_waiting(now).unwrap();
+        all.into_iter().find(|w| w.queue == queue).map(|w| w.since)
+    };
+    // Clocks of one machine (and a local server): a little leeway for their reading.
+    let since = mine(after + 1.0).expect("the plain job waits");
+    assert!(
+        since >= before - 0.5 && since <= after + 0.5,
+        "enqueued between {before} and {after}, waits since {since}"
+    );
+    // The plain job leased (until later + 10): only the delayed one waits, from its run time.
+    assert!(store
+        .claim(&format!("plain{tag}"), "w", later - 100.0, 110.0)
+        .unwrap()
+        .is_granted());
+    assert_eq!(
+        mine(later - 50.0),
+        None,
+        "a leased and a future job do not wait"
+    );
+    assert_eq!(mine(later + 5.0), Some(later));
+    // The lease lapses at later + 10: the plain job waits from then, the delayed one still longer.
+    assert_eq!(mine(later + 20.0), Some(later));
+    let taken = store
+        .claim(&format!("delayed{tag}"), "v", later + 20.0, 100.0)
+        .unwrap();
+    assert!(taken.is_granted());
+    assert_eq!(
+        mine(later + 21.0),
+        Some(later + 10.0),
+        "the lapsed lease's end"
+    );
+}
+
+#[test]
+fn the_oldest_waiting_job_counts_from_its_enqueue_time_on_sqlite() {
+    let store = LeaseStore::open_in_memory().unwrap();
+    check_oldest_waiting(&store, "");
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh cargo test -p leasefence --test listing -- --ignored"]
+#[cfg(feature = "postgres")]
+fn the_oldest_waiting_job_counts_from_its_enqueue_time_on_postgres() {
+    let schema = support::pg_schema::PgSchema::new("oldest_waiting");
+    let store = leasefence::PgStore::connect(&schema.url).unwrap();
+    check_oldest_waiting(&store, "");
+}
+
+/// A file from before the enqueue stamp (no `enqueued` column, the old insert trigger) gains both
+/// at its next open: its open jobs count from the upgrade, new ones from their enqueue.
+#[test]
+fn a_file_from_before_the_enqueue_stamp_is_brought_up_to_date() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("old.db");
+    {
+        let store = LeaseStore::open(&db).unwrap();
+        store.enqueue("old").unwrap();
+        store
+            .connection()
+            .execute_batch(
+                "DROP TRIGGER leasefence_order_insert;
+                 ALTER TABLE leasefence_order DROP COLUMN enqueued;
+                 CREATE TRIGGER leasefence_order_insert AFTER INSERT ON jobs WHEN NEW.id IS NOT NULL
+                 BEGIN
+                     INSERT OR REPLACE INTO leasefence_order(job, until, open)
+                     VALUES (NEW.id, NEW.until, NEW.done = 0 AND NEW.fence < 9223372036854775807);
+                 END;",
+            )
+            .unwrap();
+    }
+    let upgraded = wall();
+    let store = LeaseStore::open(&db).unwrap();
+    let since = store.oldest_waiting(upgraded + 1.0).unwrap()[0].since;
+    assert!(
+        (since - upgraded).abs() < 1.0,
+        "the old job counts from the upgrade ({upgraded}), not {since}"
+    );
+    let trigger: String = store
+        .connection()
+        .query_row(
+            "SELECT sql FROM sqlite_schema WHERE name = 'leasefence_order_insert'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(trigger.contains("enqueued"), "{trigger}");
+    store
+        .enqueue_job(&NewJob::new("new").queue("fresh"))
+        .unwrap();
+    let fresh = store.oldest_waiting(wall() + 1.0).unwrap();
+    assert!(fresh
+        .iter()
+        .any(|w| w.queue == "fresh" && w.since >= upgraded - 0.5));
+}
+
+/// The same on PostgreSQL: a schema from before the stamp gains the column (its open jobs count
+/// from the upgrade, a constant, so no rewrite) and new jobs get the server's clock.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh cargo test -p leasefence --test listing -- --ignored"]
+#[cfg(feature = "postgres")]
+fn a_postgres_schema_from_before_the_enqueue_stamp_is_brought_up_to_date() {
+    let schema = support::pg_schema::PgSchema::new("enqueue_stamp");
+    {
+        let store = leasefence::PgStore::connect(&schema.url).unwrap();
+        store.enqueue("old").unwrap();
+    }
+    let mut client = postgres::Client::connect(&schema.url, postgres::NoTls).unwrap();
+    client
+        .batch_execute("ALTER TABLE leasefence_order DROP COLUMN enqueued")
+        .unwrap();
+    let upgraded = wall();
+    let store = leasefence::PgStore::connect(&schema.url).unwrap();
+    let since = store.oldest_waiting(upgraded + 1.0).unwrap()[0].since;
+    assert!(
+        (since - upgraded).abs() < 1.0,
+        "the old job counts from the upgrade ({upgraded}), not {since}"
+    );
+    store
+        .enqueue_job(&NewJob::new("new").queue("fresh"))
+        .unwrap();
+    let before_new = wall();
+    let fresh = store.oldest_waiting(before_new + 1.0).unwrap();
+    let new_since = fresh.iter().find(|w| w.queue == "fresh").unwrap().since;
+    assert!(
+        new_since > since,
+        "a new job is stamped at its own enqueue ({new_since} > {since})"
+    );
+}

@@ -139,6 +139,9 @@ impl Leases for Counted {
     fn list_workers(&self, now: f64) -> Result<Vec<leasefence::WorkerInfo>> {
         self.store.list_workers(now)
     }
+    fn oldest_waiting(&self, now: f64) -> Result<Vec<leasefence::QueueWaiting>> {
+        self.store.oldest_waiting(now)
+    }
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         self.store.enqueue_many(jobs)
     }

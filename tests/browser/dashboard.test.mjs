@@ -142,7 +142,10 @@ test('the dashboard speaks Japanese and Chinese: no English word left but code a
     execFileSync(cli, ['--db', db, 'work', '--owner', 'W', '--until-empty', '--max-attempts', '1', '--',
       'sh', '-c', '[ "$LEASEFENCE_JOB" = job-broken ] && { echo broken >&2; exit 1; }; [ "$LEASEFENCE_JOB" = job-held ] && exit 1; echo ok']);
     execFileSync(cli, ['--db', db, 'revive', 'job-held']);
-    const work = spawn(cli, ['--db', db, 'work', '--owner', 'H', '--', 'sleep', '60'], { stdio: 'ignore' });
+    execFileSync(cli, ['--db', db, 'schedule', 'nightly-report', '0 3 * * *', '--tz', 'Asia/Tokyo', '--queue', 'reports']);
+    // H serves the default queue; as it ticks it also enqueues the schedule's latest slot (queue
+    // reports), which nobody claims.
+    const work = spawn(cli, ['--db', db, 'work', '--owner', 'H', '--queue', 'default', '--', 'sleep', '60'], { stdio: 'ignore' });
     children.push(work);
     const ui = await startUi(db);
     children.push(ui.child);
@@ -151,7 +154,10 @@ test('the dashboard speaks Japanese and Chinese: no English word left but code a
       await page.goto(`${ui.url}&lang=${lang}`);
       await page.waitForFunction(() => document.querySelectorAll('#lanes .lane').length === 1
         && document.querySelectorAll('#workers tbody tr[data-owner]').length === 2
-        && document.querySelectorAll('#jobs tbody tr').length === 4, null, { timeout: 15000 });
+        && document.querySelectorAll('#jobs tbody tr').length >= 4
+        && document.querySelector('#schedules tr[data-schedule="nightly-report"]') !== null, null, { timeout: 15000 });
+      const schedule = await page.locator('#schedules tr[data-schedule="nightly-report"]').textContent();
+      assert.ok(schedule.includes('0 3 * * *') && schedule.includes('Asia/Tokyo') && schedule.includes('reports'), schedule);
       assert.equal(await page.evaluate(() => document.documentElement.lang), lang === 'zh' ? 'zh-Hans' : 'ja');
       await page.locator('#jobs a', { hasText: 'job-broken' }).click();
       await page.waitForSelector('#job[data-job="job-broken"]');

@@ -7,7 +7,7 @@ import { followLeases } from './model/lanes.js';
 import { renderChart, renderCounts } from './view/counts-view.js';
 import { renderJob, renderJobs } from './view/jobs-view.js';
 import { renderLanes } from './view/lanes-view.js';
-import { renderWorkers } from './view/registry-view.js';
+import { renderSchedules, renderWorkers } from './view/registry-view.js';
 
 const READ_ONLY = document.querySelector('meta[name="leasefence-read-only"]')?.content !== 'false';
 const SAVED_LANGUAGE = 'leasefence.dashboard.lang';
@@ -26,7 +26,7 @@ const serverNow = () => clock.now + (performance.now() - clock.at) / 1000;
 let next = null;
 let pages = 0; // pages of jobs drawn: the first page alone follows the queue live
 let shownJob = null;
-const last = { stats: null, history: [], workers: null };
+const last = { stats: null, history: [], workers: null, schedules: null };
 
 const show = (message) => {
   byId('error').textContent = message;
@@ -43,6 +43,8 @@ async function counts() {
   last.stats = await api('/api/stats');
   last.history = (await api('/api/history')).samples;
   drawCounts();
+  last.schedules = await api('/api/schedules');
+  renderSchedules(byId('schedules').querySelector('tbody'), last.schedules, { t, time });
 }
 
 function drawCounts() {
@@ -103,6 +105,7 @@ function setLanguage(code) {
   drawCounts();
   drawLanes();
   if (last.workers) renderWorkers(byId('workers').querySelector('tbody'), last.workers, { t });
+  if (last.schedules) renderSchedules(byId('schedules').querySelector('tbody'), last.schedules, { t, time });
   jobs(false).catch((e) => show(e.message));
   if (shownJob) report(shownJob).catch((e) => show(e.message));
 }

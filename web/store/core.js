@@ -71,6 +71,7 @@ const OPERATIONS = Object.freeze([
   // What a dashboard reads: a page of jobs through an index, every queue's counts at once.
   { name: 'listJobs', params: ['now', 'status?', 'queue?', 'after?', 'limit?'], returns: 'JobPage' },
   { name: 'queueStats', params: ['now'], returns: 'QueueCounts[]' },
+  { name: 'oldestWaiting', params: ['now'], returns: 'QueueWaiting[]' },
   // The worker registry: a worker's beat with its renewals (one transaction), and every worker.
   { name: 'heartbeat', params: ['owner', 'leases', 'now', 'ttl', 'worker'], returns: 'Answer<boolean>[]' },
   { name: 'listWorkers', params: ['now'], returns: 'WorkerInfo[]' },

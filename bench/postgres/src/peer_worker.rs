@@ -225,6 +225,9 @@ impl Leases for Timed {
     fn list_workers(&self, now: f64) -> leasefence::Result<Vec<leasefence::WorkerInfo>> {
         self.inner.list_workers(now)
     }
+    fn oldest_waiting(&self, now: f64) -> leasefence::Result<Vec<leasefence::QueueWaiting>> {
+        self.inner.oldest_waiting(now)
+    }
     fn enqueue_job(&self, job: &NewJob) -> leasefence::Result<bool> {
         self.inner.enqueue_job(job)
     }

@@ -1,4 +1,5 @@
-//! The JSON API under `/api/`: stats, a paged job list, a job's report, the workers, revive. Every answer is a
+//! The JSON API under `/api/`: stats, a paged job list, a job's report, the workers, the
+//! schedules, revive. Every answer is a
 //! status and a JSON value; an error is `{"error": {"code", "message"}}`.
 
 use leasefence::{
@@ -50,7 +51,8 @@ pub(crate) fn stats_per_queue(
     Ok((all, queues))
 }
 
-/// `GET /api/stats`: `{"now", "all": {state: n}, "queues": {queue: {state: n}}, "count_ms"}`,
+/// `GET /api/stats`: `{"now", "all": {state: n}, "queues": {queue: {state: n}}, "oldest_waiting":
+/// {queue: seconds}, "count_ms"}`,
 /// `now` the time of the counts (about a refresh interval old at most; see sampler.rs) and
 /// `count_ms` what taking them cost the server.
 pub(crate) fn stats(sampler: &Sampler) -> Answer {
@@ -61,9 +63,16 @@ pub(crate) fn stats(sampler: &Sampler) -> Answer {
                 .iter()
                 .map(|q| (q.queue.clone(), counts(&q.counts)))
                 .collect();
+            // Each queue's oldest waiting job's age in seconds (absent: none waits).
+            let waiting: serde_json::Map<String, Value> = sample
+                .waiting
+                .iter()
+                .map(|w| (w.queue.clone(), json!((sample.at - w.since).max(0.0))))
+                .collect();
             (
                 200,
                 json!({"now": sample.at, "all": counts(&sample.all), "queues": queues,
+                       "oldest_waiting": waiting,
                        "count_ms": sample.cost.as_secs_f64() * 1000.0}),
             )
         }
@@ -149,6 +158,15 @@ pub(crate) fn jobs(store: &dyn Leases, now: f64, query: &[(String, String)]) -> 
 pub(crate) fn workers(store: &dyn Leases, now: f64) -> Answer {
     match store.list_workers(now) {
         Ok(workers) => (200, json!({"now": now, "workers": workers})),
+        Err(err) => storage(err),
+    }
+}
+
+/// `GET /api/schedules`: the recurring jobs (section 11), by name: `{"schedules": [{name, cron,
+/// tz, queue, priority, payload, missed, last}]}`, `last` the latest slot enqueued.
+pub(crate) fn schedules(store: &dyn Leases) -> Answer {
+    match store.schedules() {
+        Ok(schedules) => (200, json!({"schedules": schedules})),
         Err(err) => storage(err),
     }
 }

@@ -48,6 +48,23 @@ pub(crate) fn render(sample: &Sample) -> String {
     out.push_str("# HELP leasefence_jobs_dead Dead jobs (failed for good), over every queue.\n");
     out.push_str("# TYPE leasefence_jobs_dead gauge\n");
     let _ = writeln!(out, "leasefence_jobs_dead {}", all.dead);
+    out.push_str(
+        "# HELP leasefence_oldest_waiting_job_age_seconds How long the longest-waiting claimable \
+         job of the queue has waited (0: none waits).\n",
+    );
+    out.push_str("# TYPE leasefence_oldest_waiting_job_age_seconds gauge\n");
+    for q in per_queue {
+        let age = sample
+            .waiting
+            .iter()
+            .find(|w| w.queue == q.queue)
+            .map_or(0.0, |w| (sample.at - w.since).max(0.0));
+        let _ = writeln!(
+            out,
+            "leasefence_oldest_waiting_job_age_seconds{{queue=\"{}\"}} {age}",
+            label(&q.queue)
+        );
+    }
     render_workers(&mut out, &sample.workers);
     out
 }

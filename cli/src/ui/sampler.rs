@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use leasefence::{JobCounts, Leases, QueueCounts, WorkerInfo};
+use leasefence::{JobCounts, Leases, QueueCounts, QueueWaiting, WorkerInfo};
 
 /// How long after the last request the thread keeps sampling.
 const WATCHED: Duration = Duration::from_secs(60);
@@ -33,6 +33,8 @@ pub(crate) struct Sample {
     pub(crate) queues: Vec<QueueCounts>,
     /// The worker registry at `at`.
     pub(crate) workers: Vec<WorkerInfo>,
+    /// Each queue's longest wait: since when its oldest claimable job has waited.
+    pub(crate) waiting: Vec<QueueWaiting>,
     /// What taking them cost.
     pub(crate) cost: Duration,
 }
@@ -196,11 +198,13 @@ fn count(store: &dyn Leases) -> Result<Arc<Sample>, String> {
     let started = Instant::now();
     let (all, queues) = super::api::stats_per_queue(store, at).map_err(|err| err.to_string())?;
     let workers = store.list_workers(at).map_err(|err| err.to_string())?;
+    let waiting = store.oldest_waiting(at).map_err(|err| err.to_string())?;
     Ok(Arc::new(Sample {
         at,
         all,
         queues,
         workers,
+        waiting,
         cost: started.elapsed(),
     }))
 }

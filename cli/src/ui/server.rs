@@ -178,6 +178,8 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
         "/api/stats" => json_reply(api::stats(&config.counts)),
         "/api/history" if !get => not_allowed("GET"),
         "/api/history" => json_reply(api::history(&config.counts)),
+        "/api/schedules" if !get => not_allowed("GET"),
+        "/api/schedules" => json_reply(api::schedules(store)),
         "/api/workers" if !get => not_allowed("GET"),
         "/api/workers" => json_reply(api::workers(store, now)),
         "/api/jobs" if !get => not_allowed("GET"),
@@ -217,7 +219,7 @@ fn handle(request: &mut Request, store: &dyn Leases, config: &Config) -> Reply {
                 "not_found",
                 format!(
                     "no page {path}: see /api/stats, /api/history, /api/jobs, /api/job/ID, \
-                     /api/workers, /metrics"
+                     /api/workers, /api/schedules, /metrics"
                 ),
             )),
         },

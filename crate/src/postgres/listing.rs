@@ -10,7 +10,7 @@ use postgres::Row;
 use super::failure::pg;
 use super::session::{read_snapshot, Session};
 use crate::error::Result;
-use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
+use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts, QueueWaiting};
 use crate::rules::listing::{
     check_query, page, queue_counts, set_dead, summary, until_range, wrong_cursor, Cursor,
 };
@@ -104,4 +104,23 @@ pub(super) fn queue_stats(session: &mut Session, now: f64) -> Result<Vec<QueueCo
         .map_err(pg("queue_stats"))?;
     set_dead(&mut queues, dead);
     Ok(queues)
+}
+
+/// Each queue's longest wait at `now` (`Leases::oldest_waiting`), from one snapshot.
+pub(super) fn oldest_waiting(session: &mut Session, now: f64) -> Result<Vec<QueueWaiting>> {
+    crate::rules::check_now(now)?;
+    let mut tx = read_snapshot(&mut session.client, "oldest_waiting")?;
+    let rows = tx
+        .query(include_str!("sql/oldest_waiting.sql"), &[&now])
+        .map_err(pg("oldest_waiting"))?;
+    tx.commit().map_err(pg("oldest_waiting"))?;
+    rows.iter()
+        .map(|row| {
+            Ok(QueueWaiting {
+                queue: row.try_get(0)?,
+                since: row.try_get(1)?,
+            })
+        })
+        .collect::<std::result::Result<Vec<_>, postgres::Error>>()
+        .map_err(pg("oldest_waiting"))
 }

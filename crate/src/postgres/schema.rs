@@ -88,6 +88,8 @@ pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
     ];
     // leasefence_seq, leasefence_next and leasefence_failures_of_job, valid, on their tables.
     let indexes: bool = row.get(8);
+    // leasefence_order stamps each job's enqueue time.
+    let stamped: bool = row.get(11);
     if schema.is_none() {
         return Err(Error::Open {
             path: label.to_string(),
@@ -143,6 +145,7 @@ pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
         && index.is_some()
         && trigger
         && indexes
+        && stamped
         && side_tables.iter().all(|(_, found)| found.is_some()))
 }
 

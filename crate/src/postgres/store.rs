@@ -681,6 +681,12 @@ impl Leases for PgStore {
         })
     }
 
+    fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
+        self.link.with_session("oldest_waiting", |session| {
+            super::listing::oldest_waiting(session, now)
+        })
+    }
+
     /// Every owner's claim at once on its own connection (at most
     /// [`CLAIM_MANY_CONNECTIONS`]; more owners take turns on them), released together by a
     /// barrier so that they really race; answers in input order.

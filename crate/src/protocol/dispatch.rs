@@ -343,6 +343,9 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
         Request::ListWorkers { now } => {
             plain(Returned::Workers(backend.leases()?.list_workers(*now)?))
         }
+        Request::OldestWaiting { now } => {
+            plain(Returned::Waiting(backend.leases()?.oldest_waiting(*now)?))
+        }
         Request::NextDue { now, queues } => {
             let names = queue_names(queues);
             plain(Returned::NextDue(crate::wake::next_due(

@@ -218,6 +218,10 @@ pub enum Request {
     ListWorkers {
         now: f64,
     },
+    /// Each queue with a claimable job at `now`, with since when its oldest one has waited.
+    OldestWaiting {
+        now: f64,
+    },
 }
 
 /// One item of `renew_many`'s and `complete_many`'s `leases`: a job and the fence its owner
@@ -396,7 +400,9 @@ impl Request {
                 rules::check_now(*now)?;
                 self.job_query().map(drop)
             }
-            Request::QueueStats { now } | Request::ListWorkers { now } => rules::check_now(*now),
+            Request::QueueStats { now }
+            | Request::ListWorkers { now }
+            | Request::OldestWaiting { now } => rules::check_now(*now),
             Request::Heartbeat {
                 leases, now, ttl, ..
             } => {

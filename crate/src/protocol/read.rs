@@ -70,10 +70,12 @@ pub(crate) enum Op {
     Heartbeat,
     /// `list_workers` / `listWorkers`: the worker registry
     ListWorkers,
+    /// `oldest_waiting` / `oldestWaiting`: each queue's longest wait
+    OldestWaiting,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub(crate) const OP_NAMES: [(Op, &str, &str); 27] = [
+pub(crate) const OP_NAMES: [(Op, &str, &str); 28] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -101,6 +103,7 @@ pub(crate) const OP_NAMES: [(Op, &str, &str); 27] = [
     (Op::QueueStats, "queue_stats", "queueStats"),
     (Op::Heartbeat, "heartbeat", "heartbeat"),
     (Op::ListWorkers, "list_workers", "listWorkers"),
+    (Op::OldestWaiting, "oldest_waiting", "oldestWaiting"),
 ];
 
 impl Op {
@@ -391,6 +394,9 @@ impl Request {
                 }
             }
             Op::ListWorkers => Request::ListWorkers {
+                now: s.number("now")?,
+            },
+            Op::OldestWaiting => Request::OldestWaiting {
                 now: s.number("now")?,
             },
             Op::Fenced => {

@@ -134,6 +134,8 @@ pub(crate) enum Returned {
     /// list_workers: `[{owner, host, pid, started, last_seen, until, stopped, alive, counters,
     /// held, holding: [{job, fence, until}]}]`.
     Workers(Vec<crate::WorkerInfo>),
+    /// oldest_waiting: `[{queue, since}]`.
+    Waiting(Vec<crate::QueueWaiting>),
 }
 
 /// An operation's answer: the value, and the reason when the store refused. Serialized, it is

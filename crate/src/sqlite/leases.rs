@@ -135,6 +135,10 @@ impl Leases for LeaseStore {
         super::registry::list_workers(&self.conn, now)
     }
 
+    fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
+        super::listing::oldest_waiting(&self.conn, now)
+    }
+
     fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>> {
         LeaseStore::enqueue_many_with(self, jobs, statements)
     }

@@ -6,7 +6,7 @@ use rusqlite::types::ToSql;
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
-use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts};
+use crate::listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts, QueueWaiting};
 use crate::rules::listing::{check_query, page, queue_counts, summary, until_range, Cursor};
 
 /// A listed row: the six columns of `jobs` (read as `state` reads them), then `queue, priority,
@@ -111,4 +111,24 @@ pub(crate) fn queue_stats(conn: &Connection, now: f64) -> Result<Vec<QueueCounts
     tx.commit().map_err(Error::storage("queue_stats"))?;
     crate::rules::listing::set_dead(&mut queues, dead);
     Ok(queues)
+}
+
+/// Each queue's longest wait at `now` (`Leases::oldest_waiting`).
+pub(crate) fn oldest_waiting(conn: &Connection, now: f64) -> Result<Vec<QueueWaiting>> {
+    crate::rules::check_now(now)?;
+    let tx = super::write_tx::deferred(conn, "oldest_waiting")?;
+    let waiting = tx
+        .prepare_cached(include_str!("sql/oldest_waiting.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_map([now], |row| {
+                Ok(QueueWaiting {
+                    queue: row.get(0)?,
+                    since: row.get(1)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .map_err(Error::storage("oldest_waiting"))?;
+    tx.commit().map_err(Error::storage("oldest_waiting"))?;
+    Ok(waiting)
 }

@@ -135,16 +135,61 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
     // Anything missing (a file from an older leasefence or from the seed's module, a dropped
     // trigger) makes the caller run create_schema, which also brings `leasefence_order` back in
     // line with `jobs`.
-    Ok(kind_of("jobs").is_some()
+    let complete = kind_of("jobs").is_some()
         && kind_of("leasefence_claimable").is_some()
         && SIDE_TABLES.iter().all(|table| kind_of(table).is_some())
         && SIDE_INDEXES.iter().all(|index| kind_of(index).is_some())
-        && TRIGGERS.iter().all(|trigger| kind_of(trigger).is_some()))
+        && TRIGGERS.iter().all(|trigger| kind_of(trigger).is_some());
+    Ok(complete && stamps_enqueue_time(conn)?)
 }
 
-/// Creates the table and index if missing; never touches existing rows.
+/// Whether `leasefence_order` has the `enqueued` column and its insert trigger fills it (a file
+/// from before the oldest waiting job's age has neither: create_schema adds them).
+fn stamps_enqueue_time(conn: &Connection) -> Result<bool> {
+    conn.query_row(
+        "SELECT (SELECT count(*) FROM pragma_table_info('leasefence_order') \
+                 WHERE name = 'enqueued') = 1 \
+            AND coalesce((SELECT sql LIKE '%enqueued%' FROM sqlite_schema \
+                          WHERE type = 'trigger' AND name = 'leasefence_order_insert'), 0)",
+        [],
+        |row| row.get(0),
+    )
+    .map_err(Error::storage("open"))
+}
+
+/// Creates what is missing (tables, indexes, triggers); never touches existing rows but to bring
+/// a file from before the enqueue time up to date: its `leasefence_order` gains `enqueued` (its
+/// open jobs count as enqueued now, the closest known) and its insert trigger the stamp.
 pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
     let tx = super::ops::immediate(conn, "open")?;
+    let has = |sql: &str| -> Result<bool> {
+        tx.query_row(sql, [], |row| row.get(0))
+            .map_err(Error::storage("open"))
+    };
+    let order_exists = has(
+        "SELECT count(*) = 1 FROM sqlite_schema WHERE type = 'table' AND name = 'leasefence_order'",
+    )?;
+    if order_exists
+        && !has(
+            "SELECT count(*) = 1 FROM pragma_table_info('leasefence_order') \
+                 WHERE name = 'enqueued'",
+        )?
+    {
+        tx.execute_batch(
+            "ALTER TABLE leasefence_order ADD COLUMN enqueued REAL; \
+             UPDATE leasefence_order SET enqueued = (julianday('now') - 2440587.5) * 86400.0 \
+             WHERE open = 1;",
+        )
+        .map_err(Error::storage("open"))?;
+    }
+    if has(
+        "SELECT coalesce((SELECT sql NOT LIKE '%enqueued%' FROM sqlite_schema \
+                          WHERE type = 'trigger' AND name = 'leasefence_order_insert'), 0)",
+    )? {
+        // The trigger of an older leasefence: made again by schema.sql with the stamp.
+        tx.execute_batch("DROP TRIGGER leasefence_order_insert")
+            .map_err(Error::storage("open"))?;
+    }
     tx.execute_batch(include_str!("sql/schema.sql"))
         .map_err(Error::storage("open"))?;
     tx.commit().map_err(Error::storage("open"))

@@ -576,6 +576,12 @@ impl Leases for SharedStore {
         })
     }
 
+    fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
+        self.call("oldest_waiting", move |store| {
+            super::listing::oldest_waiting(&store.conn, now)
+        })
+    }
+
     fn schedule(&self, schedule: &crate::Schedule) -> Result<()> {
         let schedule = schedule.clone();
         self.call("schedule", move |store| store.schedule(&schedule))

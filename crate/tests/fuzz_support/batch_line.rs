@@ -530,7 +530,7 @@ fn check_effects(
                 );
             }
         }
-        "inspect" | "stats" | "schedules" | "queue_stats" | "list_workers" => {
+        "inspect" | "stats" | "schedules" | "queue_stats" | "list_workers" | "oldest_waiting" => {
             must(changes.is_empty(), "a read changed the table")
         }
         "list_jobs" => {

@@ -1,5 +1,6 @@
 // The worker registry (GET /api/workers): alive, stopped or gone; what each holds; its counters,
-// the stale writes the store refused among them. Drawing only.
+// the stale writes the store refused among them. And the recurring jobs (GET /api/schedules).
+// Drawing only.
 import { h, replace } from '../../app/view/dom.js';
 
 export function renderWorkers(tbody, answer, { t }) {
@@ -22,4 +23,16 @@ export function renderWorkers(tbody, answer, { t }) {
       [c.claimed, c.completed, c.failed, c.leases_lost].map((n) => h('td', { text: String(n) })),
       h('td', { class: 'refused', text: String(c.stale_writes_refused) }));
   }));
+}
+
+/** The recurring jobs (GET /api/schedules): name, pattern, zone, queue, priority, last slot. */
+export function renderSchedules(tbody, answer, { t, time }) {
+  if (answer.schedules.length === 0) {
+    replace(tbody, h('tr', {}, h('td', { text: t('dash.schedules.none'), attrs: { colspan: 6 } })));
+    return;
+  }
+  replace(tbody, answer.schedules.map((s) =>
+    h('tr', { attrs: { 'data-schedule': s.name } }, h('td', {}, h('code', { text: s.name })), h('td', {}, h('code', { text: s.cron })),
+      h('td', {}, h('code', { text: s.tz ?? 'UTC' })), h('td', {}, h('code', { text: s.queue })), h('td', { text: String(s.priority) }),
+      h('td', { text: s.last === null ? '' : time(s.last) }))));
 }

@@ -40,4 +40,7 @@ AND ((c.relname IN ('leasefence_seq', 'leasefence_next', 'leasefence_queued')
 WHERE n.nspname = current_schema() AND c.relname = 'leasefence_schedules'),
 -- The worker registry: a server set up before it gains the table at the next open.
 (SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = current_schema() AND c.relname = 'leasefence_workers')
+WHERE n.nspname = current_schema() AND c.relname = 'leasefence_workers'),
+-- The enqueue time (the oldest waiting job's age): a table from before it gains the column.
+(SELECT count(*) = 1 FROM information_schema.columns WHERE table_schema = current_schema()
+AND table_name = 'leasefence_order' AND column_name = 'enqueued')

@@ -16,6 +16,18 @@ CREATE TABLE IF NOT EXISTS leasefence_order(
 -- A table from before section 11 gains them here, every existing job in 'default' with 0.
 ALTER TABLE leasefence_order ADD COLUMN IF NOT EXISTS queue TEXT NOT NULL DEFAULT 'default',
     ADD COLUMN IF NOT EXISTS priority BIGINT NOT NULL DEFAULT 0;
+-- When each job was enqueued, by the server's clock (Unix seconds): the oldest waiting job's age
+-- counts from it. The trigger's insert leaves it to the default. A table from before it gains the
+-- column with the time of this change as the value of its existing rows (the closest known; a
+-- constant, so no rewrite of the table), then the server's clock as the default of new ones.
+DO $do$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                   AND table_name = 'leasefence_order' AND column_name = 'enqueued') THEN
+        EXECUTE format('ALTER TABLE leasefence_order ADD COLUMN enqueued DOUBLE PRECISION DEFAULT %s',
+                       extract(epoch FROM clock_timestamp()));
+    END IF;
+END $do$;
+ALTER TABLE leasefence_order ALTER COLUMN enqueued SET DEFAULT extract(epoch FROM clock_timestamp());
 -- The library's indexes, made again when missing; one that is invalid (an interrupted
 -- CREATE INDEX CONCURRENTLY) or on another table is dropped first. What a missing one costs:
 -- leasefence_next is the claim order of leasefence before section 11 (which may still share the
