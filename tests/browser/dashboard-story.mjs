@@ -25,6 +25,16 @@ export function startUi(db) {
   });
 }
 
+/** A new page of `browser` opened at `url`, with the page's errors and console errors kept. */
+export async function openPage(browser, url) {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(url);
+  return { page, errors };
+}
+
 /** The lanes drawn: [{job, fence, look, text}]. */
 export async function lanesOf(page) {
   return page.locator('#lanes .lane').evaluateAll((rows) => rows.map((r) => ({
@@ -82,11 +92,7 @@ export async function stalledStory({ db, tag = '', skewed = false, screenshots =
     children.push(a);
     const ui = await startUi(db);
     children.push(ui.child);
-    const page = await browser.context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    await page.goto(ui.url);
+    const { page, errors } = await openPage(browser, ui.url);
 
     // A's lease, live, renewed (the polls see its end move), and A alive, holding it.
     await until(page, "A's lane live with renewals seen", async () => {

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { launchBrowser, repo } from './harness.mjs';
-import { cli, stalledStory, startUi } from './dashboard-story.mjs';
+import { cli, openPage, stalledStory, startUi } from './dashboard-story.mjs';
 
 /** The page's counts table as {queue: {state: n}}. */
 async function counts(page) {
@@ -54,11 +54,7 @@ test('the dashboard follows a live queue in Chromium, and a dead job revived fro
     const ui = await startUi(db);
     children.push(ui.child);
 
-    const page = await browser.context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    await page.goto(ui.url);
+    const { page, errors } = await openPage(browser, ui.url);
     assert.ok(!page.url().includes('token='), `the token left the address bar: ${page.url()}`);
 
     // Live: the counts move without a reload, as the worker leases and completes jobs.

@@ -102,17 +102,7 @@ impl PgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<Outcome<()>>> {
-        check_batch("leases", leases.len())?;
-        let until = LeaseWindow::new(now, ttl)?.until();
-        leases.iter().try_for_each(check_lease)?;
-        let items: Vec<&Lease> = leases.iter().collect();
-        self.write_many(
-            "renew_many",
-            &items,
-            now,
-            None,
-            renew_rows(&items, now, until),
-        )
+        self.renew_with_beat("renew_many", None, leases, now, ttl)
     }
 
     /// `Leases::heartbeat`: `renew_many`'s statement over the leases, then the beat, in one
@@ -124,14 +114,29 @@ impl PgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<Outcome<()>>> {
+        self.renew_with_beat("heartbeat", Some(beat), leases, now, ttl)
+    }
+
+    /// The leases renewed by `renew_many`'s statement, and the worker's beat if given, in one
+    /// transaction; every argument checked first.
+    fn renew_with_beat(
+        &self,
+        operation: &'static str,
+        beat: Option<&WorkerBeat>,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<()>>> {
         check_batch("leases", leases.len())?;
         let until = LeaseWindow::new(now, ttl)?.until();
         leases.iter().try_for_each(check_lease)?;
-        check_beat(beat)?;
+        if let Some(beat) = beat {
+            check_beat(beat)?;
+        }
         let items: Vec<&Lease> = leases.iter().collect();
-        let beat_at = Some((beat, ttl));
+        let beat_at = beat.map(|beat| (beat, ttl));
         self.write_many(
-            "heartbeat",
+            operation,
             &items,
             now,
             beat_at,

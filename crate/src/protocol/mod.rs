@@ -346,23 +346,13 @@ impl Request {
                 )
             })?;
         }
-        let [claimed, completed, failed, dead, leases_lost, stale_writes_refused, renewals] =
-            counts;
         let beat = crate::WorkerBeat {
             owner: owner.clone(),
             host: worker.host.clone(),
             pid,
             started: worker.started,
             stopping: worker.stopping,
-            counters: crate::Counters {
-                claimed,
-                completed,
-                failed,
-                dead,
-                leases_lost,
-                stale_writes_refused,
-                renewals,
-            },
+            counters: rules::registry::counters(counts),
         };
         rules::registry::check_beat(&beat)?;
         Ok(Some(beat))

@@ -88,10 +88,22 @@ pub(crate) struct StoredWorker {
     pub(crate) counters: [i64; 7],
 }
 
+/// The counters from their values in [`Counters::named`](crate::Counters::named)'s order.
+pub(crate) fn counters(values: [u64; 7]) -> crate::registry::Counters {
+    let [claimed, completed, failed, dead, leases_lost, stale_writes_refused, renewals] = values;
+    crate::registry::Counters {
+        claimed,
+        completed,
+        failed,
+        dead,
+        leases_lost,
+        stale_writes_refused,
+        renewals,
+    }
+}
+
 /// What a stored row says at `now`: alive or not, its counters (a negative stored count reads 0).
 pub(crate) fn worker_info(row: StoredWorker, now: f64) -> WorkerInfo {
-    let [claimed, completed, failed, dead, leases_lost, stale_writes_refused, renewals] =
-        row.counters.map(|v| v.max(0) as u64);
     WorkerInfo {
         alive: alive(row.until, row.stopped, now),
         owner: row.owner,
@@ -101,15 +113,7 @@ pub(crate) fn worker_info(row: StoredWorker, now: f64) -> WorkerInfo {
         last_seen: row.last_seen,
         until: row.until,
         stopped: row.stopped,
-        counters: crate::registry::Counters {
-            claimed,
-            completed,
-            failed,
-            dead,
-            leases_lost,
-            stale_writes_refused,
-            renewals,
-        },
+        counters: counters(row.counters.map(|v| v.max(0) as u64)),
         held: 0,
         holding: Vec::new(),
     }
