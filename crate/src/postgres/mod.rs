@@ -93,6 +93,9 @@
 //! - `fenced/`: fenced writes, and how writes to the library's tables are refused;
 //! - `session.rs`: one live connection, its set-up and prepared statements, reconnecting;
 //! - `schema.rs`: the check of an existing schema and its creation (`sql/*.sql`);
+//! - `listing.rs`: what a dashboard reads: a page of jobs, every queue's counts, each queue's
+//!   oldest waiting job, each from one read-only snapshot;
+//! - `registry.rs`: the worker registry: a beat after the renewals, the rows with their leases;
 //! - `failure.rs`: a client error as this crate's [`Error`](crate::Error), classified once there;
 //! - `tls.rs`: libpq's `sslmode` and `sslrootcert` on rustls.
 
