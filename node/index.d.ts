@@ -616,6 +616,17 @@ export interface JobWorkerOptions {
    * every `idle` only.
    */
   wake?: boolean;
+  /**
+   * Whether the worker records itself in the store's worker registry (default true): its owner,
+   * `host`, `pid`, start and counters, sent with its renewals in their transaction (alone once a
+   * renew interval while it renews nothing) and a last beat when `run()` ends; `listWorkers` and
+   * `leasefence ui` read them.
+   */
+  register?: boolean;
+  /** The machine the registry shows (default: `os.hostname()` in Node, `'browser'` in the browser). */
+  host?: string;
+  /** The process id the registry shows (default: `process.pid` in Node, 0 in the browser). */
+  pid?: number;
   /** After signalling a lost lease, how long (real seconds) to wait for the handler (default ttl). */
   abandonAfter?: number;
   /**
