@@ -45,6 +45,29 @@ fn signal(child: &Child, signal: libc::c_int) {
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
 }
 
+/// SIGSTOPs `child` at a moment it holds no write transaction on the SQLite file `db`: a process
+/// stopped inside its commit keeps SQLite's write lock, and no other process can write until it
+/// resumes (SQLite's rule, which the pause would test instead of the lease). Checked by taking
+/// the write lock from here; when it cannot be had, the child runs on a moment and is stopped
+/// again. On PostgreSQL (a URL) the stop lands where it lands.
+fn pause_outside_a_write(child: &Child, db: &Path) {
+    if leasefence::is_postgres_url(&db.to_string_lossy()) {
+        signal(child, libc::SIGSTOP);
+        return;
+    }
+    let probe = rusqlite::Connection::open(db).unwrap();
+    probe.busy_timeout(Duration::from_millis(300)).unwrap();
+    for _ in 0..50 {
+        signal(child, libc::SIGSTOP);
+        if probe.execute_batch("BEGIN IMMEDIATE; ROLLBACK").is_ok() {
+            return;
+        }
+        signal(child, libc::SIGCONT);
+        thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the worker held the write lock at each of 50 stops");
+}
+
 fn wait_for_file(path: &Path, within: Duration) -> String {
     let start = Instant::now();
     loop {
@@ -120,7 +143,7 @@ fn sigstop_rounds(db: &Path, rounds: usize) {
             &dir.path().join(format!("{job}.started")),
             Duration::from_secs(10),
         );
-        signal(&first, libc::SIGSTOP);
+        pause_outside_a_write(&first, db);
         // The lease ends while the first worker is stopped; the second takes the job (fence 2).
         thread::sleep(Duration::from_secs_f64(ttl * 1.5));
         let second = work(db, &["--ttl", "5", "--until-empty"], STOPPED_COMMAND)

@@ -2,7 +2,7 @@
 // dashboard-postgres.test.mjs on a PostgreSQL server), and what the dashboard tests share: the
 // server started as `leasefence ui` prints it, and readers of the page's lanes and workers.
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -23,6 +23,30 @@ export function startUi(db) {
     });
     child.on('exit', (code) => reject(new Error(`leasefence ui exited with ${code}: ${out}`)));
   });
+}
+
+/**
+ * SIGSTOPs `child` (a `leasefence work` on `db`) at a moment it holds no write of an SQLite file:
+ * a process stopped inside its commit keeps the file's lock (the dot-file lock of a file shared
+ * with Node locks reads too), and nobody could write, or read, until it resumed, which would test
+ * SQLite's lock instead of the lease. Probed with a write that changes nothing (reviving a job that
+ * does not exist) under a short busy timeout; when it cannot get through, the child runs on a
+ * moment and is stopped again. On PostgreSQL the stop lands where it lands.
+ */
+export function pauseOutsideAWrite(child, db) {
+  if (/^postgres(ql)?:\/\//.test(db)) {
+    child.kill('SIGSTOP');
+    return;
+  }
+  for (let i = 0; i < 50; i++) {
+    child.kill('SIGSTOP');
+    const probe = spawnSync(cli, ['--db', db, '--busy-timeout', '300', 'revive', 'no-such-job-probe'], { encoding: 'utf8' });
+    // 1: answered "no such job" (the write lock was had); 3: a storage error (busy).
+    if (probe.status === 0 || probe.status === 1) return;
+    child.kill('SIGCONT');
+    execFileSync('sleep', ['0.02']);
+  }
+  throw new Error('the worker held the lock at each of 50 stops');
 }
 
 /** A new page of `browser` opened at `url`, with the page's errors and console errors kept. */
@@ -103,7 +127,7 @@ export async function stalledStory({ db, tag = '', skewed = false, screenshots =
     assert.equal(before[A]?.status, 'alive', JSON.stringify(before));
     assert.ok(before[A].holds.includes(stuck), JSON.stringify(before));
 
-    a.kill('SIGSTOP');
+    pauseOutsideAWrite(a, db);
     // The lease lapses: the lane turns expired, and A, no longer beating, shows gone.
     const expired = await until(page, "A's lane expired", async () => {
       const lane = (await lanesOf(page)).find((l) => l.job === stuck && l.fence === 1);
