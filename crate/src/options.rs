@@ -80,13 +80,13 @@ impl Default for OpenOptions {
             busy_timeout: Duration::from_secs(10),
             journal: Journal::Wal,
             locking: Locking::Posix,
-            write_gate: false,
+            write_gate: true,
         }
     }
 }
 
 impl OpenOptions {
-    /// The defaults: a 10 s busy timeout, the WAL journal, POSIX locking, no write gate.
+    /// The defaults: a 10 s busy timeout, the WAL journal, POSIX locking, the write gate.
     ///
     /// ```
     /// let opts = leasefence::OpenOptions::new();
@@ -131,20 +131,21 @@ impl OpenOptions {
     }
 
     /// Whether writers of a WAL file queue at leasefence's write gate before SQLite's write lock
-    /// (off by default; Linux only, and only for [`Journal::Wal`] with [`Locking::Posix`]).
+    /// (on by default; Linux only, and only for [`Journal::Wal`] with [`Locking::Posix`]).
     ///
-    /// With the gate, each write transaction first takes an exclusive lock on a side file,
-    /// `<db>-leasefence-gate`, that the kernel hands from one waiting process to the next, so
-    /// waiting processes sleep instead of each retrying SQLite's lock every few milliseconds; the
-    /// wait still ends at the busy timeout. SQLite's own locking stays behind it, so processes
-    /// without the gate (the Python seed, older versions, stores with it off) share the file
-    /// safely. It pays off with hundreds of writer processes on few cores (measured: 256
-    /// processes on 2 cores drained several times faster, with no busy timeouts); with tens of
-    /// processes the kernel's hand-over is slower than SQLite's polling, so it is off unless
-    /// asked for (docs/decisions/write-gate.md has the measurements).
+    /// With the gate, each write transaction first joins a first-come, first-served queue kept
+    /// with locks on a side file, `<db>-leasefence-gate`: waiting processes sleep in the kernel
+    /// and are woken in turn, instead of each retrying SQLite's lock every few milliseconds,
+    /// which collapses with many processes (256 processes on 2 cores drained 10-22 jobs/s with
+    /// busy timeouts, against 660-870 with the gate); the wait still ends at the busy timeout.
+    /// SQLite's own locking stays behind it, so processes without the gate (the Python seed,
+    /// older versions, stores with it off) share the file safely. Turn it off for a file written
+    /// by a few processes that value raw throughput over fairness: with 8 processes the gate's
+    /// hand-over from one sleeping process to the next cost 0-58% of the jobs/s (its p99 was
+    /// 8-10x lower); docs/decisions/write-gate.md has the measurements.
     ///
     /// ```
-    /// let opts = leasefence::OpenOptions::new().write_gate(true);
+    /// let opts = leasefence::OpenOptions::new().write_gate(false);
     /// # let _ = opts;
     /// ```
     pub fn write_gate(mut self, on: bool) -> Self {

@@ -253,8 +253,13 @@ fn a_busy_database_is_waited_out_within_the_lease_and_reported_when_it_outlasts_
             locker.execute_batch("BEGIN IMMEDIATE").unwrap();
             let cancelled = job.token.wait_timeout(Duration::from_secs_f64(hold));
             locker.execute_batch("COMMIT").unwrap();
-            // Then run two more ttls.
-            let cancelled = cancelled || job.token.wait_timeout(Duration::from_secs_f64(2.0 * ttl));
+            // Then run two more ttls, cancelled or not: a renewal sent just before the lease
+            // ended, held back by the lock, may still extend it once the lock goes (its `now` is
+            // from before the end), so the second attempt's claim waits for that extension to
+            // run out. (Returning at once, as a cancelled token's wait did, raced that claim
+            // against the renewal; the write gate, which serves the renewal first, lost it.)
+            std::thread::sleep(Duration::from_secs_f64(2.0 * ttl));
+            let cancelled = cancelled || job.token.is_cancelled();
             reasons_in
                 .lock()
                 .unwrap()

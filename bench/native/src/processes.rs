@@ -1,11 +1,11 @@
 //! 2b. Processes on one file: W worker processes drain one file with claim_next + complete.
 //! Natively (this binary, `worker` mode) on a WAL file, three ways: `gated`, leasefence's write
-//! gate (`OpenOptions::write_gate(true)`: writers queue in the kernel on `<db>-leasefence-gate`,
-//! docs/decisions/write-gate.md); `sleeping`, no gate, every wait in the busy handler's sleeps
-//! (the default); `blocking`, no gate, SQLite's blocking WAL locks on (`sqlite3_setlk_timeout` as
-//! the store sets it). And the npm package (case `npm`): W Node processes running
-//! bench/node/processes-worker.mjs, the same loop through `LeaseStore.open`, on a file shared with
-//! Node (rollback journal, the `<db>.lock` dot-file lock). All cases in one run, taking turns for
+//! gate (the default, `OpenOptions::write_gate(true)`: writers queue in the kernel on
+//! `<db>-leasefence-gate`, docs/decisions/write-gate.md); `sleeping`, no gate
+//! (`write_gate(false)`), every wait in the busy handler's sleeps; `blocking`, no gate, SQLite's
+//! blocking WAL locks on (`sqlite3_setlk_timeout` as the store sets it). And the npm package
+//! (case `npm`): W Node processes running bench/node/processes-worker.mjs, the same loop through
+//! `LeaseStore.open`, on a file shared with Node (rollback journal, the `<db>.lock` dot-file lock). All cases in one run, taking turns for
 //! each W in every repeat, so they see the same machine load. Blocking locks only act in a build
 //! of SQLite with `SQLITE_ENABLE_SETLK_TIMEOUT`; every record says whether this one is.
 
