@@ -135,14 +135,14 @@ impl OpenOptions {
     ///
     /// With the gate, each write transaction first joins a first-come, first-served queue kept
     /// with locks on a side file, `<db>-leasefence-gate`: waiting processes sleep in the kernel
-    /// and are woken in turn, instead of each retrying SQLite's lock every few milliseconds,
-    /// which collapses with many processes (256 processes on 2 cores drained 10-22 jobs/s with
-    /// busy timeouts, against 660-870 with the gate); the wait still ends at the busy timeout.
-    /// SQLite's own locking stays behind it, so processes without the gate (the Python seed,
-    /// older versions, stores with it off) share the file safely. Turn it off for a file written
-    /// by a few processes that value raw throughput over fairness: with 8 processes the gate's
-    /// hand-over from one sleeping process to the next cost 0-58% of the jobs/s (its p99 was
-    /// 8-10x lower); docs/decisions/write-gate.md has the measurements.
+    /// and are woken in turn, instead of each retrying SQLite's lock every few milliseconds, which
+    /// collapses with many processes (256 processes on 2 cores: 79-158 jobs/s without the gate,
+    /// 885-1,020 with it; on a busier machine 10-22 with busy timeouts); the wait still ends at
+    /// the busy timeout. SQLite's own locking stays behind it, so processes without the gate (the
+    /// Python seed, older versions, stores with it off) share the file safely. Turn it off for a
+    /// file written by a few processes that value raw throughput over fairness: with 8 processes
+    /// the hand-over from one sleeping process to the next cost 20-26% of the jobs/s (with a p99
+    /// 7-15x lower); docs/decisions/write-gate.md has the measurements.
     ///
     /// ```
     /// let opts = leasefence::OpenOptions::new().write_gate(false);
