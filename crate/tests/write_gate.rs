@@ -236,6 +236,15 @@ impl Drop for Proc {
     }
 }
 
+/// A fresh WAL file in a temporary directory with `count` jobs, `job-000` on.
+fn queue_of(count: usize) -> (tempfile::TempDir, PathBuf, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let jobs: Vec<String> = (0..count).map(|i| format!("job-{i:03}")).collect();
+    with_jobs(&db, &jobs);
+    (dir, db, jobs)
+}
+
 /// Claims each drainer made, by job: (owner, fence); errors are collected apart.
 fn tally(claims: &mut BTreeMap<String, Vec<(String, i64)>>, owner: &str, lines: &[String]) {
     for line in lines {
@@ -287,10 +296,7 @@ fn assert_busy_at(result: leasefence::Result<impl std::fmt::Debug>, began: Insta
 
 #[test]
 fn gated_and_ungated_writers_hand_each_job_out_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    let jobs: Vec<String> = (0..240).map(|i| format!("job-{i:03}")).collect();
-    with_jobs(&db, &jobs);
+    let (_dir, db, jobs) = queue_of(240);
     let plain = rusqlite::Connection::open(&db).unwrap();
     plain.busy_timeout(Duration::from_secs(10)).unwrap();
     plain
@@ -371,10 +377,7 @@ fn gated_and_ungated_writers_hand_each_job_out_once() {
 #[test]
 fn gated_writers_alone_share_the_jobs_fairly() {
     const WRITERS: usize = 6;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    let jobs: Vec<String> = (0..240).map(|i| format!("job-{i:03}")).collect();
-    with_jobs(&db, &jobs);
+    let (_dir, db, jobs) = queue_of(240);
     let mut procs: Vec<(String, Proc)> = (0..WRITERS)
         .map(|i| {
             let owner = format!("gated{i}");
@@ -438,10 +441,7 @@ fn hold_gate_lock(db: &Path) -> File {
 /// The writers behind it see the gate stand still and free, and go ahead of it.
 #[test]
 fn a_sigstopped_waiter_does_not_hold_up_the_queue() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
-    let jobs: Vec<String> = (0..100).map(|i| format!("job-{i:03}")).collect();
-    with_jobs(&db, &jobs);
+    let (_dir, db, jobs) = queue_of(100);
     // The first drainer queues behind a writer (the test) and is stopped there, in the queue.
     let writer = hold_gate_lock(&db);
     let mut stopped = Proc::drain(&db, "stopped", 10_000, true);
