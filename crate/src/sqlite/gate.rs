@@ -278,7 +278,8 @@ impl Gate {
         }
         *lock(&self.began) = Some(started);
         let deadline = started + self.timeout;
-        let mut seen = None;
+        // The pass count at the last look, and when that look was.
+        let (mut seen, mut looked) = (None, started);
         loop {
             match std::mem::replace(&mut *state, State::Idle) {
                 State::Granted(file, ticket) => return Ok(Some(self.pass(file, Some(ticket)))),
@@ -306,13 +307,16 @@ impl Gate {
                     if !at_gate
                         && passed.is_some()
                         && passed == seen
+                        && now.duration_since(looked) >= STALL
                         && set_lock(&file, libc::F_WRLCK, GATE, false).is_ok()
                     {
                         *state = State::WentAhead;
                         bump_generation(&file);
                         return Ok(Some(self.pass(file, ticket)));
                     }
-                    seen = passed;
+                    if passed != seen {
+                        (seen, looked) = (passed, now);
+                    }
                     *state = State::Queued {
                         file,
                         wanted: true,
