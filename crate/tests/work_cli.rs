@@ -59,6 +59,9 @@ fn pause_outside_a_write(child: &Child, db: &Path) {
     probe.busy_timeout(Duration::from_millis(300)).unwrap();
     for _ in 0..50 {
         signal(child, libc::SIGSTOP);
+        // kill(2) returns before the threads stop: probe only once every one has, or a thread
+        // still running could take the lock right after the probe let it go.
+        wait_stopped(child);
         if probe.execute_batch("BEGIN IMMEDIATE; ROLLBACK").is_ok() {
             return;
         }
@@ -66,6 +69,28 @@ fn pause_outside_a_write(child: &Child, db: &Path) {
         thread::sleep(Duration::from_millis(20));
     }
     panic!("the worker held the write lock at each of 50 stops");
+}
+
+/// Waits until every thread of `child` is stopped (state `T` in /proc).
+fn wait_stopped(child: &Child) {
+    let tasks = format!("/proc/{}/task", child.id());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let all_stopped = std::fs::read_dir(&tasks).unwrap().all(|task| {
+            let stat =
+                std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap_or_default();
+            // The state follows the command name in parentheses.
+            stat.rsplit(") ")
+                .next()
+                .and_then(|rest| rest.chars().next())
+                == Some('T')
+        });
+        if all_stopped {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{tasks}: not stopped");
+        thread::sleep(Duration::from_millis(2));
+    }
 }
 
 fn wait_for_file(path: &Path, within: Duration) -> String {

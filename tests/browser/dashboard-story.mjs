@@ -3,7 +3,7 @@
 // server started as `leasefence ui` prints it, and readers of the page's lanes and workers.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +33,20 @@ export function startUi(db) {
  * does not exist) under a short busy timeout; when it cannot get through, the child runs on a
  * moment and is stopped again. On PostgreSQL the stop lands where it lands.
  */
+/** Waits until every thread of process `pid` is stopped (state T in /proc). */
+function waitStopped(pid) {
+  const tasks = `/proc/${pid}/task`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const states = readdirSync(tasks).map((t) => {
+      try { return readFileSync(`${tasks}/${t}/stat`, 'utf8').split(') ').pop()[0]; } catch { return 'T'; }
+    });
+    if (states.every((s) => s === 'T')) return;
+    if (Date.now() > deadline) throw new Error(`${tasks}: not stopped (${states.join('')})`);
+    execFileSync('sleep', ['0.002']);
+  }
+}
+
 export function pauseOutsideAWrite(child, db) {
   if (/^postgres(ql)?:\/\//.test(db)) {
     child.kill('SIGSTOP');
@@ -40,6 +54,8 @@ export function pauseOutsideAWrite(child, db) {
   }
   for (let i = 0; i < 50; i++) {
     child.kill('SIGSTOP');
+    // kill(2) returns before the threads stop: probe only once every one has.
+    waitStopped(child.pid);
     const probe = spawnSync(cli, ['--db', db, '--busy-timeout', '300', 'revive', 'no-such-job-probe'], { encoding: 'utf8' });
     // 1: answered "no such job" (the write lock was had); 3: a storage error (busy).
     if (probe.status === 0 || probe.status === 1) return;

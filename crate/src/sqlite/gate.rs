@@ -21,7 +21,9 @@
 //! the whole gate every [`STALL`]: each writer counts its pass in the file's bytes 8..16, and when
 //! no writer passed since the last look and the gate's lock is free, the writer goes ahead of the
 //! queue and takes the gate's lock directly; it lets go of its own slot after its write, so the
-//! writers behind it follow in order again. Going ahead costs only the order: the gate's lock
+//! writers behind it follow in order again. (If the stopped writer holds the tail, so that no
+//! ticket can be taken, a store whose helper still waits there writes behind SQLite's lock alone
+//! until the tail frees: no second parked thread per write.) Going ahead costs only the order: the gate's lock
 //! still lets one writer in at a time. (A writer stopped *holding* the gate, inside its write,
 //! holds SQLite's write lock too; nobody can go past that one, with or without a gate.)
 //!
@@ -130,8 +132,9 @@ enum State {
     /// takes the descriptor and the ticket.
     Granted(Arc<File>, u64),
     /// The caller went ahead of a stalled queue with the helper's descriptor: whatever the helper
-    /// gets from now on it lets go of at once.
-    WentAhead,
+    /// gets from now on it lets go of at once. `at_tail` when the helper had no ticket yet (it
+    /// waits for the tail lock).
+    WentAhead { at_tail: bool },
     /// The helper's lock call failed: the caller goes on ungated.
     Failed,
 }
@@ -217,8 +220,19 @@ pub(crate) fn began_writing(conn: &Connection) {
 impl Gate {
     fn enter(&self, operation: &'static str) -> Result<Option<Pass<'_>>> {
         let started = Instant::now();
-        if matches!(*lock(&self.wait.borrow().state), State::WentAhead) {
-            // The helper of a write that went ahead is still in the queue: it is on its own now.
+        let went_ahead = match *lock(&self.wait.borrow().state) {
+            State::WentAhead { at_tail } => Some(at_tail),
+            _ => None,
+        };
+        if let Some(at_tail) = went_ahead {
+            if at_tail && Arc::strong_count(&self.wait.borrow()) > 1 {
+                // The helper of a write that went ahead still waits for the tail, which a stopped
+                // writer holds: joining again would wait there too (a STALL each write, and one
+                // more parked thread). Until it comes through, write behind SQLite's lock alone.
+                return Ok(None);
+            }
+            // Otherwise its place was given up and the queue behind it moves: join afresh, and
+            // leave the helper on its own.
             *self.wait.borrow_mut() = Wait::new();
         }
         let wait = Arc::clone(&self.wait.borrow());
@@ -274,7 +288,7 @@ impl Gate {
             }
             // A helper left by an earlier write that gave up is still queued: wait for it.
             State::Queued { wanted, .. } => *wanted = true,
-            State::Granted(..) | State::WentAhead => {}
+            State::Granted(..) | State::WentAhead { .. } => {}
         }
         *lock(&self.began) = Some(started);
         let deadline = started + self.timeout;
@@ -283,7 +297,7 @@ impl Gate {
         loop {
             match std::mem::replace(&mut *state, State::Idle) {
                 State::Granted(file, ticket) => return Ok(Some(self.pass(file, Some(ticket)))),
-                State::Failed | State::Idle | State::WentAhead => return Ok(None),
+                State::Failed | State::Idle | State::WentAhead { .. } => return Ok(None),
                 State::Queued {
                     file,
                     ticket,
@@ -310,7 +324,9 @@ impl Gate {
                         && now.duration_since(looked) >= STALL
                         && set_lock(&file, libc::F_WRLCK, GATE, false).is_ok()
                     {
-                        *state = State::WentAhead;
+                        *state = State::WentAhead {
+                            at_tail: ticket.is_none(),
+                        };
                         bump_generation(&file);
                         return Ok(Some(self.pass(file, ticket)));
                     }
