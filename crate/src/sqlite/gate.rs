@@ -1,5 +1,6 @@
-//! The write gate (docs/decisions/write-gate.md; off by default, `OpenOptions::write_gate(true)`
-//! turns it on: it wins with hundreds of writer processes, loses with tens): before
+//! The write gate (docs/decisions/write-gate.md; on by default, `OpenOptions::write_gate(false)`
+//! turns it off: it wins with tens and hundreds of writer processes, costs a fifth with a few):
+//! before
 //! `BEGIN IMMEDIATE`, a store opened on a WAL file natively joins a first-come, first-served
 //! queue kept with open-file-description locks (`F_OFD_SETLK(W)`) on a side file,
 //! `<db>-leasefence-gate`, and leaves it right after its `COMMIT` or `ROLLBACK`. Gated writers of
@@ -23,9 +24,10 @@
 //! queue and takes the gate's lock directly; it lets go of its own slot after its write, so the
 //! writers behind it follow in order again. (If the stopped writer holds the tail, so that no
 //! ticket can be taken, a store whose helper still waits there writes behind SQLite's lock alone
-//! until the tail frees: no second parked thread per write.) Going ahead costs only the order: the gate's lock
-//! still lets one writer in at a time. (A writer stopped *holding* the gate, inside its write,
-//! holds SQLite's write lock too; nobody can go past that one, with or without a gate.)
+//! until the tail frees: no second parked thread per write.) Going ahead costs only the order:
+//! the gate's lock still lets one writer in at a time. (A writer stopped *holding* the gate,
+//! inside its write, holds SQLite's write lock too; nobody can go past that one, with or without
+//! a gate.)
 //!
 //! The gate is only an optimisation in front of SQLite's own locking, never a replacement: behind
 //! it `BEGIN IMMEDIATE` still takes SQLite's write lock, with the busy handler, so a writer that
