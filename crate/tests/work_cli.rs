@@ -61,8 +61,8 @@ fn pause_outside_a_write(child: &Child, db: &Path) {
         signal(child, libc::SIGSTOP);
         // kill(2) returns before the threads stop: probe only once every one has, or a thread
         // still running could take the lock right after the probe let it go.
-        wait_stopped(child);
-        if probe.execute_batch("BEGIN IMMEDIATE; ROLLBACK").is_ok() {
+        support::stopped::wait_stopped(child.id());
+        if !holds_write_gate(db) && probe.execute_batch("BEGIN IMMEDIATE; ROLLBACK").is_ok() {
             return;
         }
         signal(child, libc::SIGCONT);
@@ -71,26 +71,24 @@ fn pause_outside_a_write(child: &Child, db: &Path) {
     panic!("the worker held the write lock at each of 50 stops");
 }
 
-/// Waits until every thread of `child` is stopped (state `T` in /proc).
-fn wait_stopped(child: &Child) {
-    let tasks = format!("/proc/{}/task", child.id());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let all_stopped = std::fs::read_dir(&tasks).unwrap().all(|task| {
-            let stat =
-                std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap_or_default();
-            // The state follows the command name in parentheses.
-            stat.rsplit(") ")
-                .next()
-                .and_then(|rest| rest.chars().next())
-                == Some('T')
-        });
-        if all_stopped {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{tasks}: not stopped");
-        thread::sleep(Duration::from_millis(2));
-    }
+/// Whether some process holds the write gate's own lock (byte 1 of `<db>-leasefence-gate`): a
+/// process stopped between taking the gate and SQLite's lock would hold up every gated writer.
+fn holds_write_gate(db: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut name = db.as_os_str().to_owned();
+    name.push("-leasefence-gate");
+    let Ok(file) = std::fs::File::open(&name) else {
+        return false;
+    };
+    // SAFETY: plain integers; l_pid must be 0 for OFD locks.
+    let mut region: libc::flock = unsafe { std::mem::zeroed() };
+    region.l_type = libc::F_WRLCK as libc::c_short;
+    region.l_whence = libc::SEEK_SET as libc::c_short;
+    region.l_start = 1;
+    region.l_len = 1;
+    // SAFETY: an open descriptor and a live `flock`.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut region) };
+    rc == 0 && region.l_type != libc::F_UNLCK as libc::c_short
 }
 
 fn wait_for_file(path: &Path, within: Duration) -> String {

@@ -11,6 +11,8 @@
 //!   ungated ones) and wakes a waiter when it is released; no gate beside rollback-journal or
 //!   dot-file-locked files.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -210,29 +212,6 @@ impl Proc {
         );
     }
 
-    /// Waits until every thread of the child is stopped (state `T` in /proc).
-    fn wait_stopped(&self) {
-        let tasks = format!("/proc/{}/task", self.child.id());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let all_stopped = std::fs::read_dir(&tasks).unwrap().all(|task| {
-                let stat =
-                    std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap_or_default();
-                // The state follows the command name in parentheses.
-                let state = stat
-                    .rsplit(") ")
-                    .next()
-                    .and_then(|rest| rest.chars().next());
-                state == Some('T')
-            });
-            if all_stopped {
-                return;
-            }
-            assert!(Instant::now() < deadline, "{tasks}: not stopped");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
     fn say(&mut self, line: &str) {
         let input = self.input.as_mut().unwrap();
         writeln!(input, "{line}").unwrap();
@@ -245,6 +224,12 @@ impl Drop for Proc {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Fails when a drainer's lines report an error.
+fn assert_no_errors(owner: &str, lines: &[String]) {
+    let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("error")).collect();
+    assert!(errors.is_empty(), "{owner}: {errors:?}");
 }
 
 /// How many jobs a drainer's lines say it claimed.
@@ -276,9 +261,10 @@ fn tally(claims: &mut BTreeMap<String, Vec<(String, i64)>>, owner: &str, lines: 
     }
 }
 
-/// An exclusive OFD lock on the gate's side file, taken by the test itself (the kernel treats it
-/// as any other holder: another open file description).
-fn take_gate(db: &Path) -> Result<File, std::io::Error> {
+/// An exclusive OFD lock on bytes `start..start + len` of the gate's side file (`len` 0: to its
+/// end), taken by the test itself (the kernel treats it as any other holder: another open file
+/// description).
+fn lock_gate_file(db: &Path, start: i64, len: i64) -> Result<File, std::io::Error> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -289,11 +275,18 @@ fn take_gate(db: &Path) -> Result<File, std::io::Error> {
     let mut region: libc::flock = unsafe { std::mem::zeroed() };
     region.l_type = libc::F_WRLCK as libc::c_short;
     region.l_whence = libc::SEEK_SET as libc::c_short;
+    region.l_start = start;
+    region.l_len = len;
     // SAFETY: an open descriptor and a live `flock`.
     if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &mut region) } == -1 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(file)
+}
+
+/// The whole side file locked, as a writer of the gate's first version holds it.
+fn take_gate(db: &Path) -> Result<File, std::io::Error> {
+    lock_gate_file(db, 0, 0)
 }
 
 fn assert_busy_at(result: leasefence::Result<impl std::fmt::Debug>, began: Instant, timeout: u64) {
@@ -354,8 +347,7 @@ fn gated_and_ungated_writers_hand_each_job_out_once() {
     let (mut by_gated, mut by_ungated) = (0, 0);
     for (owner, gated, proc) in &mut procs {
         let lines = proc.lines_to_end(Duration::from_secs(120));
-        let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("error")).collect();
-        assert!(errors.is_empty(), "{owner}: {errors:?}");
+        assert_no_errors(owner, &lines);
         tally(&mut claims, owner, &lines);
         if *gated {
             by_gated += claimed(&lines);
@@ -412,8 +404,7 @@ fn gated_writers_alone_share_the_jobs_fairly() {
     let mut shares = Vec::new();
     for (owner, proc) in &mut procs {
         let lines = proc.lines_to_end(Duration::from_secs(120));
-        let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("error")).collect();
-        assert!(errors.is_empty(), "{owner}: {errors:?}");
+        assert_no_errors(owner, &lines);
         tally(&mut claims, owner, &lines);
         shares.push((owner.clone(), claimed(&lines)));
     }
@@ -434,23 +425,7 @@ fn gated_writers_alone_share_the_jobs_fairly() {
 /// gate's own lock (as a process stopped while taking a ticket, or in the middle of its write,
 /// holds them).
 fn hold_gate_byte(db: &Path, at: i64) -> File {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(gate_path(db))
-        .unwrap();
-    // SAFETY: plain integers; l_pid must be 0 for OFD locks.
-    let mut region: libc::flock = unsafe { std::mem::zeroed() };
-    region.l_type = libc::F_WRLCK as libc::c_short;
-    region.l_whence = libc::SEEK_SET as libc::c_short;
-    region.l_start = at;
-    region.l_len = 1;
-    // SAFETY: an open descriptor and a live `flock`.
-    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &mut region) };
-    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
-    file
+    lock_gate_file(db, at, 1).unwrap()
 }
 
 /// A process stopped while it waits in the queue (SIGSTOP, a debugger) holds its place, and a
@@ -467,14 +442,13 @@ fn a_sigstopped_waiter_does_not_hold_up_the_queue() {
     stopped.signal(libc::SIGSTOP);
     // Every thread stopped before the writer lets go: a thread woken by the release before the
     // stop reached it would take the gate and be a stopped holder, which nobody can go ahead of.
-    stopped.wait_stopped();
+    support::stopped::wait_stopped(stopped.child.id());
     drop(writer);
     // The second joins behind the stopped one and still drains every job.
     let mut second = Proc::drain(&db, "second", 10_000, true);
     second.go();
     let lines = second.lines_to_end(Duration::from_secs(60));
-    let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("error")).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    assert_no_errors("second", &lines);
     let mut claims = BTreeMap::new();
     tally(&mut claims, "second", &lines);
     assert_eq!(
@@ -500,8 +474,7 @@ fn a_tail_held_by_a_stopped_process_parks_one_helper_per_store() {
     let mut drainer = Proc::drain(&db, "drainer", 10_000, true);
     drainer.go();
     let lines = drainer.lines_to_end(Duration::from_secs(60));
-    let errors: Vec<_> = lines.iter().filter(|l| l.starts_with("error")).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    assert_no_errors("drainer", &lines);
     let mut claims = BTreeMap::new();
     tally(&mut claims, "drainer", &lines);
     assert_eq!(claims.len(), jobs.len());

@@ -17,6 +17,8 @@ pub mod pg_schema;
 #[allow(dead_code)]
 pub mod rng;
 #[allow(dead_code)]
+pub mod stopped;
+#[allow(dead_code)]
 pub mod vectors;
 #[allow(dead_code)]
 pub mod workload;
