@@ -25,9 +25,14 @@
 //! writers behind it follow in order again. (If the stopped writer holds the tail, so that no
 //! ticket can be taken, a store whose helper still waits there writes behind SQLite's lock alone
 //! until the tail frees: no second parked thread per write.) Going ahead costs only the order:
-//! the gate's lock still lets one writer in at a time. (A writer stopped *holding* the gate,
-//! inside its write, holds SQLite's write lock too; nobody can go past that one, with or without
-//! a gate.)
+//! the gate's lock still lets one writer in at a time.
+//!
+//! A writer stopped *holding* the gate is mostly inside its write and holds SQLite's write lock
+//! too; nobody can go past that one, with or without a gate. But stopped just before its
+//! `BEGIN IMMEDIATE` or just after its `COMMIT`, it holds the gate alone. So a waiter that sees the
+//! gate held and nobody passing for [`HELD_STALL`] (a quarter of a shorter busy timeout) gives up
+//! its place and writes behind SQLite's lock alone, whose exclusion is all correctness needs; its
+//! store keeps doing so while the gate stays held at the same pass count.
 //!
 //! The gate is only an optimisation in front of SQLite's own locking, never a replacement: behind
 //! it `BEGIN IMMEDIATE` still takes SQLite's write lock, with the busy handler, so a writer that
@@ -86,6 +91,12 @@ pub(crate) type WaitStart = Arc<Mutex<Option<Instant>>>;
 /// exclusion, which the gate's own lock keeps.
 const STALL: Duration = Duration::from_millis(100);
 
+/// How long a waiting writer lets the whole gate stand still while the gate's own lock is held
+/// before it stops waiting for it and writes behind SQLite's lock alone: the holder is stopped
+/// between the gate and SQLite's lock (or after its commit), or in a write longer than this. A
+/// quarter of a shorter busy timeout.
+const HELD_STALL: Duration = Duration::from_secs(1);
+
 /// One store's gate: a path, an idle descriptor to reuse, and the helper's wait.
 pub(crate) struct Gate {
     path: PathBuf,
@@ -99,6 +110,10 @@ pub(crate) struct Gate {
     /// The state shared with the current helper thread; a helper left behind by a write that went
     /// ahead keeps its own, and the next write starts a fresh one.
     wait: RefCell<Arc<Wait>>,
+    /// Set when a write stopped waiting for a held gate: a descriptor to look with and the pass
+    /// count then. While the count stands and the gate is still held, writes go behind SQLite's
+    /// lock at once instead of each waiting [`HELD_STALL`] (and parking one more helper).
+    stuck: RefCell<Option<(Arc<File>, u64)>>,
     began: WaitStart,
 }
 
@@ -184,6 +199,7 @@ pub(crate) fn attach(conn: &Connection, db: &Path, timeout: Duration) -> Option<
         spare: RefCell::new(Some(Arc::new(file))),
         broken: Cell::new(false),
         wait: RefCell::new(Wait::new()),
+        stuck: RefCell::new(None),
         began: began.clone(),
     };
     // SAFETY: the name is ours alone and always holds a `Gate` (read back in `enter` as one).
@@ -222,6 +238,14 @@ pub(crate) fn began_writing(conn: &Connection) {
 impl Gate {
     fn enter(&self, operation: &'static str) -> Result<Option<Pass<'_>>> {
         let started = Instant::now();
+        let stuck = self.stuck.borrow_mut().take();
+        if let Some((file, passes)) = stuck {
+            if generation(&file) == Some(passes) && gate_held(&file) {
+                // Still the same holder, still not moving.
+                *self.stuck.borrow_mut() = Some((file, passes));
+                return Ok(None);
+            }
+        }
         let went_ahead = match *lock(&self.wait.borrow().state) {
             State::WentAhead { at_tail } => Some(at_tail),
             _ => None,
@@ -320,10 +344,12 @@ impl Gate {
                     // Every STALL, a look at the whole gate: if no writer passed it since the
                     // last look and it is free, the queue ahead is stuck; go ahead of it.
                     let passed = generation(&file);
+                    let still = match passed {
+                        Some(_) if passed == seen => now.duration_since(looked),
+                        _ => Duration::ZERO,
+                    };
                     if !at_gate
-                        && passed.is_some()
-                        && passed == seen
-                        && now.duration_since(looked) >= STALL
+                        && still >= STALL
                         && set_lock(&file, libc::F_WRLCK, GATE, false).is_ok()
                     {
                         *state = State::WentAhead {
@@ -331,6 +357,25 @@ impl Gate {
                         };
                         bump_generation(&file);
                         return Ok(Some(self.pass(file, ticket)));
+                    }
+                    // Held and standing still for longer: its holder is stopped outside SQLite's
+                    // lock (between the gate and `BEGIN IMMEDIATE`, or after its commit), which
+                    // would hold every gated writer up until it runs again. SQLite's own lock is
+                    // all the exclusion correctness needs: write behind it alone, and give up
+                    // this place in the queue so the writers behind follow.
+                    if still >= self.held_stall() {
+                        *state = State::WentAhead {
+                            at_tail: ticket.is_none(),
+                        };
+                        if let Some(ticket) = ticket {
+                            // The helper, when it comes through, lets go of it again (or finds
+                            // the caller gone and never takes it): harmless twice.
+                            let _ = set_lock(&file, libc::F_UNLCK, slot(ticket), false);
+                        }
+                        if let Some(passes) = passed {
+                            *self.stuck.borrow_mut() = Some((file, passes));
+                        }
+                        return Ok(None);
                     }
                     if passed != seen {
                         (seen, looked) = (passed, now);
@@ -343,12 +388,18 @@ impl Gate {
                     };
                     state = wait
                         .changed
-                        .wait_timeout(state, (deadline - now).min(STALL))
+                        .wait_timeout(state, (deadline - now).min(STALL).min(self.held_stall()))
                         .unwrap_or_else(PoisonError::into_inner)
                         .0;
                 }
             }
         }
+    }
+
+    /// A quarter of the busy timeout, at most [`HELD_STALL`]: a write always gets to SQLite's
+    /// lock well before its deadline.
+    fn held_stall(&self) -> Duration {
+        (self.timeout / 4).min(HELD_STALL)
     }
 
     fn pass(&self, file: Arc<File>, ticket: Option<u64>) -> Pass<'_> {
@@ -523,6 +574,20 @@ fn generation(file: &File) -> Option<u64> {
 fn bump_generation(file: &File) {
     let next = generation(file).unwrap_or(0).wrapping_add(1);
     let _ = file.write_all_at(&next.to_le_bytes(), GENERATION_AT);
+}
+
+/// Whether another descriptor holds the gate's own lock (`F_OFD_GETLK`); `false` when the
+/// kernel cannot say, so the caller queues as usual.
+fn gate_held(file: &File) -> bool {
+    // SAFETY: as in `set_lock`: plain integers, `l_pid` 0 for OFD locks.
+    let mut flock: libc::flock = unsafe { std::mem::zeroed() };
+    flock.l_type = libc::F_WRLCK as libc::c_short;
+    flock.l_whence = libc::SEEK_SET as libc::c_short;
+    flock.l_start = GATE.start;
+    flock.l_len = GATE.len;
+    // SAFETY: a descriptor that `file` keeps open, and a pointer to a live `flock`.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut flock) };
+    rc == 0 && flock.l_type != libc::F_UNLCK as libc::c_short
 }
 
 fn read_u64(file: &File, at: u64) -> Option<u64> {
