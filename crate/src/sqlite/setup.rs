@@ -78,8 +78,10 @@ impl LeaseStore {
     }
 }
 
-/// One busy handler per connection: natively our patient one, in wasm SQLite's own (no
-/// monotonic clock there to bound the wait with). It is the only way a connection waits: SQLite's
+/// One busy handler per connection: natively our patient one, in wasm SQLite's own. (Short sleeps
+/// lost badly in Node: a try there is a dot-file lock attempt in JavaScript, and 64 processes
+/// retrying every 1-2 ms drained 7 jobs/s with 205 busy errors where SQLite's 1-100 ms sleeps
+/// drain about 100; docs/decisions/write-gate.md.) It is the only way a connection waits: SQLite's
 /// blocking WAL locks are left out of the build, as on Linux they never block and lost under
 /// contention (docs/decisions/blocking-locks.md).
 fn set_busy_handler(conn: &mut Connection, timeout: std::time::Duration) -> Result<()> {
