@@ -255,7 +255,21 @@ impl std::error::Error for SqliteError {
 /// the `postgres` crate and wants to downcast; the crate's own signatures do not name it.
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 #[derive(Debug)]
-pub struct PostgresError(pub(crate) postgres::Error);
+pub struct PostgresError(pub(crate) PgFailure);
+
+/// What is behind a [`PostgresError`].
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[derive(Debug)]
+pub(crate) enum PgFailure {
+    /// The native client's error.
+    Client(postgres::Error),
+    /// A failure described in words (and the SQLSTATE when a server answered): an answer this
+    /// crate could not read.
+    Reported {
+        sqlstate: Option<String>,
+        message: String,
+    },
+}
 
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 impl PostgresError {
@@ -271,21 +285,30 @@ impl PostgresError {
     /// println!("SQLSTATE {:?}: {source}", source.sqlstate());
     /// ```
     pub fn sqlstate(&self) -> Option<&str> {
-        self.0.code().map(|state| state.code())
+        match &self.0 {
+            PgFailure::Client(source) => source.code().map(|state| state.code()),
+            PgFailure::Reported { sqlstate, .. } => sqlstate.as_deref(),
+        }
     }
 }
 
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 impl fmt::Display for PostgresError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+        match &self.0 {
+            PgFailure::Client(source) => source.fmt(f),
+            PgFailure::Reported { message, .. } => f.write_str(message),
+        }
     }
 }
 
 #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 impl std::error::Error for PostgresError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
+        match &self.0 {
+            PgFailure::Client(source) => Some(source),
+            PgFailure::Reported { .. } => None,
+        }
     }
 }
 
@@ -363,25 +386,14 @@ impl fmt::Display for Error {
                 refused_for_good,
             } => {
                 write!(f, "PostgreSQL failed during {operation}: ")?;
-                let source = &source.0;
-                match source.as_db_error() {
-                    Some(db) => {
-                        let code = db.code().code();
-                        write!(f, "{}: {} (SQLSTATE {code})", db.severity(), db.message())?;
-                        if let Some(detail) = db.detail() {
-                            write!(f, " ({detail})")?;
+                match &source.0 {
+                    PgFailure::Reported { sqlstate, message } => {
+                        write!(f, "{message}")?;
+                        if let Some(code) = sqlstate {
+                            write!(f, " (SQLSTATE {code})")?;
                         }
                     }
-                    None => {
-                        // The client's own words, then its causes ("error connecting to
-                        // server: Connection refused").
-                        write!(f, "{source}")?;
-                        let mut cause = std::error::Error::source(source);
-                        while let Some(inner) = cause {
-                            write!(f, ": {inner}")?;
-                            cause = inner.source();
-                        }
-                    }
+                    PgFailure::Client(source) => write_client_error(f, source)?,
                 }
                 if *disconnected {
                     write!(
@@ -458,6 +470,32 @@ fn io_advice(err: &rusqlite::Error) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+/// The native client's error in words: the server's message with its SQLSTATE, or the client's
+/// own words and their causes.
+#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+fn write_client_error(f: &mut fmt::Formatter<'_>, source: &postgres::Error) -> fmt::Result {
+    match source.as_db_error() {
+        Some(db) => {
+            let code = db.code().code();
+            write!(f, "{}: {} (SQLSTATE {code})", db.severity(), db.message())?;
+            if let Some(detail) = db.detail() {
+                write!(f, " ({detail})")?;
+            }
+        }
+        None => {
+            // The client's own words, then its causes ("error connecting to
+            // server: Connection refused").
+            write!(f, "{source}")?;
+            let mut cause = std::error::Error::source(source);
+            while let Some(inner) = cause {
+                write!(f, ": {inner}")?;
+                cause = inner.source();
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ fn failed(source: postgres::Error) -> Error {
         disconnected: source.is_closed(),
         transient: false,
         refused_for_good: false,
-        source: crate::error::PostgresError(source),
+        source: crate::error::PostgresError(crate::error::PgFailure::Client(source)),
     }
 }
 

@@ -23,7 +23,7 @@ pub(super) fn postgres_error(
         operation,
         transient: is_transient(&source),
         refused_for_good: refused_for_good(&source),
-        source: crate::error::PostgresError(source),
+        source: crate::error::PostgresError(crate::error::PgFailure::Client(source)),
         disconnected,
     }
 }

@@ -105,12 +105,15 @@ mod failure;
 mod fenced;
 mod listen;
 mod listing;
+mod native_wire;
+mod ops;
 mod registry;
 mod schedule;
 mod schema;
 mod session;
 mod store;
 mod tls;
+mod wire;
 
 pub use fenced::PgFencedTx;
 pub use store::{PgStore, CLAIM_MANY_CONNECTIONS};

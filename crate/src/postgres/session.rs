@@ -13,6 +13,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::failure::{connection_lost, is_transient, postgres_error, refused_for_good};
 use super::schema::{check_schema, create_schema};
 use super::tls;
+use super::wire::{PgType, Sql};
 use crate::error::{Error, Result};
 
 /// The session settings the store relies on, applied at connect and again after the caller's
@@ -65,140 +66,87 @@ pub(super) struct Statements {
     pub(super) complete_many: Statement,
 }
 
-/// A statement that frees jobs (release, a failure's retry, revive) with its wake-up put in:
-/// `sql/notify_freed.sql` in place of the statement's `-- notify freed` line, so the wake-up is
-/// written once.
-pub(super) fn notifying(statement: &str) -> String {
-    const MARK: &str = "-- notify freed\n";
-    debug_assert_eq!(statement.matches(MARK).count(), 1, "{statement}");
-    let fragment = include_str!("sql/notify_freed.sql");
-    // Only the fragment's CTE is spliced in, not its comment.
-    let cte: String = fragment
-        .lines()
-        .filter(|line| !line.starts_with("--"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    statement.replacen(MARK, &format!("{cte}\n"), 1)
-}
-
 impl Statements {
     fn prepare(client: &mut Client) -> std::result::Result<Self, postgres::Error> {
-        use Type as T;
-        let mut p = |sql: &str, types: &[Type]| client.prepare_typed(sql, types);
+        let mut typed = |sql: &str, types: &[Type]| client.prepare_typed(sql, types);
+        let fingerprint = typed(super::fenced::FINGERPRINT, &[])?;
+        let fingerprint_after = typed(&super::fenced::fingerprint_after(), &[Type::TEXT])?;
+        let read_lease_for_share = typed(
+            "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE",
+            &[Type::TEXT],
+        )?;
+        // The contract's statements, as the catalogue (`wire.rs`) writes them for every client.
+        let mut p = |sql: Sql| {
+            let types: Vec<Type> = sql.params().iter().map(|t| native_type(*t)).collect();
+            client.prepare_typed(&sql.text(), &types)
+        };
         Ok(Statements {
-            fingerprint: p(super::fenced::FINGERPRINT, &[])?,
-            fingerprint_after: p(&super::fenced::fingerprint_after(), &[T::TEXT])?,
-            read_lease_for_share: p(
-                "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE",
-                &[T::TEXT],
-            )?,
-            enqueue: p(
-                include_str!("sql/enqueue.sql"),
-                &[T::TEXT, T::FLOAT8, T::TEXT, T::TEXT],
-            )?,
-            state: p(
-                "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = $1",
-                &[T::TEXT],
-            )?,
-            jobs: p(
-                "SELECT j.id, j.owner, j.until, j.fence, j.result, j.done FROM jobs j \
-                 LEFT JOIN leasefence_order o ON o.id = j.id ORDER BY o.seq NULLS LAST, j.id",
-                &[],
-            )?,
-            claim: p(
-                "UPDATE jobs SET owner = $2, until = $3, fence = fence + 1 \
-                 WHERE id = $1 AND done = 0 AND until <= $4 AND fence < 9223372036854775807 \
-                 RETURNING fence",
-                &[T::TEXT, T::TEXT, T::FLOAT8, T::FLOAT8],
-            )?,
-            read_lease: p(
-                "SELECT owner, until, fence, done FROM jobs WHERE id = $1",
-                &[T::TEXT],
-            )?,
-            peek_next: p(
-                concat!(
-                    include_str!("sql/candidates.sql"),
-                    include_str!("sql/peek_next.sql")
-                ),
-                &[T::FLOAT8, T::TEXT_ARRAY, T::INT8],
-            )?,
-            set_queue: p(
-                include_str!("sql/set_queue.sql"),
-                &[T::TEXT_ARRAY, T::TEXT_ARRAY, T::INT8_ARRAY],
-            )?,
-            stats_queue: p(include_str!("sql/stats_queue.sql"), &[T::FLOAT8, T::TEXT])?,
-            renew: p(
-                "UPDATE jobs SET until = $5 \
-                 WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4",
-                &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::FLOAT8],
-            )?,
-            complete: p(
-                "UPDATE jobs SET result = $5, done = 1 \
-                 WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4",
-                &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::TEXT],
-            )?,
-            release: p(
-                &notifying(include_str!("sql/release.sql")),
-                &[T::TEXT, T::TEXT, T::INT8],
-            )?,
-            payload: p(
-                "SELECT payload FROM leasefence_payloads WHERE job = $1",
-                &[T::TEXT],
-            )?,
-            fail_retry: p(
-                &notifying(include_str!("sql/fail_retry.sql")),
-                &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::FLOAT8, T::TEXT],
-            )?,
-            fail_dead: p(
-                include_str!("sql/fail_dead.sql"),
-                &[T::TEXT, T::TEXT, T::INT8, T::FLOAT8, T::TEXT],
-            )?,
-            revive: p(
-                &notifying(include_str!("sql/revive.sql")),
-                &[T::TEXT, T::FLOAT8],
-            )?,
-            job_report: p(include_str!("sql/job_report.sql"), &[T::TEXT])?,
-            failures: p(include_str!("sql/failures.sql"), &[T::TEXT])?,
-            stats: p(include_str!("sql/stats.sql"), &[T::FLOAT8])?,
-            enqueue_many: p(
-                include_str!("sql/enqueue_many.sql"),
-                &[T::TEXT_ARRAY, T::FLOAT8_ARRAY, T::TEXT_ARRAY, T::TEXT_ARRAY],
-            )?,
-            claim_next_many: p(
-                concat!(
-                    include_str!("sql/candidates.sql"),
-                    include_str!("sql/claim_next_many.sql")
-                ),
-                &[
-                    T::FLOAT8,
-                    T::TEXT_ARRAY,
-                    T::INT8,
-                    T::TEXT,
-                    T::FLOAT8,
-                    T::INT8,
-                ],
-            )?,
-            renew_many: p(
-                include_str!("sql/renew_many.sql"),
-                &[
-                    T::TEXT_ARRAY,
-                    T::TEXT_ARRAY,
-                    T::INT8_ARRAY,
-                    T::FLOAT8,
-                    T::FLOAT8,
-                ],
-            )?,
-            complete_many: p(
-                include_str!("sql/complete_many.sql"),
-                &[
-                    T::TEXT_ARRAY,
-                    T::TEXT_ARRAY,
-                    T::INT8_ARRAY,
-                    T::TEXT_ARRAY,
-                    T::FLOAT8,
-                ],
-            )?,
+            fingerprint,
+            fingerprint_after,
+            read_lease_for_share,
+            enqueue: p(Sql::Enqueue)?,
+            state: p(Sql::State)?,
+            jobs: p(Sql::Jobs)?,
+            claim: p(Sql::Claim)?,
+            read_lease: p(Sql::ReadLease)?,
+            peek_next: p(Sql::PeekNext)?,
+            set_queue: p(Sql::SetQueue)?,
+            stats_queue: p(Sql::StatsQueue)?,
+            renew: p(Sql::Renew)?,
+            complete: p(Sql::Complete)?,
+            release: p(Sql::Release)?,
+            payload: p(Sql::Payload)?,
+            fail_retry: p(Sql::FailRetry)?,
+            fail_dead: p(Sql::FailDead)?,
+            revive: p(Sql::Revive)?,
+            job_report: p(Sql::JobReport)?,
+            failures: p(Sql::Failures)?,
+            stats: p(Sql::Stats)?,
+            enqueue_many: p(Sql::EnqueueMany)?,
+            claim_next_many: p(Sql::ClaimNextMany)?,
+            renew_many: p(Sql::RenewMany)?,
+            complete_many: p(Sql::CompleteMany)?,
         })
+    }
+
+    /// The prepared statement of `sql`.
+    pub(super) fn get(&self, sql: Sql) -> &Statement {
+        match sql {
+            Sql::Enqueue => &self.enqueue,
+            Sql::SetQueue => &self.set_queue,
+            Sql::State => &self.state,
+            Sql::Jobs => &self.jobs,
+            Sql::Claim => &self.claim,
+            Sql::ReadLease => &self.read_lease,
+            Sql::PeekNext => &self.peek_next,
+            Sql::Payload => &self.payload,
+            Sql::Renew => &self.renew,
+            Sql::Complete => &self.complete,
+            Sql::Release => &self.release,
+            Sql::FailRetry => &self.fail_retry,
+            Sql::FailDead => &self.fail_dead,
+            Sql::Revive => &self.revive,
+            Sql::JobReport => &self.job_report,
+            Sql::Failures => &self.failures,
+            Sql::Stats => &self.stats,
+            Sql::StatsQueue => &self.stats_queue,
+            Sql::EnqueueMany => &self.enqueue_many,
+            Sql::ClaimNextMany => &self.claim_next_many,
+            Sql::RenewMany => &self.renew_many,
+            Sql::CompleteMany => &self.complete_many,
+        }
+    }
+}
+
+/// The native client's type of a catalogue parameter.
+fn native_type(t: PgType) -> Type {
+    match t {
+        PgType::Text => Type::TEXT,
+        PgType::Int8 => Type::INT8,
+        PgType::Float8 => Type::FLOAT8,
+        PgType::TextArray => Type::TEXT_ARRAY,
+        PgType::Int8Array => Type::INT8_ARRAY,
+        PgType::Float8Array => Type::FLOAT8_ARRAY,
     }
 }
 
@@ -302,7 +250,7 @@ impl Link {
         match result {
             Err(Error::Postgres {
                 operation,
-                source: crate::error::PostgresError(source),
+                source: crate::error::PostgresError(crate::error::PgFailure::Client(source)),
                 ..
             }) => {
                 let lost = closed || connection_lost(&source);
@@ -336,7 +284,7 @@ impl Link {
             .map_err(failed)?;
         if !check_schema(&mut client, &self.label).map_err(|err| match err {
             Error::Postgres {
-                source: crate::error::PostgresError(source),
+                source: crate::error::PostgresError(crate::error::PgFailure::Client(source)),
                 ..
             } => failed(source),
             other => other,

@@ -5,13 +5,15 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use postgres::types::ToSql;
-use postgres::{Config, Row, Statement};
+use postgres::{Config, Row};
 
 use super::failure::pg;
+use super::native_wire::SessionWire;
+use super::ops;
 use super::schema::create_schema;
-use super::session::{Link, Session, Statements};
+use super::session::{Link, Session};
 use super::tls;
+use super::wire::{ready, Sql, Value};
 use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
@@ -23,14 +25,10 @@ use crate::rules::fenced::{FencedHandle, Finish, Statement as FencedStatement};
 use crate::rules::queues::{check_optional_queue, check_queues};
 use crate::rules::DEFAULT_QUEUE;
 use crate::rules::{
-    check_now, check_owner_count, check_time, target::redact_url, unexplained, why_claim_refused,
-    why_revive_refused, why_write_refused, ClaimRefusal, LeaseRow, LeaseWindow,
+    check_now, check_owner_count, check_time, target::redact_url, LeaseRow, LeaseWindow,
 };
 
-/// How often an operation re-runs its `UPDATE` when the row changed between the refused
-/// `UPDATE` and the read of the reason; each retry means another transaction committed a change
-/// to that very row, so this bound is only reached by a row that never explains itself.
-pub(super) const MAX_TRIES: usize = 32;
+pub(super) use super::ops::{candidates_per_bucket, MAX_TRIES};
 
 /// How many connections `claim_many` opens at most: the owners are spread over them.
 /// PostgreSQL serves 100 connections by default, shared by every worker.
@@ -201,78 +199,35 @@ impl PgStore {
 
     /// `claim` on checked arguments (`claim_many` checks once for all its owners).
     fn claim_within(&self, job: &str, owner: &str, window: LeaseWindow) -> Result<Outcome<Fence>> {
-        let (now, until) = (window.now(), window.until());
-        self.link.with_session("claim", |session| {
-            for _ in 0..MAX_TRIES {
-                let granted = session
-                    .client
-                    .query_opt(&session.stmts.claim, &[&job, &owner, &until, &now])
-                    .map_err(pg("claim"))?;
-                if let Some(row) = granted {
-                    return Ok(Outcome::Granted(row.try_get(0).map_err(pg("claim"))?));
-                }
-                let lease = Self::read_lease(session, "claim", job)?;
-                match why_claim_refused(lease, now) {
-                    ClaimRefusal::Rejected(reason) => return Ok(Outcome::Rejected(reason)),
-                    ClaimRefusal::Exhausted => {
-                        return Err(Error::FenceExhausted { job: job.into() })
-                    }
-                    // Claimable now: released or expired after the UPDATE looked. Try again.
-                    ClaimRefusal::Claimable => continue,
-                }
-            }
-            Err(unexplained("claim", job, Some(MAX_TRIES)))
+        self.run("claim", async |wire| {
+            ops::claim(wire, "claim", job, owner, window).await
         })
     }
 
-    fn read_lease(
-        session: &mut Session,
-        operation: &'static str,
-        job: &str,
-    ) -> Result<Option<LeaseRow>> {
-        let row = session
-            .client
-            .query_opt(&session.stmts.read_lease, &[&job])
-            .map_err(pg(operation))?;
-        lease_of(row, operation)
-    }
-
-    /// Runs a fenced `UPDATE` (renew, complete, release) whose `WHERE` states the whole
-    /// condition; on no match, explains why.
-    fn fenced(
+    /// Runs one operation of `ops.rs` on the live session (connecting first if need be).
+    fn run<T>(
         &self,
         operation: &'static str,
-        statement: fn(&Statements) -> &Statement,
-        params: &[&(dyn ToSql + Sync)],
+        work: impl AsyncFnOnce(&mut SessionWire<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.link.with_session(operation, |session| {
+            ready(operation, work(&mut SessionWire(session)))
+        })
+    }
+
+    /// A fenced `UPDATE` (renew, complete, release, fail) of `lease`, its reason read on no match.
+    fn fenced_update(
+        &self,
+        operation: &'static str,
+        sql: Sql,
+        params: Vec<Value>,
         lease: &Lease,
         live_at: Option<f64>,
     ) -> Result<Outcome<()>> {
-        self.link.with_session(operation, |session| {
-            for _ in 0..MAX_TRIES {
-                let changed = session
-                    .client
-                    .execute(statement(&session.stmts), params)
-                    .map_err(pg(operation))?;
-                if changed == 1 {
-                    return Ok(Outcome::Granted(()));
-                }
-                let row = Self::read_lease(session, operation, &lease.job)?;
-                match why_write_refused(row, lease, live_at) {
-                    Some(reason) => return Ok(Outcome::Rejected(reason)),
-                    // The row matches now: it changed after the UPDATE looked. Try again.
-                    None => continue,
-                }
-            }
-            Err(unexplained(operation, &lease.job, Some(MAX_TRIES)))
+        self.run(operation, async |wire| {
+            ops::fenced_update(wire, operation, sql, params, lease, live_at).await
         })
     }
-}
-
-/// How many candidates of each (queue, priority) a claim of `n` jobs considers
-/// (`sql/claim_next_many.sql`): `n` give the order; the rest let concurrent claimers pass over
-/// each other's locked rows without waiting.
-pub(super) fn candidates_per_bucket(n: usize) -> i64 {
-    n as i64 + 32
 }
 
 impl Leases for PgStore {
@@ -295,37 +250,7 @@ impl Leases for PgStore {
         if let Some(payload) = &new.payload {
             check_text("payload", payload)?;
         }
-        let (job, payload) = (new.job.as_str(), new.payload.as_deref());
-        let until = new.run_at.unwrap_or(0.0);
-        let (queue, priority) = (new.queue_name(), new.priority.unwrap_or(0));
-        let apart = queue != DEFAULT_QUEUE || priority != 0;
-        self.link.with_session("enqueue", |session| {
-            let Session { client, stmts, .. } = session;
-            if !apart {
-                // One statement: one transaction by itself.
-                let inserted: i64 = client
-                    .query_one(&stmts.enqueue, &[&job, &until, &payload, &queue])
-                    .and_then(|row| row.try_get(0))
-                    .map_err(pg("enqueue"))?;
-                return Ok(inserted == 1);
-            }
-            // The trigger gives the new job's row the defaults; its queue and priority follow in
-            // the same transaction.
-            let mut tx = client.transaction().map_err(pg("enqueue"))?;
-            let inserted: i64 = tx
-                .query_one(&stmts.enqueue, &[&job, &until, &payload, &queue])
-                .and_then(|row| row.try_get(0))
-                .map_err(pg("enqueue"))?;
-            if inserted == 1 {
-                tx.execute(
-                    &stmts.set_queue,
-                    &[&vec![job], &vec![queue], &vec![priority]],
-                )
-                .map_err(pg("enqueue"))?;
-            }
-            tx.commit().map_err(pg("enqueue"))?;
-            Ok(inserted == 1)
-        })
+        self.run("enqueue", async |wire| ops::enqueue(wire, new).await)
     }
 
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
@@ -400,26 +325,11 @@ impl Leases for PgStore {
 
     fn state(&self, job: &str) -> Result<Option<JobState>> {
         check_text("job", job)?;
-        self.link.with_session("state", |session| {
-            let row = session
-                .client
-                .query_opt(&session.stmts.state, &[&job])
-                .map_err(pg("state"))?;
-            row.as_ref().map(job_state).transpose().map_err(pg("state"))
-        })
+        self.run("state", async |wire| ops::state(wire, job).await)
     }
 
     fn jobs(&self) -> Result<Vec<JobState>> {
-        self.link.with_session("jobs", |session| {
-            let rows = session
-                .client
-                .query(&session.stmts.jobs, &[])
-                .map_err(pg("jobs"))?;
-            rows.iter()
-                .map(job_state)
-                .collect::<std::result::Result<_, _>>()
-                .map_err(pg("jobs"))
-        })
+        self.run("jobs", async |wire| ops::jobs(wire).await)
     }
 
     fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
@@ -432,14 +342,9 @@ impl Leases for PgStore {
     fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
         let until = LeaseWindow::new(now, ttl)?.until();
         check_lease(lease)?;
-        let Lease { job, owner, fence } = lease;
-        self.fenced(
-            "renew",
-            |s| &s.renew,
-            &[job, owner, fence, &now, &until],
-            lease,
-            Some(now),
-        )
+        let mut params = ops::lease_params(lease);
+        params.extend([now.into(), until.into()]);
+        self.fenced_update("renew", Sql::Renew, params, lease, Some(now))
     }
 
     fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
@@ -448,20 +353,20 @@ impl Leases for PgStore {
         if let Some(result) = result {
             check_text("result", result)?;
         }
-        let Lease { job, owner, fence } = lease;
-        self.fenced(
-            "complete",
-            |s| &s.complete,
-            &[job, owner, fence, &now, &result],
-            lease,
-            Some(now),
-        )
+        let mut params = ops::lease_params(lease);
+        params.extend([now.into(), result.into()]);
+        self.fenced_update("complete", Sql::Complete, params, lease, Some(now))
     }
 
     fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
         check_lease(lease)?;
-        let Lease { job, owner, fence } = lease;
-        self.fenced("release", |s| &s.release, &[job, owner, fence], lease, None)
+        self.fenced_update(
+            "release",
+            Sql::Release,
+            ops::lease_params(lease),
+            lease,
+            None,
+        )
     }
 
     fn claim_next_in(
@@ -471,65 +376,12 @@ impl Leases for PgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Option<ClaimedJob>> {
-        let until = LeaseWindow::new(now, ttl)?.until();
+        let window = LeaseWindow::new(now, ttl)?;
         check_queues(queues)?;
         check_text("owner", owner)?;
         let queues: Option<Vec<&str>> = queues.map(<[&str]>::to_vec);
-        let (one, per_bucket) = (1_i64, candidates_per_bucket(1));
-        self.link.with_session("claim_next", |session| {
-            for _ in 0..MAX_TRIES {
-                // The next job no other transaction is writing, claimed in one statement.
-                let row = session
-                    .client
-                    .query_opt(
-                        &session.stmts.claim_next_many,
-                        &[&now, &queues, &per_bucket, &owner, &until, &one],
-                    )
-                    .map_err(pg("claim_next"))?;
-                if let Some(row) = row {
-                    return Ok(Some(ClaimedJob {
-                        job: row.try_get(0).map_err(pg("claim_next"))?,
-                        owner: owner.into(),
-                        fence: row.try_get(1).map_err(pg("claim_next"))?,
-                        payload: row.try_get(2).map_err(pg("claim_next"))?,
-                    }));
-                }
-                // None free. Is any job claimable at all (every one locked right now)?
-                let head: Option<String> = session
-                    .client
-                    .query_opt(&session.stmts.peek_next, &[&now, &queues, &1_i64])
-                    .and_then(|row| row.map(|row| row.try_get(0)).transpose())
-                    .map_err(pg("claim_next"))?;
-                let Some(head) = head else {
-                    return Ok(None);
-                };
-                // Then wait for the first one's writer by claiming it directly: one row lock
-                // at a time, so waiting claimers can never deadlock. Its writer usually
-                // claimed it; then look again.
-                let fence: Option<Fence> = session
-                    .client
-                    .query_opt(&session.stmts.claim, &[&head, &owner, &until, &now])
-                    .and_then(|row| row.map(|row| row.try_get(0)).transpose())
-                    .map_err(pg("claim_next"))?;
-                if let Some(fence) = fence {
-                    // A payload never changes once its job exists, so reading it apart from
-                    // the claim reads the very one.
-                    let payload: Option<String> = session
-                        .client
-                        .query_opt(&session.stmts.payload, &[&head])
-                        .and_then(|row| row.map(|row| row.try_get(0)).transpose())
-                        .map_err(pg("claim_next"))?;
-                    return Ok(Some(ClaimedJob {
-                        job: head,
-                        owner: owner.into(),
-                        fence,
-                        payload,
-                    }));
-                }
-            }
-            Err(Error::Contended {
-                operation: "claim_next",
-            })
+        self.run("claim_next", async |wire| {
+            ops::claim_next(wire, queues, owner, window).await
         })
     }
 
@@ -546,39 +398,23 @@ impl Leases for PgStore {
         if let Some(error) = error {
             check_text("error", error)?;
         }
-        let Lease { job, owner, fence } = lease;
-        match retry_at {
-            Some(retry_at) => self.fenced(
-                "fail",
-                |s| &s.fail_retry,
-                &[job, owner, fence, &now, &retry_at, &error],
-                lease,
-                Some(now),
-            ),
-            None => self.fenced(
-                "fail",
-                |s| &s.fail_dead,
-                &[job, owner, fence, &now, &error],
-                lease,
-                Some(now),
-            ),
-        }
+        let mut params = ops::lease_params(lease);
+        params.push(now.into());
+        let sql = match retry_at {
+            Some(retry_at) => {
+                params.push(retry_at.into());
+                Sql::FailRetry
+            }
+            None => Sql::FailDead,
+        };
+        params.push(error.into());
+        self.fenced_update("fail", sql, params, lease, Some(now))
     }
 
     fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
         check_now(now)?;
         check_text("job", job)?;
-        self.link.with_session("revive", |session| {
-            let revived = session
-                .client
-                .execute(&session.stmts.revive, &[&job, &now])
-                .map_err(pg("revive"))?;
-            if revived == 1 {
-                return Ok(Outcome::Granted(()));
-            }
-            let exists = Self::read_lease(session, "revive", job)?.is_some();
-            Ok(Outcome::Rejected(why_revive_refused(exists)))
-        })
+        self.run("revive", async |wire| ops::revive(wire, job, now).await)
     }
 
     fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
@@ -631,26 +467,7 @@ impl Leases for PgStore {
     fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
         check_now(now)?;
         check_optional_queue("queue", queue)?;
-        self.link.with_session("stats", |session| {
-            let row = match queue {
-                None => session.client.query_one(&session.stmts.stats, &[&now]),
-                Some(queue) => session
-                    .client
-                    .query_one(&session.stmts.stats_queue, &[&now, &queue]),
-            }
-            .map_err(pg("stats"))?;
-            let count = |i: usize| -> Result<u64> {
-                let n: i64 = row.try_get(i).map_err(pg("stats"))?;
-                Ok(n.max(0) as u64)
-            };
-            Ok(JobCounts {
-                queued: count(0)?,
-                scheduled: count(1)?,
-                leased: count(2)?,
-                done: count(3)?,
-                dead: count(4)?,
-            })
-        })
+        self.run("stats", async |wire| ops::stats(wire, queue, now).await)
     }
 
     fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {

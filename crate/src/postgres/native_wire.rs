@@ -1,0 +1,126 @@
+//! The [`Wire`] of a native session: the catalogue's statements, prepared on the synchronous
+//! `postgres` client at connect (`session.rs`), run with their values; every answer is there
+//! when the call returns, so the operations' futures finish in one poll ([`ready`]).
+//!
+//! [`ready`]: super::wire::ready
+
+use std::error::Error as StdError;
+
+use bytes::BytesMut;
+use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
+
+use super::failure::pg;
+use super::session::Session;
+use super::wire::{wrong_shape, Answer, Control, Row, Sql, Value, Wire};
+use crate::error::Result;
+
+/// A session lent to one operation.
+pub(super) struct SessionWire<'s>(pub(super) &'s mut Session);
+
+impl Wire for SessionWire<'_> {
+    async fn run(
+        &mut self,
+        operation: &'static str,
+        sql: Sql,
+        params: Vec<Value>,
+    ) -> Result<Answer> {
+        let Session { client, stmts, .. } = &mut *self.0;
+        let statement = stmts.get(sql);
+        let params: Vec<&(dyn ToSql + Sync)> =
+            params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+        if statement.columns().is_empty() {
+            let changed = client.execute(statement, &params).map_err(pg(operation))?;
+            return Ok(Answer {
+                rows: Vec::new(),
+                changed,
+            });
+        }
+        let rows = client.query(statement, &params).map_err(pg(operation))?;
+        let changed = rows.len() as u64;
+        let rows = rows
+            .iter()
+            .map(|row| row_of(operation, row))
+            .collect::<Result<_>>()?;
+        Ok(Answer { rows, changed })
+    }
+
+    async fn control(&mut self, operation: &'static str, command: Control) -> Result<()> {
+        self.0
+            .client
+            .batch_execute(command.sql())
+            .map_err(pg(operation))
+    }
+}
+
+/// A client row as values, by its columns' types.
+fn row_of(operation: &'static str, row: &postgres::Row) -> Result<Row> {
+    let value = |i: usize, ty: &Type| -> std::result::Result<Value, postgres::Error> {
+        Ok(match *ty {
+            Type::TEXT | Type::VARCHAR | Type::NAME => row
+                .try_get::<_, Option<String>>(i)?
+                .map_or(Value::Null, Value::Text),
+            Type::INT8 => row
+                .try_get::<_, Option<i64>>(i)?
+                .map_or(Value::Null, Value::Int),
+            Type::INT4 => row
+                .try_get::<_, Option<i32>>(i)?
+                .map_or(Value::Null, |n| Value::Int(n.into())),
+            Type::INT2 => row
+                .try_get::<_, Option<i16>>(i)?
+                .map_or(Value::Null, |n| Value::Int(n.into())),
+            Type::FLOAT8 => row
+                .try_get::<_, Option<f64>>(i)?
+                .map_or(Value::Null, Value::Float),
+            Type::BOOL => row
+                .try_get::<_, Option<bool>>(i)?
+                .map_or(Value::Null, Value::Bool),
+            _ => return Ok(Value::Null),
+        })
+    };
+    row.columns()
+        .iter()
+        .enumerate()
+        .map(|(i, column)| match *column.type_() {
+            Type::TEXT
+            | Type::VARCHAR
+            | Type::NAME
+            | Type::INT8
+            | Type::INT4
+            | Type::INT2
+            | Type::FLOAT8
+            | Type::BOOL => value(i, column.type_()).map_err(pg(operation)),
+            ref other => Err(wrong_shape(
+                operation,
+                format!("column {} is of type {other}", column.name()),
+            )),
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Row)
+}
+
+impl ToSql for Value {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut BytesMut,
+    ) -> std::result::Result<IsNull, Box<dyn StdError + Sync + Send>> {
+        match self {
+            Value::Null => Ok(IsNull::Yes),
+            // Checked: an integer sent for a `double precision` parameter is refused by the
+            // client, never written as the wrong bytes.
+            Value::Text(text) => text.to_sql_checked(ty, out),
+            Value::Int(n) => n.to_sql_checked(ty, out),
+            Value::Float(x) => x.to_sql_checked(ty, out),
+            Value::Bool(b) => b.to_sql_checked(ty, out),
+            Value::TextArray(texts) => texts.to_sql_checked(ty, out),
+            Value::IntArray(ns) => ns.to_sql_checked(ty, out),
+        }
+    }
+
+    /// Any type here; each variant checks the parameter's type against its own in `to_sql`.
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}

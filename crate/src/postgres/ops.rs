@@ -1,0 +1,281 @@
+//! The contract's single operations on PostgreSQL, written once for every client: each an
+//! `async` function over a [`Wire`] that runs the catalogue's statements and reads the rows.
+//! Arguments arrive checked (`store.rs` checks them before any connection is touched).
+//!
+//! Each decision is one conditional `UPDATE`; when it matches no row, the reason is read
+//! afterwards and ordered by [`crate::rules`], and if the row no longer explains the refusal
+//! (it changed in between) the `UPDATE` is tried again, at most [`MAX_TRIES`] times.
+
+use super::wire::{in_transaction, Row, Sql, Value, Wire};
+use crate::batch::NewJob;
+use crate::error::{Error, Result};
+use crate::lease::Lease;
+use crate::outcome::{ClaimedJob, Fence, JobCounts, JobState, Outcome};
+use crate::rules::DEFAULT_QUEUE;
+use crate::rules::{
+    unexplained, why_claim_refused, why_revive_refused, why_write_refused, ClaimRefusal, LeaseRow,
+    LeaseWindow,
+};
+
+/// How often an operation re-runs its `UPDATE` when the row changed between the refused
+/// `UPDATE` and the read of the reason; each retry means another transaction committed a change
+/// to that very row, so this bound is only reached by a row that never explains itself.
+pub(crate) const MAX_TRIES: usize = 32;
+
+/// How many candidates of each (queue, priority) a claim of `n` jobs considers
+/// (`sql/claim_next_many.sql`): `n` give the order; the rest let concurrent claimers pass over
+/// each other's locked rows without waiting.
+pub(crate) fn candidates_per_bucket(n: usize) -> i64 {
+    n as i64 + 32
+}
+
+/// The lease in a row of `SELECT owner, until, fence, done FROM jobs ...`.
+pub(crate) fn lease_row(operation: &'static str, row: &Row) -> Result<LeaseRow> {
+    Ok(LeaseRow {
+        owner: row.opt_text(operation, 0)?,
+        until: row.float(operation, 1)?,
+        fence: row.int(operation, 2)?,
+        done: row.int(operation, 3)? != 0,
+    })
+}
+
+/// A row of `SELECT id, owner, until, fence, result, done FROM jobs ...`.
+pub(crate) fn job_state(operation: &'static str, row: &Row) -> Result<JobState> {
+    Ok(JobState {
+        id: row.text(operation, 0)?,
+        owner: row.opt_text(operation, 1)?,
+        until: row.float(operation, 2)?,
+        fence: row.int(operation, 3)?,
+        result: row.opt_text(operation, 4)?,
+        done: row.int(operation, 5)? != 0,
+    })
+}
+
+/// The job's lease as stored now, if the job exists.
+pub(crate) async fn read_lease(
+    wire: &mut impl Wire,
+    operation: &'static str,
+    job: &str,
+) -> Result<Option<LeaseRow>> {
+    let answer = wire
+        .run(operation, Sql::ReadLease, vec![job.into()])
+        .await?;
+    answer
+        .first()
+        .map(|row| lease_row(operation, &row))
+        .transpose()
+}
+
+/// `claim` of `job` for `owner` in `window`.
+pub(crate) async fn claim(
+    wire: &mut impl Wire,
+    operation: &'static str,
+    job: &str,
+    owner: &str,
+    window: LeaseWindow,
+) -> Result<Outcome<Fence>> {
+    let (now, until) = (window.now(), window.until());
+    for _ in 0..MAX_TRIES {
+        let params = vec![job.into(), owner.into(), until.into(), now.into()];
+        if let Some(row) = wire.run(operation, Sql::Claim, params).await?.first() {
+            return Ok(Outcome::Granted(row.int(operation, 0)?));
+        }
+        let lease = read_lease(wire, operation, job).await?;
+        match why_claim_refused(lease, now) {
+            ClaimRefusal::Rejected(reason) => return Ok(Outcome::Rejected(reason)),
+            ClaimRefusal::Exhausted => return Err(Error::FenceExhausted { job: job.into() }),
+            // Claimable now: released or expired after the UPDATE looked. Try again.
+            ClaimRefusal::Claimable => continue,
+        }
+    }
+    Err(unexplained(operation, job, Some(MAX_TRIES)))
+}
+
+/// A fenced `UPDATE` (renew, complete, release, fail) whose `WHERE` states the whole condition;
+/// on no match, why. `live_at`: the moment the lease must still be live at (none for release).
+pub(crate) async fn fenced_update(
+    wire: &mut impl Wire,
+    operation: &'static str,
+    sql: Sql,
+    params: Vec<Value>,
+    lease: &Lease,
+    live_at: Option<f64>,
+) -> Result<Outcome<()>> {
+    for _ in 0..MAX_TRIES {
+        if wire.run(operation, sql, params.clone()).await?.changed == 1 {
+            return Ok(Outcome::Granted(()));
+        }
+        let row = read_lease(wire, operation, &lease.job).await?;
+        match why_write_refused(row, lease, live_at) {
+            Some(reason) => return Ok(Outcome::Rejected(reason)),
+            // The row matches now: it changed after the UPDATE looked. Try again.
+            None => continue,
+        }
+    }
+    Err(unexplained(operation, &lease.job, Some(MAX_TRIES)))
+}
+
+/// The lease's `(job, owner, fence)` as the first three parameters of a fenced statement.
+pub(crate) fn lease_params(lease: &Lease) -> Vec<Value> {
+    vec![
+        lease.job.as_str().into(),
+        lease.owner.as_str().into(),
+        lease.fence.into(),
+    ]
+}
+
+/// `enqueue` of a checked new job: one statement, or with its queue and priority in the same
+/// transaction when they are not the defaults.
+pub(crate) async fn enqueue(wire: &mut impl Wire, new: &NewJob) -> Result<bool> {
+    const OP: &str = "enqueue";
+    let (queue, priority) = (new.queue_name(), new.priority.unwrap_or(0));
+    let params = vec![
+        new.job.as_str().into(),
+        new.run_at.unwrap_or(0.0).into(),
+        new.payload.as_deref().into(),
+        queue.into(),
+    ];
+    if queue == DEFAULT_QUEUE && priority == 0 {
+        // One statement: one transaction by itself.
+        let inserted = wire.run(OP, Sql::Enqueue, params).await?.one(OP)?;
+        return Ok(inserted.int(OP, 0)? == 1);
+    }
+    // The trigger gives the new job's row the defaults; its queue and priority follow in the
+    // same transaction.
+    in_transaction(wire, OP, async |wire| {
+        let inserted = wire
+            .run(OP, Sql::Enqueue, params)
+            .await?
+            .one(OP)?
+            .int(OP, 0)?
+            == 1;
+        if inserted {
+            let set = vec![
+                Value::TextArray(vec![new.job.clone()]),
+                Value::TextArray(vec![queue.to_owned()]),
+                Value::IntArray(vec![priority]),
+            ];
+            wire.run(OP, Sql::SetQueue, set).await?;
+        }
+        Ok(inserted)
+    })
+    .await
+}
+
+/// `state` of a job.
+pub(crate) async fn state(wire: &mut impl Wire, job: &str) -> Result<Option<JobState>> {
+    let answer = wire.run("state", Sql::State, vec![job.into()]).await?;
+    answer
+        .first()
+        .map(|row| job_state("state", &row))
+        .transpose()
+}
+
+/// Every job, in insertion order.
+pub(crate) async fn jobs(wire: &mut impl Wire) -> Result<Vec<JobState>> {
+    let answer = wire.run("jobs", Sql::Jobs, Vec::new()).await?;
+    answer
+        .rows
+        .iter()
+        .map(|row| job_state("jobs", row))
+        .collect()
+}
+
+/// `claim_next` among `queues` (all when `None`): the next job no other transaction is writing,
+/// claimed in one statement; when every claimable job is locked right now, a wait for the first
+/// one's writer (by claiming it directly: one row lock at a time, so waiting claimers never
+/// deadlock), so `None` means no job was claimable.
+pub(crate) async fn claim_next(
+    wire: &mut impl Wire,
+    queues: Option<Vec<&str>>,
+    owner: &str,
+    window: LeaseWindow,
+) -> Result<Option<ClaimedJob>> {
+    const OP: &str = "claim_next";
+    let (now, until) = (window.now(), window.until());
+    let queues = Value::from(queues);
+    for _ in 0..MAX_TRIES {
+        let params = vec![
+            now.into(),
+            queues.clone(),
+            candidates_per_bucket(1).into(),
+            owner.into(),
+            until.into(),
+            1_i64.into(),
+        ];
+        if let Some(row) = wire.run(OP, Sql::ClaimNextMany, params).await?.first() {
+            return Ok(Some(ClaimedJob {
+                job: row.text(OP, 0)?,
+                owner: owner.into(),
+                fence: row.int(OP, 1)?,
+                payload: row.opt_text(OP, 2)?,
+            }));
+        }
+        // None free. Is any job claimable at all (every one locked right now)?
+        let peek = vec![now.into(), queues.clone(), 1_i64.into()];
+        let Some(head) = wire.run(OP, Sql::PeekNext, peek).await?.first() else {
+            return Ok(None);
+        };
+        let head = head.text(OP, 0)?;
+        // Its writer usually claimed it; then look again.
+        let params = vec![head.as_str().into(), owner.into(), until.into(), now.into()];
+        if let Some(row) = wire.run(OP, Sql::Claim, params).await?.first() {
+            let fence = row.int(OP, 0)?;
+            // A payload never changes once its job exists, so reading it apart from the claim
+            // reads the very one.
+            let payload = match wire
+                .run(OP, Sql::Payload, vec![head.as_str().into()])
+                .await?
+                .first()
+            {
+                Some(row) => row.opt_text(OP, 0)?,
+                None => None,
+            };
+            return Ok(Some(ClaimedJob {
+                job: head,
+                owner: owner.into(),
+                fence,
+                payload,
+            }));
+        }
+    }
+    Err(Error::Contended { operation: OP })
+}
+
+/// `revive` of a dead job at `now`.
+pub(crate) async fn revive(wire: &mut impl Wire, job: &str, now: f64) -> Result<Outcome<()>> {
+    const OP: &str = "revive";
+    let answer = wire
+        .run(OP, Sql::Revive, vec![job.into(), now.into()])
+        .await?;
+    if answer.changed == 1 {
+        return Ok(Outcome::Granted(()));
+    }
+    let exists = read_lease(wire, OP, job).await?.is_some();
+    Ok(Outcome::Rejected(why_revive_refused(exists)))
+}
+
+/// The counts of every queue (`None`) or one.
+pub(crate) async fn stats(
+    wire: &mut impl Wire,
+    queue: Option<&str>,
+    now: f64,
+) -> Result<JobCounts> {
+    const OP: &str = "stats";
+    let answer = match queue {
+        None => wire.run(OP, Sql::Stats, vec![now.into()]).await?,
+        Some(queue) => {
+            wire.run(OP, Sql::StatsQueue, vec![now.into(), queue.into()])
+                .await?
+        }
+    };
+    let row = answer.one(OP)?;
+    let count = |i: usize| -> Result<u64> { Ok(row.int(OP, i)?.max(0) as u64) };
+    Ok(JobCounts {
+        queued: count(0)?,
+        scheduled: count(1)?,
+        leased: count(2)?,
+        done: count(3)?,
+        dead: count(4)?,
+    })
+}
