@@ -112,7 +112,7 @@ pub enum Error {
     /// on the next call: retry. The one case where something may have changed: a connection
     /// lost while the server committed; the retry's answer shows it (a claim is `held` by the
     /// caller, a complete `done`).
-    #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+    #[cfg(pg)]
     Postgres {
         /// The operation that was running (`claim`, `connect`, ...).
         operation: &'static str,
@@ -170,7 +170,7 @@ impl Error {
             Error::Storage { source, .. } => is_busy(&source.0),
             Error::Contended { .. } => true,
             Error::Statement { busy, .. } => *busy,
-            #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+            #[cfg(pg)]
             Error::Postgres {
                 disconnected,
                 transient,
@@ -253,15 +253,16 @@ impl std::error::Error for SqliteError {
 /// ([`Display`](fmt::Display)) and the server's SQLSTATE. The `postgres::Error` itself is
 /// reachable as this error's [`source`](std::error::Error::source), for a caller that depends on
 /// the `postgres` crate and wants to downcast; the crate's own signatures do not name it.
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(pg)]
 #[derive(Debug)]
 pub struct PostgresError(pub(crate) PgFailure);
 
 /// What is behind a [`PostgresError`].
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(pg)]
 #[derive(Debug)]
 pub(crate) enum PgFailure {
     /// The native client's error.
+    #[cfg(not(target_arch = "wasm32"))]
     Client(postgres::Error),
     /// A failure described in words (and the SQLSTATE when a server answered): an answer this
     /// crate could not read.
@@ -271,7 +272,7 @@ pub(crate) enum PgFailure {
     },
 }
 
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(pg)]
 impl PostgresError {
     /// The SQLSTATE the server answered with (`40P01` for a deadlock, `28P01` for a wrong
     /// password), or `None` when no server answered (the connection could not be made or
@@ -286,26 +287,29 @@ impl PostgresError {
     /// ```
     pub fn sqlstate(&self) -> Option<&str> {
         match &self.0 {
+            #[cfg(not(target_arch = "wasm32"))]
             PgFailure::Client(source) => source.code().map(|state| state.code()),
             PgFailure::Reported { sqlstate, .. } => sqlstate.as_deref(),
         }
     }
 }
 
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(pg)]
 impl fmt::Display for PostgresError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
+            #[cfg(not(target_arch = "wasm32"))]
             PgFailure::Client(source) => source.fmt(f),
             PgFailure::Reported { message, .. } => f.write_str(message),
         }
     }
 }
 
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(pg)]
 impl std::error::Error for PostgresError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.0 {
+            #[cfg(not(target_arch = "wasm32"))]
             PgFailure::Client(source) => Some(source),
             PgFailure::Reported { .. } => None,
         }
@@ -377,7 +381,7 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+            #[cfg(pg)]
             Error::Postgres {
                 operation,
                 source,
@@ -393,6 +397,7 @@ impl fmt::Display for Error {
                             write!(f, " (SQLSTATE {code})")?;
                         }
                     }
+                    #[cfg(not(target_arch = "wasm32"))]
                     PgFailure::Client(source) => write_client_error(f, source)?,
                 }
                 if *disconnected {
@@ -427,7 +432,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Storage { source, .. } => Some(source),
-            #[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+            #[cfg(pg)]
             Error::Postgres { source, .. } => Some(source),
             _ => None,
         }

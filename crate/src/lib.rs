@@ -36,6 +36,7 @@
 
 #![deny(missing_docs)]
 
+mod async_leases;
 mod batch;
 mod error;
 pub mod guard;
@@ -52,7 +53,7 @@ mod sqlite;
 mod wake;
 
 mod open;
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(pg)]
 mod postgres;
 #[cfg(not(target_arch = "wasm32"))]
 mod race;
@@ -75,7 +76,7 @@ mod wasm;
 pub use wasm::{check_arguments, WasmStore};
 
 pub use batch::{LeaseCompletion, NewJob, MAX_BATCH};
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(pg)]
 pub use error::PostgresError;
 pub use error::{Error, Result, SqliteError};
 pub use lease::Lease;

@@ -99,21 +99,39 @@
 //! - `failure.rs`: a client error as this crate's [`Error`](crate::Error), classified once there;
 //! - `tls.rs`: libpq's `sslmode` and `sslrootcert` on rustls.
 
-mod batch;
-mod claim_batch;
-mod failure;
-mod fenced;
-mod listen;
-mod listing;
-mod native_wire;
+// The core, for every client: the statements and the operations over a `Wire`.
 mod ops;
-mod registry;
-mod schedule;
-mod schema;
-mod session;
-mod store;
-mod tls;
 mod wire;
 
+// The native client (the `postgres` crate) and what is built on it.
+#[cfg(not(target_arch = "wasm32"))]
+mod batch;
+#[cfg(not(target_arch = "wasm32"))]
+mod claim_batch;
+#[cfg(not(target_arch = "wasm32"))]
+mod failure;
+#[cfg(not(target_arch = "wasm32"))]
+mod fenced;
+#[cfg(not(target_arch = "wasm32"))]
+mod listen;
+#[cfg(not(target_arch = "wasm32"))]
+mod listing;
+#[cfg(not(target_arch = "wasm32"))]
+mod native_wire;
+#[cfg(not(target_arch = "wasm32"))]
+mod registry;
+#[cfg(not(target_arch = "wasm32"))]
+mod schedule;
+#[cfg(not(target_arch = "wasm32"))]
+mod schema;
+#[cfg(not(target_arch = "wasm32"))]
+mod session;
+#[cfg(not(target_arch = "wasm32"))]
+mod store;
+#[cfg(not(target_arch = "wasm32"))]
+mod tls;
+
+#[cfg(not(target_arch = "wasm32"))]
 pub use fenced::PgFencedTx;
+#[cfg(not(target_arch = "wasm32"))]
 pub use store::{PgStore, CLAIM_MANY_CONNECTIONS};

@@ -1,8 +1,7 @@
 //! The [`Wire`] of a native session: the catalogue's statements, prepared on the synchronous
 //! `postgres` client at connect (`session.rs`), run with their values; every answer is there
-//! when the call returns, so the operations' futures finish in one poll ([`ready`]).
-//!
-//! [`ready`]: super::wire::ready
+//! when the call returns, so the operations' futures finish in one poll
+//! ([`ready`](crate::async_leases::ready)).
 
 use std::error::Error as StdError;
 

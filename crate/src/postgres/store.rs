@@ -13,7 +13,8 @@ use super::ops;
 use super::schema::create_schema;
 use super::session::{Link, Session};
 use super::tls;
-use super::wire::{ready, Sql, Value};
+use super::wire::{Sql, Value};
+use crate::async_leases::ready;
 use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
@@ -210,9 +211,8 @@ impl PgStore {
         operation: &'static str,
         work: impl AsyncFnOnce(&mut SessionWire<'_>) -> Result<T>,
     ) -> Result<T> {
-        self.link.with_session(operation, |session| {
-            ready(operation, work(&mut SessionWire(session)))
-        })
+        self.link
+            .with_session(operation, |session| ready(work(&mut SessionWire(session))))
     }
 
     /// A fenced `UPDATE` (renew, complete, release, fail) of `lease`, its reason read on no match.

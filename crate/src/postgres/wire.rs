@@ -4,13 +4,11 @@
 //!
 //! The operations (`ops.rs`) are `async` functions generic over a [`Wire`], so one copy of them
 //! serves every client: natively the synchronous `postgres` client, whose answers are ready at
-//! once (`native_wire.rs`, driven by [`ready`]); in Node, `pg` through JavaScript promises.
+//! once (`native_wire.rs`, driven by [`ready`](crate::async_leases::ready)); in Node, `pg` through JavaScript promises.
 //! Nothing here knows a client library.
 
 use std::borrow::Cow;
 use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use crate::error::{Error, Result};
 
@@ -387,26 +385,6 @@ pub(crate) async fn in_transaction<W: Wire, T>(
             let _ = wire.control(operation, Control::Rollback).await;
             Err(err)
         }
-    }
-}
-
-/// Drives `future` to its end where every step is ready at once (a synchronous client's
-/// [`Wire`]): one poll. A future that waits is a client that is not synchronous, which this
-/// driver cannot serve; it answers an error instead of blocking.
-pub(crate) fn ready<T>(
-    operation: &'static str,
-    future: impl Future<Output = Result<T>>,
-) -> Result<T> {
-    let mut future = pin!(future);
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(value) => value,
-        Poll::Pending => Err(wrong_shape(
-            operation,
-            "a synchronous connection's step did not finish at once",
-        )),
     }
 }
 

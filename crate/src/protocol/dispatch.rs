@@ -2,6 +2,7 @@
 //! store's operation.
 
 use super::{Answer, LeaseItem, Request, Response, Returned};
+use crate::async_leases::AsyncLeases;
 use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::Result;
 use crate::lease::Lease;
@@ -40,7 +41,7 @@ pub trait Backend {
     /// # struct Memory(LeaseStore);
     /// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
     /// let mut backend = Memory(LeaseStore::open_in_memory()?);
-    /// assert!(backend.leases()?.enqueue("job")?);
+    /// assert!(store.enqueue("job").await?);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn leases(&mut self) -> Result<&dyn Leases> {
@@ -89,7 +90,8 @@ pub fn execute(backend: &mut dyn Backend, request: &Request) -> Response {
 /// (`invalid_argument`, `storage`). What [`execute`] and the wasm calls share.
 pub(crate) fn answer(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
     request.validate()?;
-    run(backend, request)
+    let store = backend.leases()?;
+    crate::async_leases::ready(run(store, request))
 }
 
 fn answered<T>(
@@ -142,10 +144,12 @@ fn queue_names(queues: &Option<Vec<String>>) -> Option<Vec<&str>> {
         .map(|queues| queues.iter().map(String::as_str).collect())
 }
 
-fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
+/// Runs a checked request on `store`: the one dispatch of every operation, for stores that answer
+/// at once (through [`answer`]) and for those that answer later (PostgreSQL from Node).
+pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) -> Result<Answer> {
     Ok(match request {
         Request::Init => {
-            backend.leases()?.init()?;
+            store.init().await?;
             plain(Returned::Null)
         }
         Request::Enqueue {
@@ -162,9 +166,9 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
                 queue: queue.clone(),
                 priority: *priority,
             };
-            plain(Returned::Bool(backend.leases()?.enqueue_job(&new)?))
+            plain(Returned::Bool(store.enqueue_job(&new).await?))
         }
-        Request::State { job } => plain(match backend.leases()?.state(job)? {
+        Request::State { job } => plain(match store.state(job).await? {
             Some(row) => Returned::State(row),
             None => Returned::Null,
         }),
@@ -174,7 +178,7 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             now,
             ttl,
         } => answered(
-            backend.leases()?.claim(job, owner, *now, *ttl)?,
+            store.claim(job, owner, *now, *ttl).await?,
             Returned::Fence,
             Returned::Null,
         ),
@@ -185,9 +189,9 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             now,
             ttl,
         } => answered(
-            backend
-                .leases()?
-                .renew(&Lease::new(job, owner, *fence), *now, *ttl)?,
+            store
+                .renew(&Lease::new(job, owner, *fence), *now, *ttl)
+                .await?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
@@ -198,14 +202,14 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             now,
             result,
         } => answered(
-            backend
-                .leases()?
-                .complete(&Lease::new(job, owner, *fence), *now, result.as_deref())?,
+            store
+                .complete(&Lease::new(job, owner, *fence), *now, result.as_deref())
+                .await?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
         Request::Release { job, owner, fence } => answered(
-            backend.leases()?.release(&Lease::new(job, owner, *fence))?,
+            store.release(&Lease::new(job, owner, *fence)).await?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
@@ -216,7 +220,7 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             ttl,
         } => {
             let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-            let outcomes = backend.leases()?.claim_many(job, &owners, *now, *ttl)?;
+            let outcomes = store.claim_many(job, &owners, *now, *ttl).await?;
             plain(Returned::Fences(
                 outcomes.into_iter().map(Outcome::granted).collect(),
             ))
@@ -228,9 +232,11 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             queues,
         } => {
             let names = queue_names(queues);
-            let leases = backend.leases()?;
             plain(
-                match leases.claim_next_in(names.as_deref(), owner, *now, *ttl)? {
+                match store
+                    .claim_next_in(names.as_deref(), owner, *now, *ttl)
+                    .await?
+                {
                     Some(claimed) => Returned::Claimed(claimed),
                     None => Returned::Null,
                 },
@@ -244,32 +250,34 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             retry_at,
             error,
         } => answered(
-            backend.leases()?.fail(
-                &Lease::new(job, owner, *fence),
-                *now,
-                *retry_at,
-                error.as_deref(),
-            )?,
+            store
+                .fail(
+                    &Lease::new(job, owner, *fence),
+                    *now,
+                    *retry_at,
+                    error.as_deref(),
+                )
+                .await?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
         Request::Revive { job, now } => answered(
-            backend.leases()?.revive(job, *now)?,
+            store.revive(job, *now).await?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
-        Request::Inspect { job } => plain(match backend.leases()?.inspect(job)? {
+        Request::Inspect { job } => plain(match store.inspect(job).await? {
             Some(report) => Returned::Inspection(report),
             None => Returned::Null,
         }),
         Request::Stats { now, queue } => plain(Returned::Counts(
-            backend.leases()?.stats_in(queue.as_deref(), *now)?,
+            store.stats_in(queue.as_deref(), *now).await?,
         )),
         Request::EnqueueMany { jobs, statements } if statements.is_empty() => {
-            plain(Returned::Bools(backend.leases()?.enqueue_many(jobs)?))
+            plain(Returned::Bools(store.enqueue_many(jobs).await?))
         }
         Request::EnqueueMany { jobs, statements } => plain(Returned::Bools(
-            backend.leases()?.enqueue_many_with(jobs, statements)?,
+            store.enqueue_many_with(jobs, statements).await?,
         )),
         Request::ClaimNextMany {
             owner,
@@ -280,9 +288,9 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
         } => {
             let names = queue_names(queues);
             plain(Returned::ClaimedList(
-                backend
-                    .leases()?
-                    .claim_next_many_in(names.as_deref(), owner, *n, *now, *ttl)?,
+                store
+                    .claim_next_many_in(names.as_deref(), owner, *n, *now, *ttl)
+                    .await?,
             ))
         }
         Request::RenewMany {
@@ -291,9 +299,9 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             now,
             ttl,
         } => each_answered(
-            backend
-                .leases()?
-                .renew_many(&leases_of(owner, leases), *now, *ttl)?,
+            store
+                .renew_many(&leases_of(owner, leases), *now, *ttl)
+                .await?,
         ),
         Request::CompleteMany { owner, leases, now } => {
             let completions: Vec<LeaseCompletion> = leases_of(owner, leases)
@@ -301,26 +309,22 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
                 .zip(leases)
                 .map(|(lease, item)| LeaseCompletion::new(lease, item.result.as_deref()))
                 .collect();
-            each_answered(backend.leases()?.complete_many(&completions, *now)?)
+            each_answered(store.complete_many(&completions, *now).await?)
         }
         Request::Schedule { .. } => {
             if let Some(schedule) = request.schedule()? {
-                backend.leases()?.schedule(&schedule)?;
+                store.schedule(&schedule).await?;
             }
             plain(Returned::Bool(true))
         }
-        Request::Unschedule { name } => plain(Returned::Bool(backend.leases()?.unschedule(name)?)),
-        Request::Schedules => plain(Returned::Schedules(backend.leases()?.schedules()?)),
-        Request::EnqueueDue { now } => {
-            plain(Returned::Strings(backend.leases()?.enqueue_due(*now)?))
-        }
+        Request::Unschedule { name } => plain(Returned::Bool(store.unschedule(name).await?)),
+        Request::Schedules => plain(Returned::Schedules(store.schedules().await?)),
+        Request::EnqueueDue { now } => plain(Returned::Strings(store.enqueue_due(*now).await?)),
         Request::ListJobs { now, .. } => {
             let query = request.job_query()?.unwrap_or_default();
-            plain(Returned::Page(backend.leases()?.list_jobs(&query, *now)?))
+            plain(Returned::Page(store.list_jobs(&query, *now).await?))
         }
-        Request::QueueStats { now } => {
-            plain(Returned::QueueCounts(backend.leases()?.queue_stats(*now)?))
-        }
+        Request::QueueStats { now } => plain(Returned::QueueCounts(store.queue_stats(*now).await?)),
         Request::Heartbeat {
             owner,
             leases,
@@ -333,26 +337,22 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
                     message: "a heartbeat request without its worker".into(),
                 });
             };
-            each_answered(backend.leases()?.heartbeat(
-                &beat,
-                &leases_of(owner, leases),
-                *now,
-                *ttl,
-            )?)
+            each_answered(
+                store
+                    .heartbeat(&beat, &leases_of(owner, leases), *now, *ttl)
+                    .await?,
+            )
         }
-        Request::ListWorkers { now } => {
-            plain(Returned::Workers(backend.leases()?.list_workers(*now)?))
-        }
+        Request::ListWorkers { now } => plain(Returned::Workers(store.list_workers(*now).await?)),
         Request::OldestWaiting { now } => {
-            plain(Returned::Waiting(backend.leases()?.oldest_waiting(*now)?))
+            plain(Returned::Waiting(store.oldest_waiting(*now).await?))
         }
         Request::NextDue { now, queues } => {
             let names = queue_names(queues);
-            plain(Returned::NextDue(crate::wake::next_due(
-                backend.leases()?,
-                *now,
-                names.as_deref(),
-            )?))
+            plain(Returned::NextDue(crate::wake::NextDue {
+                job: store.next_due_in(names.as_deref()).await?,
+                slot: crate::rules::schedule::next_slot(&store.schedules().await?, *now),
+            }))
         }
         Request::Fenced {
             job,
@@ -363,12 +363,14 @@ fn run(backend: &mut dyn Backend, request: &Request) -> Result<Answer> {
             complete,
             result,
         } => answered(
-            backend.leases()?.fenced(
-                &Lease::new(job, owner, *fence),
-                *now,
-                statements,
-                Finish::from_parts(*complete, result.clone())?,
-            )?,
+            store
+                .fenced(
+                    &Lease::new(job, owner, *fence),
+                    *now,
+                    statements,
+                    Finish::from_parts(*complete, result.clone())?,
+                )
+                .await?,
             |()| Returned::Bool(true),
             Returned::Bool(false),
         ),
