@@ -151,7 +151,8 @@ else
   # batch operations' (batch_ops.rs, batch_ops_postgres.rs), enqueue in your own transaction
   # (enqueue_in_tx.rs), recurring jobs (schedules.rs), waking (waking.rs) and the dashboard's
   # listings (listing.rs) run here too.
-  timeout --kill-after=30s 20m cargo test -p leasefence --test postgres --test worker --test work_cli \
+  # The statement catalogue as Node's `pg` prepares it (crate/src/postgres/wire.rs, --lib).
+  timeout --kill-after=30s 20m cargo test -p leasefence --lib --test postgres --test worker --test work_cli \
     --test worker_postgres --test batch_ops --test batch_ops_postgres --test enqueue_in_tx \
     --test schedules --test waking --test listing \
     -- --ignored --nocapture || status=$?

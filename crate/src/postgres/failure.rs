@@ -2,7 +2,7 @@
 //! the error is made: whether the connection is lost, the failure transient (retryable) or a
 //! refusal for good. [`crate::error`] only reads the flags.
 
-use postgres::error::SqlState;
+use super::wire::{classify, Classified};
 
 use crate::error::Error;
 
@@ -28,44 +28,29 @@ pub(super) fn postgres_error(
     }
 }
 
-/// Whether the error leaves the connection unusable: anything that is not an answer of the
-/// server (I/O, protocol, a closed socket), or the server ending the session.
+/// The shared classification ([`classify`]) of a client error: by the server's SQLSTATE and
+/// severity, or lost when no server answered (I/O, protocol, a closed socket).
+fn classified(err: &postgres::Error) -> Classified {
+    match err.as_db_error() {
+        Some(db) => classify(Some(db.code().code()), Some(db.severity())),
+        None => classify(None, None),
+    }
+}
+
+/// Whether the error leaves the connection unusable.
 pub(super) fn connection_lost(err: &postgres::Error) -> bool {
-    let Some(db) = err.as_db_error() else {
-        return true;
-    };
-    let code = db.code();
-    code.code().starts_with("08")
-        || [
-            SqlState::ADMIN_SHUTDOWN,
-            SqlState::CRASH_SHUTDOWN,
-            SqlState::CANNOT_CONNECT_NOW,
-        ]
-        .contains(code)
-        || matches!(db.severity(), "FATAL" | "PANIC")
+    classified(err).lost
 }
 
 /// Whether the server refused the session itself for a reason that connecting again cannot
-/// change: bad credentials, no `pg_hba.conf` entry, a database that does not exist.
+/// change.
 pub(super) fn refused_for_good(err: &postgres::Error) -> bool {
-    err.code().is_some_and(|code| {
-        code.code().starts_with("28") || *code == SqlState::INVALID_CATALOG_NAME
-    })
+    classified(err).refused_for_good
 }
 
-/// Whether the server refused for a reason that goes away by itself: a deadlock or
-/// serialization failure, a lock wait that ran into `lock_timeout`, a full server.
+/// Whether the server refused for a reason that goes away by itself.
 pub(super) fn is_transient(err: &postgres::Error) -> bool {
-    err.code().is_some_and(|code| {
-        [
-            SqlState::T_R_DEADLOCK_DETECTED,
-            SqlState::T_R_SERIALIZATION_FAILURE,
-            SqlState::LOCK_NOT_AVAILABLE,
-            SqlState::TOO_MANY_CONNECTIONS,
-            SqlState::CANNOT_CONNECT_NOW,
-        ]
-        .contains(code)
-    })
+    classified(err).transient
 }
 
 /// A failure of the caller's statement number `index` (from 0) in a fenced write: the server's

@@ -101,6 +101,7 @@
 
 // The core, for every client: the statements and the operations over a `Wire`.
 mod ops;
+mod schema;
 mod wire;
 
 // The native client (the `postgres` crate) and what is built on it.
@@ -122,8 +123,6 @@ mod native_wire;
 mod registry;
 #[cfg(not(target_arch = "wasm32"))]
 mod schedule;
-#[cfg(not(target_arch = "wasm32"))]
-mod schema;
 #[cfg(not(target_arch = "wasm32"))]
 mod session;
 #[cfg(not(target_arch = "wasm32"))]

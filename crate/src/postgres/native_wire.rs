@@ -7,34 +7,73 @@ use std::error::Error as StdError;
 
 use bytes::BytesMut;
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
+use postgres::Client;
 
 use super::failure::pg;
-use super::session::Session;
+use super::session::{native_type, Session, Statements};
 use super::wire::{wrong_shape, Answer, Control, Row, Sql, Value, Wire};
 use crate::error::Result;
 
-/// A session lent to one operation.
-pub(super) struct SessionWire<'s>(pub(super) &'s mut Session);
+/// A connection lent to one operation: a live session's client and its prepared statements, or
+/// (while the session is set up) a bare client.
+pub(super) struct ClientWire<'c> {
+    client: &'c mut Client,
+    prepared: Option<&'c Statements>,
+}
 
-impl Wire for SessionWire<'_> {
+impl<'c> ClientWire<'c> {
+    /// A live session's connection.
+    pub(super) fn of(session: &'c mut Session) -> Self {
+        ClientWire {
+            client: &mut session.client,
+            prepared: Some(&session.stmts),
+        }
+    }
+
+    /// A connection whose statements are not prepared yet.
+    pub(super) fn bare(client: &'c mut Client) -> Self {
+        ClientWire {
+            client,
+            prepared: None,
+        }
+    }
+}
+
+impl Wire for ClientWire<'_> {
     async fn run(
         &mut self,
         operation: &'static str,
         sql: Sql,
         params: Vec<Value>,
     ) -> Result<Answer> {
-        let Session { client, stmts, .. } = &mut *self.0;
-        let statement = stmts.get(sql);
+        let prepared;
+        let statement = match self.prepared.and_then(|stmts| stmts.get(sql)) {
+            Some(statement) => statement,
+            None => {
+                let types: Vec<Type> = sql.params().iter().map(|t| native_type(*t)).collect();
+                prepared = self
+                    .client
+                    .prepare_typed(&sql.text(), &types)
+                    .map_err(pg(operation))?;
+                &prepared
+            }
+        };
         let params: Vec<&(dyn ToSql + Sync)> =
             params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
         if statement.columns().is_empty() {
-            let changed = client.execute(statement, &params).map_err(pg(operation))?;
+            let changed = self
+                .client
+                .execute(statement, &params)
+                .map_err(pg(operation))?;
             return Ok(Answer {
                 rows: Vec::new(),
                 changed,
             });
         }
-        let rows = client.query(statement, &params).map_err(pg(operation))?;
+        let rows = self
+            .client
+            .query(statement, &params)
+            .map_err(pg(operation))?;
         let changed = rows.len() as u64;
         let rows = rows
             .iter()
@@ -43,9 +82,12 @@ impl Wire for SessionWire<'_> {
         Ok(Answer { rows, changed })
     }
 
+    async fn batch(&mut self, operation: &'static str, script: &str) -> Result<()> {
+        self.client.batch_execute(script).map_err(pg(operation))
+    }
+
     async fn control(&mut self, operation: &'static str, command: Control) -> Result<()> {
-        self.0
-            .client
+        self.client
             .batch_execute(command.sql())
             .map_err(pg(operation))
     }

@@ -2,9 +2,7 @@
 //! contract's `jobs` table (or none) and leasefence's companions, and their creation
 //! (`sql/schema.sql`). The shape of `jobs` is [`crate::rules::columns`]'s.
 
-use postgres::Client;
-
-use super::failure::pg;
+use super::wire::{in_transaction, Sql, Wire};
 use crate::error::{Error, Result};
 use crate::rules::columns::{self, ColumnSpec, Dialect, FoundColumn};
 
@@ -19,7 +17,7 @@ const SCHEMA_LOCK: i64 = 0x6C65_6173_6566_656E;
 /// (`sql/schema.sql` reads it from the transaction-local setting `leasefence.track_body`), both
 /// as a bound parameter. Changing a single character of it makes every store re-create the
 /// trigger at its next open.
-pub(super) const TRACK_BODY: &str = concat!(
+pub(crate) const TRACK_BODY: &str = concat!(
     "\nBEGIN\n",
     "    IF TG_OP = 'INSERT' THEN\n",
     "        INSERT INTO %1$I.leasefence_order(id, until, open)\n",
@@ -65,31 +63,33 @@ impl Dialect for Postgres {
 /// not, [`create_schema`] makes what is missing and repairs the trigger (`sql/schema.sql` says why
 /// it repairs rather than refuses). `label` is
 /// the redacted URL, for messages.
-pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
+pub(crate) async fn check_schema(wire: &mut impl Wire, label: &str) -> Result<bool> {
+    const OP: &str = "connect";
     let foreign = |problem: String| Error::NotLeasefenceDatabase {
         path: label.to_string(),
         problem,
     };
-    let row = client
-        .query_one(include_str!("sql/inspect.sql"), &[&TRACK_BODY])
-        .map_err(pg("connect"))?;
-    let schema: Option<String> = row.get(0);
-    let jobs: Option<String> = row.get(1);
-    let order: Option<String> = row.get(2);
-    let index: Option<String> = row.get(3);
+    let row = wire
+        .run(OP, Sql::Inspect, vec![TRACK_BODY.into()])
+        .await?
+        .one(OP)?;
+    let schema = row.opt_text(OP, 0)?;
+    let jobs = row.opt_text(OP, 1)?;
+    let order = row.opt_text(OP, 2)?;
+    let index = row.opt_text(OP, 3)?;
     // The trigger is there, enabled, and calls the library's function with the library's body.
-    let trigger: bool = row.get(4);
+    let trigger = row.flag(OP, 4)?;
     let side_tables: [(&str, Option<String>); 5] = [
-        ("leasefence_payloads", row.get(5)),
-        ("leasefence_failures", row.get(6)),
-        ("leasefence_dead", row.get(7)),
-        ("leasefence_schedules", row.get(9)),
-        ("leasefence_workers", row.get(10)),
+        ("leasefence_payloads", row.opt_text(OP, 5)?),
+        ("leasefence_failures", row.opt_text(OP, 6)?),
+        ("leasefence_dead", row.opt_text(OP, 7)?),
+        ("leasefence_schedules", row.opt_text(OP, 9)?),
+        ("leasefence_workers", row.opt_text(OP, 10)?),
     ];
     // leasefence_seq, leasefence_next and leasefence_failures_of_job, valid, on their tables.
-    let indexes: bool = row.get(8);
+    let indexes = row.flag(OP, 8)?;
     // leasefence_order stamps each job's enqueue time.
-    let stamped: bool = row.get(11);
+    let stamped = row.flag(OP, 11)?;
     if schema.is_none() {
         return Err(Error::Open {
             path: label.to_string(),
@@ -136,9 +136,7 @@ pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
         }
     }
     if jobs.is_some() {
-        check_columns(client)
-            .map_err(pg("connect"))?
-            .map_err(foreign)?;
+        check_columns(wire).await?.map_err(foreign)?;
     }
     Ok(jobs.is_some()
         && order.is_some()
@@ -150,20 +148,22 @@ pub(super) fn check_schema(client: &mut Client, label: &str) -> Result<bool> {
 }
 
 /// Compares the columns of `jobs` with the contract; the inner error describes a mismatch.
-fn check_columns(
-    client: &mut Client,
-) -> std::result::Result<std::result::Result<(), String>, postgres::Error> {
-    let rows = client.query(include_str!("sql/columns.sql"), &[])?;
-    let found: Vec<FoundColumn> = rows
+async fn check_columns(wire: &mut impl Wire) -> Result<std::result::Result<(), String>> {
+    const OP: &str = "connect";
+    let answer = wire.run(OP, Sql::Columns, Vec::new()).await?;
+    let found: Vec<FoundColumn> = answer
+        .rows
         .iter()
-        .map(|row| FoundColumn {
-            name: row.get(0),
-            ty: row.get(1),
-            not_null: row.get(2),
-            default: row.get(3),
-            primary_key: row.get(4),
+        .map(|row| {
+            Ok(FoundColumn {
+                name: row.text(OP, 0)?,
+                ty: row.text(OP, 1)?,
+                not_null: row.flag(OP, 2)?,
+                default: row.opt_text(OP, 3)?,
+                primary_key: row.flag(OP, 4)?,
+            })
         })
-        .collect();
+        .collect::<Result<_>>()?;
     Ok(match columns::compare::<Postgres>(&found) {
         Ok(()) => Ok(()),
         Err(_) => {
@@ -182,13 +182,25 @@ fn check_columns(
 
 /// Creates whatever is missing and repairs the trigger, in one transaction holding the schema
 /// lock.
-pub(super) fn create_schema(client: &mut Client) -> std::result::Result<(), postgres::Error> {
-    let mut tx = client.transaction()?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
-    tx.execute(
-        "SELECT set_config('leasefence.track_body', $1, true)",
-        &[&TRACK_BODY],
-    )?;
-    tx.batch_execute(include_str!("sql/schema.sql"))?;
-    tx.commit()
+pub(crate) async fn create_schema(wire: &mut impl Wire, operation: &'static str) -> Result<()> {
+    in_transaction(wire, operation, async |wire| {
+        wire.run(operation, Sql::SchemaLock, vec![SCHEMA_LOCK.into()])
+            .await?;
+        wire.run(operation, Sql::TrackBody, vec![TRACK_BODY.into()])
+            .await?;
+        wire.batch(operation, include_str!("sql/schema.sql")).await
+    })
+    .await
+}
+
+/// Sets a new connection up for the store: the session settings (`lock_timeout`, the lock
+/// timeout as PostgreSQL writes it, `250ms`), then the schema checked and made or repaired where
+/// it is not in place. `label`: the redacted URL, for messages.
+pub(crate) async fn set_up(wire: &mut impl Wire, lock_timeout: &str, label: &str) -> Result<()> {
+    wire.run("connect", Sql::SessionSettings, vec![lock_timeout.into()])
+        .await?;
+    if !check_schema(wire, label).await? {
+        create_schema(wire, "connect").await?;
+    }
+    Ok(())
 }

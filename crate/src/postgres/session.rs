@@ -11,23 +11,13 @@ use postgres::{Client, Config, NoTls, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::failure::{connection_lost, is_transient, postgres_error, refused_for_good};
-use super::schema::{check_schema, create_schema};
+use super::native_wire::ClientWire;
+use super::schema::set_up;
 use super::tls;
+pub(super) use super::wire::SESSION_SETTINGS;
 use super::wire::{PgType, Sql};
+use crate::async_leases::ready;
 use crate::error::{Error, Result};
-
-/// The session settings the store relies on, applied at connect and again after the caller's
-/// statements of every fenced write (`postgres/fenced/`): the busy timeout as `lock_timeout`
-/// (`$1`), and durability: a commit returns only once its WAL is flushed. `on` is the server
-/// default; a server configured with `off` is overridden for this session (`local` and the
-/// synchronous-replication levels are at least as strong and are kept). And no JIT compilation:
-/// the planner prices the claim's recursive walk over queues and priorities (claim_next_many.sql)
-/// above `jit_above_cost` from its row guesses, and compiling it took 50-80 ms at every
-/// execution of a statement that runs in well under a millisecond (a worker at concurrency 64
-/// fell from 1,115 to 87 jobs/s). Every statement of the library is a few index probes.
-pub(super) const SESSION_SETTINGS: &str = "SELECT set_config('lock_timeout', $1, false), \
-     CASE WHEN current_setting('synchronous_commit') = 'off' \
-     THEN set_config('synchronous_commit', 'on', false) END, set_config('jit', 'off', false)";
 
 /// The statements of the contract, prepared once per connection with fixed parameter types.
 pub(super) struct Statements {
@@ -109,9 +99,15 @@ impl Statements {
         })
     }
 
-    /// The prepared statement of `sql`.
-    pub(super) fn get(&self, sql: Sql) -> &Statement {
-        match sql {
+    /// The prepared statement of `sql`; `None` for the statements of the set-up, which run
+    /// before the tables they would be prepared against exist.
+    pub(super) fn get(&self, sql: Sql) -> Option<&Statement> {
+        Some(match sql {
+            Sql::SessionSettings
+            | Sql::Inspect
+            | Sql::Columns
+            | Sql::SchemaLock
+            | Sql::TrackBody => return None,
             Sql::Enqueue => &self.enqueue,
             Sql::SetQueue => &self.set_queue,
             Sql::State => &self.state,
@@ -134,12 +130,12 @@ impl Statements {
             Sql::ClaimNextMany => &self.claim_next_many,
             Sql::RenewMany => &self.renew_many,
             Sql::CompleteMany => &self.complete_many,
-        }
+        })
     }
 }
 
 /// The native client's type of a catalogue parameter.
-fn native_type(t: PgType) -> Type {
+pub(super) fn native_type(t: PgType) -> Type {
     match t {
         PgType::Text => Type::TEXT,
         PgType::Int8 => Type::INT8,
@@ -279,18 +275,19 @@ impl Link {
         let mut client = self.connect(operation)?;
         let millis = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
         let lock_timeout = format!("{millis}ms");
-        client
-            .query_one(SESSION_SETTINGS, &[&lock_timeout])
-            .map_err(failed)?;
-        if !check_schema(&mut client, &self.label).map_err(|err| match err {
+        ready(set_up(
+            &mut ClientWire::bare(&mut client),
+            &lock_timeout,
+            &self.label,
+        ))
+        .map_err(|err| match err {
+            // Classified again with the client in hand: the connection may be gone.
             Error::Postgres {
                 source: crate::error::PostgresError(crate::error::PgFailure::Client(source)),
                 ..
             } => failed(source),
             other => other,
-        })? {
-            create_schema(&mut client).map_err(failed)?;
-        }
+        })?;
         let stmts = Statements::prepare(&mut client).map_err(failed)?;
         // A simple query, so that it is not itself one of the statements counted.
         let own_statements = client

@@ -8,7 +8,7 @@ use std::time::Duration;
 use postgres::{Config, Row};
 
 use super::failure::pg;
-use super::native_wire::SessionWire;
+use super::native_wire::ClientWire;
 use super::ops;
 use super::schema::create_schema;
 use super::session::{Link, Session};
@@ -209,10 +209,11 @@ impl PgStore {
     fn run<T>(
         &self,
         operation: &'static str,
-        work: impl AsyncFnOnce(&mut SessionWire<'_>) -> Result<T>,
+        work: impl AsyncFnOnce(&mut ClientWire<'_>) -> Result<T>,
     ) -> Result<T> {
-        self.link
-            .with_session(operation, |session| ready(work(&mut SessionWire(session))))
+        self.link.with_session(operation, |session| {
+            ready(work(&mut ClientWire::of(session)))
+        })
     }
 
     /// A fenced `UPDATE` (renew, complete, release, fail) of `lease`, its reason read on no match.
@@ -232,9 +233,7 @@ impl PgStore {
 
 impl Leases for PgStore {
     fn init(&self) -> Result<()> {
-        self.link.with_session("init", |session| {
-            create_schema(&mut session.client).map_err(pg("init"))
-        })
+        self.run("init", async |wire| create_schema(wire, "init").await)
     }
 
     fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
