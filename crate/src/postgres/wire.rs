@@ -189,6 +189,8 @@ pub(crate) const SESSION_SETTINGS: &str = "SELECT set_config('lock_timeout', $1,
      CASE WHEN current_setting('synchronous_commit') = 'off' \
      THEN set_config('synchronous_commit', 'on', false) END, set_config('jit', 'off', false)";
 
+// What Node's `pg` sends (and the tests check natively).
+#[cfg(any(test, target_arch = "wasm32"))]
 impl PgType {
     /// The type's name in SQL.
     fn sql_name(self) -> &'static str {
@@ -203,6 +205,7 @@ impl PgType {
     }
 }
 
+#[cfg(any(test, target_arch = "wasm32"))]
 impl Sql {
     /// The text with each parameter cast to its type (`$1` becomes `($1::text)`), for a client
     /// that cannot declare parameter types when it prepares (Node's `pg`): the server then infers
