@@ -275,8 +275,27 @@ export interface LeaseStoreOpenOptions extends OpenOptions {
   exclusive?: boolean;
 }
 
+/** A PostgreSQL server's URL, as `LeaseStore.open` tells it from a file path. */
+export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;
+
+/**
+ * How `LeaseStore.open` opens a PostgreSQL server: {@link OpenOptions} (the busy timeout is each
+ * connection's `lock_timeout`, and the connect timeout, at least a second) and the pool's size.
+ */
+export interface PgOpenOptions extends OpenOptions {
+  /** At most this many connections at once (default 10). */
+  maxConnections?: number;
+}
+
 export declare class LeaseStore {
   private constructor();
+  /**
+   * Opens a store on the PostgreSQL server at `url` (needs the `pg` package, an optional peer
+   * dependency): the schema is checked (and made where missing) on a first connection, so a wrong
+   * password or an unreachable server rejects here. Its operations answer Promises.
+   * @example const store = await LeaseStore.open('postgres://app@db.internal/queue');
+   */
+  static open(url: PostgresUrl, options?: PgOpenOptions): Promise<PgLeaseStore>;
   /** Opens (creating if missing) the SQLite file at `path`. */
   static open(path: string, options?: LeaseStoreOpenOptions): Promise<LeaseStore>;
   /**
@@ -458,6 +477,23 @@ export type GroupedStore = {
   readonly [K in keyof LeaseStore['withReason']]: Promised<LeaseStore[K]>;
 } & {
   readonly withReason: { readonly [K in keyof LeaseStore['withReason']]: Promised<LeaseStore['withReason'][K]> };
+};
+
+/**
+ * A lease store on a PostgreSQL server (`await LeaseStore.open('postgres://...')`): the operations
+ * of a {@link LeaseStore}, each answering a Promise, with the same checks, answers and reasons
+ * (they are the Rust crate's, compiled to wasm; `pg` only carries statements and rows). In this
+ * version `enqueue`, `state`, `claim`, `renew`, `complete`, `release`, `claimNext`, `fail`,
+ * `revive` and `stats`; the others reject with `invalid_argument` saying so.
+ * @example
+ * const store = await LeaseStore.open('postgres://app@db.internal/queue');
+ * const fence = await store.claim('job', 'worker-a', Date.now() / 1000, 30);
+ */
+export type PgLeaseStore = GroupedStore & {
+  /** The server's URL, any password shown as `***`. */
+  readonly url: string;
+  /** Closes the pool's connections; later calls reject. */
+  close(): Promise<void>;
 };
 
 /**

@@ -7,6 +7,7 @@ const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
 const { LeaseStoreCore, LeaseError, leaseErrors, wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
+const { openPostgres, isPostgresUrl } = require('./pg-store.cjs');
 
 // The worker rules on this thread's wasm (the same for every store): see WORKER_RULES in core.js.
 const WORKER_RULES = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](...args));
@@ -56,6 +57,12 @@ class LeaseStore extends LeaseStoreCore {
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
       throw invalidArgument('LeaseStore.open(): `busyTimeoutMs` must be a finite number >= 0');
+    }
+    if (isPostgresUrl(file)) {
+      if (options.exclusive !== undefined) {
+        throw invalidArgument('LeaseStore.open(): `exclusive` is for SQLite files, not a PostgreSQL server');
+      }
+      return openPostgres(file, { ...options, busyTimeoutMs });
     }
     const exclusive = options.exclusive ?? false;
     if (typeof exclusive !== 'boolean') {

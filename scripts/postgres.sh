@@ -171,6 +171,12 @@ else
       say "no Chromium set up (bash scripts/setup-browser.sh): the dashboard's browser test skipped"
     fi
   fi
+  # The npm package on PostgreSQL (tests/node/postgres.test.mjs): vectors, Node and native
+  # processes on one database, a server restart. Needs the staged package (scripts/package.sh).
+  if [ "$status" -eq 0 ]; then
+    [ -f target/npm/leasefence/index.cjs ] || bash scripts/package.sh
+    timeout --kill-after=30s 10m node --test --test-force-exit tests/node/postgres.test.mjs || status=$?
+  fi
   # The lost-increment proof on PostgreSQL (crate/tests/lost_increments.rs; about a minute).
   if [ "$status" -eq 0 ]; then
     timeout --kill-after=30s 10m cargo test -p leasefence --test lost_increments postgres -- \

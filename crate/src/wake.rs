@@ -66,7 +66,8 @@ pub(crate) struct NextDue {
 }
 
 /// Reads [`NextDue`] from `store`: one index probe per (queue, priority) for the job, the stored
-/// schedules for the slot.
+/// schedules for the slot. (The worker runtime's; the protocol awaits the two parts itself.)
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn next_due(
     store: &(impl crate::Leases + ?Sized),
     now: f64,

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -186,4 +187,34 @@ export function nativeCli() {
 
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** One `leasefence batch` process on `db` (a file or a postgres:// URL), driven one request at a time. */
+export class NativeBatch {
+  constructor(db, busyTimeoutMs = 60_000) {
+    this.child = spawnTracked(nativeCli(), ['--db', db, '--busy-timeout', String(busyTimeoutMs), 'batch'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.stderr = '';
+    this.child.stderr.setEncoding('utf8').on('data', (d) => (this.stderr += d));
+    this.waiting = [];
+    readline.createInterface({ input: this.child.stdout }).on('line', (line) => {
+      const resolve = this.waiting.shift();
+      assert.ok(resolve, `unexpected output from leasefence batch: ${line}`);
+      resolve(JSON.parse(line));
+    });
+    this.exited = new Promise((resolve) => this.child.on('close', (code) => resolve(code)));
+  }
+
+  request(obj) {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.child.stdin.write(`${JSON.stringify(obj)}\n`);
+    });
+  }
+
+  async end() {
+    this.child.stdin.end();
+    return this.exited;
+  }
 }

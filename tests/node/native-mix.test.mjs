@@ -10,7 +10,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import test, { after } from 'node:test';
 
-import { HERE, PKG, assertIntegrity, fileHash, jsonLines, loadPackage, nativeCli, runNode, sleep, tempDir, killLiveChildren, spawnTracked } from './helpers.mjs';
+import { HERE, NativeBatch, PKG, assertIntegrity, fileHash, jsonLines, loadPackage, nativeCli, runNode, sleep, tempDir, killLiveChildren, spawnTracked } from './helpers.mjs';
 
 after(killLiveChildren);
 import { POOL, checkRun, seedPool } from './stress-lib.mjs';
@@ -20,36 +20,6 @@ const dir = tempDir();
 const CLI = nativeCli();
 const STRESS = path.join(HERE, 'stress-worker.mjs');
 const CRASH = path.join(HERE, 'crash-worker.mjs');
-
-/** One `leasefence batch` process, driven one request at a time. */
-class NativeBatch {
-  constructor(db, busyTimeoutMs = 60_000) {
-    this.child = spawnTracked(CLI, ['--db', db, '--busy-timeout', String(busyTimeoutMs), 'batch'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    this.stderr = '';
-    this.child.stderr.setEncoding('utf8').on('data', (d) => (this.stderr += d));
-    this.waiting = [];
-    readline.createInterface({ input: this.child.stdout }).on('line', (line) => {
-      const resolve = this.waiting.shift();
-      assert.ok(resolve, `unexpected output from leasefence batch: ${line}`);
-      resolve(JSON.parse(line));
-    });
-    this.exited = new Promise((resolve) => this.child.on('close', (code) => resolve(code)));
-  }
-
-  request(obj) {
-    return new Promise((resolve) => {
-      this.waiting.push(resolve);
-      this.child.stdin.write(`${JSON.stringify(obj)}\n`);
-    });
-  }
-
-  async end() {
-    this.child.stdin.end();
-    return this.exited;
-  }
-}
 
 function rng(seed) {
   let a = seed >>> 0;

@@ -35,6 +35,11 @@ test('the tarball: one file, no install scripts, the entry points, the wasm and 
   }
   assert.equal(manifest.gypfile, undefined);
   assert.deepEqual(manifest.dependencies ?? {}, {}, 'the package needs no dependencies');
+  // `pg`, for PostgreSQL URLs only, is an optional peer: a file-only user installs nothing more
+  // (the next test requires the package with no pg installed).
+  const optionalPeers = Object.keys(manifest.peerDependencies ?? {}).filter((name) => manifest.peerDependenciesMeta?.[name]?.optional);
+  assert.deepEqual(optionalPeers, ['pg'], 'the optional peer dependencies');
+  assert.deepEqual(Object.keys(manifest.peerDependencies), optionalPeers, 'a peer dependency that is not optional');
   for (const member of ['package/index.cjs', 'package/index.mjs', 'package/index.d.ts', 'package/claim-worker.cjs', 'package/heartbeat-thread.cjs', 'package/wasm/leasefence.js', 'package/wasm/leasefence_bg.wasm', 'package/README.md', 'package/LICENSE-MIT', 'package/LICENSE-APACHE']) {
     assert.ok(files.includes(member), `${member} missing from the tarball: ${files.join(', ')}`);
   }
@@ -48,7 +53,7 @@ test('the tarball: one file, no install scripts, the entry points, the wasm and 
   for (const script of files.filter((f) => /\.c?js$/.test(f))) {
     const text = tarRead(tgz, script);
     for (const [, wanted] of text.matchAll(/\brequire\(\s*["']([^"']+)["']\s*\)/g)) {
-      if (wanted.startsWith('node:') || builtinModules.includes(wanted)) continue;
+      if (wanted.startsWith('node:') || builtinModules.includes(wanted) || optionalPeers.includes(wanted)) continue;
       const shipped = path.posix.join(path.posix.dirname(script), wanted);
       assert.ok(files.includes(shipped), `${script} requires ${wanted}, which the tarball does not ship`);
     }
@@ -95,6 +100,18 @@ test('npm install --offline of the tarball into an empty project, then require a
   );
   assert.equal(cjs.status, 0, cjs.stderr);
   assert.deepEqual(JSON.parse(cjs.stdout), [true, 1, true, { id: 'job', owner: 'me', until: 30, fence: 1, result: 'from cjs', done: true }]);
+
+  // Without `pg` installed, a PostgreSQL URL is refused with what to install.
+  const noPg = spawnSync(
+    process.execPath,
+    ['-e', `require('leasefence').LeaseStore.open('postgres://nobody@127.0.0.1/none').then(
+       () => process.exit(1), (e) => { console.log(JSON.stringify({ code: e.code, message: e.message })); })`],
+    { cwd: project, encoding: 'utf8', env: { ...process.env, LEASEFENCE_PKG: '' } },
+  );
+  assert.equal(noPg.status, 0, noPg.stderr);
+  const refused = JSON.parse(noPg.stdout);
+  assert.equal(refused.code, 'invalid_argument');
+  assert.match(refused.message, /npm install pg/);
 
   // ES module, importing the package by name (the `import` condition, index.mjs).
   const esmDb = path.join(project, 'esm.db');

@@ -130,6 +130,9 @@ import type {
   LeaseCompletion,
   OpenOptions,
   LeaseStoreOpenOptions,
+  PostgresUrl,
+  PgOpenOptions,
+  PgLeaseStore,
   Backoff,
   ExponentialBackoff,
   WorkerRules,
@@ -164,6 +167,17 @@ export function describe(reason: Reason): string {
       return unknown;
     }
   }
+}
+
+export async function postgres(url: PostgresUrl): Promise<void> {
+  const options: PgOpenOptions = { busyTimeoutMs: 500, maxConnections: 4 };
+  const p = exact<PgLeaseStore>()(await LeaseStore.open(url, options));
+  exact<PgLeaseStore>()(await LeaseStore.open('postgresql://db.internal/queue'));
+  exact<string>()(p.url);
+  exact<Fence | null>()(await p.claim('job', 'me', 0, 30));
+  exact<boolean>()(await p.complete('job', 'me', 1, 1, 'r'));
+  exact<Answer<boolean>>()(await p.withReason.renew('job', 'me', 1, 1, 30));
+  exact<void>()(await p.close());
 }
 
 export async function store(file: string): Promise<void> {
@@ -451,6 +465,7 @@ export async function wrong(s: LeaseStore, reason: Reason): Promise<void> {
   s.claimNextMany('me', 0, 30); // expect TS2554
   new LeaseStore(); // expect TS2673
   await LeaseStore.open(); // expect TS2554
+  (await LeaseStore.open('postgres://db/queue')).claim('job', 'me', 0, 30).value; // expect TS2339
   new JobWorker(s, { owner: 'w' }); // expect TS2345
   new JobWorker(s, { ttl: 30, heartbeat: 'threads' }); // expect TS2820
   if (reason.code === 'held') reason.fence; // expect TS2339

@@ -100,9 +100,10 @@
 //! - `tls.rs`: libpq's `sslmode` and `sslrootcert` on rustls.
 
 // The core, for every client: the statements and the operations over a `Wire`.
-mod ops;
-mod schema;
-mod wire;
+pub(crate) mod checks;
+pub(crate) mod ops;
+pub(crate) mod schema;
+pub(crate) mod wire;
 
 // The native client (the `postgres` crate) and what is built on it.
 #[cfg(not(target_arch = "wasm32"))]

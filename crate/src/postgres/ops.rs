@@ -116,12 +116,70 @@ pub(crate) async fn fenced_update(
 }
 
 /// The lease's `(job, owner, fence)` as the first three parameters of a fenced statement.
-pub(crate) fn lease_params(lease: &Lease) -> Vec<Value> {
+fn lease_params(lease: &Lease) -> Vec<Value> {
     vec![
         lease.job.as_str().into(),
         lease.owner.as_str().into(),
         lease.fence.into(),
     ]
+}
+
+/// `renew` of `lease` at `now` until `until` (checked: [`checks::renew`](super::checks::renew)).
+pub(crate) async fn renew(
+    wire: &mut impl Wire,
+    lease: &Lease,
+    now: f64,
+    until: f64,
+) -> Result<Outcome<()>> {
+    let mut params = lease_params(lease);
+    params.extend([now.into(), until.into()]);
+    fenced_update(wire, "renew", Sql::Renew, params, lease, Some(now)).await
+}
+
+/// `complete` of `lease` at `now` with `result`.
+pub(crate) async fn complete(
+    wire: &mut impl Wire,
+    lease: &Lease,
+    now: f64,
+    result: Option<&str>,
+) -> Result<Outcome<()>> {
+    let mut params = lease_params(lease);
+    params.extend([now.into(), result.into()]);
+    fenced_update(wire, "complete", Sql::Complete, params, lease, Some(now)).await
+}
+
+/// `release` of `lease`.
+pub(crate) async fn release(wire: &mut impl Wire, lease: &Lease) -> Result<Outcome<()>> {
+    fenced_update(
+        wire,
+        "release",
+        Sql::Release,
+        lease_params(lease),
+        lease,
+        None,
+    )
+    .await
+}
+
+/// `fail` of `lease` at `now`: retried at `retry_at`, or dead without one.
+pub(crate) async fn fail(
+    wire: &mut impl Wire,
+    lease: &Lease,
+    now: f64,
+    retry_at: Option<f64>,
+    error: Option<&str>,
+) -> Result<Outcome<()>> {
+    let mut params = lease_params(lease);
+    params.push(now.into());
+    let sql = match retry_at {
+        Some(retry_at) => {
+            params.push(retry_at.into());
+            Sql::FailRetry
+        }
+        None => Sql::FailDead,
+    };
+    params.push(error.into());
+    fenced_update(wire, "fail", sql, params, lease, Some(now)).await
 }
 
 /// `enqueue` of a checked new job: one statement, or with its queue and priority in the same
@@ -171,7 +229,8 @@ pub(crate) async fn state(wire: &mut impl Wire, job: &str) -> Result<Option<JobS
         .transpose()
 }
 
-/// Every job, in insertion order.
+/// Every job, in insertion order (natively `Leases::jobs`; the protocol has no such request).
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) async fn jobs(wire: &mut impl Wire) -> Result<Vec<JobState>> {
     let answer = wire.run("jobs", Sql::Jobs, Vec::new()).await?;
     answer

@@ -193,6 +193,13 @@ pub(crate) async fn create_schema(wire: &mut impl Wire, operation: &'static str)
     .await
 }
 
+/// The busy timeout as the session's `lock_timeout` (`250ms`): at least a millisecond (`0`
+/// would mean no limit at all).
+pub(crate) fn lock_timeout_setting(timeout: std::time::Duration) -> String {
+    let millis = timeout.as_millis().clamp(1, i32::MAX as u128);
+    format!("{millis}ms")
+}
+
 /// Sets a new connection up for the store: the session settings (`lock_timeout`, the lock
 /// timeout as PostgreSQL writes it, `250ms`), then the schema checked and made or repaired where
 /// it is not in place. `label`: the redacted URL, for messages.

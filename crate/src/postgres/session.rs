@@ -12,7 +12,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::failure::{connection_lost, is_transient, postgres_error, refused_for_good};
 use super::native_wire::ClientWire;
-use super::schema::set_up;
+use super::schema::{lock_timeout_setting, set_up};
 use super::tls;
 pub(super) use super::wire::SESSION_SETTINGS;
 use super::wire::{PgType, Sql};
@@ -273,8 +273,7 @@ impl Link {
     fn open_session(&self, operation: &'static str) -> Result<Session> {
         let failed = |source: postgres::Error| failure(operation, source);
         let mut client = self.connect(operation)?;
-        let millis = self.lock_timeout.as_millis().clamp(1, i32::MAX as u128);
-        let lock_timeout = format!("{millis}ms");
+        let lock_timeout = lock_timeout_setting(self.lock_timeout);
         ready(set_up(
             &mut ClientWire::bare(&mut client),
             &lock_timeout,

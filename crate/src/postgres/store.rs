@@ -9,11 +9,10 @@ use postgres::{Config, Row};
 
 use super::failure::pg;
 use super::native_wire::ClientWire;
-use super::ops;
 use super::schema::create_schema;
 use super::session::{Link, Session};
 use super::tls;
-use super::wire::{Sql, Value};
+use super::{checks, ops};
 use crate::async_leases::ready;
 use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
@@ -21,13 +20,10 @@ use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome};
-use crate::rules::batch::check_new_job;
 use crate::rules::fenced::{FencedHandle, Finish, Statement as FencedStatement};
-use crate::rules::queues::{check_optional_queue, check_queues};
+use crate::rules::queues::check_queues;
 use crate::rules::DEFAULT_QUEUE;
-use crate::rules::{
-    check_now, check_owner_count, check_time, target::redact_url, LeaseRow, LeaseWindow,
-};
+use crate::rules::{check_owner_count, target::redact_url, LeaseRow, LeaseWindow};
 
 pub(super) use super::ops::{candidates_per_bucket, MAX_TRIES};
 
@@ -73,22 +69,7 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-/// PostgreSQL `text` cannot hold U+0000; refuse such strings before touching the server.
-pub(super) fn check_text(argument: &'static str, value: &str) -> Result<()> {
-    if value.contains('\0') {
-        return Err(Error::invalid(
-            argument,
-            "contains the character U+0000, which PostgreSQL text cannot store",
-        ));
-    }
-    Ok(())
-}
-
-/// [`check_text`] on the lease's job and owner.
-pub(super) fn check_lease(lease: &Lease) -> Result<()> {
-    check_text("job", &lease.job)?;
-    check_text("owner", &lease.owner)
-}
+pub(super) use super::checks::{check_lease, check_text};
 
 /// The lease in a row of `SELECT owner, until, fence, done FROM jobs ...`, if there is a row.
 pub(super) fn lease_of(row: Option<Row>, operation: &'static str) -> Result<Option<LeaseRow>> {
@@ -215,20 +196,6 @@ impl PgStore {
             ready(work(&mut ClientWire::of(session)))
         })
     }
-
-    /// A fenced `UPDATE` (renew, complete, release, fail) of `lease`, its reason read on no match.
-    fn fenced_update(
-        &self,
-        operation: &'static str,
-        sql: Sql,
-        params: Vec<Value>,
-        lease: &Lease,
-        live_at: Option<f64>,
-    ) -> Result<Outcome<()>> {
-        self.run(operation, async |wire| {
-            ops::fenced_update(wire, operation, sql, params, lease, live_at).await
-        })
-    }
 }
 
 impl Leases for PgStore {
@@ -244,11 +211,7 @@ impl Leases for PgStore {
     }
 
     fn enqueue_job(&self, new: &NewJob) -> Result<bool> {
-        check_new_job(new)?;
-        check_text("job", &new.job)?;
-        if let Some(payload) = &new.payload {
-            check_text("payload", payload)?;
-        }
+        checks::enqueue(new)?;
         self.run("enqueue", async |wire| ops::enqueue(wire, new).await)
     }
 
@@ -332,40 +295,27 @@ impl Leases for PgStore {
     }
 
     fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
-        let window = LeaseWindow::new(now, ttl)?;
-        check_text("job", job)?;
-        check_text("owner", owner)?;
+        let window = checks::claim(job, owner, now, ttl)?;
         self.claim_within(job, owner, window)
     }
 
     fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
-        let until = LeaseWindow::new(now, ttl)?.until();
-        check_lease(lease)?;
-        let mut params = ops::lease_params(lease);
-        params.extend([now.into(), until.into()]);
-        self.fenced_update("renew", Sql::Renew, params, lease, Some(now))
+        let until = checks::renew(lease, now, ttl)?;
+        self.run("renew", async |wire| {
+            ops::renew(wire, lease, now, until).await
+        })
     }
 
     fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
-        check_now(now)?;
-        check_lease(lease)?;
-        if let Some(result) = result {
-            check_text("result", result)?;
-        }
-        let mut params = ops::lease_params(lease);
-        params.extend([now.into(), result.into()]);
-        self.fenced_update("complete", Sql::Complete, params, lease, Some(now))
+        checks::complete(lease, now, result)?;
+        self.run("complete", async |wire| {
+            ops::complete(wire, lease, now, result).await
+        })
     }
 
     fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
         check_lease(lease)?;
-        self.fenced_update(
-            "release",
-            Sql::Release,
-            ops::lease_params(lease),
-            lease,
-            None,
-        )
+        self.run("release", async |wire| ops::release(wire, lease).await)
     }
 
     fn claim_next_in(
@@ -375,9 +325,7 @@ impl Leases for PgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Option<ClaimedJob>> {
-        let window = LeaseWindow::new(now, ttl)?;
-        check_queues(queues)?;
-        check_text("owner", owner)?;
+        let window = checks::claim_next(queues, owner, now, ttl)?;
         let queues: Option<Vec<&str>> = queues.map(<[&str]>::to_vec);
         self.run("claim_next", async |wire| {
             ops::claim_next(wire, queues, owner, window).await
@@ -391,28 +339,14 @@ impl Leases for PgStore {
         retry_at: Option<f64>,
         error: Option<&str>,
     ) -> Result<Outcome<()>> {
-        check_now(now)?;
-        check_time("retry_at", retry_at)?;
-        check_lease(lease)?;
-        if let Some(error) = error {
-            check_text("error", error)?;
-        }
-        let mut params = ops::lease_params(lease);
-        params.push(now.into());
-        let sql = match retry_at {
-            Some(retry_at) => {
-                params.push(retry_at.into());
-                Sql::FailRetry
-            }
-            None => Sql::FailDead,
-        };
-        params.push(error.into());
-        self.fenced_update("fail", sql, params, lease, Some(now))
+        checks::fail(lease, now, retry_at, error)?;
+        self.run("fail", async |wire| {
+            ops::fail(wire, lease, now, retry_at, error).await
+        })
     }
 
     fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
-        check_now(now)?;
-        check_text("job", job)?;
+        checks::revive(job, now)?;
         self.run("revive", async |wire| ops::revive(wire, job, now).await)
     }
 
@@ -464,8 +398,7 @@ impl Leases for PgStore {
     }
 
     fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
-        check_now(now)?;
-        check_optional_queue("queue", queue)?;
+        checks::stats(queue, now)?;
         self.run("stats", async |wire| ops::stats(wire, queue, now).await)
     }
 

@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 
 /// A statement of the backend: its text (from `sql/*.sql` where it is longer than a line) and
 /// the types of its parameters, so that every client prepares it the same way.
+// In wasm the batch and listing statements wait for their operations to be carried over.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Sql {
     /// The session's settings ([`SESSION_SETTINGS`]), `$1` the lock timeout.

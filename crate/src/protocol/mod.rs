@@ -40,6 +40,8 @@ use crate::rules::fenced::{Finish, Statement};
 // The wasm calls answer with the typed value (no JSON in between).
 #[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
 pub(crate) use dispatch::answer;
+#[cfg(all(pg, target_arch = "wasm32"))]
+pub(crate) use dispatch::run;
 pub use dispatch::{execute, respond, Backend};
 #[cfg(target_arch = "wasm32")]
 pub(crate) use read::js_name;

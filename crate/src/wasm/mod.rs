@@ -17,6 +17,8 @@ use crate::{LeaseStore, Result};
 
 #[cfg(feature = "node")]
 mod node_vfs;
+#[cfg(feature = "node")]
+mod postgres;
 
 #[cfg(feature = "browser")]
 mod browser_host;

@@ -1,0 +1,85 @@
+//! PostgreSQL from Node: [`WasmPgStore`], the store the npm package's `LeaseStore.open(url)`
+//! returns for a `postgres://` URL. JavaScript lends it a `pg` pool and does the network I/O; the
+//! statements, the checks, the reasons and their order are the crate's (`crate::postgres`), run
+//! through the same protocol dispatch as every other store, answering with promises.
+
+mod js_wire;
+mod store;
+
+use std::rc::Rc;
+
+use js_sys::{Array, Promise};
+use wasm_bindgen::prelude::*;
+
+use super::{answer_to_js, error_to_js, request_from_js};
+use crate::postgres::schema::lock_timeout_setting;
+use crate::rules::target::redact_url;
+use store::{NodePgStore, PgPool};
+
+/// A lease store on a PostgreSQL server, through a `pg` pool:
+///
+/// ```js
+/// const { Pool } = require('pg');
+/// const store = WasmPgStore.onPool(new Pool({ connectionString: url }), url, 10000);
+/// await store.call('enqueue', ['job']);                    // {value: true, reason: null}
+/// const { value: fence } = await store.call('claim', ['job', 'A', 0, 30]);
+/// ```
+#[wasm_bindgen]
+pub struct WasmPgStore {
+    store: Rc<NodePgStore>,
+}
+
+#[wasm_bindgen]
+impl WasmPgStore {
+    /// A store on `pool` (a `pg` `Pool`). `url` names the server in messages (its password is
+    /// never shown); `busyTimeoutMs` is each connection's `lock_timeout`. Connects nothing yet.
+    #[wasm_bindgen(js_name = onPool)]
+    pub fn on_pool(pool: PgPool, url: &str, busy_timeout_ms: f64) -> Result<WasmPgStore, JsValue> {
+        if !(busy_timeout_ms.is_finite() && busy_timeout_ms >= 0.0) {
+            return Err(super::js_error(
+                "invalid_argument",
+                "busyTimeout must be a finite number of milliseconds, 0 or more",
+            ));
+        }
+        let timeout = std::time::Duration::from_millis(busy_timeout_ms as u64);
+        Ok(WasmPgStore {
+            store: Rc::new(NodePgStore {
+                pool,
+                lock_timeout: lock_timeout_setting(timeout),
+                label: redact_url(url),
+            }),
+        })
+    }
+
+    /// Borrows a connection and sets it up (the session settings, the schema checked and made
+    /// where missing): a promise that rejects, with the reason, when the server cannot be used.
+    pub fn connect(&self) -> Promise {
+        let store = Rc::clone(&self.store);
+        wasm_bindgen_futures::future_to_promise(async move {
+            store.connect().await.map_err(|e| error_to_js(&e))?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// The server's URL with any password replaced by `***`.
+    pub fn url(&self) -> String {
+        self.store.label.clone()
+    }
+
+    /// Runs the operation `op` with its positional arguments, as `WasmStore.call` takes them: a
+    /// promise of `{value, reason}`, rejected with an `Error` carrying `code` and `retryable`.
+    pub fn call(&self, op: &str, args: Array) -> Promise {
+        let request = match request_from_js(op, &args) {
+            Ok(request) => request,
+            Err(err) => return Promise::reject(&err),
+        };
+        let store = Rc::clone(&self.store);
+        wasm_bindgen_futures::future_to_promise(async move {
+            request.validate().map_err(|e| error_to_js(&e))?;
+            match crate::protocol::run(&*store, &request).await {
+                Ok(answer) => answer_to_js(&answer),
+                Err(err) => Err(error_to_js(&err)),
+            }
+        })
+    }
+}

@@ -1,0 +1,277 @@
+//! [`NodePgStore`]: the contract on PostgreSQL from Node, as [`AsyncLeases`]: each operation
+//! borrows a connection from a `pg` pool, sets it up the first time (the session settings, the
+//! schema checked or made: `postgres/schema.rs`), and runs the operation written once in
+//! `postgres/ops.rs` on it. Arguments are checked before a connection is borrowed
+//! (`postgres/checks.rs`), as natively.
+
+use js_sys::{Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::js_wire::{reported, JsWire, PgClient};
+use crate::async_leases::AsyncLeases;
+use crate::batch::{LeaseCompletion, NewJob};
+use crate::error::{Error, Result};
+use crate::lease::Lease;
+use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::postgres::{checks, ops, schema};
+use crate::rules::fenced::{Finish, Statement};
+use crate::schedule::{Schedule, StoredSchedule};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A `pg` `Pool`.
+    #[derive(Clone)]
+    pub type PgPool;
+
+    /// `pool.connect()`: a promise of a client lent out until its `release`.
+    #[wasm_bindgen(method, catch)]
+    fn connect(this: &PgPool) -> std::result::Result<Promise, JsValue>;
+
+    /// `client.release(destroy)`: back to the pool, or closed (`true`) when it is broken.
+    #[wasm_bindgen(method)]
+    fn release(this: &PgClient, destroy: bool);
+}
+
+/// Set on a pooled client once this crate has set it up (`schema::set_up`).
+const SET_UP: &str = "__leasefenceSetUp";
+
+/// The store: a pool, the lock timeout each connection is set up with, and the URL for messages
+/// (password redacted).
+pub(super) struct NodePgStore {
+    pub(super) pool: PgPool,
+    /// The busy timeout as PostgreSQL's `lock_timeout` (`250ms`).
+    pub(super) lock_timeout: String,
+    pub(super) label: String,
+}
+
+/// What an operation not carried over yet answers: the operation works natively on PostgreSQL
+/// and on SQLite files from Node.
+fn not_yet(operation: &'static str) -> Error {
+    Error::invalid(
+        operation,
+        format!(
+            "`{operation}` on PostgreSQL from Node is not available in this version (it is in the \
+             Rust crate, and on SQLite files in Node): use claim, claimNext, renew, complete, \
+             release, fail, revive, enqueue, state or stats here"
+        ),
+    )
+}
+
+impl NodePgStore {
+    /// Sets a connection up, so that a wrong password or an unreachable server shows at open.
+    pub(super) async fn connect(&self) -> Result<()> {
+        self.run("connect", async |_| Ok(())).await
+    }
+
+    /// Runs `work` on a pooled connection, set up first if it is new. A connection whose error
+    /// says it is lost is closed instead of going back to the pool; the next call gets a fresh one.
+    async fn run<T>(
+        &self,
+        operation: &'static str,
+        work: impl AsyncFnOnce(&mut JsWire) -> Result<T>,
+    ) -> Result<T> {
+        let promise = self.pool.connect().map_err(|e| reported(operation, &e))?;
+        let client: PgClient = JsFuture::from(promise)
+            .await
+            .map_err(|e| reported(operation, &e))?
+            .into();
+        let mut wire = JsWire {
+            client: client.clone(),
+        };
+        let result = async {
+            let ready = Reflect::get(&client, &SET_UP.into())
+                .map(|v| v.is_truthy())
+                .unwrap_or(false);
+            if !ready {
+                schema::set_up(&mut wire, &self.lock_timeout, &self.label).await?;
+                let _ = Reflect::set(&client, &SET_UP.into(), &true.into());
+            }
+            work(&mut wire).await
+        }
+        .await;
+        let broken = matches!(
+            result,
+            Err(Error::Postgres {
+                disconnected: true,
+                ..
+            })
+        );
+        client.release(broken);
+        result
+    }
+}
+
+impl AsyncLeases for NodePgStore {
+    async fn init(&self) -> Result<()> {
+        self.run("init", async |wire| {
+            schema::create_schema(wire, "init").await
+        })
+        .await
+    }
+    async fn enqueue_job(&self, new: &NewJob) -> Result<bool> {
+        checks::enqueue(new)?;
+        self.run("enqueue", async |wire| ops::enqueue(wire, new).await)
+            .await
+    }
+    async fn state(&self, job: &str) -> Result<Option<JobState>> {
+        checks::check_text("job", job)?;
+        self.run("state", async |wire| ops::state(wire, job).await)
+            .await
+    }
+    async fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
+        let window = checks::claim(job, owner, now, ttl)?;
+        self.run("claim", async |wire| {
+            ops::claim(wire, "claim", job, owner, window).await
+        })
+        .await
+    }
+    async fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
+        let until = checks::renew(lease, now, ttl)?;
+        self.run("renew", async |wire| {
+            ops::renew(wire, lease, now, until).await
+        })
+        .await
+    }
+    async fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
+        checks::complete(lease, now, result)?;
+        self.run("complete", async |wire| {
+            ops::complete(wire, lease, now, result).await
+        })
+        .await
+    }
+    async fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
+        checks::check_lease(lease)?;
+        self.run("release", async |wire| ops::release(wire, lease).await)
+            .await
+    }
+    async fn claim_many(
+        &self,
+        _job: &str,
+        _owners: &[&str],
+        _now: f64,
+        _ttl: f64,
+    ) -> Result<Vec<Outcome<Fence>>> {
+        Err(not_yet("claimMany"))
+    }
+    async fn claim_next_in(
+        &self,
+        queues: Option<&[&str]>,
+        owner: &str,
+        now: f64,
+        ttl: f64,
+    ) -> Result<Option<ClaimedJob>> {
+        let window = checks::claim_next(queues, owner, now, ttl)?;
+        let queues = queues.map(<[&str]>::to_vec);
+        self.run("claim_next", async |wire| {
+            ops::claim_next(wire, queues, owner, window).await
+        })
+        .await
+    }
+    async fn fail(
+        &self,
+        lease: &Lease,
+        now: f64,
+        retry_at: Option<f64>,
+        error: Option<&str>,
+    ) -> Result<Outcome<()>> {
+        checks::fail(lease, now, retry_at, error)?;
+        self.run("fail", async |wire| {
+            ops::fail(wire, lease, now, retry_at, error).await
+        })
+        .await
+    }
+    async fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
+        checks::revive(job, now)?;
+        self.run("revive", async |wire| ops::revive(wire, job, now).await)
+            .await
+    }
+    async fn inspect(&self, _job: &str) -> Result<Option<Inspection>> {
+        Err(not_yet("inspect"))
+    }
+    async fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
+        checks::stats(queue, now)?;
+        self.run("stats", async |wire| ops::stats(wire, queue, now).await)
+            .await
+    }
+    async fn enqueue_many(&self, _jobs: &[NewJob]) -> Result<Vec<bool>> {
+        Err(not_yet("enqueueMany"))
+    }
+    async fn enqueue_many_with(
+        &self,
+        _jobs: &[NewJob],
+        _statements: &[Statement],
+    ) -> Result<Vec<bool>> {
+        Err(not_yet("enqueueMany"))
+    }
+    async fn claim_next_many_in(
+        &self,
+        _queues: Option<&[&str]>,
+        _owner: &str,
+        _n: usize,
+        _now: f64,
+        _ttl: f64,
+    ) -> Result<Vec<ClaimedJob>> {
+        Err(not_yet("claimNextMany"))
+    }
+    async fn renew_many(
+        &self,
+        _leases: &[Lease],
+        _now: f64,
+        _ttl: f64,
+    ) -> Result<Vec<Outcome<()>>> {
+        Err(not_yet("renewMany"))
+    }
+    async fn complete_many(
+        &self,
+        _completions: &[LeaseCompletion],
+        _now: f64,
+    ) -> Result<Vec<Outcome<()>>> {
+        Err(not_yet("completeMany"))
+    }
+    async fn schedule(&self, _schedule: &Schedule) -> Result<()> {
+        Err(not_yet("schedule"))
+    }
+    async fn unschedule(&self, _name: &str) -> Result<bool> {
+        Err(not_yet("unschedule"))
+    }
+    async fn schedules(&self) -> Result<Vec<StoredSchedule>> {
+        Err(not_yet("schedules"))
+    }
+    async fn enqueue_due(&self, _now: f64) -> Result<Vec<String>> {
+        Err(not_yet("enqueueDue"))
+    }
+    async fn list_jobs(&self, _query: &crate::JobQuery, _now: f64) -> Result<crate::JobPage> {
+        Err(not_yet("listJobs"))
+    }
+    async fn queue_stats(&self, _now: f64) -> Result<Vec<crate::QueueCounts>> {
+        Err(not_yet("queueStats"))
+    }
+    async fn heartbeat(
+        &self,
+        _beat: &crate::WorkerBeat,
+        _leases: &[Lease],
+        _now: f64,
+        _ttl: f64,
+    ) -> Result<Vec<Outcome<()>>> {
+        Err(not_yet("heartbeat"))
+    }
+    async fn list_workers(&self, _now: f64) -> Result<Vec<crate::WorkerInfo>> {
+        Err(not_yet("listWorkers"))
+    }
+    async fn oldest_waiting(&self, _now: f64) -> Result<Vec<crate::QueueWaiting>> {
+        Err(not_yet("oldestWaiting"))
+    }
+    async fn next_due_in(&self, _queues: Option<&[&str]>) -> Result<Option<f64>> {
+        Err(not_yet("nextDue"))
+    }
+    async fn fenced(
+        &self,
+        _lease: &Lease,
+        _now: f64,
+        _statements: &[Statement],
+        _finish: Finish,
+    ) -> Result<Outcome<()>> {
+        Err(not_yet("fenced"))
+    }
+}

@@ -1,0 +1,217 @@
+// The npm package on PostgreSQL (`LeaseStore.open('postgres://...')`), against the real server
+// `bash scripts/postgres.sh` starts (LEASEFENCE_PG_URL; without it every test here is skipped, as
+// the Rust suite's PostgreSQL tests are ignored). Each test works in a schema of its own.
+//
+// - the shared vectors whose operations PostgreSQL from Node has, each on a fresh schema;
+// - Node processes and native `leasefence batch` processes draining one database at once: each
+//   job claimed and completed once, no fence handed out twice, stale writes refused;
+// - a crash restart of the server mid-run: every error retryable, nothing acknowledged lost, the
+//   store carries on by itself;
+// - errors: an unknown database is refused for good, an unreachable server is retryable, and
+//   neither message shows the password;
+// - the contract's SQL is written once, in the crate: none of it in the package's JavaScript.
+import assert from 'node:assert/strict';
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import test, { after } from 'node:test';
+
+import { HERE, NativeBatch, PKG, jsonLines, killLiveChildren, loadPackage, runNode } from './helpers.mjs';
+import { operationsOf, runVector, vectors } from './vector-runner.mjs';
+
+after(killLiveChildren);
+
+const URL_ = process.env.LEASEFENCE_PG_URL;
+const skip = URL_ ? false : 'needs LEASEFENCE_PG_URL: run `bash scripts/postgres.sh`';
+const { LeaseStore } = loadPackage();
+const { Client } = createRequire(import.meta.url)('pg');
+
+/** The operations PostgreSQL from Node has in this version (crate/src/wasm/postgres/store.rs). */
+const ON_POSTGRES = new Set(['enqueue', 'state', 'claim', 'renew', 'complete', 'release', 'claimNext', 'fail', 'revive', 'stats']);
+
+let schemas = 0;
+const made = [];
+
+/** A fresh schema; the URL that works in it. Dropped when the file's tests end. */
+async function freshSchema(label) {
+  const name = `node_${label}_${process.pid}_${schemas++}`.replace(/[^a-z0-9_]/gi, '_').toLowerCase();
+  const admin = new Client({ connectionString: URL_ });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${name}`);
+  await admin.end();
+  made.push(name);
+  const separator = URL_.includes('?') ? '&' : '?';
+  return `${URL_}${separator}options=-csearch_path%3D${name}`;
+}
+
+after(async () => {
+  if (!URL_ || made.length === 0) return;
+  const admin = new Client({ connectionString: URL_ });
+  await admin.connect();
+  for (const name of made) await admin.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+  await admin.end();
+});
+
+const runnable = vectors().filter(([, vector]) => operationsOf(vector).every((op) => ON_POSTGRES.has(op)));
+
+test('enough shared vectors use only the operations PostgreSQL from Node has', { skip }, () => {
+  assert.ok(runnable.length >= 18, `only ${runnable.length} vectors`);
+});
+
+for (const [file, vector] of vectors()) {
+  const missing = operationsOf(vector).filter((op) => !ON_POSTGRES.has(op));
+  const reason = missing.length > 0 ? `uses ${missing.join(', ')}, not on PostgreSQL from Node yet` : skip;
+  test(`vector ${file} on PostgreSQL: ${vector.name}`, { skip: reason }, async () => {
+    const store = await LeaseStore.open(await freshSchema(file.replace(/\.json$/, '')));
+    try {
+      await runVector(store, vector, file);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+test('Node processes and native processes drain one database together, each job once', { skip }, async () => {
+  const url = await freshSchema('mix');
+  const JOBS = 240;
+  const seed = await LeaseStore.open(url);
+  for (let i = 0; i < JOBS; i++) assert.equal(await seed.enqueue(`job-${String(i).padStart(3, '0')}`), true);
+
+  // Two native `leasefence batch` processes on the same server, claiming and completing.
+  const nativeDrain = async (owner) => {
+    const batch = new NativeBatch(url);
+    const done = [];
+    for (;;) {
+      const claimed = await batch.request({ op: 'claim_next', owner, now: 1000, ttl: 600 });
+      assert.ok(!('error' in claimed), `${owner}: ${JSON.stringify(claimed)} ${batch.stderr}`);
+      if (claimed.value === null) break;
+      const { job, fence } = claimed.value;
+      const completed = await batch.request({ op: 'complete', job, owner, fence, now: 1001, result: `by ${owner}` });
+      done.push({ job, fence, completed: completed.value });
+    }
+    assert.equal(await batch.end(), 0, batch.stderr);
+    return done;
+  };
+  const child = path.join(HERE, 'pg-drain-child.mjs');
+  const [n1, n2, ...nodes] = await Promise.all([
+    nativeDrain('native-1'),
+    nativeDrain('native-2'),
+    ...['node-1', 'node-2', 'node-3'].map((owner) => runNode(child, [url, owner])),
+  ]);
+  const byOwner = { 'native-1': n1, 'native-2': n2 };
+  nodes.forEach((run, i) => {
+    assert.equal(run.code, 0, `node-${i + 1}: ${run.stderr}`);
+    const lines = jsonLines(run.stdout);
+    assert.deepEqual(lines.at(-1), { end: true }, `node-${i + 1} did not finish: ${run.stdout}`);
+    byOwner[`node-${i + 1}`] = lines.slice(0, -1);
+  });
+  const completedBy = new Map();
+  for (const [owner, done] of Object.entries(byOwner)) {
+    for (const { job, fence, completed } of done) {
+      assert.equal(completed, true, `${owner}'s complete of ${job} was refused`);
+      assert.equal(fence, 1, `${job} was claimed again (fence ${fence}) while its lease was live`);
+      assert.ok(!completedBy.has(job), `${job} completed by ${completedBy.get(job)} and ${owner}`);
+      completedBy.set(job, owner);
+    }
+  }
+  assert.equal(completedBy.size, JOBS, 'every job completed');
+  // Both kinds took part, and the rows say who completed each job.
+  const owners = new Set(completedBy.values());
+  assert.ok([...owners].some((o) => o.startsWith('native')) && [...owners].some((o) => o.startsWith('node')), [...owners].join());
+  for (const [job, owner] of completedBy) {
+    const row = await seed.state(job);
+    assert.equal(row.done, true);
+    assert.equal(row.result, `by ${owner}`);
+  }
+  // A stale write is refused with its reason, whichever side holds the job.
+  assert.equal(await seed.enqueue('late'), true);
+  const fence = await seed.claim('late', 'node-a', 2000, 1);
+  const newer = await seed.claim('late', 'node-b', 2002, 60);
+  assert.equal(newer, fence + 1);
+  const stale = await seed.withReason.complete('late', 'node-a', fence, 2003, 'stale');
+  assert.deepEqual(stale, { value: false, reason: { code: 'stale_fence', fence: newer } });
+  await seed.close();
+});
+
+test('a server restart mid-run: errors are retryable, nothing acknowledged is lost, the store carries on', { skip: skip || (!process.env.LEASEFENCE_PG_RESTART && 'needs LEASEFENCE_PG_RESTART') }, async () => {
+  const url = await freshSchema('restart');
+  const store = await LeaseStore.open(url, { busyTimeoutMs: 2000 });
+  const acknowledged = [];
+  const errors = [];
+  let restarted = false;
+  for (let i = 0; i < 60; i++) {
+    if (i === 20) {
+      execSync(process.env.LEASEFENCE_PG_RESTART, { stdio: 'inherit', shell: '/bin/bash' });
+      restarted = true;
+    }
+    const job = `job-${i}`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // A retried enqueue may find its job already there (the lost answer was a commit).
+        await store.enqueue(job);
+        const fence = await store.claim(job, 'A', 10, 600);
+        if (fence === null) {
+          // A claim (or the complete) committed before the connection broke and its answer was
+          // lost: the job is ours already, or done.
+          const row = await store.state(job);
+          assert.equal(row.owner, 'A');
+          if (!row.done) assert.equal(await store.complete(job, 'A', row.fence, 11, 'r'), true);
+        } else {
+          assert.equal(await store.complete(job, 'A', fence, 11, 'r'), true);
+        }
+        acknowledged.push(job);
+        break;
+      } catch (error) {
+        errors.push(error);
+        assert.equal(error.retryable, true, `not retryable: ${error.code} ${error.message}`);
+        assert.ok(attempt < 100, `still failing after 100 tries: ${error.message}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  }
+  assert.ok(restarted);
+  assert.ok(errors.length > 0, 'the restart did not reach the store (no error seen)');
+  assert.equal(acknowledged.length, 60);
+  const stats = await store.stats(12);
+  assert.equal(stats.done, 60, JSON.stringify(stats));
+  await store.close();
+});
+
+test('an unknown database is refused for good, an unreachable server is retryable; no password shown', { skip }, async () => {
+  const server = new URL(URL_);
+  const unknown = new URL(URL_);
+  unknown.pathname = '/no_such_database_here';
+  await assert.rejects(LeaseStore.open(unknown.href), (error) => {
+    assert.equal(error.code, 'storage');
+    assert.equal(error.retryable, false, error.message);
+    assert.match(error.message, /3D000|does not exist/);
+    return true;
+  });
+  // A port nobody listens on (the server's, plus one; chosen free by scripts/postgres.sh's range).
+  const closed = `postgres://someone:s3cret-pass@127.0.0.1:${Number(server.port) + 1}/db`;
+  await assert.rejects(LeaseStore.open(closed, { busyTimeoutMs: 1000 }), (error) => {
+    assert.equal(error.code, 'storage');
+    assert.equal(error.retryable, true, error.message);
+    assert.ok(!error.message.includes('s3cret-pass'), error.message);
+    return true;
+  });
+  // And the store's URL hides it (the test server trusts loopback, so any password opens).
+  const withPassword = new URL(URL_);
+  withPassword.username = 'postgres';
+  withPassword.password = 's3cret-pass';
+  const store = await LeaseStore.open(withPassword.href);
+  assert.ok(!store.url.includes('s3cret-pass') && store.url.includes('***'), store.url);
+  await store.close();
+});
+
+test('none of the contract\'s SQL is in the package\'s JavaScript: it comes from the crate', () => {
+  const files = fs.readdirSync(PKG, { recursive: true }).filter((f) => /\.(c|m)?js$/.test(f));
+  assert.ok(files.includes('index.cjs'), `no index.cjs in ${PKG}`);
+  const sql = /\b(UPDATE\s+jobs|INSERT\s+INTO\s+jobs|FROM\s+jobs|leasefence_order|pg_advisory_xact_lock|FOR\s+NO\s+KEY\s+UPDATE)\b/i;
+  for (const file of files) {
+    const text = fs.readFileSync(path.join(PKG, file), 'utf8');
+    const found = text.match(sql);
+    assert.equal(found, null, `${file} carries SQL of the contract (${found?.[0]}): it belongs in crate/src/postgres/`);
+  }
+});
