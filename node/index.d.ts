@@ -482,14 +482,18 @@ export type GroupedStore = {
 /**
  * A lease store on a PostgreSQL server (`await LeaseStore.open('postgres://...')`): the operations
  * of a {@link LeaseStore}, each answering a Promise, with the same checks, answers and reasons
- * (they are the Rust crate's, compiled to wasm; `pg` only carries statements and rows). In this
- * version `enqueue`, `state`, `claim`, `renew`, `complete`, `release`, `claimNext`, `fail`,
- * `revive` and `stats`; the others reject with `invalid_argument` saying so.
+ * (they are the Rust crate's, compiled to wasm; `pg` only carries statements and rows). `JobWorker`
+ * takes it. In this version `claimMany`, `fenced` and `enqueueMany` with statements reject with
+ * `invalid_argument` saying so.
  * @example
  * const store = await LeaseStore.open('postgres://app@db.internal/queue');
  * const fence = await store.claim('job', 'worker-a', Date.now() / 1000, 30);
  */
 export type PgLeaseStore = GroupedStore & {
+  /** The same store: its calls already answer Promises, each on a pooled connection. */
+  readonly grouped: GroupedStore;
+  /** The worker runtime's rules, computed by the crate's core; JobWorker uses them. */
+  readonly workerRules: WorkerRules;
   /** The server's URL, any password shown as `***`. */
   readonly url: string;
   /** Closes the pool's connections; later calls reject. */
@@ -714,7 +718,7 @@ export interface JobWorkerOptions {
  * await worker.run(async (job, { signal, payload }) => render(payload, { signal }));
  */
 export declare class JobWorker {
-  constructor(store: LeaseStore, options: JobWorkerOptions);
+  constructor(store: LeaseStore | PgLeaseStore, options: JobWorkerOptions);
   readonly owner: string;
   /** A copy of the counters. */
   readonly stats: WorkerStats;

@@ -5,10 +5,13 @@
 // operation answers a Promise. `pg` is an optional peer dependency: loaded only here, only when a
 // PostgreSQL URL is opened.
 const wasm = require('./wasm/leasefence.js');
-const { LeaseStoreCore, leaseErrors, toLeaseError } = require('../web/store/core.js');
+const { LeaseStoreCore, leaseErrors, toLeaseError, wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 const { invalidArgument } = require('./errors.cjs');
 
 const CONSTRUCT = Symbol('PgLeaseStore');
+
+// The worker rules on this thread's wasm, as a file store has them (JobWorker asks for them).
+const WORKER_RULES = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](...args));
 
 /** Whether `target` names a PostgreSQL server rather than a file. */
 const isPostgresUrl = (target) => /^postgres(ql)?:\/\//i.test(target);
@@ -53,6 +56,17 @@ class PgLeaseStore extends LeaseStoreCore {
     super({ call: (op, args) => inner.call(op, args) });
     this.#pool = pool;
     this.#inner = inner;
+    /**
+     * The operations for concurrent callers (JobWorker with `concurrency`): the store itself.
+     * Every call already answers a Promise on a connection of its own from the pool, and the
+     * server groups the commits that arrive together.
+     */
+    this.grouped = this;
+  }
+
+  /** The worker runtime's rules (backoff, attempts, renew times), computed by the crate's core. */
+  get workerRules() {
+    return WORKER_RULES;
   }
 
   /** The server's URL with any password replaced by `***`. */

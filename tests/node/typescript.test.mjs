@@ -177,6 +177,8 @@ export async function postgres(url: PostgresUrl): Promise<void> {
   exact<Fence | null>()(await p.claim('job', 'me', 0, 30));
   exact<boolean>()(await p.complete('job', 'me', 1, 1, 'r'));
   exact<Answer<boolean>>()(await p.withReason.renew('job', 'me', 1, 1, 30));
+  const w = new JobWorker(p, { ttl: 30, concurrency: 4 });
+  exact<WorkerStats>()(await w.run(async () => 'done', { untilEmpty: true }));
   exact<void>()(await p.close());
 }
 

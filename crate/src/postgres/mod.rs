@@ -101,7 +101,10 @@
 
 // The core, for every client: the statements and the operations over a `Wire`.
 pub(crate) mod checks;
+pub(crate) mod many;
 pub(crate) mod ops;
+pub(crate) mod reads;
+pub(crate) mod recurring;
 pub(crate) mod schema;
 pub(crate) mod wire;
 
@@ -117,11 +120,7 @@ mod fenced;
 #[cfg(not(target_arch = "wasm32"))]
 mod listen;
 #[cfg(not(target_arch = "wasm32"))]
-mod listing;
-#[cfg(not(target_arch = "wasm32"))]
-mod native_wire;
-#[cfg(not(target_arch = "wasm32"))]
-mod registry;
+pub(crate) mod native_wire;
 #[cfg(not(target_arch = "wasm32"))]
 mod schedule;
 #[cfg(not(target_arch = "wasm32"))]

@@ -7,7 +7,7 @@ use std::error::Error as StdError;
 
 use bytes::BytesMut;
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
-use postgres::Client;
+use postgres::{Client, GenericClient};
 
 use super::failure::pg;
 use super::session::{native_type, Session, Statements};
@@ -16,8 +16,8 @@ use crate::error::Result;
 
 /// A connection lent to one operation: a live session's client and its prepared statements, or
 /// (while the session is set up) a bare client.
-pub(super) struct ClientWire<'c> {
-    client: &'c mut Client,
+pub(super) struct ClientWire<'c, C: GenericClient = Client> {
+    client: &'c mut C,
     prepared: Option<&'c Statements>,
 }
 
@@ -29,9 +29,20 @@ impl<'c> ClientWire<'c> {
             prepared: Some(&session.stmts),
         }
     }
+}
 
-    /// A connection whose statements are not prepared yet.
-    pub(super) fn bare(client: &'c mut Client) -> Self {
+impl<'c, C: GenericClient> ClientWire<'c, C> {
+    /// A connection (or a transaction on it) with the session's prepared statements.
+    pub(super) fn prepared(client: &'c mut C, stmts: &'c Statements) -> Self {
+        ClientWire {
+            client,
+            prepared: Some(stmts),
+        }
+    }
+
+    /// A connection (or a caller's transaction) whose statements are not prepared: each is
+    /// prepared when it runs.
+    pub(super) fn bare(client: &'c mut C) -> Self {
         ClientWire {
             client,
             prepared: None,
@@ -39,7 +50,7 @@ impl<'c> ClientWire<'c> {
     }
 }
 
-impl Wire for ClientWire<'_> {
+impl<C: GenericClient> Wire for ClientWire<'_, C> {
     async fn run(
         &mut self,
         operation: &'static str,
@@ -154,7 +165,9 @@ impl ToSql for Value {
             Value::Float(x) => x.to_sql_checked(ty, out),
             Value::Bool(b) => b.to_sql_checked(ty, out),
             Value::TextArray(texts) => texts.to_sql_checked(ty, out),
+            Value::NullableTextArray(texts) => texts.to_sql_checked(ty, out),
             Value::IntArray(ns) => ns.to_sql_checked(ty, out),
+            Value::FloatArray(xs) => xs.to_sql_checked(ty, out),
         }
     }
 

@@ -6,11 +6,11 @@
 //! afterwards and ordered by [`crate::rules`], and if the row no longer explains the refusal
 //! (it changed in between) the `UPDATE` is tried again, at most [`MAX_TRIES`] times.
 
-use super::wire::{in_transaction, Row, Sql, Value, Wire};
+use super::wire::{in_transaction, Control, Row, Sql, Value, Wire};
 use crate::batch::NewJob;
 use crate::error::{Error, Result};
 use crate::lease::Lease;
-use crate::outcome::{ClaimedJob, Fence, JobCounts, JobState, Outcome};
+use crate::outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::DEFAULT_QUEUE;
 use crate::rules::{
     unexplained, why_claim_refused, why_revive_refused, why_write_refused, ClaimRefusal, LeaseRow,
@@ -337,4 +337,54 @@ pub(crate) async fn stats(
         done: count(3)?,
         dead: count(4)?,
     })
+}
+
+/// `inspect` of a job: its row, dead mark, payload, queue and failures, from one snapshot (a
+/// read-only `REPEATABLE READ` transaction).
+pub(crate) async fn inspect(wire: &mut impl Wire, job: &str) -> Result<Option<Inspection>> {
+    const OP: &str = "inspect";
+    wire.control(OP, Control::BeginSnapshot).await?;
+    let read = async {
+        let Some(row) = wire.run(OP, Sql::State, vec![job.into()]).await?.first() else {
+            return Ok(None);
+        };
+        let state = job_state(OP, &row)?;
+        let report = wire
+            .run(OP, Sql::JobReport, vec![job.into()])
+            .await?
+            .one(OP)?;
+        let failures = wire
+            .run(OP, Sql::Failures, vec![job.into()])
+            .await?
+            .rows
+            .iter()
+            .map(|row| {
+                Ok(Failure {
+                    fence: row.int(OP, 0)?,
+                    at: row.float(OP, 1)?,
+                    error: row.opt_text(OP, 2)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Dead: done (the row just read) and marked; a mark on a row not done counts for nothing.
+        let dead = state.done && report.flag(OP, 0)?;
+        Ok(Some(Inspection {
+            attempts: state.fence,
+            state,
+            dead,
+            payload: report.opt_text(OP, 1)?,
+            failures,
+            // A job whose row of leasefence_order is missing is in the default queue.
+            queue: report
+                .opt_text(OP, 2)?
+                .unwrap_or_else(|| DEFAULT_QUEUE.to_owned()),
+            priority: report.opt_int(OP, 3)?.unwrap_or(0),
+        }))
+    }
+    .await;
+    // Read-only: ending it either way changes nothing.
+    let ended = wire.control(OP, Control::Rollback).await;
+    let inspection = read?;
+    ended?;
+    Ok(inspection)
 }

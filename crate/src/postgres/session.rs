@@ -100,14 +100,31 @@ impl Statements {
     }
 
     /// The prepared statement of `sql`; `None` for the statements of the set-up, which run
-    /// before the tables they would be prepared against exist.
+    /// before the tables they would be prepared against exist, and the rare ones (a worker's
+    /// beat, once per renew interval; schedules; the idle worker's next due time; a dashboard's
+    /// reads), prepared when they run.
     pub(super) fn get(&self, sql: Sql) -> Option<&Statement> {
         Some(match sql {
             Sql::SessionSettings
             | Sql::Inspect
             | Sql::Columns
             | Sql::SchemaLock
-            | Sql::TrackBody => return None,
+            | Sql::TrackBody
+            | Sql::WorkerBeat
+            | Sql::WorkersPrune
+            | Sql::SchedulePut
+            | Sql::ScheduleDelete
+            | Sql::Schedules
+            | Sql::ScheduleLast
+            | Sql::NextDue
+            | Sql::ListByUntil
+            | Sql::ListDead
+            | Sql::ListNewest
+            | Sql::QueueStats
+            | Sql::DeadPerQueue
+            | Sql::OldestWaiting
+            | Sql::Workers
+            | Sql::HeldLeases => return None,
             Sql::Enqueue => &self.enqueue,
             Sql::SetQueue => &self.set_queue,
             Sql::State => &self.state,
@@ -138,6 +155,7 @@ impl Statements {
 pub(super) fn native_type(t: PgType) -> Type {
     match t {
         PgType::Text => Type::TEXT,
+        PgType::Bool => Type::BOOL,
         PgType::Int8 => Type::INT8,
         PgType::Float8 => Type::FLOAT8,
         PgType::TextArray => Type::TEXT_ARRAY,
@@ -306,18 +324,4 @@ impl Link {
             tainted: false,
         })
     }
-}
-
-/// A read-only transaction on one snapshot (REPEATABLE READ), for the reads that must describe
-/// one moment: a job's report, a page of jobs, every queue's counts.
-pub(super) fn read_snapshot<'c>(
-    client: &'c mut Client,
-    operation: &'static str,
-) -> Result<postgres::Transaction<'c>> {
-    client
-        .build_transaction()
-        .isolation_level(postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(super::failure::pg(operation))
 }

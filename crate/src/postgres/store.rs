@@ -10,22 +10,19 @@ use postgres::{Config, Row};
 use super::failure::pg;
 use super::native_wire::ClientWire;
 use super::schema::create_schema;
-use super::session::{Link, Session};
+use super::session::Link;
 use super::tls;
-use super::{checks, ops};
+use super::{checks, ops, reads};
 use crate::async_leases::ready;
 use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::options::OpenOptions;
-use crate::outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish, Statement as FencedStatement};
 use crate::rules::queues::check_queues;
-use crate::rules::DEFAULT_QUEUE;
-use crate::rules::{check_owner_count, target::redact_url, LeaseRow, LeaseWindow};
-
-pub(super) use super::ops::{candidates_per_bucket, MAX_TRIES};
+use crate::rules::{check_now, check_owner_count, target::redact_url, LeaseRow, LeaseWindow};
 
 /// How many connections `claim_many` opens at most: the owners are spread over them.
 /// PostgreSQL serves 100 connections by default, shared by every worker.
@@ -83,17 +80,6 @@ pub(super) fn lease_of(row: Option<Row>, operation: &'static str) -> Result<Opti
     })
     .transpose()
     .map_err(pg(operation))
-}
-
-pub(super) fn job_state(row: &Row) -> std::result::Result<JobState, postgres::Error> {
-    Ok(JobState {
-        id: row.try_get(0)?,
-        owner: row.try_get(1)?,
-        until: row.try_get(2)?,
-        fence: row.try_get(3)?,
-        result: row.try_get(4)?,
-        done: row.try_get::<_, i32>(5)? != 0,
-    })
 }
 
 impl PgStore {
@@ -186,8 +172,9 @@ impl PgStore {
         })
     }
 
-    /// Runs one operation of `ops.rs` on the live session (connecting first if need be).
-    fn run<T>(
+    /// Runs one operation of `ops.rs` or `many.rs` on the live session (connecting first if
+    /// need be).
+    pub(super) fn run<T>(
         &self,
         operation: &'static str,
         work: impl AsyncFnOnce(&mut ClientWire<'_>) -> Result<T>,
@@ -257,12 +244,8 @@ impl Leases for PgStore {
     fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
         check_queues(queues)?;
         let queues: Option<Vec<&str>> = queues.map(<[&str]>::to_vec);
-        self.link.with_session("next_due", |session| {
-            session
-                .client
-                .query_one(include_str!("sql/next_due.sql"), &[&queues])
-                .and_then(|row| row.try_get(0))
-                .map_err(pg("next_due"))
+        self.run("next_due", async |wire| {
+            super::recurring::next_due(wire, queues).await
         })
     }
 
@@ -352,49 +335,7 @@ impl Leases for PgStore {
 
     fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
         check_text("job", job)?;
-        self.link.with_session("inspect", |session| {
-            let Session { client, stmts, .. } = session;
-            // One snapshot for the row, the mark, the payload and the failures.
-            let mut tx = super::session::read_snapshot(client, "inspect")?;
-            let Some(row) = tx.query_opt(&stmts.state, &[&job]).map_err(pg("inspect"))? else {
-                return Ok(None);
-            };
-            let state = job_state(&row).map_err(pg("inspect"))?;
-            let report = tx
-                .query_one(&stmts.job_report, &[&job])
-                .map_err(pg("inspect"))?;
-            let failures = tx
-                .query(&stmts.failures, &[&job])
-                .map_err(pg("inspect"))?
-                .iter()
-                .map(|row| {
-                    Ok(Failure {
-                        fence: row.try_get(0)?,
-                        at: row.try_get(1)?,
-                        error: row.try_get(2)?,
-                    })
-                })
-                .collect::<std::result::Result<Vec<_>, postgres::Error>>()
-                .map_err(pg("inspect"))?;
-            // Dead: done (the row just read) and marked; a mark on a row not done counts for
-            // nothing.
-            let marked: bool = report.try_get(0).map_err(pg("inspect"))?;
-            let dead = state.done && marked;
-            let payload = report.try_get(1).map_err(pg("inspect"))?;
-            // A job whose row of leasefence_order is missing is in the default queue.
-            let queue: Option<String> = report.try_get(2).map_err(pg("inspect"))?;
-            let priority: Option<i64> = report.try_get(3).map_err(pg("inspect"))?;
-            tx.commit().map_err(pg("inspect"))?;
-            Ok(Some(Inspection {
-                attempts: state.fence,
-                state,
-                dead,
-                payload,
-                failures,
-                queue: queue.unwrap_or_else(|| DEFAULT_QUEUE.to_owned()),
-                priority: priority.unwrap_or(0),
-            }))
-        })
+        self.run("inspect", async |wire| ops::inspect(wire, job).await)
     }
 
     fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
@@ -403,14 +344,16 @@ impl Leases for PgStore {
     }
 
     fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
-        self.link.with_session("list_jobs", |session| {
-            super::listing::list_jobs(session, query, now)
+        let cursor = checks::list_jobs(query, now)?;
+        self.run("list_jobs", async |wire| {
+            reads::list_jobs(wire, query, cursor, now).await
         })
     }
 
     fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
-        self.link.with_session("queue_stats", |session| {
-            super::listing::queue_stats(session, now)
+        check_now(now)?;
+        self.run("queue_stats", async |wire| {
+            reads::queue_stats(wire, now).await
         })
     }
 
@@ -425,14 +368,16 @@ impl Leases for PgStore {
     }
 
     fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
-        self.link.with_session("list_workers", |session| {
-            super::registry::list_workers(session, now)
+        check_now(now)?;
+        self.run("list_workers", async |wire| {
+            reads::list_workers(wire, now).await
         })
     }
 
     fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
-        self.link.with_session("oldest_waiting", |session| {
-            super::listing::oldest_waiting(session, now)
+        check_now(now)?;
+        self.run("oldest_waiting", async |wire| {
+            reads::oldest_waiting(wire, now).await
         })
     }
 

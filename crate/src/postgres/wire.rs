@@ -28,6 +28,23 @@ pub(crate) enum Sql {
     SchemaLock,
     /// The trigger's body for `sql/schema.sql`, as a transaction-local setting.
     TrackBody,
+    /// A worker's beat (`sql/worker_beat.sql`).
+    WorkerBeat,
+    /// The registry's pruning (`sql/workers_prune.sql`).
+    WorkersPrune,
+    SchedulePut,
+    ScheduleDelete,
+    Schedules,
+    ScheduleLast,
+    NextDue,
+    ListByUntil,
+    ListDead,
+    ListNewest,
+    QueueStats,
+    DeadPerQueue,
+    OldestWaiting,
+    Workers,
+    HeldLeases,
     Enqueue,
     SetQueue,
     State,
@@ -56,6 +73,7 @@ pub(crate) enum Sql {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PgType {
     Text,
+    Bool,
     Int8,
     Float8,
     TextArray,
@@ -66,12 +84,27 @@ pub(crate) enum PgType {
 impl Sql {
     /// Every statement.
     #[cfg(test)]
-    pub(crate) const ALL: [Sql; 27] = [
+    pub(crate) const ALL: [Sql; 42] = [
+        Sql::ListByUntil,
+        Sql::ListDead,
+        Sql::ListNewest,
+        Sql::QueueStats,
+        Sql::DeadPerQueue,
+        Sql::OldestWaiting,
+        Sql::Workers,
+        Sql::HeldLeases,
+        Sql::SchedulePut,
+        Sql::ScheduleDelete,
+        Sql::Schedules,
+        Sql::ScheduleLast,
+        Sql::NextDue,
         Sql::SessionSettings,
         Sql::Inspect,
         Sql::Columns,
         Sql::SchemaLock,
         Sql::TrackBody,
+        Sql::WorkerBeat,
+        Sql::WorkersPrune,
         Sql::Enqueue,
         Sql::SetQueue,
         Sql::State,
@@ -104,6 +137,21 @@ impl Sql {
             Sql::Columns => include_str!("sql/columns.sql"),
             Sql::SchemaLock => "SELECT 1 FROM pg_advisory_xact_lock($1)",
             Sql::TrackBody => "SELECT set_config('leasefence.track_body', $1, true)",
+            Sql::WorkerBeat => include_str!("sql/worker_beat.sql"),
+            Sql::WorkersPrune => include_str!("sql/workers_prune.sql"),
+            Sql::SchedulePut => include_str!("sql/schedule_put.sql"),
+            Sql::ScheduleDelete => include_str!("sql/schedule_delete.sql"),
+            Sql::Schedules => include_str!("sql/schedules.sql"),
+            Sql::ScheduleLast => include_str!("sql/schedule_last.sql"),
+            Sql::NextDue => include_str!("sql/next_due.sql"),
+            Sql::ListByUntil => include_str!("sql/list_by_until.sql"),
+            Sql::ListDead => include_str!("sql/list_dead.sql"),
+            Sql::ListNewest => include_str!("sql/list_newest.sql"),
+            Sql::QueueStats => include_str!("sql/queue_stats.sql"),
+            Sql::DeadPerQueue => include_str!("sql/dead_per_queue.sql"),
+            Sql::OldestWaiting => include_str!("sql/oldest_waiting.sql"),
+            Sql::Workers => include_str!("sql/workers.sql"),
+            Sql::HeldLeases => include_str!("sql/held_leases.sql"),
             Sql::Enqueue => include_str!("sql/enqueue.sql"),
             Sql::SetQueue => include_str!("sql/set_queue.sql"),
             Sql::State => "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = $1",
@@ -156,6 +204,23 @@ impl Sql {
             Sql::SessionSettings | Sql::Inspect | Sql::TrackBody => &[Text],
             Sql::Columns => &[],
             Sql::SchemaLock => &[Int8],
+            Sql::WorkerBeat => &[
+                Text, Text, Int8, Float8, Float8, Float8, Float8, Int8, Int8, Int8, Int8, Int8,
+                Int8, Int8,
+            ],
+            Sql::WorkersPrune => &[Float8],
+            Sql::SchedulePut => &[Text, Text, Text, Text, Int8, Text, Text],
+            Sql::ScheduleDelete => &[Text],
+            Sql::Schedules => &[],
+            Sql::ScheduleLast => &[Text, Int8],
+            Sql::NextDue => &[TextArray],
+            Sql::ListByUntil => &[Float8, Float8, Float8, Int8, Bool, Text, Int8],
+            Sql::ListDead => &[Int8, Text, Int8],
+            Sql::ListNewest => &[Int8, Text, Bool, Int8],
+            Sql::QueueStats | Sql::OldestWaiting => &[Float8],
+            Sql::DeadPerQueue => &[],
+            Sql::Workers => &[Int8],
+            Sql::HeldLeases => &[Float8, Int8],
             Sql::Enqueue => &[Text, Float8, Text, Text],
             Sql::SetQueue => &[TextArray, TextArray, Int8Array],
             Sql::State | Sql::ReadLease | Sql::Payload | Sql::JobReport | Sql::Failures => &[Text],
@@ -198,6 +263,7 @@ impl PgType {
     fn sql_name(self) -> &'static str {
         match self {
             PgType::Text => "text",
+            PgType::Bool => "bool",
             PgType::Int8 => "int8",
             PgType::Float8 => "float8",
             PgType::TextArray => "text[]",
@@ -263,7 +329,10 @@ pub(crate) enum Value {
     Float(f64),
     Bool(bool),
     TextArray(Vec<String>),
+    /// A `text[]` with `NULL` items (payloads, results).
+    NullableTextArray(Vec<Option<String>>),
     IntArray(Vec<i64>),
+    FloatArray(Vec<f64>),
 }
 
 impl From<&str> for Value {
@@ -487,6 +556,9 @@ pub(crate) trait Wire {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Control {
     Begin,
+    /// A read-only transaction on one snapshot (`REPEATABLE READ`), for the reads that must
+    /// describe one moment.
+    BeginSnapshot,
     Commit,
     Rollback,
 }
@@ -495,6 +567,7 @@ impl Control {
     pub(crate) fn sql(self) -> &'static str {
         match self {
             Control::Begin => "BEGIN",
+            Control::BeginSnapshot => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
             Control::Commit => "COMMIT",
             Control::Rollback => "ROLLBACK",
         }

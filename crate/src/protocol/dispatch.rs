@@ -41,7 +41,7 @@ pub trait Backend {
     /// # struct Memory(LeaseStore);
     /// # impl Backend for Memory { fn store(&mut self) -> leasefence::Result<&LeaseStore> { Ok(&self.0) } }
     /// let mut backend = Memory(LeaseStore::open_in_memory()?);
-    /// assert!(store.enqueue("job").await?);
+    /// assert!(backend.leases()?.enqueue("job")?);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn leases(&mut self) -> Result<&dyn Leases> {

@@ -70,7 +70,7 @@ mod values;
 pub use handle::PgFencedTx;
 pub(super) use readings::{fingerprint_after, FINGERPRINT};
 
-use super::batch::check_pg_jobs;
+use super::checks;
 use super::session::Session;
 use super::store::{check_lease, check_text, PgStore};
 use crate::batch::NewJob;
@@ -149,7 +149,7 @@ impl PgStore {
         jobs: &[NewJob],
         statements: &[Statement],
     ) -> Result<Vec<bool>> {
-        check_pg_jobs(jobs)?;
+        checks::enqueue_many(jobs)?;
         crate::rules::fenced::check_statements(statements)?;
         if statements.is_empty() {
             return self.enqueue_many_on(jobs);

@@ -7,12 +7,14 @@ use postgres::Transaction;
 use super::handle::PgFencedTx;
 use super::readings::{compare, fingerprint, rows, Reading};
 use super::session_reset::{prepared_intact, prepared_row, refused_prepared, GIVE_BACK_SESSION};
+use crate::async_leases::ready;
 use crate::batch::NewJob;
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::outcome::Outcome;
-use crate::postgres::batch::enqueue_rows;
 use crate::postgres::failure::pg;
+use crate::postgres::many::enqueue_rows;
+use crate::postgres::native_wire::ClientWire;
 use crate::postgres::session::{Session, Statements};
 use crate::postgres::store::lease_of;
 use crate::rules::fenced::{Finish, Statement};
@@ -122,7 +124,10 @@ pub(super) fn enqueue_in_session(
         },
         |steps| {
             let stmts = steps.stmts;
-            enqueue_rows(&mut steps.tx, &stmts.enqueue_many, &stmts.set_queue, jobs)
+            ready(enqueue_rows(
+                &mut ClientWire::prepared(&mut steps.tx, stmts),
+                jobs,
+            ))
         },
     )
 }

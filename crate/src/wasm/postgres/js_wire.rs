@@ -96,9 +96,19 @@ fn value_to_js(value: &Value) -> JsValue {
         Value::Float(x) => (*x).into(),
         Value::Bool(b) => (*b).into(),
         Value::TextArray(texts) => texts.iter().map(JsValue::from).collect::<Array>().into(),
+        Value::NullableTextArray(texts) => texts
+            .iter()
+            .map(|text| text.as_deref().map_or(JsValue::NULL, JsValue::from))
+            .collect::<Array>()
+            .into(),
         Value::IntArray(ns) => ns
             .iter()
             .map(|n| JsValue::from(n.to_string()))
+            .collect::<Array>()
+            .into(),
+        Value::FloatArray(xs) => xs
+            .iter()
+            .map(|x| JsValue::from(*x))
             .collect::<Array>()
             .into(),
     }

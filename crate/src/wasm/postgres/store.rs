@@ -14,8 +14,12 @@ use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
-use crate::postgres::{checks, ops, schema};
+use crate::postgres::many::{self, ManyWrite};
+use crate::postgres::{checks, ops, reads, recurring, schema};
+use crate::rules::check_now;
 use crate::rules::fenced::{Finish, Statement};
+use crate::rules::queues::check_queues;
+use crate::rules::schedule::{check_name, now_seconds};
 use crate::schedule::{Schedule, StoredSchedule};
 
 #[wasm_bindgen]
@@ -52,13 +56,41 @@ fn not_yet(operation: &'static str) -> Error {
         operation,
         format!(
             "`{operation}` on PostgreSQL from Node is not available in this version (it is in the \
-             Rust crate, and on SQLite files in Node): use claim, claimNext, renew, complete, \
-             release, fail, revive, enqueue, state or stats here"
+             Rust crate, and on SQLite files in Node)"
         ),
     )
 }
 
 impl NodePgStore {
+    /// `renew_many`, and `heartbeat` with its beat, in one transaction.
+    async fn renew_with_beat(
+        &self,
+        operation: &'static str,
+        beat: Option<&crate::WorkerBeat>,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
+    ) -> Result<Vec<Outcome<()>>> {
+        let until = checks::renew_many(leases, beat, now, ttl)?;
+        let items: Vec<&Lease> = leases.iter().collect();
+        if items.is_empty() && beat.is_none() {
+            return Ok(Vec::new());
+        }
+        let beat = beat.map(|beat| (beat, ttl));
+        self.run(operation, async |wire| {
+            many::write_many(
+                wire,
+                operation,
+                &items,
+                now,
+                beat,
+                ManyWrite::Renew { until },
+            )
+            .await
+        })
+        .await
+    }
+
     /// Sets a connection up, so that a wrong password or an unreachable server shows at open.
     pub(super) async fn connect(&self) -> Result<()> {
         self.run("connect", async |_| Ok(())).await
@@ -186,16 +218,25 @@ impl AsyncLeases for NodePgStore {
         self.run("revive", async |wire| ops::revive(wire, job, now).await)
             .await
     }
-    async fn inspect(&self, _job: &str) -> Result<Option<Inspection>> {
-        Err(not_yet("inspect"))
+    async fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
+        checks::check_text("job", job)?;
+        self.run("inspect", async |wire| ops::inspect(wire, job).await)
+            .await
     }
     async fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
         checks::stats(queue, now)?;
         self.run("stats", async |wire| ops::stats(wire, queue, now).await)
             .await
     }
-    async fn enqueue_many(&self, _jobs: &[NewJob]) -> Result<Vec<bool>> {
-        Err(not_yet("enqueueMany"))
+    async fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
+        checks::enqueue_many(jobs)?;
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.run("enqueue_many", async |wire| {
+            many::enqueue_many(wire, jobs).await
+        })
+        .await
     }
     async fn enqueue_many_with(
         &self,
@@ -206,64 +247,111 @@ impl AsyncLeases for NodePgStore {
     }
     async fn claim_next_many_in(
         &self,
-        _queues: Option<&[&str]>,
-        _owner: &str,
-        _n: usize,
-        _now: f64,
-        _ttl: f64,
+        queues: Option<&[&str]>,
+        owner: &str,
+        n: usize,
+        now: f64,
+        ttl: f64,
     ) -> Result<Vec<ClaimedJob>> {
-        Err(not_yet("claimNextMany"))
+        let window = checks::claim_next_many(queues, owner, n, now, ttl)?;
+        let queues = queues.map(<[&str]>::to_vec);
+        self.run("claim_next_many", async |wire| {
+            many::claim_next_many(wire, queues, owner, n, window).await
+        })
+        .await
     }
-    async fn renew_many(
-        &self,
-        _leases: &[Lease],
-        _now: f64,
-        _ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        Err(not_yet("renewMany"))
+    async fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
+        self.renew_with_beat("renew_many", None, leases, now, ttl)
+            .await
     }
     async fn complete_many(
         &self,
-        _completions: &[LeaseCompletion],
-        _now: f64,
+        completions: &[LeaseCompletion],
+        now: f64,
     ) -> Result<Vec<Outcome<()>>> {
-        Err(not_yet("completeMany"))
+        checks::complete_many(completions, now)?;
+        let items: Vec<&Lease> = completions.iter().map(|done| &done.lease).collect();
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let write = ManyWrite::Complete { completions };
+        self.run("complete_many", async |wire| {
+            many::write_many(wire, "complete_many", &items, now, None, write).await
+        })
+        .await
     }
-    async fn schedule(&self, _schedule: &Schedule) -> Result<()> {
-        Err(not_yet("schedule"))
+    async fn schedule(&self, schedule: &Schedule) -> Result<()> {
+        checks::schedule(schedule)?;
+        self.run("schedule", async |wire| {
+            recurring::schedule(wire, schedule).await
+        })
+        .await
     }
-    async fn unschedule(&self, _name: &str) -> Result<bool> {
-        Err(not_yet("unschedule"))
+    async fn unschedule(&self, name: &str) -> Result<bool> {
+        check_name(name)?;
+        self.run("unschedule", async |wire| {
+            recurring::unschedule(wire, name).await
+        })
+        .await
     }
     async fn schedules(&self) -> Result<Vec<StoredSchedule>> {
-        Err(not_yet("schedules"))
+        self.run("schedules", async |wire| {
+            recurring::schedules(wire, "schedules").await
+        })
+        .await
     }
-    async fn enqueue_due(&self, _now: f64) -> Result<Vec<String>> {
-        Err(not_yet("enqueueDue"))
+    async fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
+        let now = now_seconds(now)?;
+        self.run("enqueue_due", async |wire| {
+            recurring::enqueue_due(wire, now).await
+        })
+        .await
     }
-    async fn list_jobs(&self, _query: &crate::JobQuery, _now: f64) -> Result<crate::JobPage> {
-        Err(not_yet("listJobs"))
+    async fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
+        let cursor = checks::list_jobs(query, now)?;
+        self.run("list_jobs", async |wire| {
+            reads::list_jobs(wire, query, cursor, now).await
+        })
+        .await
     }
-    async fn queue_stats(&self, _now: f64) -> Result<Vec<crate::QueueCounts>> {
-        Err(not_yet("queueStats"))
+    async fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
+        check_now(now)?;
+        self.run("queue_stats", async |wire| {
+            reads::queue_stats(wire, now).await
+        })
+        .await
     }
     async fn heartbeat(
         &self,
-        _beat: &crate::WorkerBeat,
-        _leases: &[Lease],
-        _now: f64,
-        _ttl: f64,
+        beat: &crate::WorkerBeat,
+        leases: &[Lease],
+        now: f64,
+        ttl: f64,
     ) -> Result<Vec<Outcome<()>>> {
-        Err(not_yet("heartbeat"))
+        self.renew_with_beat("heartbeat", Some(beat), leases, now, ttl)
+            .await
     }
-    async fn list_workers(&self, _now: f64) -> Result<Vec<crate::WorkerInfo>> {
-        Err(not_yet("listWorkers"))
+    async fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
+        check_now(now)?;
+        self.run("list_workers", async |wire| {
+            reads::list_workers(wire, now).await
+        })
+        .await
     }
-    async fn oldest_waiting(&self, _now: f64) -> Result<Vec<crate::QueueWaiting>> {
-        Err(not_yet("oldestWaiting"))
+    async fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
+        check_now(now)?;
+        self.run("oldest_waiting", async |wire| {
+            reads::oldest_waiting(wire, now).await
+        })
+        .await
     }
-    async fn next_due_in(&self, _queues: Option<&[&str]>) -> Result<Option<f64>> {
-        Err(not_yet("nextDue"))
+    async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
+        check_queues(queues)?;
+        let queues = queues.map(<[&str]>::to_vec);
+        self.run("next_due", async |wire| {
+            recurring::next_due(wire, queues).await
+        })
+        .await
     }
     async fn fenced(
         &self,
