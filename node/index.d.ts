@@ -483,7 +483,8 @@ export type GroupedStore = {
  * A lease store on a PostgreSQL server (`await LeaseStore.open('postgres://...')`): the operations
  * of a {@link LeaseStore}, each answering a Promise, with the same checks, answers and reasons
  * (they are the Rust crate's, compiled to wasm; `pg` only carries statements and rows). `JobWorker`
- * takes it. In this version `claimMany`, `fenced` and `enqueueMany` with statements reject with
+ * takes it. TLS follows libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` in the URL. In
+ * this version `fenced` (and `fencedResult`) and `enqueueMany` with statements reject with
  * `invalid_argument` saying so.
  * @example
  * const store = await LeaseStore.open('postgres://app@db.internal/queue');

@@ -4,6 +4,9 @@
 // and reason rules (crate/src/postgres/) and leaves only the network to `pg`, through a pool. Every
 // operation answers a Promise. `pg` is an optional peer dependency: loaded only here, only when a
 // PostgreSQL URL is opened.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const wasm = require('./wasm/leasefence.js');
 const { LeaseStoreCore, leaseErrors, toLeaseError, wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 const { invalidArgument } = require('./errors.cjs');
@@ -15,10 +18,6 @@ const WORKER_RULES = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](..
 
 /** Whether `target` names a PostgreSQL server rather than a file. */
 const isPostgresUrl = (target) => /^postgres(ql)?:\/\//i.test(target);
-
-// libpq's TLS parameters: refused until their libpq meanings are carried over (pg reads some of
-// them with meanings of its own).
-const TLS_PARAMS = ['sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'ssl'];
 
 /** Awaits `f()`, turning what it rejects with into a LeaseError. */
 async function leaseErrorsAsync(f) {
@@ -43,6 +42,18 @@ function loadPg() {
 }
 
 /**
+ * claimMany as the file store answers it (`{value, reasons}`, one reason per owner): the
+ * arguments checked by the crate, then every owner's claim at once, each on a connection of its
+ * own from the pool (owners past its size wait for one), so that they race at the server.
+ */
+async function claimMany(inner, args) {
+  leaseErrors(() => wasm.checkArguments('claimMany', args));
+  const [job, owners, now, ttl] = args;
+  const answers = await Promise.all(owners.map((owner) => inner.call('claim', [job, owner, now, ttl])));
+  return { value: answers.map((a) => a.value), reasons: answers.map((a) => a.reason ?? null) };
+}
+
+/**
  * A lease store on a PostgreSQL server. Open it with `await LeaseStore.open('postgres://...')`.
  * The same operations as a file store, each answering a Promise; the statements, checks and
  * reasons are the Rust crate's, so both answer alike.
@@ -53,7 +64,7 @@ class PgLeaseStore extends LeaseStoreCore {
 
   constructor(key, pool, inner) {
     if (key !== CONSTRUCT) throw invalidArgument('use `await LeaseStore.open(url)` to open a store');
-    super({ call: (op, args) => inner.call(op, args) });
+    super({ call: (op, args) => (op === 'claimMany' ? claimMany(inner, args) : inner.call(op, args)) });
     this.#pool = pool;
     this.#inner = inner;
     /**
@@ -115,35 +126,84 @@ async function openPostgres(url, options) {
       throw invalidArgument('LeaseStore.open(): not a usable PostgreSQL URL; write it as postgres://user:password@host:port/database');
     }
   })();
-  const tls = TLS_PARAMS.filter((name) => parsed.searchParams.has(name));
-  if (tls.length > 0) {
-    throw invalidArgument(
-      `LeaseStore.open(): ${tls.join(', ')} in the URL: TLS to PostgreSQL from Node is not available ` +
-        'in this version (the Rust crate has it); connect without TLS parameters, over a trusted network');
-  }
+  // sslmode, sslrootcert, sslcert and sslkey with libpq's meanings, read by the crate (pg gives
+  // some of them meanings of its own, so they never reach it).
+  const plan = leaseErrors(() => wasm.pgConnectPlan(url, ...libpqDefaults()));
   const maxConnections = options.maxConnections ?? 10;
   if (!Number.isInteger(maxConnections) || maxConnections < 1) {
     throw invalidArgument('LeaseStore.open(): `maxConnections` must be a whole number >= 1');
   }
   const { Pool } = loadPg();
-  const pool = new Pool({
-    connectionString: url,
-    max: maxConnections,
-    application_name: parsed.searchParams.get('application_name') ?? 'leasefence',
-    connectionTimeoutMillis: Math.max(options.busyTimeoutMs, 1000),
-  });
-  // A pooled connection that breaks while idle (a server restart) is dropped by the pool; the
-  // error must not crash the process. The next operation gets a fresh connection.
-  pool.on('error', () => {});
-  const inner = leaseErrors(() => wasm.WasmPgStore.onPool(lender(pool), url, options.busyTimeoutMs));
-  const store = new PgLeaseStore(CONSTRUCT, pool, inner);
+  const open = async (ssl) => {
+    const pool = new Pool({
+      connectionString: plan.url,
+      ssl,
+      max: maxConnections,
+      application_name: parsed.searchParams.get('application_name') ?? 'leasefence',
+      connectionTimeoutMillis: Math.max(options.busyTimeoutMs, 1000),
+    });
+    // A pooled connection that breaks while idle (a server restart) is dropped by the pool; the
+    // error must not crash the process. The next operation gets a fresh connection.
+    pool.on('error', () => {});
+    const inner = leaseErrors(() => wasm.WasmPgStore.onPool(lender(pool), url, options.busyTimeoutMs));
+    const store = new PgLeaseStore(CONSTRUCT, pool, inner);
+    try {
+      await leaseErrorsAsync(() => inner.connect());
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw error;
+    }
+    return store;
+  };
+  const ssl = tlsOptions(plan);
   try {
-    await leaseErrorsAsync(() => inner.connect());
+    return await open(ssl);
   } catch (error) {
-    await pool.end().catch(() => {});
+    // libpq's `prefer`: TLS when the server offers it, else in the clear.
+    if (plan.encrypt === 'prefer' && /does not support SSL/.test(String(error?.message))) return open(false);
     throw error;
   }
-  return store;
+}
+
+/** libpq's default files that exist: `[root.crt, postgresql.crt, postgresql.key]` (null when not). */
+function libpqDefaults() {
+  const dir = path.join(os.homedir(), '.postgresql');
+  const file = (name) => {
+    const at = path.join(dir, name);
+    try {
+      return fs.statSync(at).isFile() ? at : null;
+    } catch {
+      return null;
+    }
+  };
+  return [file('root.crt'), file('postgresql.crt'), file('postgresql.key')];
+}
+
+/** `pg`'s `ssl` option for the crate's plan (pgConnectPlan): the files read now, so a missing one fails at open. */
+function tlsOptions(plan) {
+  if (plan.encrypt === 'never') return false;
+  const read = (file, parameter) => {
+    try {
+      return fs.readFileSync(file);
+    } catch (error) {
+      throw invalidArgument(`LeaseStore.open(): cannot read ${parameter} ${JSON.stringify(file)}: ${error.message}`);
+    }
+  };
+  const ssl = {};
+  if (plan.check === 'none') {
+    // Encrypted, to whoever answers (libpq's prefer and require without a root certificate).
+    ssl.rejectUnauthorized = false;
+  } else {
+    // `system`: the roots Node trusts; else the authority in the file.
+    if (plan.rootCert !== 'system') ssl.ca = read(plan.rootCert, 'sslrootcert');
+    // verify-ca: the chain only; the name in the certificate is not compared with the host.
+    if (plan.check === 'chain') ssl.checkServerIdentity = () => undefined;
+  }
+  if (plan.clientCert) {
+    ssl.cert = read(plan.clientCert, 'sslcert');
+    ssl.key = read(plan.clientKey, 'sslkey');
+  }
+  return ssl;
 }
 
 module.exports = { PgLeaseStore, openPostgres, isPostgresUrl };

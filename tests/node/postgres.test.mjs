@@ -9,6 +9,9 @@
 //   store carries on by itself;
 // - errors: an unknown database is refused for good, an unreachable server is retryable, and
 //   neither message shows the password;
+// - TLS with libpq's sslmode meanings: encrypted where asked, the wrong server refused for good,
+//   a client certificate where the server wants one;
+// - JobWorkers draining a queue; what is not carried over yet refused, changing nothing;
 // - the contract's SQL is written once, in the crate: none of it in the package's JavaScript.
 import assert from 'node:assert/strict';
 import { execSync } from 'node:child_process';
@@ -30,7 +33,7 @@ const { Client } = createRequire(import.meta.url)('pg');
 /** The operations PostgreSQL from Node has in this version (crate/src/wasm/postgres/store.rs). */
 const ON_POSTGRES = new Set([
   'enqueue', 'state', 'claim', 'renew', 'complete', 'release', 'claimNext', 'fail', 'revive', 'stats', 'inspect',
-  'enqueueMany', 'claimNextMany', 'renewMany', 'completeMany', 'heartbeat',
+  'enqueueMany', 'claimNextMany', 'renewMany', 'completeMany', 'heartbeat', 'claimMany',
   'schedule', 'unschedule', 'schedules', 'enqueueDue', 'nextDue', 'listJobs', 'queueStats', 'oldestWaiting', 'listWorkers',
 ]);
 
@@ -264,6 +267,122 @@ test('an unknown database is refused for good, an unreachable server is retryabl
   withPassword.password = 's3cret-pass';
   const store = await LeaseStore.open(withPassword.href);
   assert.ok(!store.url.includes('s3cret-pass') && store.url.includes('***'), store.url);
+  await store.close();
+});
+
+/** scripts/postgres.sh's TLS material: the path of `file` in it. */
+const tlsFile = (file) => path.join(process.env.LEASEFENCE_PG_TLS_DIR, file);
+
+/** A URL as `role` (a login role pg_hba.conf lets in over TLS only) on `host`, in `schema`'s search path, with TLS parameters. */
+function tlsUrl(role, schemaUrl, host, params) {
+  const base = new URL(URL_);
+  const options = new URL(schemaUrl).searchParams.get('options');
+  const url = `postgres://${role}@${host}:${base.port}/postgres?options=${encodeURIComponent(options)}&application_name=${role}`;
+  return params ? `${url}&${params}` : url;
+}
+
+async function admin(query, params = []) {
+  const client = new Client({ connectionString: URL_ });
+  await client.connect();
+  try {
+    return (await client.query(query, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const tlsSkip = skip || (!process.env.LEASEFENCE_PG_TLS_DIR && 'needs LEASEFENCE_PG_TLS_DIR (scripts/postgres.sh)');
+
+test('TLS with libpq\'s sslmode meanings: encrypted where asked, the wrong server refused for good, a client certificate where the server wants one', { skip: tlsSkip }, async () => {
+  const schemaUrl = await freshSchema('tls');
+  // Roles only pg_hba.conf's TLS rules let in (scripts/postgres.sh).
+  for (const role of ['lf_tls', 'lf_cert']) {
+    await admin(`DO $$ BEGIN CREATE ROLE ${role} LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+  }
+  const ca = `sslrootcert=${encodeURIComponent(tlsFile('ca.pem'))}`;
+  const otherCa = `sslrootcert=${encodeURIComponent(tlsFile('other-ca.pem'))}`;
+
+  // The server refuses lf_tls in the clear, for good.
+  await assert.rejects(LeaseStore.open(tlsUrl('lf_tls', schemaUrl, 'localhost', 'sslmode=disable')), (error) => {
+    assert.equal(error.retryable, false, error.message);
+    assert.match(error.message, /no encryption|pg_hba/);
+    return true;
+  });
+
+  // Encrypted sessions: the default (prefer), require, verify-ca by address, verify-full by name.
+  const accepted = [
+    ['localhost', ''],
+    ['127.0.0.1', 'sslmode=require'],
+    ['127.0.0.1', `sslmode=verify-ca&${ca}`],
+    ['localhost', `sslmode=verify-full&${ca}`],
+    ['localhost', `sslmode=require&${ca}`],
+  ];
+  for (const [i, [host, params]] of accepted.entries()) {
+    const url = tlsUrl('lf_tls', schemaUrl, host, params);
+    const store = await LeaseStore.open(url);
+    assert.equal(await store.enqueue(`tls-${i}`), true, url);
+    assert.equal(await store.claim(`tls-${i}`, 'w', 0, 10), 1, url);
+    const [{ count }] = await admin("SELECT count(*)::int AS count FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'lf_tls' AND s.ssl");
+    assert.ok(count >= 1, `${url}: no encrypted session`);
+    await store.close();
+  }
+
+  // The wrong server, or no way to know: refused at open, naming the reason, not retryable.
+  const refused = [
+    ['127.0.0.1', `sslmode=verify-full&${ca}`, /certificate was refused/],
+    ['localhost', `sslmode=verify-full&${otherCa}`, /certificate was refused/],
+    ['localhost', `sslmode=verify-ca&${otherCa}`, /certificate was refused/],
+    ['localhost', `sslmode=require&${otherCa}`, /certificate was refused/],
+    ['localhost', `sslmode=verify-full&sslrootcert=${encodeURIComponent(tlsFile('no-such-ca.pem'))}`, /cannot read sslrootcert/],
+    ['localhost', 'sslmode=verify-full', /needs the certificate of the authority/],
+    ['localhost', 'sslmode=allow', /sslmode=allow is not supported/],
+  ];
+  for (const [host, params, expected] of refused) {
+    const url = tlsUrl('lf_tls', schemaUrl, host, params);
+    await assert.rejects(LeaseStore.open(url), (error) => {
+      assert.match(error.message, expected, url);
+      assert.equal(error.retryable, false, `${url}: ${error.message}`);
+      return true;
+    });
+  }
+
+  // lf_cert gets in with the client certificate the server trusts, and not without one.
+  const identity = (name) => `sslcert=${encodeURIComponent(tlsFile(`${name}.crt`))}&sslkey=${encodeURIComponent(tlsFile(`${name}.key`))}`;
+  const store = await LeaseStore.open(tlsUrl('lf_cert', schemaUrl, 'localhost', `sslmode=verify-full&${ca}&${identity('client')}`));
+  assert.equal(await store.enqueue('signed'), true);
+  const [{ dn }] = await admin("SELECT s.client_dn AS dn FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'lf_cert'");
+  assert.equal(dn, '/CN=lf_cert');
+  await store.close();
+  for (const params of [`sslmode=verify-full&${ca}`, `sslmode=verify-full&${ca}&${identity('other-client')}`, `sslmode=verify-full&${ca}&sslcert=${encodeURIComponent(tlsFile('client.crt'))}`]) {
+    await assert.rejects(LeaseStore.open(tlsUrl('lf_cert', schemaUrl, 'localhost', params)), (error) => {
+      assert.equal(error.retryable, false, `${params}: ${error.message}`);
+      return true;
+    });
+  }
+  // Nothing was written by the refused attempts.
+  const schema = decodeURIComponent(new URL(schemaUrl).searchParams.get('options')).split('=')[1];
+  const [{ rows }] = await admin(`SELECT count(*)::int AS rows FROM ${schema}.jobs`);
+  assert.equal(rows, accepted.length + 1);
+});
+
+test('what is not carried over yet is refused with a clear error and changes nothing', { skip }, async () => {
+  const store = await LeaseStore.open(await freshSchema('refused'));
+  assert.equal(await store.enqueue('j'), true);
+  const fence = await store.claim('j', 'w', 0, 60);
+  const attempts = [
+    () => store.fenced('j', 'w', fence, 1, [{ sql: 'SELECT 1', params: [] }], { complete: true, result: 'r' }),
+    () => store.enqueueMany([{ job: 'k' }], [{ sql: 'SELECT 1', params: [] }]),
+  ];
+  for (const attempt of attempts) {
+    await assert.rejects(attempt(), (error) => {
+      assert.equal(error.code, 'invalid_argument');
+      assert.equal(error.retryable, false);
+      assert.match(error.message, /not available in this version/);
+      return true;
+    });
+  }
+  assert.deepEqual(await store.state('j'), { id: 'j', owner: 'w', until: 60, fence, result: null, done: false });
+  assert.equal(await store.state('k'), null);
   await store.close();
 });
 

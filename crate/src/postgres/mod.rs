@@ -106,6 +106,7 @@ pub(crate) mod ops;
 pub(crate) mod reads;
 pub(crate) mod recurring;
 pub(crate) mod schema;
+pub(crate) mod tls_settings;
 pub(crate) mod wire;
 
 // The native client (the `postgres` crate) and what is built on it.

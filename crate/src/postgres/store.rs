@@ -134,7 +134,7 @@ impl PgStore {
         if config.get_application_name().is_none() {
             config.application_name("leasefence");
         }
-        config.ssl_mode(settings.mode.client_mode());
+        config.ssl_mode(tls::client_mode(settings.mode));
         Ok(PgStore {
             link: Link {
                 config,

@@ -33,118 +33,17 @@ use rustls::{
 };
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-/// libpq's `sslmode` values that this client implements (`allow` is not one of them: it is
-/// `prefer` with the order of the attempts reversed, and nobody should want it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SslMode {
-    Disable,
-    Prefer,
-    Require,
-    VerifyCa,
-    VerifyFull,
-}
+pub(crate) use super::tls_settings::{split_url, ServerCheck, SslMode, TlsSettings};
 
-impl SslMode {
-    fn parse(value: &str) -> Result<SslMode, String> {
-        Ok(match value {
-            "disable" => SslMode::Disable,
-            "prefer" => SslMode::Prefer,
-            "require" => SslMode::Require,
-            "verify-ca" => SslMode::VerifyCa,
-            "verify-full" => SslMode::VerifyFull,
-            other => {
-                return Err(format!(
-                    "sslmode={other} is not supported; use disable, prefer, require, verify-ca \
-                     or verify-full (verify-full checks that the server is the one named in the URL)"
-                ))
-            }
-        })
-    }
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            SslMode::Disable => "disable",
-            SslMode::Prefer => "prefer",
-            SslMode::Require => "require",
-            SslMode::VerifyCa => "verify-ca",
-            SslMode::VerifyFull => "verify-full",
+/// The client library's own mode: it knows whether to ask for TLS, not how to check it.
+pub(crate) fn client_mode(mode: SslMode) -> postgres::config::SslMode {
+    match mode {
+        SslMode::Disable => postgres::config::SslMode::Disable,
+        SslMode::Prefer => postgres::config::SslMode::Prefer,
+        SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
+            postgres::config::SslMode::Require
         }
     }
-
-    /// The client library's own mode: it knows whether to ask for TLS, not how to check it.
-    pub(crate) fn client_mode(self) -> postgres::config::SslMode {
-        match self {
-            SslMode::Disable => postgres::config::SslMode::Disable,
-            SslMode::Prefer => postgres::config::SslMode::Prefer,
-            SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
-                postgres::config::SslMode::Require
-            }
-        }
-    }
-}
-
-/// The TLS part of a URL, taken out of it by [`split_url`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct TlsSettings {
-    pub(crate) mode: SslMode,
-    /// `sslrootcert` as given: a file path, or `system`.
-    pub(crate) root_cert: Option<String>,
-    /// `sslcert` and `sslkey`: the client's certificate (chain) and private key files.
-    pub(crate) client_cert: Option<String>,
-    pub(crate) client_key: Option<String>,
-}
-
-/// Takes `sslmode`, `sslrootcert`, `sslcert` and `sslkey` out of the URL's query (the client
-/// library rejects `verify-ca`, `verify-full` and the file parameters) and returns the URL
-/// without them.
-pub(crate) fn split_url(url: &str) -> Result<(String, TlsSettings), String> {
-    let mut settings = TlsSettings {
-        mode: SslMode::Prefer,
-        root_cert: None,
-        client_cert: None,
-        client_key: None,
-    };
-    let (base, query) = match url.split_once('?') {
-        Some((base, query)) => (base, query),
-        None => return Ok((url.to_string(), settings)),
-    };
-    let mut kept = Vec::new();
-    for param in query.split('&') {
-        let (key, value) = param.split_once('=').unwrap_or((param, ""));
-        match key {
-            "sslmode" => settings.mode = SslMode::parse(&percent_decode(value)?)?,
-            "sslrootcert" => settings.root_cert = Some(percent_decode(value)?),
-            "sslcert" => settings.client_cert = Some(percent_decode(value)?),
-            "sslkey" => settings.client_key = Some(percent_decode(value)?),
-            _ => kept.push(param),
-        }
-    }
-    let rest = if kept.is_empty() {
-        base.to_string()
-    } else {
-        format!("{base}?{}", kept.join("&"))
-    };
-    Ok((rest, settings))
-}
-
-fn percent_decode(value: &str) -> Result<String, String> {
-    let bytes = value.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = value
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| format!("{value:?} has a % not followed by two hex digits"))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| format!("{value:?} does not decode to UTF-8"))
 }
 
 /// The connector for `settings`, or `None` for `sslmode=disable`. Reads the root certificates
@@ -161,19 +60,12 @@ pub(crate) fn connector(settings: &TlsSettings) -> Result<Option<MakeRustlsConne
             None => None,
         },
     };
-    let verifier: Arc<dyn ServerCertVerifier> = match (settings.mode, roots) {
-        (SslMode::VerifyCa | SslMode::VerifyFull, None) => {
-            return Err(format!(
-                "sslmode={} needs the certificate of the authority that signed the server's: add \
-                 sslrootcert=/path/to/ca.pem to the URL (or sslrootcert=system for the operating \
-                 system's store)",
-                settings.mode.name()
-            ))
-        }
-        (SslMode::VerifyFull, Some(roots)) => webpki(roots, &provider)?,
-        // libpq: with a root certificate at hand, `prefer` and `require` check the chain too.
-        (_, Some(roots)) => Arc::new(ChainOnly(webpki(roots, &provider)?)),
-        (_, None) => Arc::new(EncryptOnly(provider.clone())),
+    let check = settings.server_check(roots.is_some())?;
+    let verifier: Arc<dyn ServerCertVerifier> = match (check, roots) {
+        (None, _) => return Ok(None),
+        (Some(ServerCheck::ChainAndName), Some(roots)) => webpki(roots, &provider)?,
+        (Some(ServerCheck::Chain), Some(roots)) => Arc::new(ChainOnly(webpki(roots, &provider)?)),
+        _ => Arc::new(EncryptOnly(provider.clone())),
     };
     let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -191,29 +83,18 @@ fn with_client_identity(
     builder: ConfigBuilder<ClientConfig, WantsClientCert>,
     settings: &TlsSettings,
 ) -> Result<ClientConfig, String> {
-    let (cert, key) = match (&settings.client_cert, &settings.client_key) {
-        (Some(cert), Some(key)) => (cert.clone(), key.clone()),
-        (None, None) => {
-            let Some(home) = std::env::var_os("HOME") else {
-                return Ok(builder.with_no_client_auth());
-            };
-            let dir = PathBuf::from(home).join(".postgresql");
-            let (cert, key) = (dir.join("postgresql.crt"), dir.join("postgresql.key"));
-            if !(cert.is_file() && key.is_file()) {
-                return Ok(builder.with_no_client_auth());
-            }
+    let defaults = std::env::var_os("HOME").and_then(|home| {
+        let dir = PathBuf::from(home).join(".postgresql");
+        let (cert, key) = (dir.join("postgresql.crt"), dir.join("postgresql.key"));
+        (cert.is_file() && key.is_file()).then(|| {
             (
                 cert.to_string_lossy().into_owned(),
                 key.to_string_lossy().into_owned(),
             )
-        }
-        (Some(_), None) | (None, Some(_)) => {
-            return Err(
-                "sslcert and sslkey go together: give both the client certificate and its \
-                 private key"
-                    .to_string(),
-            )
-        }
+        })
+    });
+    let Some((cert, key)) = settings.client_identity(defaults)? else {
+        return Ok(builder.with_no_client_auth());
     };
     let pem = std::fs::read(&cert).map_err(|err| format!("cannot read sslcert {cert:?}: {err}"))?;
     let certs = CertificateDer::pem_slice_iter(&pem)

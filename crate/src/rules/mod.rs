@@ -22,7 +22,7 @@ pub(crate) mod columns;
 pub(crate) mod fenced;
 pub(crate) mod fenced_tx;
 pub(crate) mod listing;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), pg))]
 pub(crate) mod owners;
 pub(crate) mod queues;
 pub(crate) mod reasons;
@@ -32,7 +32,7 @@ pub(crate) mod target;
 pub(crate) mod window;
 pub(crate) mod worker;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), pg))]
 pub(crate) use owners::check_owner_count;
 #[cfg(not(target_arch = "wasm32"))]
 pub use owners::MAX_CLAIM_MANY_OWNERS;

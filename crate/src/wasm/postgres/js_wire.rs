@@ -198,6 +198,19 @@ pub(super) fn reported(operation: &'static str, thrown: &JsValue) -> Error {
         (Some(severity), None) => format!("{severity}: {message}"),
         (None, _) => message,
     };
+    if let Some(problem) = refused_by_tls(&get("code"), &message) {
+        // Connecting again cannot change a certificate: refused for good, saying what to check.
+        return Error::Postgres {
+            operation,
+            source: PostgresError(PgFailure::Reported {
+                sqlstate: None,
+                message: problem,
+            }),
+            disconnected: false,
+            transient: false,
+            refused_for_good: true,
+        };
+    }
     let classified = classify(code.as_deref(), severity.as_deref());
     Error::Postgres {
         operation,
@@ -209,4 +222,40 @@ pub(super) fn reported(operation: &'static str, thrown: &JsValue) -> Error {
         transient: classified.transient,
         refused_for_good: classified.refused_for_good,
     }
+}
+
+/// The TLS refusals among Node's errors (its `tls` module's codes, OpenSSL's certificate checks,
+/// a server that will not encrypt): what happened and what to check, or `None`.
+fn refused_by_tls(code: &Option<String>, message: &str) -> Option<String> {
+    const CERTIFICATE: [&str; 9] = [
+        "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+        "UNABLE_TO_GET_ISSUER_CERT",
+        "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+        "SELF_SIGNED_CERT_IN_CHAIN",
+        "DEPTH_ZERO_SELF_SIGNED_CERT",
+        "CERT_HAS_EXPIRED",
+        "CERT_NOT_YET_VALID",
+        "CERT_UNTRUSTED",
+        "CERT_SIGNATURE_FAILURE",
+    ];
+    let code = code.as_deref().unwrap_or("");
+    if CERTIFICATE.contains(&code) || code.starts_with("ERR_TLS_CERT") {
+        return Some(format!(
+            "the server's TLS certificate was refused: {message}; check that sslrootcert holds \
+             the authority that signed it and that the URL's host is a name it lists"
+        ));
+    }
+    if code.starts_with("ERR_SSL_") || code.starts_with("ERR_TLS_") {
+        return Some(format!(
+            "the TLS handshake failed: {message}; if the server asks for a client certificate, \
+             check that sslcert and sslkey hold one it trusts"
+        ));
+    }
+    if message.contains("does not support SSL") {
+        return Some(format!(
+            "{message}: the URL's sslmode asks for TLS (require, verify-ca or verify-full); use \
+             sslmode=prefer or disable to connect without it"
+        ));
+    }
+    None
 }

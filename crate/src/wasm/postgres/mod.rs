@@ -13,6 +13,7 @@ use wasm_bindgen::prelude::*;
 
 use super::{answer_to_js, error_to_js, request_from_js};
 use crate::postgres::schema::lock_timeout_setting;
+use crate::postgres::tls_settings::{split_url, ServerCheck};
 use crate::rules::target::redact_url;
 use store::{NodePgStore, PgPool};
 
@@ -82,4 +83,62 @@ impl WasmPgStore {
             }
         })
     }
+}
+
+/// How to connect to the server at `url` with libpq's TLS meanings, the crate's reading of the
+/// URL for `pg` (which gives some of these parameters meanings of its own): `{url, encrypt,
+/// check, rootCert, clientCert, clientKey}`. `url` is the URL without `sslmode`, `sslrootcert`,
+/// `sslcert` and `sslkey`; `encrypt` is `never`, `prefer` (TLS when the server offers it) or
+/// `always`; `check` is `none`, `chain` or `full` (also the URL's host); `rootCert` a file, or
+/// `system`, or null. `defaultRoot` and `defaultCert`/`defaultKey` are libpq's default files
+/// (`~/.postgresql/root.crt`, `postgresql.crt`, `postgresql.key`), given when they exist.
+/// Throws `invalid_argument` for what libpq would refuse too.
+#[wasm_bindgen(js_name = pgConnectPlan)]
+pub fn pg_connect_plan(
+    url: &str,
+    default_root: Option<String>,
+    default_cert: Option<String>,
+    default_key: Option<String>,
+) -> Result<JsValue, JsValue> {
+    let refused = |problem: String| {
+        super::js_error(
+            "invalid_argument",
+            &format!("LeaseStore.open({}): {problem}", redact_url(url)),
+        )
+    };
+    let (rest, settings) = split_url(url).map_err(refused)?;
+    let root = settings.root_cert.clone().or(default_root);
+    let check = settings.server_check(root.is_some()).map_err(refused)?;
+    let defaults = default_cert.zip(default_key);
+    let identity = settings.client_identity(defaults).map_err(refused)?;
+    let plan = js_sys::Object::new();
+    let set = |key: &str, value: JsValue| {
+        let _ = js_sys::Reflect::set(&plan, &key.into(), &value);
+    };
+    let text = |value: Option<String>| value.map_or(JsValue::NULL, JsValue::from);
+    set("url", rest.into());
+    set(
+        "encrypt",
+        match (check, settings.mode) {
+            (None, _) => "never",
+            (Some(_), crate::postgres::tls_settings::SslMode::Prefer) => "prefer",
+            (Some(_), _) => "always",
+        }
+        .into(),
+    );
+    set(
+        "check",
+        match check {
+            None | Some(ServerCheck::EncryptOnly) => "none",
+            Some(ServerCheck::Chain) => "chain",
+            Some(ServerCheck::ChainAndName) => "full",
+        }
+        .into(),
+    );
+    set("rootCert", text(check.is_some().then_some(root).flatten()));
+    let (cert, key) = identity.unzip();
+    set("clientCert", text(cert));
+    set("clientKey", text(key));
+    set("mode", settings.mode.name().into());
+    Ok(plan.into())
 }

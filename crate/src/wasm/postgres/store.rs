@@ -16,10 +16,10 @@ use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::postgres::many::{self, ManyWrite};
 use crate::postgres::{checks, ops, reads, recurring, schema};
-use crate::rules::check_now;
 use crate::rules::fenced::{Finish, Statement};
 use crate::rules::queues::check_queues;
 use crate::rules::schedule::{check_name, now_seconds};
+use crate::rules::{check_now, check_owner_count, LeaseWindow};
 use crate::schedule::{Schedule, StoredSchedule};
 
 #[wasm_bindgen]
@@ -177,14 +177,28 @@ impl AsyncLeases for NodePgStore {
         self.run("release", async |wire| ops::release(wire, lease).await)
             .await
     }
+    /// Every owner's claim at once, each on a connection of its own from the pool (owners past
+    /// the pool's size wait for one), so that they really race at the server; answers in input
+    /// order.
     async fn claim_many(
         &self,
-        _job: &str,
-        _owners: &[&str],
-        _now: f64,
-        _ttl: f64,
+        job: &str,
+        owners: &[&str],
+        now: f64,
+        ttl: f64,
     ) -> Result<Vec<Outcome<Fence>>> {
-        Err(not_yet("claimMany"))
+        let window = LeaseWindow::new(now, ttl)?;
+        check_owner_count(owners.len())?;
+        checks::check_text("job", job)?;
+        for owner in owners {
+            checks::check_text("owner", owner)?;
+        }
+        let claims = owners.iter().map(|owner| {
+            self.run("claim_many", async move |wire| {
+                ops::claim(wire, "claim_many", job, owner, window).await
+            })
+        });
+        join_all(claims.collect()).await.into_iter().collect()
     }
     async fn claim_next_in(
         &self,
@@ -243,7 +257,7 @@ impl AsyncLeases for NodePgStore {
         _jobs: &[NewJob],
         _statements: &[Statement],
     ) -> Result<Vec<bool>> {
-        Err(not_yet("enqueueMany"))
+        Err(not_yet("enqueueMany with statements"))
     }
     async fn claim_next_many_in(
         &self,
@@ -362,4 +376,30 @@ impl AsyncLeases for NodePgStore {
     ) -> Result<Outcome<()>> {
         Err(not_yet("fenced"))
     }
+}
+
+/// Runs `futures` together (each polled when any is woken) until every one is done; their
+/// outputs in order.
+async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+    use std::task::Poll;
+    let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut waiting = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    Poll::Ready(value) => *output = Some(value),
+                    Poll::Pending => waiting = true,
+                }
+            }
+        }
+        if waiting {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
