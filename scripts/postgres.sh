@@ -70,6 +70,10 @@ trap stop EXIT
   >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
 
 command -v openssl >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null; }
+# The several-hosts test makes network namespaces (ip, sysctl), as root.
+if [ "$(id -u)" = 0 ] && ! { command -v ip && command -v sysctl; } >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 procps >/dev/null
+fi
 # TLS: a throwaway CA, a server certificate for DNS:localhost signed by it, and a second CA that
 # signs only a client certificate the server must refuse.
 tls="$dir/tls"
@@ -172,10 +176,12 @@ else
     fi
   fi
   # The npm package on PostgreSQL (tests/node/postgres.test.mjs): vectors, Node and native
-  # processes on one database, a server restart. Needs the staged package (scripts/package.sh).
+  # processes on one database, JobWorkers, a server restart, TLS; and Node workers on two hosts
+  # (network namespaces, as root; tests/node/postgres-hosts.test.mjs). Needs the staged package.
   if [ "$status" -eq 0 ]; then
     [ -f target/npm/leasefence/index.cjs ] || bash scripts/package.sh
-    timeout --kill-after=30s 10m node --test --test-force-exit tests/node/postgres.test.mjs || status=$?
+    timeout --kill-after=30s 10m node --test --test-force-exit tests/node/postgres.test.mjs \
+      tests/node/postgres-hosts.test.mjs || status=$?
   fi
   # The lost-increment proof on PostgreSQL (crate/tests/lost_increments.rs; about a minute).
   if [ "$status" -eq 0 ]; then
