@@ -464,6 +464,23 @@ fn a_sigstopped_waiter_does_not_hold_up_the_queue() {
     assert!(store.jobs().unwrap().iter().all(|row| row.done));
 }
 
+/// One gated drainer empties the queue of `jobs` with no error, each job once, and reports one
+/// parked helper thread at its end.
+fn drain_alone_parking_one(db: &Path, jobs: &[String]) {
+    let mut drainer = Proc::drain(db, "drainer", 10_000, true);
+    drainer.go();
+    let lines = drainer.lines_to_end(Duration::from_secs(60));
+    assert_no_errors("drainer", &lines);
+    let mut claims = BTreeMap::new();
+    tally(&mut claims, "drainer", &lines);
+    assert_eq!(claims.len(), jobs.len());
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("parked 1"),
+        "{lines:?}"
+    );
+}
+
 /// A process stopped in the microseconds it holds the queue's tail lets nobody take a ticket. A
 /// writer goes ahead once; after that its store writes behind SQLite's lock alone until the tail
 /// frees, and does not park a helper thread at every write.
@@ -471,19 +488,8 @@ fn a_sigstopped_waiter_does_not_hold_up_the_queue() {
 fn a_tail_held_by_a_stopped_process_parks_one_helper_per_store() {
     let (_dir, db, jobs) = queue_of(40);
     let tail = hold_gate_byte(&db, 0);
-    let mut drainer = Proc::drain(&db, "drainer", 10_000, true);
-    drainer.go();
-    let lines = drainer.lines_to_end(Duration::from_secs(60));
-    assert_no_errors("drainer", &lines);
-    let mut claims = BTreeMap::new();
-    tally(&mut claims, "drainer", &lines);
-    assert_eq!(claims.len(), jobs.len());
     // 80 writes (a claim and a completion each): one helper still waits for the tail.
-    assert_eq!(
-        lines.last().map(String::as_str),
-        Some("parked 1"),
-        "{lines:?}"
-    );
+    drain_alone_parking_one(&db, &jobs);
     drop(tail);
 }
 
@@ -496,19 +502,8 @@ fn a_tail_held_by_a_stopped_process_parks_one_helper_per_store() {
 fn a_gate_held_outside_a_write_holds_up_nobody() {
     let (_dir, db, jobs) = queue_of(40);
     let held = hold_gate_byte(&db, 1);
-    let mut drainer = Proc::drain(&db, "drainer", 10_000, true);
-    drainer.go();
-    let lines = drainer.lines_to_end(Duration::from_secs(60));
-    assert_no_errors("drainer", &lines);
-    let mut claims = BTreeMap::new();
-    tally(&mut claims, "drainer", &lines);
-    assert_eq!(claims.len(), jobs.len());
     // 80 writes: the first waited for the gate (its helper still does), the rest did not queue.
-    assert_eq!(
-        lines.last().map(String::as_str),
-        Some("parked 1"),
-        "{lines:?}"
-    );
+    drain_alone_parking_one(&db, &jobs);
     drop(held);
     // Once the gate is let go, gated writers queue at it again (and pass it: the count moves).
     let passes = || {
