@@ -480,19 +480,44 @@ export type GroupedStore = {
 };
 
 /**
+ * The handle a fenced callback gets on PostgreSQL: each call answers a Promise (the statements
+ * cross the network); `$1`, `$2`, ... take `params` in order. Await every call before the
+ * callback returns.
+ */
+export interface PgFencedTx {
+  /** Runs one statement; how many rows it changed. */
+  run(sql: string, params?: SqlParam[]): Promise<{ changes: number }>;
+  /** The rows of one query as `pg` reads them (objects keyed by column name; `bigint` as strings). */
+  all(sql: string, params?: SqlParam[]): Promise<Record<string, unknown>[]>;
+  /** The first row of one query, or undefined. */
+  get(sql: string, params?: SqlParam[]): Promise<Record<string, unknown> | undefined>;
+}
+
+/** A callback running your statements on PostgreSQL, async or not; a throw or rejection rolls everything back. */
+export type PgFencedWork = (tx: PgFencedTx) => Promise<unknown> | void;
+
+/** `fenced` on PostgreSQL: a statement list, or a callback that may await. */
+type PgFenced<R> = (job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | PgFencedWork, options?: FencedOptions) => Promise<R>;
+
+/**
  * A lease store on a PostgreSQL server (`await LeaseStore.open('postgres://...')`): the operations
  * of a {@link LeaseStore}, each answering a Promise, with the same checks, answers and reasons
  * (they are the Rust crate's, compiled to wasm; `pg` only carries statements and rows). `JobWorker`
- * takes it. TLS follows libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` in the URL. In
- * this version `fenced` (and `fencedResult`) and `enqueueMany` with statements reject with
- * `invalid_argument` saying so.
+ * takes it. TLS follows libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` in the URL.
+ * `fenced` takes a statement list or a callback that may await ({@link PgFencedTx}); statements
+ * use PostgreSQL's `$1`, `$2`, ... placeholders.
  * @example
  * const store = await LeaseStore.open('postgres://app@db.internal/queue');
  * const fence = await store.claim('job', 'worker-a', Date.now() / 1000, 30);
+ * await store.fenced('job', 'worker-a', fence, Date.now() / 1000, async (tx) => {
+ *   await tx.run('UPDATE totals SET n = n + $1 WHERE id = $2', [5, 'north']);
+ * });
  */
-export type PgLeaseStore = GroupedStore & {
+export type PgLeaseStore = Omit<GroupedStore, 'fenced' | 'withReason'> & {
+  readonly fenced: PgFenced<boolean>;
+  readonly withReason: Omit<GroupedStore['withReason'], 'fenced'> & { readonly fenced: PgFenced<Answer<boolean>> };
   /** The same store: its calls already answer Promises, each on a pooled connection. */
-  readonly grouped: GroupedStore;
+  readonly grouped: PgLeaseStore;
   /** The worker runtime's rules, computed by the crate's core; JobWorker uses them. */
   readonly workerRules: WorkerRules;
   /** The server's URL, any password shown as `***`. */

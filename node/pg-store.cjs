@@ -54,6 +54,36 @@ async function claimMany(inner, args) {
 }
 
 /**
+ * The callback form of `fenced` on PostgreSQL: `work(tx)` may be async (its promise is awaited);
+ * `tx.run(sql, params)` answers a Promise of `{changes}`, `tx.all` of the rows as `pg` returns
+ * them (objects; `bigint` columns as strings, as `pg` reads them), `tx.get` of the first row or
+ * undefined. `$1`, `$2`, ... are bound from `params`. The transaction, the checks that your
+ * statements left the library's tables alone, the lease check and the commit are the crate's
+ * (WasmPgStore.fencedWith); a throw or rejection rolls back and is rethrown.
+ */
+function fencedWith(inner, job, owner, fence, now, work, options) {
+  return inner.fencedWith(job, owner, fence, now, options, async (handle) => {
+    const query = (sql, params = []) => leaseErrorsAsync(() => handle.query(sql, params));
+    const tx = Object.freeze({
+      async run(sql, params) {
+        return { changes: (await query(sql, params)).rowCount ?? 0 };
+      },
+      async all(sql, params) {
+        return (await query(sql, params)).rows;
+      },
+      async get(sql, params) {
+        return (await query(sql, params)).rows[0];
+      },
+    });
+    try {
+      return await work(tx);
+    } finally {
+      handle.free();
+    }
+  });
+}
+
+/**
  * A lease store on a PostgreSQL server. Open it with `await LeaseStore.open('postgres://...')`.
  * The same operations as a file store, each answering a Promise; the statements, checks and
  * reasons are the Rust crate's, so both answer alike.
@@ -64,7 +94,13 @@ class PgLeaseStore extends LeaseStoreCore {
 
   constructor(key, pool, inner) {
     if (key !== CONSTRUCT) throw invalidArgument('use `await LeaseStore.open(url)` to open a store');
-    super({ call: (op, args) => (op === 'claimMany' ? claimMany(inner, args) : inner.call(op, args)) });
+    super({
+      call: (op, args) => {
+        if (op === 'claimMany') return claimMany(inner, args);
+        if (op === 'fenced' && typeof args[4] === 'function') return fencedWith(inner, ...args.slice(0, 5), args[5]);
+        return inner.call(op, args);
+      },
+    });
     this.#pool = pool;
     this.#inner = inner;
     /**

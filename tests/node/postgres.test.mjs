@@ -2,7 +2,7 @@
 // `bash scripts/postgres.sh` starts (LEASEFENCE_PG_URL; without it every test here is skipped, as
 // the Rust suite's PostgreSQL tests are ignored). Each test works in a schema of its own.
 //
-// - the shared vectors whose operations PostgreSQL from Node has, each on a fresh schema;
+// - every shared vector, each on a fresh schema;
 // - Node processes and native `leasefence batch` processes draining one database at once: each
 //   job claimed and completed once, no fence handed out twice, stale writes refused;
 // - a crash restart of the server mid-run: every error retryable, nothing acknowledged lost, the
@@ -11,7 +11,10 @@
 //   neither message shows the password;
 // - TLS with libpq's sslmode meanings: encrypted where asked, the wrong server refused for good,
 //   a client certificate where the server wants one;
-// - JobWorkers draining a queue; what is not carried over yet refused, changing nothing;
+// - JobWorkers draining a queue, with fencedResult too;
+// - fenced writes (an async callback, a statement list) and enqueueMany with statements: the stale
+//   worker refused, a throw or a failed statement committing nothing, writes to the library's
+//   tables refused, the session given back;
 // - the contract's SQL is written once, in the crate: none of it in the package's JavaScript.
 import assert from 'node:assert/strict';
 import { execSync } from 'node:child_process';
@@ -27,23 +30,19 @@ after(killLiveChildren);
 
 const URL_ = process.env.LEASEFENCE_PG_URL;
 const skip = URL_ ? false : 'needs LEASEFENCE_PG_URL: run `bash scripts/postgres.sh`';
-const { LeaseStore, JobWorker } = loadPackage();
+const { LeaseStore, JobWorker, fencedResult } = loadPackage();
 const { Client } = createRequire(import.meta.url)('pg');
 
-/** The operations PostgreSQL from Node has in this version (crate/src/wasm/postgres/store.rs). */
+/** The operations PostgreSQL from Node has: every one of the file store's (crate/src/wasm/postgres/store.rs). */
 const ON_POSTGRES = new Set([
   'enqueue', 'state', 'claim', 'renew', 'complete', 'release', 'claimNext', 'fail', 'revive', 'stats', 'inspect',
-  'enqueueMany', 'claimNextMany', 'renewMany', 'completeMany', 'heartbeat', 'claimMany',
+  'enqueueMany', 'claimNextMany', 'renewMany', 'completeMany', 'heartbeat', 'claimMany', 'fenced',
   'schedule', 'unschedule', 'schedules', 'enqueueDue', 'nextDue', 'listJobs', 'queueStats', 'oldestWaiting', 'listWorkers',
 ]);
 
-/** What a vector needs that PostgreSQL from Node does not have yet (enqueueMany with statements counts apart). */
+/** What a vector needs that PostgreSQL from Node does not have. */
 function missingOn(vector) {
-  const missing = operationsOf(vector).filter((op) => !ON_POSTGRES.has(op));
-  if (vector.steps.some((step) => step.op === 'enqueue_many' && Array.isArray(step.statements) && step.statements.length > 0)) {
-    missing.push('enqueueMany with statements');
-  }
-  return missing;
+  return operationsOf(vector).filter((op) => !ON_POSTGRES.has(op));
 }
 
 let schemas = 0;
@@ -71,8 +70,9 @@ after(async () => {
 
 const runnable = vectors().filter(([, vector]) => missingOn(vector).length === 0);
 
-test('enough shared vectors use only the operations PostgreSQL from Node has', { skip }, () => {
-  assert.ok(runnable.length >= 38, `only ${runnable.length} vectors`);
+test('every shared vector runs on PostgreSQL from Node', { skip }, () => {
+  assert.deepEqual(vectors().filter(([, vector]) => missingOn(vector).length > 0).map(([file]) => file), []);
+  assert.ok(runnable.length >= 49, `only ${runnable.length} vectors`);
 });
 
 for (const [file, vector] of vectors()) {
@@ -365,24 +365,158 @@ test('TLS with libpq\'s sslmode meanings: encrypted where asked, the wrong serve
   assert.equal(rows, accepted.length + 1);
 });
 
-test('what is not carried over yet is refused with a clear error and changes nothing', { skip }, async () => {
-  const store = await LeaseStore.open(await freshSchema('refused'));
-  assert.equal(await store.enqueue('j'), true);
-  const fence = await store.claim('j', 'w', 0, 60);
-  const attempts = [
-    () => store.fenced('j', 'w', fence, 1, [{ sql: 'SELECT 1', params: [] }], { complete: true, result: 'r' }),
-    () => store.enqueueMany([{ job: 'k' }], [{ sql: 'SELECT 1', params: [] }]),
-  ];
-  for (const attempt of attempts) {
-    await assert.rejects(attempt(), (error) => {
-      assert.equal(error.code, 'invalid_argument');
-      assert.equal(error.retryable, false);
-      assert.match(error.message, /not available in this version/);
-      return true;
-    });
+/** Runs `text` on a connection of its own to `url`'s schema (the test's own tables and reads). */
+async function onSchema(url, text, params = []) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
   }
-  assert.deepEqual(await store.state('j'), { id: 'j', owner: 'w', until: 60, fence, result: null, done: false });
-  assert.equal(await store.state('k'), null);
+}
+
+test('fenced writes from Node on PostgreSQL: an async callback or a statement list, committed with the lease check; the stale worker\'s write is refused and leaves nothing', { skip }, async () => {
+  const url = await freshSchema('fenced');
+  const store = await LeaseStore.open(url);
+  await onSchema(url, 'CREATE TABLE totals(id text PRIMARY KEY, n bigint NOT NULL)');
+  await onSchema(url, "INSERT INTO totals VALUES ('north', 0)");
+  assert.equal(await store.enqueue('j'), true);
+  const a = await store.claim('j', 'A', 0, 10);
+  // A stalls past its lease; B claims and writes through the callback, reading then writing.
+  const b = await store.claim('j', 'B', 11, 10);
+  assert.equal(await store.fenced('j', 'B', b, 12, async (tx) => {
+    assert.deepEqual(await tx.get('SELECT n FROM totals WHERE id = $1', ['north']), { n: '0' });
+    assert.deepEqual(await tx.run('UPDATE totals SET n = n + $1 WHERE id = $2', [5, 'north']), { changes: 1 });
+    assert.deepEqual(await tx.all('SELECT id, n::int AS n FROM totals'), [{ id: 'north', n: 5 }]);
+    assert.equal(await tx.get('SELECT n FROM totals WHERE id = $1', ['south']), undefined);
+  }), true);
+  // A wakes up: refused with the reason; its statement is rolled back with it.
+  const late = [{ sql: 'UPDATE totals SET n = n + $1 WHERE id = $2', params: [100, 'north'] }];
+  const refused = await store.withReason.fenced('j', 'A', a, 13, late, { complete: true, result: 'A' });
+  assert.equal(refused.value, false);
+  assert.equal(refused.reason.code, 'stale_fence');
+  assert.equal(await store.fenced('j', 'A', a, 13, async (tx) => { await tx.run(late[0].sql, late[0].params); }), false);
+  // B completes with a statement list, in the same commit.
+  const last = [{ sql: 'UPDATE totals SET n = n + $1 WHERE id = $2', params: [1, 'north'] }];
+  assert.equal(await store.fenced('j', 'B', b, 14, last, { complete: true, result: 'B' }), true);
+  assert.deepEqual(await onSchema(url, 'SELECT n::int AS n FROM totals'), [{ n: 6 }]);
+  const state = await store.state('j');
+  assert.deepEqual([state.done, state.result, state.fence], [true, 'B', b]);
+  // Completed: a second completion is refused and its statement undone.
+  assert.equal(await store.fenced('j', 'B', b, 15, last, { complete: true, result: 'again' }), false);
+  assert.deepEqual(await onSchema(url, 'SELECT n::int AS n FROM totals'), [{ n: 6 }]);
+  await store.close();
+});
+
+test('fenced from Node on PostgreSQL: a throw rolls back and is rethrown, a failed statement commits nothing, the library\'s tables and the session stay the store\'s', { skip }, async () => {
+  const url = await freshSchema('fenced_refusals');
+  // One connection: whatever a call left on its session, the next call would meet.
+  const store = await LeaseStore.open(url, { maxConnections: 1 });
+  await onSchema(url, 'CREATE TABLE notes(t text)');
+  await onSchema(url, 'CREATE TABLE app(x int)');
+  assert.equal(await store.enqueue('j'), true);
+  const fence = await store.claim('j', 'w', 0, 1000);
+  const write = (work) => store.fenced('j', 'w', fence, 1, work);
+  const notes = async () => (await onSchema(url, 'SELECT t FROM notes ORDER BY t')).map((r) => r.t);
+  const settings = "SELECT current_setting('lock_timeout') AS lock, current_setting('search_path') AS path";
+  let before;
+  assert.equal(await write(async (tx) => { before = await tx.get(settings); }), true);
+
+  class Mine extends Error {}
+  await assert.rejects(write(async (tx) => {
+    await tx.run('INSERT INTO notes VALUES ($1)', ['thrown']);
+    throw new Mine('the handler gave up');
+  }), Mine);
+  await assert.rejects(write(async (tx) => {
+    await tx.run('INSERT INTO notes VALUES ($1)', ['swallowed']);
+    await tx.run('INSERT INTO nowhere VALUES (1)').catch(() => {});
+  }), (error) => error.code === 'invalid_argument' && /callback went on/.test(error.message));
+  await assert.rejects(write(async (tx) => {
+    await tx.run('INSERT INTO notes VALUES ($1)', ['failed']);
+    await tx.run('INSERT INTO nowhere VALUES (1)');
+  }), (error) => {
+    assert.deepEqual([error.code, error.retryable, error.statement], ['storage', false, 1]);
+    assert.match(error.message, /"nowhere" does not exist.*42P01/);
+    return true;
+  });
+  let unawaited;
+  await assert.rejects(write(async (tx) => {
+    unawaited = tx.run('INSERT INTO notes VALUES ($1)', ['unawaited']);
+  }), (error) => error.code === 'invalid_argument' && /await every/.test(error.message));
+  await unawaited;
+  // Statements that would write the library's tables, or change what outlives the call.
+  const attempts = [
+    "UPDATE jobs SET owner = 'x'",
+    "DO $$ BEGIN UPDATE jobs SET owner = 'x'; END $$",
+    "INSERT INTO leasefence_order(id, seq) VALUES ('k', 0)",
+    'CREATE INDEX evil ON jobs(owner)',
+    "DO $$ BEGIN EXECUTE 'CREATE INDEX evil ON jobs(owner)'; END $$",
+    'CREATE RULE r AS ON INSERT TO app DO ALSO DELETE FROM jobs',
+    'SET search_path TO public',
+    'COMMIT',
+    'DEALLOCATE ALL',
+    "DO $$ BEGIN EXECUTE 'DEALLOCATE ALL'; END $$",
+    "DO $$ BEGIN EXECUTE 'PREPARE s1 AS SELECT 1'; END $$",
+  ];
+  for (const sql of attempts) {
+    await assert.rejects(write(async (tx) => {
+      await tx.run('INSERT INTO notes VALUES ($1)', [sql]);
+      await tx.run(sql);
+    }), (error) => ['invalid_argument', 'storage'].includes(error.code), sql);
+    // The store works on after each, on its one connection.
+    assert.equal((await store.state('j')).fence, fence, `after ${sql}`);
+    assert.equal(await store.renew('j', 'w', fence, 2, 1000), true, `after ${sql}`);
+  }
+  // Settings changed by a function call are given back after the statements.
+  assert.equal(await write(async (tx) => {
+    await tx.get("SELECT set_config('lock_timeout', '1ms', false), set_config('search_path', 'pg_catalog', false)");
+  }), true);
+  let after_;
+  assert.equal(await write(async (tx) => { after_ = await tx.get(settings); }), true);
+  assert.deepEqual(after_, before);
+  assert.deepEqual(await notes(), []);
+  assert.deepEqual(await onSchema(url, "SELECT count(*)::int AS n FROM pg_index WHERE indrelid = 'jobs'::regclass"), [{ n: 1 }]);
+  assert.deepEqual(await onSchema(url, "SELECT owner, fence::int AS fence, done FROM jobs"), [{ owner: 'w', fence, done: 0 }]);
+  await store.close();
+});
+
+test('enqueueMany with statements from Node on PostgreSQL: the statements and the jobs in one commit, or neither', { skip }, async () => {
+  const url = await freshSchema('enqueue_statements');
+  const store = await LeaseStore.open(url);
+  await onSchema(url, 'CREATE TABLE orders(id text PRIMARY KEY)');
+  const order = (id) => ({ sql: 'INSERT INTO orders(id) VALUES ($1)', params: [id] });
+  assert.deepEqual(await store.enqueueMany([{ job: 'ship-1' }, { job: 'mail-1', queue: 'mail' }], [order('o1')]), [true, true]);
+  await assert.rejects(store.enqueueMany([{ job: 'ship-2' }], [order('o2'), order('o1')]),
+    (error) => error.code === 'storage' && error.statement === 1 && /duplicate key/.test(error.message));
+  await assert.rejects(store.enqueueMany([{ job: 'ship-3' }], [{ sql: "DELETE FROM jobs WHERE id = 'ship-1'" }]),
+    (error) => error.code === 'invalid_argument');
+  assert.deepEqual((await onSchema(url, 'SELECT id FROM orders')).map((r) => r.id), ['o1']);
+  assert.deepEqual((await onSchema(url, 'SELECT id FROM jobs ORDER BY id')).map((r) => r.id), ['mail-1', 'ship-1']);
+  assert.deepEqual(await store.stats(0, 'mail'), { queued: 1, scheduled: 0, leased: 0, done: 0, dead: 0 });
+  await store.close();
+});
+
+test('JobWorker with fencedResult on PostgreSQL from Node: each job\'s write lands once, with its completion', { skip }, async () => {
+  const url = await freshSchema('fenced_result');
+  const store = await LeaseStore.open(url);
+  await onSchema(url, 'CREATE TABLE totals(job text PRIMARY KEY, total int NOT NULL)');
+  const jobs = Array.from({ length: 40 }, (_, i) => ({ job: `sum-${i}`, payload: JSON.stringify([i, i + 1]) }));
+  await store.enqueueMany(jobs);
+  const runs = ['w1', 'w2'].map((owner) => new JobWorker(store, { owner, ttl: 30, idle: 0.05, concurrency: 4 })
+    .run(async (job, { payload }) => {
+      const total = JSON.parse(payload).reduce((sum, x) => sum + x, 0);
+      return fencedResult([{ sql: 'INSERT INTO totals(job, total) VALUES ($1, $2)', params: [job, total] }], String(total));
+    }, { untilEmpty: true }));
+  const stats = await Promise.all(runs);
+  assert.equal(stats[0].completed + stats[1].completed, 40, JSON.stringify(stats));
+  const totals = await onSchema(url, 'SELECT job, total FROM totals ORDER BY job');
+  assert.equal(totals.length, 40);
+  for (const { job, total } of totals) {
+    const i = Number(job.split('-')[1]);
+    assert.equal(total, 2 * i + 1);
+    assert.deepEqual([(await store.state(job)).done, (await store.state(job)).result], [true, String(total)]);
+  }
   await store.close();
 });
 

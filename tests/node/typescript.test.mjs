@@ -177,6 +177,12 @@ export async function postgres(url: PostgresUrl): Promise<void> {
   exact<Fence | null>()(await p.claim('job', 'me', 0, 30));
   exact<boolean>()(await p.complete('job', 'me', 1, 1, 'r'));
   exact<Answer<boolean>>()(await p.withReason.renew('job', 'me', 1, 1, 30));
+  exact<boolean>()(await p.fenced('job', 'me', 1, 1, async (tx) => {
+    exact<{ changes: number }>()(await tx.run('UPDATE t SET a = $1', [1]));
+    exact<Record<string, unknown> | undefined>()(await tx.get('SELECT a FROM t'));
+  }));
+  exact<Answer<boolean>>()(await p.withReason.fenced('job', 'me', 1, 1, [{ sql: 'SELECT 1' }], { complete: true }));
+  exact<boolean[]>()(await p.enqueueMany([{ job: 'k' }], [{ sql: 'INSERT INTO t VALUES ($1)', params: ['k'] }]));
   const w = new JobWorker(p, { ttl: 30, concurrency: 4 });
   exact<WorkerStats>()(await w.run(async () => 'done', { untilEmpty: true }));
   exact<void>()(await p.close());
@@ -468,6 +474,7 @@ export async function wrong(s: LeaseStore, reason: Reason): Promise<void> {
   new LeaseStore(); // expect TS2673
   await LeaseStore.open(); // expect TS2554
   (await LeaseStore.open('postgres://db/queue')).claim('job', 'me', 0, 30).value; // expect TS2339
+  (await LeaseStore.open('postgres://db/queue')).fenced('job', 'me', 1, 0, (tx) => { tx.run('SELECT 1').changes; }); // expect TS2339
   new JobWorker(s, { owner: 'w' }); // expect TS2345
   new JobWorker(s, { ttl: 30, heartbeat: 'threads' }); // expect TS2820
   if (reason.code === 'held') reason.fence; // expect TS2339

@@ -54,6 +54,15 @@ pub(crate) fn renew(lease: &Lease, now: f64, ttl: f64) -> Result<f64> {
     Ok(until)
 }
 
+/// A fenced write's lease, time and finish (its statements are checked where they run).
+pub(crate) fn fenced(lease: &Lease, now: f64, finish: &crate::rules::fenced::Finish) -> Result<()> {
+    let result = match finish {
+        crate::rules::fenced::Finish::Complete(result) => result.as_deref(),
+        crate::rules::fenced::Finish::KeepLease => None,
+    };
+    complete(lease, now, result)
+}
+
 /// `complete`'s arguments.
 pub(crate) fn complete(lease: &Lease, now: f64, result: Option<&str>) -> Result<()> {
     check_now(now)?;

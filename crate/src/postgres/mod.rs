@@ -91,6 +91,8 @@
 //! - `store.rs`: [`PgStore`], its connect options and the contract's operations ([`Leases`]);
 //! - `batch.rs`, `claim_batch.rs`: the batch operations (section 10);
 //! - `fenced/`: fenced writes, and how writes to the library's tables are refused;
+//! - `library_tables.rs`: the readings that tell whether a fenced write's statements touched the
+//!   library's tables or left the session changed, and their comparison, for every client;
 //! - `session.rs`: one live connection, its set-up and prepared statements, reconnecting;
 //! - `schema.rs`: the check of an existing schema and its creation (`sql/*.sql`);
 //! - `listing.rs`: what a dashboard reads: a page of jobs, every queue's counts, each queue's
@@ -101,6 +103,7 @@
 
 // The core, for every client: the statements and the operations over a `Wire`.
 pub(crate) mod checks;
+pub(crate) mod library_tables;
 pub(crate) mod many;
 pub(crate) mod ops;
 pub(crate) mod reads;

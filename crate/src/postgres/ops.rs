@@ -116,7 +116,7 @@ pub(crate) async fn fenced_update(
 }
 
 /// The lease's `(job, owner, fence)` as the first three parameters of a fenced statement.
-fn lease_params(lease: &Lease) -> Vec<Value> {
+pub(crate) fn lease_params(lease: &Lease) -> Vec<Value> {
     vec![
         lease.job.as_str().into(),
         lease.owner.as_str().into(),

@@ -14,7 +14,6 @@ use super::failure::{connection_lost, is_transient, postgres_error, refused_for_
 use super::native_wire::ClientWire;
 use super::schema::{lock_timeout_setting, set_up};
 use super::tls;
-pub(super) use super::wire::SESSION_SETTINGS;
 use super::wire::{PgType, Sql};
 use crate::async_leases::ready;
 use crate::error::{Error, Result};
@@ -58,22 +57,15 @@ pub(super) struct Statements {
 
 impl Statements {
     fn prepare(client: &mut Client) -> std::result::Result<Self, postgres::Error> {
-        let mut typed = |sql: &str, types: &[Type]| client.prepare_typed(sql, types);
-        let fingerprint = typed(super::fenced::FINGERPRINT, &[])?;
-        let fingerprint_after = typed(&super::fenced::fingerprint_after(), &[Type::TEXT])?;
-        let read_lease_for_share = typed(
-            "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE",
-            &[Type::TEXT],
-        )?;
         // The contract's statements, as the catalogue (`wire.rs`) writes them for every client.
         let mut p = |sql: Sql| {
             let types: Vec<Type> = sql.params().iter().map(|t| native_type(*t)).collect();
             client.prepare_typed(&sql.text(), &types)
         };
         Ok(Statements {
-            fingerprint,
-            fingerprint_after,
-            read_lease_for_share,
+            fingerprint: p(Sql::Fingerprint)?,
+            fingerprint_after: p(Sql::FingerprintAfter)?,
+            read_lease_for_share: p(Sql::ReadLeaseForShare)?,
             enqueue: p(Sql::Enqueue)?,
             state: p(Sql::State)?,
             jobs: p(Sql::Jobs)?,
@@ -147,6 +139,9 @@ impl Statements {
             Sql::ClaimNextMany => &self.claim_next_many,
             Sql::RenewMany => &self.renew_many,
             Sql::CompleteMany => &self.complete_many,
+            Sql::Fingerprint => &self.fingerprint,
+            Sql::FingerprintAfter => &self.fingerprint_after,
+            Sql::ReadLeaseForShare => &self.read_lease_for_share,
         })
     }
 }

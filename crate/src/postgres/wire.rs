@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 
+use super::library_tables;
 use crate::error::{Error, Result};
 
 /// A statement of the backend: its text (from `sql/*.sql` where it is longer than a line) and
@@ -67,6 +68,13 @@ pub(crate) enum Sql {
     ClaimNextMany,
     RenewMany,
     CompleteMany,
+    /// The reading of the library's tables before a fenced write's statements
+    /// (`library_tables.rs`).
+    Fingerprint,
+    /// The reading after them, with the store's settings applied again (`$1` the lock timeout).
+    FingerprintAfter,
+    /// The job's lease read in a fenced write, its row locked until the commit.
+    ReadLeaseForShare,
 }
 
 /// A parameter's PostgreSQL type.
@@ -84,7 +92,7 @@ pub(crate) enum PgType {
 impl Sql {
     /// Every statement.
     #[cfg(test)]
-    pub(crate) const ALL: [Sql; 42] = [
+    pub(crate) const ALL: [Sql; 45] = [
         Sql::ListByUntil,
         Sql::ListDead,
         Sql::ListNewest,
@@ -127,6 +135,9 @@ impl Sql {
         Sql::ClaimNextMany,
         Sql::RenewMany,
         Sql::CompleteMany,
+        Sql::Fingerprint,
+        Sql::FingerprintAfter,
+        Sql::ReadLeaseForShare,
     ];
 
     /// The statement's text.
@@ -193,6 +204,11 @@ impl Sql {
             ),
             Sql::RenewMany => include_str!("sql/renew_many.sql"),
             Sql::CompleteMany => include_str!("sql/complete_many.sql"),
+            Sql::Fingerprint => library_tables::FINGERPRINT,
+            Sql::FingerprintAfter => return library_tables::fingerprint_after().into(),
+            Sql::ReadLeaseForShare => {
+                "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE"
+            }
         };
         Cow::Borrowed(text)
     }
@@ -239,6 +255,8 @@ impl Sql {
             Sql::ClaimNextMany => &[Float8, TextArray, Int8, Text, Float8, Int8],
             Sql::RenewMany => &[TextArray, TextArray, Int8Array, Float8, Float8],
             Sql::CompleteMany => &[TextArray, TextArray, Int8Array, TextArray, Float8],
+            Sql::Fingerprint => &[],
+            Sql::FingerprintAfter | Sql::ReadLeaseForShare => &[Text],
         }
     }
 }

@@ -30,39 +30,39 @@ pub(crate) trait FencedSteps: Sized {
 
     /// Refuses the transaction when the caller's statements wrote one of the library's tables,
     /// or left the connection changed; runs before any of the library's own statements.
-    fn check_library_tables(&mut self) -> Result<()>;
+    async fn check_library_tables(&mut self) -> Result<()>;
 
     /// The job's row, read in the transaction so that it cannot change before the commit.
-    fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>>;
+    async fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>>;
 
     /// `complete`'s conditional `UPDATE` for `lease` at `now`; whether it matched the row.
-    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool>;
+    async fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool>;
 
     /// Commits the transaction.
-    fn commit(self) -> Result<()>;
+    async fn commit(self) -> Result<()>;
 
     /// Rolls the transaction back (the lease was refused).
-    fn rollback(self) -> Result<()>;
+    async fn rollback(self) -> Result<()>;
 }
 
 /// Runs the fenced transaction `steps` began: `work` (the caller's statements, on the handle the
 /// backend gives it), then the checks, then the commit while `lease` is current at `now`, with
 /// `finish` done in the same commit. An error from `work` or any step is returned as is.
-pub(crate) fn run<S: FencedSteps, T>(
+pub(crate) async fn run<S: FencedSteps, T>(
     mut steps: S,
     lease: &Lease,
     now: f64,
     finish: &Finish,
-    work: impl FnOnce(&mut S) -> Result<T>,
+    work: impl AsyncFnOnce(&mut S) -> Result<T>,
 ) -> Result<Outcome<T>> {
-    let value = checked_work(&mut steps, work)?;
-    match refusal(&mut steps, lease, now, finish)? {
+    let value = checked_work(&mut steps, work).await?;
+    match refusal(&mut steps, lease, now, finish).await? {
         None => {
-            steps.commit()?;
+            steps.commit().await?;
             Ok(Outcome::Granted(value))
         }
         Some(reason) => {
-            steps.rollback()?;
+            steps.rollback().await?;
             Ok(Outcome::Rejected(reason))
         }
     }
@@ -72,35 +72,35 @@ pub(crate) fn run<S: FencedSteps, T>(
 /// transaction): `work` (the caller's statements), the same checks that nothing failed and that
 /// the library's tables are unwritten, then `then` (the library's own writes, such as enqueueing
 /// the jobs), then the commit. An error anywhere rolls everything back and is returned.
-pub(crate) fn run_unleased<S: FencedSteps, T>(
+pub(crate) async fn run_unleased<S: FencedSteps, T>(
     mut steps: S,
-    work: impl FnOnce(&mut S) -> Result<()>,
-    then: impl FnOnce(&mut S) -> Result<T>,
+    work: impl AsyncFnOnce(&mut S) -> Result<()>,
+    then: impl AsyncFnOnce(&mut S) -> Result<T>,
 ) -> Result<T> {
-    checked_work(&mut steps, work)?;
-    let value = then(&mut steps)?;
-    steps.commit()?;
+    checked_work(&mut steps, work).await?;
+    let value = then(&mut steps).await?;
+    steps.commit().await?;
     Ok(value)
 }
 
 /// `work`, then the refusal of work that went on after a failed statement, then the check that
 /// nothing touched the library's tables: the part of a fenced transaction before the library's
 /// own statements.
-fn checked_work<S: FencedSteps, T>(
+async fn checked_work<S: FencedSteps, T>(
     steps: &mut S,
-    work: impl FnOnce(&mut S) -> Result<T>,
+    work: impl AsyncFnOnce(&mut S) -> Result<T>,
 ) -> Result<T> {
-    let value = work(steps)?;
+    let value = work(steps).await?;
     if steps.statements_failed() {
         return Err(Error::invalid("statements", S::WENT_ON));
     }
-    steps.check_library_tables()?;
+    steps.check_library_tables().await?;
     Ok(value)
 }
 
 /// Why the lease refuses the write, or `None` when it is current (and, with
 /// [`Finish::Complete`], the job completed).
-fn refusal<S: FencedSteps>(
+async fn refusal<S: FencedSteps>(
     steps: &mut S,
     lease: &Lease,
     now: f64,
@@ -109,17 +109,17 @@ fn refusal<S: FencedSteps>(
     let result = match finish {
         Finish::KeepLease => {
             return Ok(why_write_refused(
-                steps.read_lease(&lease.job)?,
+                steps.read_lease(&lease.job).await?,
                 lease,
                 Some(now),
             ))
         }
         Finish::Complete(result) => result.as_deref(),
     };
-    if steps.complete(lease, now, result)? {
+    if steps.complete(lease, now, result).await? {
         return Ok(None);
     }
-    match why_write_refused(steps.read_lease(&lease.job)?, lease, Some(now)) {
+    match why_write_refused(steps.read_lease(&lease.job).await?, lease, Some(now)) {
         Some(reason) => Ok(Some(reason)),
         None => Err(unexplained("fenced", &lease.job, S::TRIES)),
     }

@@ -57,7 +57,7 @@ fn sql_value(op: &str, value: &JsValue) -> Result<SqlValue, JsValue> {
     ))
 }
 
-fn sql_values(op: &str, params: &JsValue) -> Result<Vec<SqlValue>, JsValue> {
+pub(crate) fn sql_values(op: &str, params: &JsValue) -> Result<Vec<SqlValue>, JsValue> {
     if params.is_undefined() || params.is_null() {
         return Ok(Vec::new());
     }
@@ -116,6 +116,46 @@ pub(crate) fn statements_of(op: &str, statements: &JsValue) -> Result<Vec<Statem
             Ok(Statement { sql, params })
         })
         .collect()
+}
+
+/// The lease, time and finish of a callback-form fenced write (`fencedWith`), checked as `call`
+/// checks them.
+pub(crate) fn lease_args(
+    job: &JsValue,
+    owner: &JsValue,
+    fence: &JsValue,
+    now: &JsValue,
+    options: &JsValue,
+) -> Result<(crate::Lease, f64, Finish), JsValue> {
+    let positional = Array::of4(job, owner, fence, now);
+    let mut args = Args {
+        op: "fenced",
+        args: &positional,
+        next: 0,
+    };
+    // The trait's methods: they read positionally, as `call` does.
+    let job = Members::string(&mut args, "job")?;
+    let owner = Members::string(&mut args, "owner")?;
+    let lease = crate::Lease::new(job, owner, Members::fence(&mut args, "fence")?);
+    let now = Members::number(&mut args, "now")?;
+    let (complete, result) = options_of("fenced", options)?;
+    let finish = Finish::from_parts(complete, result).map_err(|e| error_to_js(&e))?;
+    Ok((lease, now, finish))
+}
+
+/// The answer of a fenced write: `{value: true}`, or `{value: false, reason}`.
+pub(crate) fn outcome_to_js(outcome: Outcome<()>) -> Result<JsValue, JsValue> {
+    let answer = match outcome {
+        Outcome::Granted(()) => Answer {
+            value: Returned::Bool(true),
+            reason: None,
+        },
+        Outcome::Rejected(reason) => Answer {
+            value: Returned::Bool(false),
+            reason: Some(reason),
+        },
+    };
+    answer_to_js(&answer)
 }
 
 /// Rows as an array of plain objects.
@@ -186,19 +226,7 @@ impl WasmStore {
         options: JsValue,
         work: &Function,
     ) -> Result<JsValue, JsValue> {
-        let positional = Array::of4(&job, &owner, &fence, &now);
-        let mut args = Args {
-            op: "fenced",
-            args: &positional,
-            next: 0,
-        };
-        // The trait's methods: they read positionally, as `call` does.
-        let job = Members::string(&mut args, "job")?;
-        let owner = Members::string(&mut args, "owner")?;
-        let lease = crate::Lease::new(job, owner, Members::fence(&mut args, "fence")?);
-        let now = Members::number(&mut args, "now")?;
-        let (complete, result) = options_of("fenced", &options)?;
-        let finish = Finish::from_parts(complete, result).map_err(|e| error_to_js(&e))?;
+        let (lease, now, finish) = lease_args(&job, &owner, &fence, &now, &options)?;
         let store = self.open_store()?;
         if self.fenced.borrow().is_some() {
             return Err(bad(
@@ -221,17 +249,7 @@ impl WasmStore {
         if let Some(exception) = thrown {
             return Err(exception);
         }
-        let answer = match outcome.map_err(|e| error_to_js(&e))? {
-            Outcome::Granted(()) => Answer {
-                value: Returned::Bool(true),
-                reason: None,
-            },
-            Outcome::Rejected(reason) => Answer {
-                value: Returned::Bool(false),
-                reason: Some(reason),
-            },
-        };
-        answer_to_js(&answer)
+        outcome_to_js(outcome.map_err(|e| error_to_js(&e))?)
     }
 
     /// Inside a `fencedWith` callback: runs one statement (`$1`, `$2`, ... bound from `params`);

@@ -51,9 +51,9 @@
 //!
 //! # Layout
 //!
-//! - `readings.rs`: the readings before and after the caller's statements, and their comparison;
-//! - `session_reset.rs`: the session given back after them, and the check of its prepared
-//!   statements;
+//! - `../library_tables.rs` (every client's): the readings before and after the caller's
+//!   statements and their comparison, the session given back after them, and the check of its
+//!   prepared statements; `readings.rs` takes the readings on the native client;
 //! - `values.rs`: [`SqlValue`](crate::SqlValue)s bound to the types PostgreSQL infers, and read
 //!   back from rows;
 //! - `handle.rs`: [`PgFencedTx`], the caller's handle, and its
@@ -63,24 +63,21 @@
 
 mod handle;
 mod readings;
-mod session_reset;
 mod steps;
 mod values;
 
 pub use handle::PgFencedTx;
-pub(super) use readings::{fingerprint_after, FINGERPRINT};
 
 use super::checks;
 use super::session::Session;
-use super::store::{check_lease, check_text, PgStore};
+use super::store::PgStore;
 use crate::batch::NewJob;
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::outcome::Outcome;
-use crate::rules::check_now;
+use crate::postgres::library_tables::{prepared_intact, prepared_row, AFTER_ROLLBACK};
 use crate::rules::fenced::{Finish, Statement};
 use readings::rows;
-use session_reset::{prepared_intact, prepared_row, AFTER_ROLLBACK};
 use steps::{enqueue_in_session, fenced_in};
 
 /// After a transaction that ran the caller's statements: when it `failed` (rolled back), the
@@ -129,11 +126,7 @@ impl PgStore {
         finish: Finish,
         work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
     ) -> Result<Outcome<T>> {
-        check_now(now)?;
-        check_lease(lease)?;
-        if let Finish::Complete(Some(result)) = &finish {
-            check_text("result", result)?;
-        }
+        checks::fenced(lease, now, &finish)?;
         self.link.with_session("fenced", |session| {
             let result = fenced_in(session, lease, now, &finish, work);
             after_caller_statements(session, result.is_err());

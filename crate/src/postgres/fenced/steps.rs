@@ -5,14 +5,14 @@
 use postgres::Transaction;
 
 use super::handle::PgFencedTx;
-use super::readings::{compare, fingerprint, rows, Reading};
-use super::session_reset::{prepared_intact, prepared_row, refused_prepared, GIVE_BACK_SESSION};
+use super::readings::{fingerprint, rows, Reading};
 use crate::async_leases::ready;
 use crate::batch::NewJob;
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::outcome::Outcome;
 use crate::postgres::failure::pg;
+use crate::postgres::library_tables::{self, compare, given_back, GIVE_BACK_SESSION};
 use crate::postgres::many::enqueue_rows;
 use crate::postgres::native_wire::ClientWire;
 use crate::postgres::session::{Session, Statements};
@@ -33,9 +33,7 @@ struct PgSteps<'s, 'c> {
 }
 
 impl FencedSteps for PgSteps<'_, '_> {
-    const WENT_ON: &'static str =
-        "a statement failed and the callback went on; PostgreSQL refuses \
-         the rest of such a transaction, so nothing was committed: return the error instead";
+    const WENT_ON: &'static str = library_tables::WENT_ON;
     const TRIES: Option<usize> = Some(1);
 
     fn statements_failed(&self) -> bool {
@@ -44,13 +42,9 @@ impl FencedSteps for PgSteps<'_, '_> {
 
     /// Gives the session back, checks its prepared statements, takes the second reading (which
     /// applies the store's settings again) and compares it with the first (see the module notes).
-    fn check_library_tables(&mut self) -> Result<()> {
-        let given_back = rows(&mut self.tx, GIVE_BACK_SESSION)?;
-        let track_counts = given_back.first().and_then(|r| r[0].clone());
-        if !prepared_intact(prepared_row(&given_back), self.own_statements) {
-            // The check after the rollback sees the same and closes the session.
-            return Err(refused_prepared());
-        }
+    async fn check_library_tables(&mut self) -> Result<()> {
+        let track_counts =
+            given_back(&rows(&mut self.tx, GIVE_BACK_SESSION)?, self.own_statements)?;
         let after = fingerprint(
             &mut self.tx,
             &self.stmts.fingerprint_after,
@@ -61,7 +55,7 @@ impl FencedSteps for PgSteps<'_, '_> {
 
     /// Reads the row locked (`FOR SHARE`): under READ COMMITTED it could change otherwise before
     /// this transaction ends.
-    fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>> {
+    async fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>> {
         let row = self
             .tx
             .query_opt(&self.stmts.read_lease_for_share, &[&job])
@@ -69,7 +63,7 @@ impl FencedSteps for PgSteps<'_, '_> {
         lease_of(row, "fenced")
     }
 
-    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool> {
+    async fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool> {
         let changed = self
             .tx
             .execute(
@@ -80,11 +74,11 @@ impl FencedSteps for PgSteps<'_, '_> {
         Ok(changed == 1)
     }
 
-    fn commit(self) -> Result<()> {
+    async fn commit(self) -> Result<()> {
         self.tx.commit().map_err(pg("fenced"))
     }
 
-    fn rollback(self) -> Result<()> {
+    async fn rollback(self) -> Result<()> {
         self.tx.rollback().map_err(pg("fenced"))
     }
 }
@@ -98,9 +92,14 @@ pub(super) fn fenced_in<T>(
     finish: &Finish,
     work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
 ) -> Result<Outcome<T>> {
-    fenced_tx::run(begin(session)?, lease, now, finish, |steps| {
-        caller_work(steps, work)
-    })
+    // Every step is synchronous here: one poll ends it.
+    ready(fenced_tx::run(
+        begin(session)?,
+        lease,
+        now,
+        finish,
+        async |steps| caller_work(steps, work),
+    ))
 }
 
 /// Enqueue in your own transaction, the statement-list form (docs/contract.md section 11): the
@@ -112,9 +111,9 @@ pub(super) fn enqueue_in_session(
     jobs: &[NewJob],
     statements: &[Statement],
 ) -> Result<Vec<bool>> {
-    fenced_tx::run_unleased(
+    ready(fenced_tx::run_unleased(
         begin(session)?,
-        |steps| {
+        async |steps| {
             caller_work(steps, |tx| {
                 for statement in statements {
                     tx.execute_values(&statement.sql, &statement.params)?;
@@ -122,14 +121,11 @@ pub(super) fn enqueue_in_session(
                 Ok(())
             })
         },
-        |steps| {
+        async |steps| {
             let stmts = steps.stmts;
-            ready(enqueue_rows(
-                &mut ClientWire::prepared(&mut steps.tx, stmts),
-                jobs,
-            ))
+            enqueue_rows(&mut ClientWire::prepared(&mut steps.tx, stmts), jobs).await
         },
-    )
+    ))
 }
 
 /// Begins the transaction on `session` and takes the first reading of the library's tables.

@@ -5,6 +5,7 @@ use rusqlite::Connection;
 
 use super::authorizer::{CallerPhase, PhaseState, Protected, Refusal};
 use super::handle::FencedTx;
+use crate::async_leases::ready;
 use crate::batch::NewJob;
 use crate::error::{Error, Result};
 use crate::lease::Lease;
@@ -37,15 +38,15 @@ impl FencedSteps for SqliteSteps<'_> {
 
     /// Nothing left to check: the authorizer refused every write to the library's tables while
     /// the statements compiled, and a rename into their names when it ran.
-    fn check_library_tables(&mut self) -> Result<()> {
+    async fn check_library_tables(&mut self) -> Result<()> {
         Ok(())
     }
 
-    fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>> {
+    async fn read_lease(&mut self, job: &str) -> Result<Option<LeaseRow>> {
         read_lease(&self.tx, job, self.operation)
     }
 
-    fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool> {
+    async fn complete(&mut self, lease: &Lease, now: f64, result: Option<&str>) -> Result<bool> {
         let changed = self
             .tx
             .prepare_cached(include_str!("../sql/complete.sql"))
@@ -62,11 +63,11 @@ impl FencedSteps for SqliteSteps<'_> {
         Ok(changed == 1)
     }
 
-    fn commit(self) -> Result<()> {
+    async fn commit(self) -> Result<()> {
         self.tx.commit().map_err(Error::storage(self.operation))
     }
 
-    fn rollback(self) -> Result<()> {
+    async fn rollback(self) -> Result<()> {
         self.tx.rollback().map_err(Error::storage(self.operation))
     }
 }
@@ -87,10 +88,11 @@ pub(crate) fn fenced_with<T>(
         refusal: Refusal::default(),
         operation: "fenced",
     };
-    fenced_tx::run(steps, lease, now, finish, |steps| {
+    // Every step is synchronous here: one poll ends it.
+    ready(fenced_tx::run(steps, lease, now, finish, async |steps| {
         let _phase = CallerPhase::install(steps.conn, steps.refusal.clone());
         work(&FencedTx::new(steps.conn, steps.refusal.clone()))
-    })
+    }))
 }
 
 /// Runs `statements` in order under the authorizer, protecting `protect`'s tables, inside a
@@ -144,9 +146,9 @@ pub(crate) fn enqueue_with_statements(
         refusal: Refusal::default(),
         operation: "enqueue_many",
     };
-    fenced_tx::run_unleased(
+    ready(fenced_tx::run_unleased(
         steps,
-        |steps| {
+        async |steps| {
             let _phase = CallerPhase::install(steps.conn, steps.refusal.clone());
             let tx = FencedTx::new(steps.conn, steps.refusal.clone());
             for statement in statements {
@@ -154,6 +156,6 @@ pub(crate) fn enqueue_with_statements(
             }
             Ok(())
         },
-        |steps| crate::sqlite::batch::enqueue_each(steps.conn, "enqueue_many", jobs),
-    )
+        async |steps| crate::sqlite::batch::enqueue_each(steps.conn, "enqueue_many", jobs),
+    ))
 }

@@ -9,6 +9,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::{Error, PgFailure, PostgresError, Result};
+use crate::postgres::library_tables::Reading;
 use crate::postgres::wire::{classify, wrong_shape, Answer, Control, Row, Sql, Value, Wire};
 
 #[wasm_bindgen]
@@ -25,6 +26,9 @@ extern "C" {
 /// A `pg` client lent to one operation.
 pub(super) struct JsWire {
     pub(super) client: PgClient,
+    /// Set when the connection must not go back to the pool (its session was changed in a way
+    /// the crate cannot undo): it is closed, and the next call connects again.
+    pub(super) close: bool,
 }
 
 /// Type OIDs of the columns the statements return (PostgreSQL's `pg_type`).
@@ -42,15 +46,79 @@ mod oid {
 }
 
 impl JsWire {
-    async fn send(&self, operation: &'static str, config: &JsValue) -> Result<JsValue> {
-        let promise = self
-            .client
-            .query(config)
-            .map_err(|e| reported(operation, &e))?;
-        JsFuture::from(promise)
-            .await
-            .map_err(|e| reported(operation, &e))
+    /// The rows of a simple query (several statements, no parameters), every value as text: what
+    /// the fenced write's session checks read (`postgres/library_tables.rs`).
+    pub(super) async fn simple_rows(
+        &mut self,
+        operation: &'static str,
+        script: &str,
+    ) -> Result<Vec<Reading>> {
+        let config = Object::new();
+        let _ = Reflect::set(&config, &"text".into(), &script.into());
+        let _ = Reflect::set(&config, &"rowMode".into(), &"array".into());
+        let answered = self.send(operation, &config).await?;
+        // One result per statement when there are several, else the one result.
+        let results = if Array::is_array(&answered) {
+            Array::from(&answered)
+        } else {
+            Array::of1(&answered)
+        };
+        let mut readings = Vec::new();
+        for result in results.iter() {
+            let rows: Array = Reflect::get(&result, &"rows".into())
+                .ok()
+                .and_then(|rows| rows.dyn_into().ok())
+                .unwrap_or_default();
+            for row in rows.iter() {
+                let row = Array::from(&row);
+                readings.push(std::array::from_fn(|i| {
+                    let value = row.get(i as u32);
+                    if value.is_null() || value.is_undefined() {
+                        None
+                    } else {
+                        Some(
+                            value
+                                .as_string()
+                                .unwrap_or_else(|| String::from(js_sys::JsString::from(value))),
+                        )
+                    }
+                }));
+            }
+        }
+        Ok(readings)
     }
+
+    /// The names of the statements `pg` has prepared on this connection and will use again
+    /// without preparing them (its `connection.parsedStatements`).
+    pub(super) fn prepared_names(&self) -> Vec<String> {
+        Reflect::get(&self.client, &"connection".into())
+            .and_then(|connection| Reflect::get(&connection, &"parsedStatements".into()))
+            .ok()
+            .filter(JsValue::is_object)
+            .map(|parsed| {
+                Object::keys(&Object::from(parsed))
+                    .iter()
+                    .filter_map(|name| name.as_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    async fn send(&self, operation: &'static str, config: &JsValue) -> Result<JsValue> {
+        send(&self.client, operation, config).await
+    }
+}
+
+/// `client.query(config)`, its failure classified as [`reported`] does.
+pub(super) async fn send(
+    client: &PgClient,
+    operation: &'static str,
+    config: &JsValue,
+) -> Result<JsValue> {
+    let promise = client.query(config).map_err(|e| reported(operation, &e))?;
+    JsFuture::from(promise)
+        .await
+        .map_err(|e| reported(operation, &e))
 }
 
 impl Wire for JsWire {

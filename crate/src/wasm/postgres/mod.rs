@@ -3,12 +3,13 @@
 //! statements, the checks, the reasons and their order are the crate's (`crate::postgres`), run
 //! through the same protocol dispatch as every other store, answering with promises.
 
+mod fenced;
 mod js_wire;
 mod store;
 
 use std::rc::Rc;
 
-use js_sys::{Array, Promise};
+use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 
 use super::{answer_to_js, error_to_js, request_from_js};
@@ -65,6 +66,39 @@ impl WasmPgStore {
     /// The server's URL with any password replaced by `***`.
     pub fn url(&self) -> String {
         self.store.label.clone()
+    }
+
+    /// The callback form of `fenced` (docs/contract.md section 8): opens the transaction on one
+    /// connection, calls `work(handle)` (a [`fenced::PgFencedTx`]; `work` may return a promise,
+    /// which is awaited), then checks that your statements left the library's tables alone,
+    /// checks the lease and commits. A promise of `{value, reason}`; an exception `work` throws
+    /// (or a rejection) rolls back and rejects with that exception.
+    #[wasm_bindgen(js_name = fencedWith)]
+    pub fn fenced_with(
+        &self,
+        job: JsValue,
+        owner: JsValue,
+        fence: JsValue,
+        now: JsValue,
+        options: JsValue,
+        work: Function,
+    ) -> Promise {
+        let args = match super::fenced::lease_args(&job, &owner, &fence, &now, &options) {
+            Ok(args) => args,
+            Err(err) => return Promise::reject(&err),
+        };
+        let store = Rc::clone(&self.store);
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (lease, now, finish) = args;
+            let thrown = std::cell::RefCell::new(None);
+            let outcome = store
+                .fenced_callback(&lease, now, finish, &work, &thrown)
+                .await;
+            if let Some(exception) = thrown.take() {
+                return Err(exception);
+            }
+            super::fenced::outcome_to_js(outcome.map_err(|e| error_to_js(&e))?)
+        })
     }
 
     /// Runs the operation `op` with its positional arguments, as `WasmStore.call` takes them: a

@@ -49,18 +49,6 @@ pub(super) struct NodePgStore {
     pub(super) label: String,
 }
 
-/// What an operation not carried over yet answers: the operation works natively on PostgreSQL
-/// and on SQLite files from Node.
-fn not_yet(operation: &'static str) -> Error {
-    Error::invalid(
-        operation,
-        format!(
-            "`{operation}` on PostgreSQL from Node is not available in this version (it is in the \
-             Rust crate, and on SQLite files in Node)"
-        ),
-    )
-}
-
 impl NodePgStore {
     /// `renew_many`, and `heartbeat` with its beat, in one transaction.
     async fn renew_with_beat(
@@ -98,7 +86,7 @@ impl NodePgStore {
 
     /// Runs `work` on a pooled connection, set up first if it is new. A connection whose error
     /// says it is lost is closed instead of going back to the pool; the next call gets a fresh one.
-    async fn run<T>(
+    pub(super) async fn run<T>(
         &self,
         operation: &'static str,
         work: impl AsyncFnOnce(&mut JsWire) -> Result<T>,
@@ -110,6 +98,7 @@ impl NodePgStore {
             .into();
         let mut wire = JsWire {
             client: client.clone(),
+            close: false,
         };
         let result = async {
             let ready = Reflect::get(&client, &SET_UP.into())
@@ -129,7 +118,7 @@ impl NodePgStore {
                 ..
             })
         );
-        client.release(broken);
+        client.release(broken || wire.close);
         result
     }
 }
@@ -254,10 +243,10 @@ impl AsyncLeases for NodePgStore {
     }
     async fn enqueue_many_with(
         &self,
-        _jobs: &[NewJob],
-        _statements: &[Statement],
+        jobs: &[NewJob],
+        statements: &[Statement],
     ) -> Result<Vec<bool>> {
-        Err(not_yet("enqueueMany with statements"))
+        self.enqueue_many_statements(jobs, statements).await
     }
     async fn claim_next_many_in(
         &self,
@@ -369,12 +358,12 @@ impl AsyncLeases for NodePgStore {
     }
     async fn fenced(
         &self,
-        _lease: &Lease,
-        _now: f64,
-        _statements: &[Statement],
-        _finish: Finish,
+        lease: &Lease,
+        now: f64,
+        statements: &[Statement],
+        finish: Finish,
     ) -> Result<Outcome<()>> {
-        Err(not_yet("fenced"))
+        self.fenced_statements(lease, now, statements, finish).await
     }
 }
 
