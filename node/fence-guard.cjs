@@ -6,13 +6,16 @@ const wasm = require('./wasm/leasefence.js');
 const { leaseErrors } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
 const { DEFAULT_BUSY_TIMEOUT_MS } = require('./lease-store.cjs');
+const { acceptOnPg, isPostgresUrl, openPgGuard } = require('./pg-store.cjs');
 
 const CONSTRUCT = Symbol('FenceGuard.open');
 
 /**
  * A fence guard on an SQLite file that a store other than the lease store keeps: a write for a
  * key runs only with a fence at least the highest accepted for that key, checked and recorded in
- * the write's own transaction (table `leasefence_guard`). Open it with `await FenceGuard.open(path)`.
+ * the write's own transaction (table `leasefence_guard`). Open it with `await FenceGuard.open(path)`,
+ * or `await FenceGuard.open('postgres://...')` for a PostgreSQL database (its `write` answers a
+ * Promise).
  */
 class FenceGuard {
   #inner;
@@ -24,15 +27,24 @@ class FenceGuard {
    */
   static async open(file, options = {}) {
     if (typeof file !== 'string' || file === '') {
-      throw invalidArgument('FenceGuard.open(): `path` must be a non-empty string (a database file path)');
+      throw invalidArgument('FenceGuard.open(): `path` must be a non-empty string (a database file path or a postgres:// URL)');
     }
     const busyTimeoutMs = options?.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
       throw invalidArgument('FenceGuard.open(): `busyTimeoutMs` must be a finite number >= 0');
     }
+    if (isPostgresUrl(file)) return openPgGuard(file, { ...options, busyTimeoutMs });
     const guard = new FenceGuard(CONSTRUCT);
     guard.#inner = leaseErrors(() => wasm.WasmGuard.openFile(path.resolve(file), busyTimeoutMs));
     return guard;
+  }
+
+  /**
+   * The guard's check inside your own transaction on a `pg` client (after your `BEGIN`): a
+   * Promise of `{accepted: true}` or `{accepted: false, current}`; roll back on a refusal.
+   */
+  static accept(client, key, fence) {
+    return acceptOnPg(client, key, fence);
   }
 
   constructor(token) {

@@ -773,10 +773,34 @@ export type GuardAnswer =
  */
 export declare class FenceGuard {
   private constructor();
+  /** Opens a guard on a PostgreSQL database of yours (`npm install pg`); makes `leasefence_guard` where missing. */
+  static open(url: PostgresUrl, options?: PgOpenOptions): Promise<PgFenceGuard>;
   /** Opens (creating if missing) the SQLite file at `path`; the guard's table is `leasefence_guard`. */
   static open(path: string, options?: OpenOptions): Promise<FenceGuard>;
+  /**
+   * The guard's check inside your own transaction on a `pg` client (after your `BEGIN`); roll
+   * back on a refusal. The key's row stays locked until your transaction ends.
+   * @example
+   * await client.query('BEGIN');
+   * const { accepted } = await FenceGuard.accept(client, 'invoice-42', fence);
+   * if (accepted) { await client.query('UPDATE invoices SET sent = true WHERE id = $1', [42]); await client.query('COMMIT'); }
+   * else await client.query('ROLLBACK');
+   */
+  static accept(client: unknown, key: string, fence: Fence): Promise<{ accepted: true } | { accepted: false; current: Fence }>;
   /** Runs `statements` in one transaction if the guard accepts `fence` for `key`. */
   write(key: string, fence: Fence, statements: FencedStatement[]): GuardAnswer;
   /** Closes the connection. */
   close(): void;
+}
+
+/**
+ * A fence guard on a PostgreSQL database (`await FenceGuard.open('postgres://...')`): the same
+ * check, each write answering a Promise; statements use `$1`, `$2`, ... and may write anything
+ * but the guard's table.
+ */
+export interface PgFenceGuard {
+  /** Runs `statements` in one transaction if the guard accepts `fence` for `key`; rows as `pg` reads them. */
+  write(key: string, fence: Fence, statements: FencedStatement[]): Promise<{ accepted: true; rows: Record<string, unknown>[] } | { accepted: false; current: Fence; rows: [] }>;
+  /** Closes the pool's connections. */
+  close(): Promise<void>;
 }

@@ -154,23 +154,88 @@ function lender(pool) {
  * @param {string} url
  * @param {{busyTimeoutMs: number, maxConnections?: number}} options
  */
-async function openPostgres(url, options) {
+function openPostgres(url, options) {
+  return openPool(url, options, 'LeaseStore.open()', async (pool) => {
+    const inner = leaseErrors(() => wasm.WasmPgStore.onPool(lender(pool), url, options.busyTimeoutMs));
+    const store = new PgLeaseStore(CONSTRUCT, pool, inner);
+    await leaseErrorsAsync(() => inner.connect());
+    return store;
+  });
+}
+
+/**
+ * A fence guard on a PostgreSQL database of yours (`await FenceGuard.open('postgres://...')`):
+ * a write for a key runs only with a fence at least the highest accepted for that key, checked
+ * and recorded in the write's own transaction (table `leasefence_guard`, made where missing).
+ * The statements and the check are the Rust crate's (WasmPgGuard).
+ */
+class PgFenceGuard {
+  #pool;
+  #inner;
+
+  constructor(key, pool, inner) {
+    if (key !== CONSTRUCT) throw invalidArgument('use `await FenceGuard.open(url)` to open a guard');
+    this.#pool = pool;
+    this.#inner = inner;
+  }
+
+  /**
+   * Runs `statements` ([{sql, params}], `$1`, `$2`, ...) in one transaction if `fence` is at
+   * least the highest accepted for `key`: a Promise of `{accepted: true, rows}` (`pg`'s rows of
+   * the last statement), else `{accepted: false, current, rows: []}` and nothing is written.
+   */
+  write(key, fence, statements) {
+    return leaseErrorsAsync(() => this.#inner.write(key, fence, statements));
+  }
+
+  /** Closes the pool's connections; the guard cannot be used afterwards. */
+  async close() {
+    await this.#pool.end();
+  }
+}
+
+/**
+ * The guard's check inside your own transaction on a `pg` client (`BEGIN` sent): a Promise of
+ * `{accepted: true}` or `{accepted: false, current}`; roll back on a refusal. The key's row stays
+ * locked until your transaction ends. The table must exist (FenceGuard.open makes it).
+ */
+function acceptOnPg(client, key, fence) {
+  return leaseErrorsAsync(() => wasm.WasmPgGuard.accept(client, key, fence));
+}
+
+/** Opens a PgFenceGuard on `url` (see FenceGuard.open). */
+function openPgGuard(url, options) {
+  return openPool(url, options, 'FenceGuard.open()', async (pool) => {
+    const inner = wasm.WasmPgGuard.onPool(lender(pool));
+    const guard = new PgFenceGuard(CONSTRUCT, pool, inner);
+    await leaseErrorsAsync(() => inner.connect());
+    return guard;
+  });
+}
+
+/**
+ * A `pg` pool on `url`, TLS as libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` mean it
+ * (read by the crate: pg gives some of them meanings of its own, so they never reach it), handed
+ * to `open(pool)`, which connects once; with libpq's `prefer` and a server without TLS, again in
+ * the clear. `what` names the call in errors.
+ * @param {string} url
+ * @param {{busyTimeoutMs: number, maxConnections?: number}} options
+ */
+async function openPool(url, options, what, open) {
   const parsed = (() => {
     try {
       return new URL(url);
     } catch {
-      throw invalidArgument('LeaseStore.open(): not a usable PostgreSQL URL; write it as postgres://user:password@host:port/database');
+      throw invalidArgument(`${what}: not a usable PostgreSQL URL; write it as postgres://user:password@host:port/database`);
     }
   })();
-  // sslmode, sslrootcert, sslcert and sslkey with libpq's meanings, read by the crate (pg gives
-  // some of them meanings of its own, so they never reach it).
   const plan = leaseErrors(() => wasm.pgConnectPlan(url, ...libpqDefaults()));
   const maxConnections = options.maxConnections ?? 10;
   if (!Number.isInteger(maxConnections) || maxConnections < 1) {
-    throw invalidArgument('LeaseStore.open(): `maxConnections` must be a whole number >= 1');
+    throw invalidArgument(`${what}: \`maxConnections\` must be a whole number >= 1`);
   }
   const { Pool } = loadPg();
-  const open = async (ssl) => {
+  const attempt = async (ssl) => {
     const pool = new Pool({
       connectionString: plan.url,
       ssl,
@@ -181,22 +246,19 @@ async function openPostgres(url, options) {
     // A pooled connection that breaks while idle (a server restart) is dropped by the pool; the
     // error must not crash the process. The next operation gets a fresh connection.
     pool.on('error', () => {});
-    const inner = leaseErrors(() => wasm.WasmPgStore.onPool(lender(pool), url, options.busyTimeoutMs));
-    const store = new PgLeaseStore(CONSTRUCT, pool, inner);
     try {
-      await leaseErrorsAsync(() => inner.connect());
+      return await open(pool);
     } catch (error) {
       await pool.end().catch(() => {});
       throw error;
     }
-    return store;
   };
   const ssl = tlsOptions(plan);
   try {
-    return await open(ssl);
+    return await attempt(ssl);
   } catch (error) {
     // libpq's `prefer`: TLS when the server offers it, else in the clear.
-    if (plan.encrypt === 'prefer' && /does not support SSL/.test(String(error?.message))) return open(false);
+    if (plan.encrypt === 'prefer' && /does not support SSL/.test(String(error?.message))) return attempt(false);
     throw error;
   }
 }
@@ -242,4 +304,4 @@ function tlsOptions(plan) {
   return ssl;
 }
 
-module.exports = { PgLeaseStore, openPostgres, isPostgresUrl };
+module.exports = { PgLeaseStore, PgFenceGuard, openPostgres, openPgGuard, acceptOnPg, isPostgresUrl };

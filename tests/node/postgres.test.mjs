@@ -14,7 +14,7 @@
 // - JobWorkers draining a queue, with fencedResult too;
 // - fenced writes (an async callback, a statement list) and enqueueMany with statements: the stale
 //   worker refused, a throw or a failed statement committing nothing, writes to the library's
-//   tables refused, the session given back;
+//   tables refused, the session given back; FenceGuard on a PostgreSQL database;
 // - the contract's SQL is written once, in the crate: none of it in the package's JavaScript.
 import assert from 'node:assert/strict';
 import { execSync } from 'node:child_process';
@@ -30,7 +30,7 @@ after(killLiveChildren);
 
 const URL_ = process.env.LEASEFENCE_PG_URL;
 const skip = URL_ ? false : 'needs LEASEFENCE_PG_URL: run `bash scripts/postgres.sh`';
-const { LeaseStore, JobWorker, fencedResult } = loadPackage();
+const { LeaseStore, JobWorker, FenceGuard, fencedResult } = loadPackage();
 const { Client } = createRequire(import.meta.url)('pg');
 
 /** The operations PostgreSQL from Node has: every one of the file store's (crate/src/wasm/postgres/store.rs). */
@@ -518,6 +518,43 @@ test('JobWorker with fencedResult on PostgreSQL from Node: each job\'s write lan
     assert.deepEqual([(await store.state(job)).done, (await store.state(job)).result], [true, String(total)]);
   }
   await store.close();
+});
+
+test('FenceGuard on a PostgreSQL database from Node: a stale fence is refused and writes nothing; the check joins your own transaction; the guard\'s table is not yours to write', { skip }, async () => {
+  const url = await freshSchema('guard');
+  await onSchema(url, 'CREATE TABLE ledger(entry text, fence int)');
+  const guard = await FenceGuard.open(url);
+  const entry = (text, fence) => ({ sql: 'INSERT INTO ledger VALUES ($1, $2)', params: [text, fence] });
+  assert.deepEqual(await guard.write('acct', 3, [entry('three', 3), { sql: 'SELECT count(*)::int AS n FROM ledger' }]), { accepted: true, rows: [{ n: 1 }] });
+  assert.deepEqual(await guard.write('acct', 2, [entry('two', 2)]), { accepted: false, current: 3, rows: [] });
+  assert.equal((await guard.write('acct', 3, [entry('three again', 3)])).accepted, true);
+  assert.equal((await guard.write('other', 1, [entry('other', 1)])).accepted, true);
+  // A failing statement rolls back the fence it recorded with it.
+  await assert.rejects(guard.write('acct', 9, [entry('nine', 9), { sql: 'INSERT INTO nowhere VALUES (1)' }]),
+    (error) => error.code === 'storage' && error.statement === 1);
+  // Statements may not move the fences, nor end the transaction.
+  await assert.rejects(guard.write('acct', 4, [{ sql: "UPDATE leasefence_guard SET fence = 0 WHERE key = 'acct'" }]),
+    (error) => error.code === 'invalid_argument' && /guard's table/.test(error.message));
+  await assert.rejects(guard.write('acct', 4, [{ sql: 'COMMIT' }]), (error) => error.code === 'invalid_argument');
+  assert.deepEqual(await onSchema(url, "SELECT key, fence::int AS fence FROM leasefence_guard ORDER BY key"), [{ key: 'acct', fence: 3 }, { key: 'other', fence: 1 }]);
+  // Inside your own transaction on a pg client.
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('BEGIN');
+    assert.deepEqual(await FenceGuard.accept(client, 'acct', 1), { accepted: false, current: 3 });
+    await client.query('ROLLBACK');
+    await client.query('BEGIN');
+    assert.deepEqual(await FenceGuard.accept(client, 'acct', 5), { accepted: true });
+    await client.query('INSERT INTO ledger VALUES ($1, $2)', ['five', 5]);
+    await client.query('COMMIT');
+  } finally {
+    // An open transaction would hold the schema the file's end drops.
+    await client.end();
+  }
+  assert.deepEqual((await onSchema(url, 'SELECT entry FROM ledger ORDER BY fence, entry')).map((r) => r.entry), ['other', 'three', 'three again', 'five']);
+  await assert.rejects(guard.write('acct', 4.5, []), (error) => error.code === 'invalid_argument' && /fence/.test(error.message));
+  await guard.close();
 });
 
 test('none of the contract\'s SQL is in the package\'s JavaScript: it comes from the crate', () => {

@@ -133,6 +133,7 @@ import type {
   PostgresUrl,
   PgOpenOptions,
   PgLeaseStore,
+  PgFenceGuard,
   Backoff,
   ExponentialBackoff,
   WorkerRules,
@@ -183,6 +184,11 @@ export async function postgres(url: PostgresUrl): Promise<void> {
   }));
   exact<Answer<boolean>>()(await p.withReason.fenced('job', 'me', 1, 1, [{ sql: 'SELECT 1' }], { complete: true }));
   exact<boolean[]>()(await p.enqueueMany([{ job: 'k' }], [{ sql: 'INSERT INTO t VALUES ($1)', params: ['k'] }]));
+  const g = exact<PgFenceGuard>()(await FenceGuard.open(url));
+  const written = await g.write('k', 1, [{ sql: 'SELECT 1' }]);
+  if (written.accepted) exact<Record<string, unknown>[]>()(written.rows);
+  else exact<Fence>()(written.current);
+  exact<void>()(await g.close());
   const w = new JobWorker(p, { ttl: 30, concurrency: 4 });
   exact<WorkerStats>()(await w.run(async () => 'done', { untilEmpty: true }));
   exact<void>()(await p.close());

@@ -1,10 +1,14 @@
-//! The fence guard on a PostgreSQL database (see [the module notes](super)).
+//! The fence guard on a PostgreSQL database (see [the module notes](super)). The statements are
+//! `postgres/guard.rs`'s, which Node's `FenceGuard` runs too.
 
 use postgres::{Client, Transaction};
 
 use super::Guarded;
+use crate::async_leases::ready;
 use crate::error::{Error, Result};
 use crate::outcome::Fence;
+use crate::postgres::guard;
+use crate::postgres::native_wire::ClientWire;
 
 fn failed(source: postgres::Error) -> Error {
     Error::Postgres {
@@ -24,11 +28,7 @@ fn failed(source: postgres::Error) -> Error {
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 pub fn install(client: &mut Client) -> Result<()> {
-    client
-        .batch_execute(
-            "CREATE TABLE IF NOT EXISTS leasefence_guard(key TEXT PRIMARY KEY, fence BIGINT NOT NULL)",
-        )
-        .map_err(failed)
+    ready(guard::install(&mut ClientWire::bare(client)))
 }
 
 /// The guard's check inside your transaction: records `fence` for `key` when it is at least the
@@ -47,24 +47,7 @@ pub fn install(client: &mut Client) -> Result<()> {
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 pub fn accept(tx: &mut Transaction<'_>, key: &str, fence: Fence) -> Result<Guarded<()>> {
-    // ON CONFLICT DO UPDATE locks the conflicting row even when its WHERE is false, so the
-    // current fence read after a refusal cannot move before this transaction ends.
-    let accepted = tx
-        .query_opt(
-            "INSERT INTO leasefence_guard(key, fence) VALUES ($1, $2) \
-             ON CONFLICT (key) DO UPDATE SET fence = EXCLUDED.fence \
-             WHERE leasefence_guard.fence <= EXCLUDED.fence RETURNING fence",
-            &[&key, &fence],
-        )
-        .map_err(failed)?;
-    if accepted.is_some() {
-        return Ok(Guarded::Accepted(()));
-    }
-    let current: Fence = tx
-        .query_one("SELECT fence FROM leasefence_guard WHERE key = $1", &[&key])
-        .and_then(|row| row.try_get(0))
-        .map_err(failed)?;
-    Ok(Guarded::Refused { current })
+    ready(guard::accept(&mut ClientWire::bare(tx), key, fence))
 }
 
 /// One transaction on `client`: the guard's check for `key` and `fence`, then `work`, then the

@@ -91,6 +91,7 @@
 //! - `store.rs`: [`PgStore`], its connect options and the contract's operations ([`Leases`]);
 //! - `batch.rs`, `claim_batch.rs`: the batch operations (section 10);
 //! - `fenced/`: fenced writes, and how writes to the library's tables are refused;
+//! - `guard.rs`: the fence guard's statements (`guard::postgres` natively, Node's `FenceGuard`);
 //! - `library_tables.rs`: the readings that tell whether a fenced write's statements touched the
 //!   library's tables or left the session changed, and their comparison, for every client;
 //! - `session.rs`: one live connection, its set-up and prepared statements, reconnecting;
@@ -103,6 +104,7 @@
 
 // The core, for every client: the statements and the operations over a `Wire`.
 pub(crate) mod checks;
+pub(crate) mod guard;
 pub(crate) mod library_tables;
 pub(crate) mod many;
 pub(crate) mod ops;

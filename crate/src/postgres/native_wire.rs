@@ -16,7 +16,7 @@ use crate::error::Result;
 
 /// A connection lent to one operation: a live session's client and its prepared statements, or
 /// (while the session is set up) a bare client.
-pub(super) struct ClientWire<'c, C: GenericClient = Client> {
+pub(crate) struct ClientWire<'c, C: GenericClient = Client> {
     client: &'c mut C,
     prepared: Option<&'c Statements>,
 }
@@ -42,7 +42,7 @@ impl<'c, C: GenericClient> ClientWire<'c, C> {
 
     /// A connection (or a caller's transaction) whose statements are not prepared: each is
     /// prepared when it runs.
-    pub(super) fn bare(client: &'c mut C) -> Self {
+    pub(crate) fn bare(client: &'c mut C) -> Self {
         ClientWire {
             client,
             prepared: None,

@@ -116,7 +116,10 @@ impl Statements {
             | Sql::DeadPerQueue
             | Sql::OldestWaiting
             | Sql::Workers
-            | Sql::HeldLeases => return None,
+            | Sql::HeldLeases
+            | Sql::GuardAccept
+            | Sql::GuardCurrent
+            | Sql::GuardWrites => return None,
             Sql::Enqueue => &self.enqueue,
             Sql::SetQueue => &self.set_queue,
             Sql::State => &self.state,

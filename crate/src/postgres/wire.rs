@@ -75,6 +75,13 @@ pub(crate) enum Sql {
     FingerprintAfter,
     /// The job's lease read in a fenced write, its row locked until the commit.
     ReadLeaseForShare,
+    /// The fence guard's check (`guard.rs`): `$2` recorded for key `$1` if it is at least the
+    /// highest accepted; a row when it was.
+    GuardAccept,
+    /// The highest fence the guard accepted for key `$1`.
+    GuardCurrent,
+    /// The rows this transaction wrote to the guard's table, as the server counts them.
+    GuardWrites,
 }
 
 /// A parameter's PostgreSQL type.
@@ -92,7 +99,7 @@ pub(crate) enum PgType {
 impl Sql {
     /// Every statement.
     #[cfg(test)]
-    pub(crate) const ALL: [Sql; 45] = [
+    pub(crate) const ALL: [Sql; 48] = [
         Sql::ListByUntil,
         Sql::ListDead,
         Sql::ListNewest,
@@ -138,6 +145,9 @@ impl Sql {
         Sql::Fingerprint,
         Sql::FingerprintAfter,
         Sql::ReadLeaseForShare,
+        Sql::GuardAccept,
+        Sql::GuardCurrent,
+        Sql::GuardWrites,
     ];
 
     /// The statement's text.
@@ -209,6 +219,18 @@ impl Sql {
             Sql::ReadLeaseForShare => {
                 "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE"
             }
+            // ON CONFLICT DO UPDATE locks the conflicting row even when its WHERE is false, so
+            // the current fence read after a refusal cannot move before the transaction ends.
+            Sql::GuardAccept => {
+                "INSERT INTO leasefence_guard(key, fence) VALUES ($1, $2) \
+                 ON CONFLICT (key) DO UPDATE SET fence = EXCLUDED.fence \
+                 WHERE leasefence_guard.fence <= EXCLUDED.fence RETURNING fence"
+            }
+            Sql::GuardCurrent => "SELECT fence FROM leasefence_guard WHERE key = $1",
+            Sql::GuardWrites => {
+                "SELECT pg_stat_get_xact_tuples_inserted(c) + pg_stat_get_xact_tuples_updated(c) \
+                 + pg_stat_get_xact_tuples_deleted(c) FROM to_regclass('leasefence_guard') AS c"
+            }
         };
         Cow::Borrowed(text)
     }
@@ -256,7 +278,9 @@ impl Sql {
             Sql::RenewMany => &[TextArray, TextArray, Int8Array, Float8, Float8],
             Sql::CompleteMany => &[TextArray, TextArray, Int8Array, TextArray, Float8],
             Sql::Fingerprint => &[],
-            Sql::FingerprintAfter | Sql::ReadLeaseForShare => &[Text],
+            Sql::FingerprintAfter | Sql::ReadLeaseForShare | Sql::GuardCurrent => &[Text],
+            Sql::GuardAccept => &[Text, Int8],
+            Sql::GuardWrites => &[],
         }
     }
 }
@@ -705,6 +729,8 @@ mod tests {
             let store = crate::postgres::PgStore::connect(&scoped).unwrap();
             drop(store);
             let mut client = postgres::Client::connect(&scoped, postgres::NoTls).unwrap();
+            // And the fence guard's table, which lives in the application's database.
+            client.batch_execute(crate::postgres::guard::TABLE).unwrap();
             for sql in Sql::ALL {
                 let statement = client
                     .prepare(&sql.text_with_casts())

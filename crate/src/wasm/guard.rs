@@ -124,21 +124,7 @@ fn guarded_write(
     fence: JsValue,
     statements: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let key = key.as_string().ok_or_else(|| {
-        js_error(
-            "invalid_argument",
-            &format!("{op}(): `key` must be a string"),
-        )
-    })?;
-    let fence = match fence.as_f64() {
-        Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 => f as i64,
-        _ => {
-            return Err(js_error(
-                "invalid_argument",
-                &format!("{op}(): `fence` must be an integer (a fence from claim)"),
-            ))
-        }
-    };
+    let (key, fence) = guard_args(op, &key, &fence)?;
     let statements = statements_of(op, &statements)?;
     let outcome = (|| -> crate::Result<Guarded<JsValue>> {
         sqlite::install(conn)?;
@@ -154,6 +140,35 @@ fn guarded_write(
         Ok(Guarded::Accepted(rows))
     })()
     .map_err(|e| error_to_js(&e))?;
+    guarded_to_js(outcome)
+}
+
+/// A guarded write's `key` (a string) and `fence` (an integer), checked.
+pub(crate) fn guard_args(
+    op: &str,
+    key: &JsValue,
+    fence: &JsValue,
+) -> Result<(String, i64), JsValue> {
+    let key = key.as_string().ok_or_else(|| {
+        js_error(
+            "invalid_argument",
+            &format!("{op}(): `key` must be a string"),
+        )
+    })?;
+    let fence = match fence.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 => f as i64,
+        _ => {
+            return Err(js_error(
+                "invalid_argument",
+                &format!("{op}(): `fence` must be an integer (a fence from claim)"),
+            ))
+        }
+    };
+    Ok((key, fence))
+}
+
+/// `{accepted: true, rows}` or `{accepted: false, current, rows: []}`.
+pub(crate) fn guarded_to_js(outcome: Guarded<JsValue>) -> Result<JsValue, JsValue> {
     let answer = Object::new();
     match outcome {
         Guarded::Accepted(rows) => {

@@ -256,6 +256,20 @@ async fn run_list(steps: &mut NodeSteps<'_>, statements: &[Statement]) -> Result
     Ok(())
 }
 
+/// Runs `statements` in order on `client` inside a transaction the caller opened, checked and
+/// numbered as a fenced write's are: the rows of the last one (`pg`'s row objects), or an empty
+/// array. The fence guard's writes run through this.
+pub(super) async fn run_statements(client: &PgClient, statements: &[Statement]) -> Result<JsValue> {
+    let caller = Caller::default();
+    let mut rows: JsValue = js_sys::Array::new().into();
+    for statement in statements {
+        let result = caller_statement(client, &caller, &statement.sql, &statement.params).await?;
+        rows =
+            Reflect::get(&result, &"rows".into()).unwrap_or_else(|_| js_sys::Array::new().into());
+    }
+    Ok(rows)
+}
+
 /// Calls `work(handle)` and waits for what it returns (a promise or a value). An exception it
 /// throws (or a rejection) goes to `thrown`, to be thrown again once the transaction rolled back.
 async fn call_back(

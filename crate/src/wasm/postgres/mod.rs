@@ -4,6 +4,7 @@
 //! through the same protocol dispatch as every other store, answering with promises.
 
 mod fenced;
+mod guard;
 mod js_wire;
 mod store;
 

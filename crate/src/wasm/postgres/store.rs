@@ -91,36 +91,47 @@ impl NodePgStore {
         operation: &'static str,
         work: impl AsyncFnOnce(&mut JsWire) -> Result<T>,
     ) -> Result<T> {
-        let promise = self.pool.connect().map_err(|e| reported(operation, &e))?;
-        let client: PgClient = JsFuture::from(promise)
-            .await
-            .map_err(|e| reported(operation, &e))?
-            .into();
-        let mut wire = JsWire {
-            client: client.clone(),
-            close: false,
-        };
-        let result = async {
-            let ready = Reflect::get(&client, &SET_UP.into())
+        on_lent(&self.pool, operation, async |wire| {
+            let ready = Reflect::get(&wire.client, &SET_UP.into())
                 .map(|v| v.is_truthy())
                 .unwrap_or(false);
             if !ready {
-                schema::set_up(&mut wire, &self.lock_timeout, &self.label).await?;
-                let _ = Reflect::set(&client, &SET_UP.into(), &true.into());
+                schema::set_up(wire, &self.lock_timeout, &self.label).await?;
+                let _ = Reflect::set(&wire.client, &SET_UP.into(), &true.into());
             }
-            work(&mut wire).await
-        }
-        .await;
-        let broken = matches!(
-            result,
-            Err(Error::Postgres {
-                disconnected: true,
-                ..
-            })
-        );
-        client.release(broken || wire.close);
-        result
+            work(wire).await
+        })
+        .await
     }
+}
+
+/// Runs `work` on a connection lent from `pool`. A connection whose error says it is lost, or
+/// that `work` marked (`JsWire::close`), is closed instead of going back to the pool; the next
+/// call gets a fresh one.
+pub(super) async fn on_lent<T>(
+    pool: &PgPool,
+    operation: &'static str,
+    work: impl AsyncFnOnce(&mut JsWire) -> Result<T>,
+) -> Result<T> {
+    let promise = pool.connect().map_err(|e| reported(operation, &e))?;
+    let client: PgClient = JsFuture::from(promise)
+        .await
+        .map_err(|e| reported(operation, &e))?
+        .into();
+    let mut wire = JsWire {
+        client: client.clone(),
+        close: false,
+    };
+    let result = work(&mut wire).await;
+    let broken = matches!(
+        result,
+        Err(Error::Postgres {
+            disconnected: true,
+            ..
+        })
+    );
+    client.release(broken || wire.close);
+    result
 }
 
 impl AsyncLeases for NodePgStore {
