@@ -157,6 +157,8 @@ function lender(pool) {
 function openPostgres(url, options) {
   return openPool(url, options, 'LeaseStore.open()', async (pool) => {
     const inner = leaseErrors(() => wasm.WasmPgStore.onPool(lender(pool), url, options.busyTimeoutMs));
+    // An idle connection lost (a server restart): the next new one checks the schema again.
+    pool.on('error', () => inner.connectionLost());
     const store = new PgLeaseStore(CONSTRUCT, pool, inner);
     await leaseErrorsAsync(() => inner.connect());
     return store;

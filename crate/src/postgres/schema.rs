@@ -200,12 +200,19 @@ pub(crate) fn lock_timeout_setting(timeout: std::time::Duration) -> String {
     format!("{millis}ms")
 }
 
+/// The session settings of a new connection ([`Sql::SessionSettings`]), `lock_timeout` as
+/// PostgreSQL writes it (`250ms`).
+pub(crate) async fn session_settings(wire: &mut impl Wire, lock_timeout: &str) -> Result<()> {
+    wire.run("connect", Sql::SessionSettings, vec![lock_timeout.into()])
+        .await
+        .map(drop)
+}
+
 /// Sets a new connection up for the store: the session settings (`lock_timeout`, the lock
 /// timeout as PostgreSQL writes it, `250ms`), then the schema checked and made or repaired where
 /// it is not in place. `label`: the redacted URL, for messages.
 pub(crate) async fn set_up(wire: &mut impl Wire, lock_timeout: &str, label: &str) -> Result<()> {
-    wire.run("connect", Sql::SessionSettings, vec![lock_timeout.into()])
-        .await?;
+    session_settings(wire, lock_timeout).await?;
     if !check_schema(wire, label).await? {
         create_schema(wire, "connect").await?;
     }

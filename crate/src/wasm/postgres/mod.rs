@@ -50,6 +50,7 @@ impl WasmPgStore {
                 pool,
                 lock_timeout: lock_timeout_setting(timeout),
                 label: redact_url(url),
+                schema_checked: std::cell::Cell::new(false),
             }),
         })
     }
@@ -62,6 +63,14 @@ impl WasmPgStore {
             store.connect().await.map_err(|e| error_to_js(&e))?;
             Ok(JsValue::UNDEFINED)
         })
+    }
+
+    /// Tells the store that the pool lost a connection while it was idle (the pool's `error`
+    /// event: a server restart, perhaps onto a restored database): the next new connection checks
+    /// the schema again, as after a lost connection in a call.
+    #[wasm_bindgen(js_name = connectionLost)]
+    pub fn connection_lost(&self) {
+        self.store.schema_checked.set(false);
     }
 
     /// The server's URL with any password replaced by `***`.

@@ -47,6 +47,12 @@ pub(super) struct NodePgStore {
     /// The busy timeout as PostgreSQL's `lock_timeout` (`250ms`).
     pub(super) lock_timeout: String,
     pub(super) label: String,
+    /// Whether a connection of this store checked the schema (and made what was missing) since
+    /// the store opened or last lost a connection. The pool opens connections all the time (it
+    /// grows under load and closes idle ones), and the check is a dozen catalog reads: each new
+    /// connection after the first gets only the session settings. A lost connection (a server
+    /// restart, perhaps onto a restored database) makes the next one check again.
+    pub(super) schema_checked: std::cell::Cell<bool>,
 }
 
 impl NodePgStore {
@@ -96,12 +102,28 @@ impl NodePgStore {
                 .map(|v| v.is_truthy())
                 .unwrap_or(false);
             if !ready {
-                schema::set_up(wire, &self.lock_timeout, &self.label).await?;
+                if self.schema_checked.get() {
+                    schema::session_settings(wire, &self.lock_timeout).await?;
+                } else {
+                    schema::set_up(wire, &self.lock_timeout, &self.label).await?;
+                    self.schema_checked.set(true);
+                }
                 let _ = Reflect::set(&wire.client, &SET_UP.into(), &true.into());
             }
             work(wire).await
         })
         .await
+        .inspect_err(|err| {
+            if matches!(
+                err,
+                Error::Postgres {
+                    disconnected: true,
+                    ..
+                }
+            ) {
+                self.schema_checked.set(false);
+            }
+        })
     }
 }
 
