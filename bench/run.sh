@@ -52,7 +52,7 @@ fi
 cargo build -q --release -p leasefence-bench
 if [ -z "${BENCH_SKIP_BUILD:-}" ]; then
   if wants browser || wants size; then bash scripts/build-web.sh >&2; fi
-  if wants node || wants size || wants peers || wants throughput || wants processes || wants waking; then bash scripts/package.sh >/dev/null; fi
+  if wants node || wants size || wants peers || wants throughput || wants processes || wants waking || wants postgres; then bash scripts/package.sh >/dev/null; fi
 fi
 # The peer queues (Redis, npm and PyPI packages at pinned versions) and the native peers worker.
 if wants peers; then bash bench/peers/setup.sh; fi
@@ -139,6 +139,10 @@ if wants postgres; then
   pg_out=docs/bench/postgres.md
   if [ -n "${BENCH_ONLY:-}" ]; then mkdir -p "$out/report"; pg_out="$out/report/postgres.md"; fi
   bash scripts/postgres.sh cargo run -q --release -p leasefence-pg-bench --bin leasefence-pg-bench -- --out "$pg_out" >&2
+  # The npm package on the same server, next to the Rust backend (cost per operation; JobWorker
+  # jobs/s at concurrency 1 and 64, in one process and across 8).
+  cargo build -q --release -p leasefence-cli
+  bash scripts/postgres.sh node bench/node/pg-ops.mjs --repeats "$repeats" --out "${pg_out%postgres.md}node-postgres.md" >&2
 fi
 if wants waking; then
   step "7b. waking: 8 idle worker processes (native inotify, npm fs.watch, PostgreSQL LISTEN): wake latency of a job enqueued by another process, and their CPU while idle"

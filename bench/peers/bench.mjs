@@ -145,6 +145,8 @@ const SYSTEMS = [
     prepare: () => fresh('lf-node.db') },
   { id: 'leasefence-pg', label: 'leasefence (Rust lib, PostgreSQL)', run: rust, store: 'PostgreSQL',
     prepare: async () => `${await freshPgDatabase('peers_leasefence')}?sslmode=disable` },
+  { id: 'leasefence-node-pg', label: 'leasefence (npm package, PostgreSQL)', run: node('leasefence'), store: 'PostgreSQL',
+    prepare: async () => `${await freshPgDatabase('peers_leasefence_npm')}?sslmode=disable` },
   { id: 'bullmq-always', label: 'BullMQ (Redis, appendfsync always)', run: node('bullmq'), store: 'Redis',
     prepare: async () => { await redisCommand('FLUSHALL'); await redisCommand('CONFIG', 'SET', 'appendfsync', 'always'); return String(redisPort); } },
   { id: 'bullmq-everysec', label: 'BullMQ (Redis, appendfsync everysec)', run: node('bullmq'), store: 'Redis',

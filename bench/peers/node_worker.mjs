@@ -167,7 +167,13 @@ async function settle(fn) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// leasefence, the npm package (wasm) on a file: rollback journal, synchronous=EXTRA, dot-file lock.
+// leasefence, the npm package (wasm) on a file: rollback journal, synchronous=EXTRA, dot-file lock;
+// or, given a postgres:// target, on PostgreSQL (the crate's statements in wasm, `pg` carrying
+// them; every call a Promise, so each is awaited: a file store's answers pass through `await`).
+const onPostgres = () => /^postgres(ql)?:/.test(opt.target);
+const leasefenceDurability = () => (onPostgres()
+  ? 'PostgreSQL synchronous_commit=on'
+  : 'journal_mode=DELETE, synchronous=EXTRA (set by the package)');
 const leasefence = {
   async load() {
     return requirePeer(path.join(repo, 'target/npm/leasefence'));
@@ -175,8 +181,8 @@ const leasefence = {
   async enqueue() {
     const { LeaseStore } = await this.load();
     const store = await LeaseStore.open(opt.target);
-    for (let i = 0; i < jobs; i++) store.enqueue(`job-${String(i).padStart(7, '0')}`);
-    store.close();
+    for (let i = 0; i < jobs; i++) await store.enqueue(`job-${String(i).padStart(7, '0')}`);
+    await store.close();
   },
   async work() {
     const { LeaseStore } = await this.load();
@@ -198,13 +204,13 @@ const leasefence = {
     const me = opt.owner;
     const result = await drain(
       () => store.claimNext(me, nowS(), 30),
-      ({ job, fence }) => {
-        if (!store.complete(job, me, fence, nowS(), 'ok')) throw new Error(`complete of ${job} refused`);
+      async ({ job, fence }) => {
+        if (!(await store.complete(job, me, fence, nowS(), 'ok'))) throw new Error(`complete of ${job} refused`);
       },
       (h) => h.job,
     );
-    store.close();
-    return { ...result, open_retries: openRetries, durability: 'journal_mode=DELETE, synchronous=EXTRA (set by the package)' };
+    await store.close();
+    return { ...result, open_retries: openRetries, durability: leasefenceDurability() };
   },
   async best() {
     const { LeaseStore, JobWorker } = await this.load();
@@ -233,9 +239,9 @@ const leasefence = {
     const start = wallMs();
     const stats = await worker.run(() => hold().then(() => 'ok'), { untilEmpty: true });
     const end = wallMs();
-    store.close();
-    return watch.result(start, end, { stats, durability: 'journal_mode=DELETE, synchronous=EXTRA (set by the package)',
-      setting: `new JobWorker(store, {concurrency: ${concurrency}})` });
+    await store.close();
+    return watch.result(start, end, { stats, durability: leasefenceDurability(),
+      setting: `new JobWorker(store, {concurrency: ${concurrency}})${onPostgres() ? ' (its pool: 10 connections, the default)' : ''}` });
   },
   async stale() {
     const { LeaseStore } = await this.load();
@@ -244,16 +250,16 @@ const leasefence = {
         const job = `stale-${order}`;
         const a = await LeaseStore.open(opt.target);
         const b = await LeaseStore.open(opt.target); // B: its own connection
-        a.enqueue(job);
+        await a.enqueue(job);
         return {
           how: 'claim(ttl 0.5 s), real sleep 0.7 s, B claim, then complete(job, owner, fence) for each',
-          claimA: () => ({ store: a, owner: 'worker-a', fence: a.claim(job, 'worker-a', nowS(), 0.5) }),
+          claimA: async () => ({ store: a, owner: 'worker-a', fence: await a.claim(job, 'worker-a', nowS(), 0.5) }),
           stall: () => sleep(700),
-          claimB: () => ({ store: b, owner: 'worker-b', fence: b.claim(job, 'worker-b', nowS(), 30) }),
+          claimB: async () => ({ store: b, owner: 'worker-b', fence: await b.claim(job, 'worker-b', nowS(), 30) }),
           sameJob: (x, y) => x.fence != null && y.fence != null,
           complete: (h, value) => h.store.withReason.complete(job, h.owner, h.fence, nowS(), value),
           inspect: () => a.state(job),
-          close: () => { a.close(); b.close(); },
+          close: async () => { await a.close(); await b.close(); },
         };
       },
     });

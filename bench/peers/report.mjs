@@ -303,6 +303,7 @@ writeFileSync(path.join(outDir, 'peers.md'), out.join('\n'));
 // ---- peers-README-section.md: the short table for the README's Performance section ----------------
 const SHORT = {
   'leasefence-native': 'WAL, FULL', 'leasefence-node': 'rollback journal, EXTRA', 'leasefence-pg': 'synchronous_commit on',
+  'leasefence-node-pg': 'synchronous_commit on',
   'bullmq-always': 'AOF, fsync always', 'bullmq-everysec': 'AOF, fsync every second (not equal)',
   'pg-boss': 'synchronous_commit on', 'graphile-worker': 'synchronous_commit on', plainjob: 'WAL, FULL (raised from NORMAL)',
   liteque: 'WAL, FULL (raised from NORMAL)', litequeue: 'WAL, FULL (raised from NORMAL)', huey: 'WAL, FULL (fsync=True)',
