@@ -1,32 +1,19 @@
-//! The batch operations on the native store (docs/contract.md section 10): the arguments
-//! checked before any connection (`checks.rs`), then the operations of `many.rs`, written once
-//! for every client, run on the session; and `enqueue_in`, the caller's own transaction.
+//! `enqueue_in` on the native store: `enqueue_many` inside the caller's own transaction
+//! (docs/contract.md section 11), `many.rs`'s statements on the caller's `postgres` transaction.
+//! The batch operations themselves are `operations.rs`'s.
 
 use postgres::Transaction;
 
 use super::checks;
 use super::failure::pg;
-use super::many::{self, ManyWrite};
+use super::many;
 use super::native_wire::ClientWire;
 use super::store::PgStore;
 use crate::async_leases::ready;
-use crate::batch::{LeaseCompletion, NewJob};
+use crate::batch::NewJob;
 use crate::error::{Error, Result};
-use crate::lease::Lease;
-use crate::outcome::Outcome;
-use crate::registry::WorkerBeat;
 
 impl PgStore {
-    pub(super) fn enqueue_many_on(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        checks::enqueue_many(jobs)?;
-        if jobs.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.run("enqueue_many", async |wire| {
-            many::enqueue_many(wire, jobs).await
-        })
-    }
-
     /// Contract `enqueue_many` inside the caller's own transaction (docs/contract.md section 11):
     /// the jobs commit when `tx` commits, with the caller's rows, and vanish when it rolls back.
     /// Runs the store's own `enqueue_many` SQL on `tx` in a savepoint (an error leaves `tx` as it
@@ -67,72 +54,6 @@ impl PgStore {
         let added = ready(many::enqueue_rows(&mut ClientWire::bare(&mut inner), jobs))?;
         inner.commit().map_err(pg("enqueue_many"))?;
         Ok(added)
-    }
-
-    pub(super) fn renew_many_on(
-        &self,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        self.renew_with_beat("renew_many", None, leases, now, ttl)
-    }
-
-    /// `Leases::heartbeat`: `renew_many`'s statement over the leases, then the beat, in one
-    /// transaction.
-    pub(super) fn heartbeat_on(
-        &self,
-        beat: &WorkerBeat,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        self.renew_with_beat("heartbeat", Some(beat), leases, now, ttl)
-    }
-
-    /// The leases renewed by `renew_many`'s statement, and the worker's beat if given, in one
-    /// transaction; every argument checked first.
-    fn renew_with_beat(
-        &self,
-        operation: &'static str,
-        beat: Option<&WorkerBeat>,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        let until = checks::renew_many(leases, beat, now, ttl)?;
-        let items: Vec<&Lease> = leases.iter().collect();
-        if items.is_empty() && beat.is_none() {
-            return Ok(Vec::new());
-        }
-        let beat = beat.map(|beat| (beat, ttl));
-        self.run(operation, async |wire| {
-            many::write_many(
-                wire,
-                operation,
-                &items,
-                now,
-                beat,
-                ManyWrite::Renew { until },
-            )
-            .await
-        })
-    }
-
-    pub(super) fn complete_many_on(
-        &self,
-        completions: &[LeaseCompletion],
-        now: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        checks::complete_many(completions, now)?;
-        let items: Vec<&Lease> = completions.iter().map(|done| &done.lease).collect();
-        if items.is_empty() {
-            return Ok(Vec::new());
-        }
-        let write = ManyWrite::Complete { completions };
-        self.run("complete_many", async |wire| {
-            many::write_many(wire, "complete_many", &items, now, None, write).await
-        })
     }
 }
 

@@ -53,7 +53,7 @@
 //! plain `claim` of it (one row lock at a time, so waiting claimers cannot deadlock) instead of
 //! answering "nothing claimable", so `None` means there was no claimable job.
 //!
-//! The batch operations (section 10, `batch.rs`, `claim_batch.rs`) are each one transaction,
+//! The batch operations (section 10, `many.rs`) are each one transaction,
 //! one statement over the whole list where they can be (`unnest(...) WITH ORDINALITY`).
 //! `claim_next_many` keeps `claim_next`'s rule while it holds the jobs it already claimed: it waits
 //! only for a job inserted after every one it holds, and otherwise rolls back and starts again
@@ -88,8 +88,11 @@
 //!
 //! # Layout
 //!
-//! - `store.rs`: [`PgStore`], its connect options and the contract's operations ([`Leases`]);
-//! - `batch.rs`, `claim_batch.rs`: the batch operations (section 10);
+//! - `operations.rs` (every client's): each operation's checks, then its statements (`ops.rs`,
+//!   `many.rs`, `recurring.rs`, `reads.rs`) on a connection the client lends;
+//! - `store.rs`: [`PgStore`], its connect options, and the contract ([`Leases`]) as
+//!   `operations.rs` has it;
+//! - `batch.rs`: `enqueue_in`, enqueue in the caller's own transaction (section 11);
 //! - `fenced/`: fenced writes, and how writes to the library's tables are refused;
 //! - `guard.rs`: the fence guard's statements (`guard::postgres` natively, Node's `FenceGuard`);
 //! - `library_tables.rs`: the readings that tell whether a fenced write's statements touched the
@@ -107,6 +110,7 @@ pub(crate) mod checks;
 pub(crate) mod guard;
 pub(crate) mod library_tables;
 pub(crate) mod many;
+pub(crate) mod operations;
 pub(crate) mod ops;
 pub(crate) mod reads;
 pub(crate) mod recurring;
@@ -118,8 +122,6 @@ pub(crate) mod wire;
 #[cfg(not(target_arch = "wasm32"))]
 mod batch;
 #[cfg(not(target_arch = "wasm32"))]
-mod claim_batch;
-#[cfg(not(target_arch = "wasm32"))]
 mod failure;
 #[cfg(not(target_arch = "wasm32"))]
 mod fenced;
@@ -127,8 +129,6 @@ mod fenced;
 mod listen;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod native_wire;
-#[cfg(not(target_arch = "wasm32"))]
-mod schedule;
 #[cfg(not(target_arch = "wasm32"))]
 mod session;
 #[cfg(not(target_arch = "wasm32"))]

@@ -9,10 +9,10 @@ use postgres::{Config, Row};
 
 use super::failure::pg;
 use super::native_wire::ClientWire;
-use super::schema::create_schema;
+use super::operations::{self, Connections};
+use super::ops;
 use super::session::Link;
 use super::tls;
-use super::{checks, ops, reads};
 use crate::async_leases::ready;
 use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
@@ -22,7 +22,7 @@ use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish, Statement as FencedStatement};
 use crate::rules::queues::check_queues;
-use crate::rules::{check_now, check_owner_count, target::redact_url, LeaseRow, LeaseWindow};
+use crate::rules::{check_owner_count, target::redact_url, LeaseRow, LeaseWindow};
 
 /// How many connections `claim_many` opens at most: the owners are spread over them.
 /// PostgreSQL serves 100 connections by default, shared by every worker.
@@ -66,7 +66,7 @@ impl std::fmt::Debug for PgStore {
     }
 }
 
-pub(super) use super::checks::{check_lease, check_text};
+pub(super) use super::checks::check_text;
 
 /// The lease in a row of `SELECT owner, until, fence, done FROM jobs ...`, if there is a row.
 pub(super) fn lease_of(row: Option<Row>, operation: &'static str) -> Result<Option<LeaseRow>> {
@@ -165,13 +165,6 @@ impl PgStore {
         }
     }
 
-    /// `claim` on checked arguments (`claim_many` checks once for all its owners).
-    fn claim_within(&self, job: &str, owner: &str, window: LeaseWindow) -> Result<Outcome<Fence>> {
-        self.run("claim", async |wire| {
-            ops::claim(wire, "claim", job, owner, window).await
-        })
-    }
-
     /// Runs one operation of `ops.rs` or `many.rs` on the live session (connecting first if
     /// need be).
     pub(super) fn run<T>(
@@ -185,9 +178,25 @@ impl PgStore {
     }
 }
 
+/// The connection the operations (`operations.rs`) run on: the live session.
+impl Connections for PgStore {
+    type Wire<'w> = ClientWire<'w>;
+
+    fn on_connection<T>(
+        &self,
+        operation: &'static str,
+        work: impl AsyncFnOnce(&mut ClientWire<'_>) -> Result<T>,
+    ) -> impl std::future::Future<Output = Result<T>> {
+        std::future::ready(self.run(operation, work))
+    }
+}
+
+/// Each operation is `operations.rs`'s, driven to its end at once (the client is synchronous),
+/// but `claim_many` (a race across connections), fenced writes (`fenced/`) and the watch
+/// (`listen.rs`).
 impl Leases for PgStore {
     fn init(&self) -> Result<()> {
-        self.run("init", async |wire| create_schema(wire, "init").await)
+        ready(operations::init(self))
     }
 
     fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
@@ -198,12 +207,11 @@ impl Leases for PgStore {
     }
 
     fn enqueue_job(&self, new: &NewJob) -> Result<bool> {
-        checks::enqueue(new)?;
-        self.run("enqueue", async |wire| ops::enqueue(wire, new).await)
+        ready(operations::enqueue(self, new))
     }
 
     fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        self.enqueue_many_on(jobs)
+        ready(operations::enqueue_many(self, jobs))
     }
 
     fn enqueue_many_with(
@@ -215,19 +223,19 @@ impl Leases for PgStore {
     }
 
     fn schedule(&self, schedule: &crate::Schedule) -> Result<()> {
-        self.schedule_on(schedule)
+        ready(operations::schedule(self, schedule))
     }
 
     fn unschedule(&self, name: &str) -> Result<bool> {
-        self.unschedule_on(name)
+        ready(operations::unschedule(self, name))
     }
 
     fn schedules(&self) -> Result<Vec<crate::StoredSchedule>> {
-        self.schedules_on()
+        ready(operations::schedules(self))
     }
 
     fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
-        self.enqueue_due_on(now)
+        ready(operations::enqueue_due(self, now))
     }
 
     fn claim_next_many_in(
@@ -238,15 +246,13 @@ impl Leases for PgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<ClaimedJob>> {
-        self.claim_next_many_on(queues, owner, n, now, ttl)
+        ready(operations::claim_next_many(
+            self, queues, owner, n, now, ttl,
+        ))
     }
 
     fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
-        check_queues(queues)?;
-        let queues: Option<Vec<&str>> = queues.map(<[&str]>::to_vec);
-        self.run("next_due", async |wire| {
-            super::recurring::next_due(wire, queues).await
-        })
+        ready(operations::next_due(self, queues))
     }
 
     /// A connection of its own `LISTEN`s on the channels of `queues` (`postgres/listen.rs`);
@@ -261,16 +267,22 @@ impl Leases for PgStore {
     }
 
     fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
-        self.renew_many_on(leases, now, ttl)
+        ready(operations::renew_with_beat(
+            self,
+            "renew_many",
+            None,
+            leases,
+            now,
+            ttl,
+        ))
     }
 
     fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
-        self.complete_many_on(completions, now)
+        ready(operations::complete_many(self, completions, now))
     }
 
     fn state(&self, job: &str) -> Result<Option<JobState>> {
-        check_text("job", job)?;
-        self.run("state", async |wire| ops::state(wire, job).await)
+        ready(operations::state(self, job))
     }
 
     fn jobs(&self) -> Result<Vec<JobState>> {
@@ -278,27 +290,19 @@ impl Leases for PgStore {
     }
 
     fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
-        let window = checks::claim(job, owner, now, ttl)?;
-        self.claim_within(job, owner, window)
+        ready(operations::claim(self, job, owner, now, ttl))
     }
 
     fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
-        let until = checks::renew(lease, now, ttl)?;
-        self.run("renew", async |wire| {
-            ops::renew(wire, lease, now, until).await
-        })
+        ready(operations::renew(self, lease, now, ttl))
     }
 
     fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
-        checks::complete(lease, now, result)?;
-        self.run("complete", async |wire| {
-            ops::complete(wire, lease, now, result).await
-        })
+        ready(operations::complete(self, lease, now, result))
     }
 
     fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
-        check_lease(lease)?;
-        self.run("release", async |wire| ops::release(wire, lease).await)
+        ready(operations::release(self, lease))
     }
 
     fn claim_next_in(
@@ -308,11 +312,7 @@ impl Leases for PgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Option<ClaimedJob>> {
-        let window = checks::claim_next(queues, owner, now, ttl)?;
-        let queues: Option<Vec<&str>> = queues.map(<[&str]>::to_vec);
-        self.run("claim_next", async |wire| {
-            ops::claim_next(wire, queues, owner, window).await
-        })
+        ready(operations::claim_next(self, queues, owner, now, ttl))
     }
 
     fn fail(
@@ -322,39 +322,27 @@ impl Leases for PgStore {
         retry_at: Option<f64>,
         error: Option<&str>,
     ) -> Result<Outcome<()>> {
-        checks::fail(lease, now, retry_at, error)?;
-        self.run("fail", async |wire| {
-            ops::fail(wire, lease, now, retry_at, error).await
-        })
+        ready(operations::fail(self, lease, now, retry_at, error))
     }
 
     fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
-        checks::revive(job, now)?;
-        self.run("revive", async |wire| ops::revive(wire, job, now).await)
+        ready(operations::revive(self, job, now))
     }
 
     fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
-        check_text("job", job)?;
-        self.run("inspect", async |wire| ops::inspect(wire, job).await)
+        ready(operations::inspect(self, job))
     }
 
     fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
-        checks::stats(queue, now)?;
-        self.run("stats", async |wire| ops::stats(wire, queue, now).await)
+        ready(operations::stats(self, queue, now))
     }
 
     fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
-        let cursor = checks::list_jobs(query, now)?;
-        self.run("list_jobs", async |wire| {
-            reads::list_jobs(wire, query, cursor, now).await
-        })
+        ready(operations::list_jobs(self, query, now))
     }
 
     fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
-        check_now(now)?;
-        self.run("queue_stats", async |wire| {
-            reads::queue_stats(wire, now).await
-        })
+        ready(operations::queue_stats(self, now))
     }
 
     fn heartbeat(
@@ -364,21 +352,22 @@ impl Leases for PgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<Outcome<()>>> {
-        self.heartbeat_on(beat, leases, now, ttl)
+        ready(operations::renew_with_beat(
+            self,
+            "heartbeat",
+            Some(beat),
+            leases,
+            now,
+            ttl,
+        ))
     }
 
     fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
-        check_now(now)?;
-        self.run("list_workers", async |wire| {
-            reads::list_workers(wire, now).await
-        })
+        ready(operations::list_workers(self, now))
     }
 
     fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
-        check_now(now)?;
-        self.run("oldest_waiting", async |wire| {
-            reads::oldest_waiting(wire, now).await
-        })
+        ready(operations::oldest_waiting(self, now))
     }
 
     /// Every owner's claim at once on its own connection (at most
@@ -405,7 +394,7 @@ impl Leases for PgStore {
                 store.link.with_session("claim_many", |_| Ok(()))?;
                 Ok(store)
             },
-            |store, owner| store.claim_within(job, owner, window),
+            |store, owner| ready(operations::claim_within(store, "claim", job, owner, window)),
         )
     }
 

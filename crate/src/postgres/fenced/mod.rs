@@ -145,7 +145,7 @@ impl PgStore {
         checks::enqueue_many(jobs)?;
         crate::rules::fenced::check_statements(statements)?;
         if statements.is_empty() {
-            return self.enqueue_many_on(jobs);
+            return crate::async_leases::ready(super::operations::enqueue_many(self, jobs));
         }
         self.link.with_session("enqueue_many", |session| {
             let result = enqueue_in_session(session, jobs, statements);

@@ -1,8 +1,8 @@
 //! [`NodePgStore`]: the contract on PostgreSQL from Node, as [`AsyncLeases`]: each operation
-//! borrows a connection from a `pg` pool, sets it up the first time (the session settings, the
-//! schema checked or made: `postgres/schema.rs`), and runs the operation written once in
-//! `postgres/ops.rs` on it. Arguments are checked before a connection is borrowed
-//! (`postgres/checks.rs`), as natively.
+//! borrows a connection from a `pg` pool, sets it up the first time (the session settings, and
+//! the schema checked or made by the store's first connection: `postgres/schema.rs`), and runs
+//! the operation written once for every client in `postgres/operations.rs` on it (its
+//! arguments checked before a connection is borrowed, as natively).
 
 use js_sys::{Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -14,12 +14,10 @@ use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
-use crate::postgres::many::{self, ManyWrite};
-use crate::postgres::{checks, ops, reads, recurring, schema};
+use crate::postgres::operations::{self, Connections};
+use crate::postgres::{checks, schema};
 use crate::rules::fenced::{Finish, Statement};
-use crate::rules::queues::check_queues;
-use crate::rules::schedule::{check_name, now_seconds};
-use crate::rules::{check_now, check_owner_count, LeaseWindow};
+use crate::rules::{check_owner_count, LeaseWindow};
 use crate::schedule::{Schedule, StoredSchedule};
 
 #[wasm_bindgen]
@@ -56,35 +54,6 @@ pub(super) struct NodePgStore {
 }
 
 impl NodePgStore {
-    /// `renew_many`, and `heartbeat` with its beat, in one transaction.
-    async fn renew_with_beat(
-        &self,
-        operation: &'static str,
-        beat: Option<&crate::WorkerBeat>,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        let until = checks::renew_many(leases, beat, now, ttl)?;
-        let items: Vec<&Lease> = leases.iter().collect();
-        if items.is_empty() && beat.is_none() {
-            return Ok(Vec::new());
-        }
-        let beat = beat.map(|beat| (beat, ttl));
-        self.run(operation, async |wire| {
-            many::write_many(
-                wire,
-                operation,
-                &items,
-                now,
-                beat,
-                ManyWrite::Renew { until },
-            )
-            .await
-        })
-        .await
-    }
-
     /// Sets a connection up, so that a wrong password or an unreachable server shows at open.
     pub(super) async fn connect(&self) -> Result<()> {
         self.run("connect", async |_| Ok(())).await
@@ -156,48 +125,42 @@ pub(super) async fn on_lent<T>(
     result
 }
 
+/// The connections the operations (`postgres/operations.rs`) run on: the pool's.
+impl Connections for NodePgStore {
+    type Wire<'w> = JsWire;
+
+    fn on_connection<T>(
+        &self,
+        operation: &'static str,
+        work: impl AsyncFnOnce(&mut JsWire) -> Result<T>,
+    ) -> impl std::future::Future<Output = Result<T>> {
+        self.run(operation, work)
+    }
+}
+
+/// Each operation is `postgres/operations.rs`'s (its checks, then its statements on a pooled
+/// connection), but `claim_many` (a race across the pool) and fenced writes (`fenced.rs`).
 impl AsyncLeases for NodePgStore {
     async fn init(&self) -> Result<()> {
-        self.run("init", async |wire| {
-            schema::create_schema(wire, "init").await
-        })
-        .await
+        operations::init(self).await
     }
     async fn enqueue_job(&self, new: &NewJob) -> Result<bool> {
-        checks::enqueue(new)?;
-        self.run("enqueue", async |wire| ops::enqueue(wire, new).await)
-            .await
+        operations::enqueue(self, new).await
     }
     async fn state(&self, job: &str) -> Result<Option<JobState>> {
-        checks::check_text("job", job)?;
-        self.run("state", async |wire| ops::state(wire, job).await)
-            .await
+        operations::state(self, job).await
     }
     async fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
-        let window = checks::claim(job, owner, now, ttl)?;
-        self.run("claim", async |wire| {
-            ops::claim(wire, "claim", job, owner, window).await
-        })
-        .await
+        operations::claim(self, job, owner, now, ttl).await
     }
     async fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
-        let until = checks::renew(lease, now, ttl)?;
-        self.run("renew", async |wire| {
-            ops::renew(wire, lease, now, until).await
-        })
-        .await
+        operations::renew(self, lease, now, ttl).await
     }
     async fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
-        checks::complete(lease, now, result)?;
-        self.run("complete", async |wire| {
-            ops::complete(wire, lease, now, result).await
-        })
-        .await
+        operations::complete(self, lease, now, result).await
     }
     async fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
-        checks::check_lease(lease)?;
-        self.run("release", async |wire| ops::release(wire, lease).await)
-            .await
+        operations::release(self, lease).await
     }
     /// Every owner's claim at once, each on a connection of its own from the pool (owners past
     /// the pool's size wait for one), so that they really race at the server; answers in input
@@ -215,11 +178,9 @@ impl AsyncLeases for NodePgStore {
         for owner in owners {
             checks::check_text("owner", owner)?;
         }
-        let claims = owners.iter().map(|owner| {
-            self.run("claim_many", async move |wire| {
-                ops::claim(wire, "claim_many", job, owner, window).await
-            })
-        });
+        let claims = owners
+            .iter()
+            .map(|owner| operations::claim_within(self, "claim_many", job, owner, window));
         join_all(claims.collect()).await.into_iter().collect()
     }
     async fn claim_next_in(
@@ -229,12 +190,7 @@ impl AsyncLeases for NodePgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Option<ClaimedJob>> {
-        let window = checks::claim_next(queues, owner, now, ttl)?;
-        let queues = queues.map(<[&str]>::to_vec);
-        self.run("claim_next", async |wire| {
-            ops::claim_next(wire, queues, owner, window).await
-        })
-        .await
+        operations::claim_next(self, queues, owner, now, ttl).await
     }
     async fn fail(
         &self,
@@ -243,36 +199,19 @@ impl AsyncLeases for NodePgStore {
         retry_at: Option<f64>,
         error: Option<&str>,
     ) -> Result<Outcome<()>> {
-        checks::fail(lease, now, retry_at, error)?;
-        self.run("fail", async |wire| {
-            ops::fail(wire, lease, now, retry_at, error).await
-        })
-        .await
+        operations::fail(self, lease, now, retry_at, error).await
     }
     async fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
-        checks::revive(job, now)?;
-        self.run("revive", async |wire| ops::revive(wire, job, now).await)
-            .await
+        operations::revive(self, job, now).await
     }
     async fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
-        checks::check_text("job", job)?;
-        self.run("inspect", async |wire| ops::inspect(wire, job).await)
-            .await
+        operations::inspect(self, job).await
     }
     async fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
-        checks::stats(queue, now)?;
-        self.run("stats", async |wire| ops::stats(wire, queue, now).await)
-            .await
+        operations::stats(self, queue, now).await
     }
     async fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        checks::enqueue_many(jobs)?;
-        if jobs.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.run("enqueue_many", async |wire| {
-            many::enqueue_many(wire, jobs).await
-        })
-        .await
+        operations::enqueue_many(self, jobs).await
     }
     async fn enqueue_many_with(
         &self,
@@ -289,73 +228,35 @@ impl AsyncLeases for NodePgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<ClaimedJob>> {
-        let window = checks::claim_next_many(queues, owner, n, now, ttl)?;
-        let queues = queues.map(<[&str]>::to_vec);
-        self.run("claim_next_many", async |wire| {
-            many::claim_next_many(wire, queues, owner, n, window).await
-        })
-        .await
+        operations::claim_next_many(self, queues, owner, n, now, ttl).await
     }
     async fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
-        self.renew_with_beat("renew_many", None, leases, now, ttl)
-            .await
+        operations::renew_with_beat(self, "renew_many", None, leases, now, ttl).await
     }
     async fn complete_many(
         &self,
         completions: &[LeaseCompletion],
         now: f64,
     ) -> Result<Vec<Outcome<()>>> {
-        checks::complete_many(completions, now)?;
-        let items: Vec<&Lease> = completions.iter().map(|done| &done.lease).collect();
-        if items.is_empty() {
-            return Ok(Vec::new());
-        }
-        let write = ManyWrite::Complete { completions };
-        self.run("complete_many", async |wire| {
-            many::write_many(wire, "complete_many", &items, now, None, write).await
-        })
-        .await
+        operations::complete_many(self, completions, now).await
     }
     async fn schedule(&self, schedule: &Schedule) -> Result<()> {
-        checks::schedule(schedule)?;
-        self.run("schedule", async |wire| {
-            recurring::schedule(wire, schedule).await
-        })
-        .await
+        operations::schedule(self, schedule).await
     }
     async fn unschedule(&self, name: &str) -> Result<bool> {
-        check_name(name)?;
-        self.run("unschedule", async |wire| {
-            recurring::unschedule(wire, name).await
-        })
-        .await
+        operations::unschedule(self, name).await
     }
     async fn schedules(&self) -> Result<Vec<StoredSchedule>> {
-        self.run("schedules", async |wire| {
-            recurring::schedules(wire, "schedules").await
-        })
-        .await
+        operations::schedules(self).await
     }
     async fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
-        let now = now_seconds(now)?;
-        self.run("enqueue_due", async |wire| {
-            recurring::enqueue_due(wire, now).await
-        })
-        .await
+        operations::enqueue_due(self, now).await
     }
     async fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
-        let cursor = checks::list_jobs(query, now)?;
-        self.run("list_jobs", async |wire| {
-            reads::list_jobs(wire, query, cursor, now).await
-        })
-        .await
+        operations::list_jobs(self, query, now).await
     }
     async fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
-        check_now(now)?;
-        self.run("queue_stats", async |wire| {
-            reads::queue_stats(wire, now).await
-        })
-        .await
+        operations::queue_stats(self, now).await
     }
     async fn heartbeat(
         &self,
@@ -364,30 +265,16 @@ impl AsyncLeases for NodePgStore {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<Outcome<()>>> {
-        self.renew_with_beat("heartbeat", Some(beat), leases, now, ttl)
-            .await
+        operations::renew_with_beat(self, "heartbeat", Some(beat), leases, now, ttl).await
     }
     async fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
-        check_now(now)?;
-        self.run("list_workers", async |wire| {
-            reads::list_workers(wire, now).await
-        })
-        .await
+        operations::list_workers(self, now).await
     }
     async fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
-        check_now(now)?;
-        self.run("oldest_waiting", async |wire| {
-            reads::oldest_waiting(wire, now).await
-        })
-        .await
+        operations::oldest_waiting(self, now).await
     }
     async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
-        check_queues(queues)?;
-        let queues = queues.map(<[&str]>::to_vec);
-        self.run("next_due", async |wire| {
-            recurring::next_due(wire, queues).await
-        })
-        .await
+        operations::next_due(self, queues).await
     }
     async fn fenced(
         &self,

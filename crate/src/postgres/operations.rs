@@ -1,0 +1,317 @@
+//! Each operation of the contract on PostgreSQL, once for every client: its arguments checked
+//! (`checks.rs`) before any connection is touched, then its statements (`ops.rs`, `many.rs`,
+//! `recurring.rs`, `reads.rs`) on a connection the client lends for the call
+//! ([`Connections`]). The native [`PgStore`](crate::PgStore) drives these at once (one poll);
+//! Node's store (`wasm/postgres/`) awaits them. What differs between the clients stays with
+//! them: `claim_many`'s race, fenced writes, the watch.
+
+use std::future::Future;
+
+use super::many::{self, ManyWrite};
+use super::wire::Wire;
+use super::{checks, ops, reads, recurring, schema};
+use crate::batch::{LeaseCompletion, NewJob};
+use crate::error::Result;
+use crate::lease::Lease;
+use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::registry::WorkerBeat;
+use crate::rules::queues::check_queues;
+use crate::rules::schedule::{check_name, now_seconds};
+use crate::rules::{check_now, LeaseWindow};
+use crate::schedule::{Schedule, StoredSchedule};
+
+/// What a client gives the operations: a connection, set up for the store, lent for one
+/// operation.
+pub(crate) trait Connections {
+    /// The client's connection, as the statements see it.
+    type Wire<'w>: Wire
+    where
+        Self: 'w;
+
+    /// Runs `work` on a lent connection; `operation` names the call in errors.
+    fn on_connection<T>(
+        &self,
+        operation: &'static str,
+        work: impl AsyncFnOnce(&mut Self::Wire<'_>) -> Result<T>,
+    ) -> impl Future<Output = Result<T>>;
+}
+
+pub(crate) async fn init(c: &impl Connections) -> Result<()> {
+    c.on_connection("init", async |wire| {
+        schema::create_schema(wire, "init").await
+    })
+    .await
+}
+
+pub(crate) async fn enqueue(c: &impl Connections, new: &NewJob) -> Result<bool> {
+    checks::enqueue(new)?;
+    c.on_connection("enqueue", async |wire| ops::enqueue(wire, new).await)
+        .await
+}
+
+pub(crate) async fn state(c: &impl Connections, job: &str) -> Result<Option<JobState>> {
+    checks::check_text("job", job)?;
+    c.on_connection("state", async |wire| ops::state(wire, job).await)
+        .await
+}
+
+/// `claim` on checked arguments (`claim_many` checks once for all its owners).
+pub(crate) async fn claim_within(
+    c: &impl Connections,
+    operation: &'static str,
+    job: &str,
+    owner: &str,
+    window: LeaseWindow,
+) -> Result<Outcome<Fence>> {
+    c.on_connection(operation, async |wire| {
+        ops::claim(wire, operation, job, owner, window).await
+    })
+    .await
+}
+
+pub(crate) async fn claim(
+    c: &impl Connections,
+    job: &str,
+    owner: &str,
+    now: f64,
+    ttl: f64,
+) -> Result<Outcome<Fence>> {
+    let window = checks::claim(job, owner, now, ttl)?;
+    claim_within(c, "claim", job, owner, window).await
+}
+
+pub(crate) async fn renew(
+    c: &impl Connections,
+    lease: &Lease,
+    now: f64,
+    ttl: f64,
+) -> Result<Outcome<()>> {
+    let until = checks::renew(lease, now, ttl)?;
+    c.on_connection("renew", async |wire| {
+        ops::renew(wire, lease, now, until).await
+    })
+    .await
+}
+
+pub(crate) async fn complete(
+    c: &impl Connections,
+    lease: &Lease,
+    now: f64,
+    result: Option<&str>,
+) -> Result<Outcome<()>> {
+    checks::complete(lease, now, result)?;
+    c.on_connection("complete", async |wire| {
+        ops::complete(wire, lease, now, result).await
+    })
+    .await
+}
+
+pub(crate) async fn release(c: &impl Connections, lease: &Lease) -> Result<Outcome<()>> {
+    checks::check_lease(lease)?;
+    c.on_connection("release", async |wire| ops::release(wire, lease).await)
+        .await
+}
+
+pub(crate) async fn claim_next(
+    c: &impl Connections,
+    queues: Option<&[&str]>,
+    owner: &str,
+    now: f64,
+    ttl: f64,
+) -> Result<Option<ClaimedJob>> {
+    let window = checks::claim_next(queues, owner, now, ttl)?;
+    let queues = queues.map(<[&str]>::to_vec);
+    c.on_connection("claim_next", async |wire| {
+        ops::claim_next(wire, queues, owner, window).await
+    })
+    .await
+}
+
+pub(crate) async fn fail(
+    c: &impl Connections,
+    lease: &Lease,
+    now: f64,
+    retry_at: Option<f64>,
+    error: Option<&str>,
+) -> Result<Outcome<()>> {
+    checks::fail(lease, now, retry_at, error)?;
+    c.on_connection("fail", async |wire| {
+        ops::fail(wire, lease, now, retry_at, error).await
+    })
+    .await
+}
+
+pub(crate) async fn revive(c: &impl Connections, job: &str, now: f64) -> Result<Outcome<()>> {
+    checks::revive(job, now)?;
+    c.on_connection("revive", async |wire| ops::revive(wire, job, now).await)
+        .await
+}
+
+pub(crate) async fn inspect(c: &impl Connections, job: &str) -> Result<Option<Inspection>> {
+    checks::check_text("job", job)?;
+    c.on_connection("inspect", async |wire| ops::inspect(wire, job).await)
+        .await
+}
+
+pub(crate) async fn stats(
+    c: &impl Connections,
+    queue: Option<&str>,
+    now: f64,
+) -> Result<JobCounts> {
+    checks::stats(queue, now)?;
+    c.on_connection("stats", async |wire| ops::stats(wire, queue, now).await)
+        .await
+}
+
+pub(crate) async fn enqueue_many(c: &impl Connections, jobs: &[NewJob]) -> Result<Vec<bool>> {
+    checks::enqueue_many(jobs)?;
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    c.on_connection("enqueue_many", async |wire| {
+        many::enqueue_many(wire, jobs).await
+    })
+    .await
+}
+
+pub(crate) async fn claim_next_many(
+    c: &impl Connections,
+    queues: Option<&[&str]>,
+    owner: &str,
+    n: usize,
+    now: f64,
+    ttl: f64,
+) -> Result<Vec<ClaimedJob>> {
+    let window = checks::claim_next_many(queues, owner, n, now, ttl)?;
+    let queues = queues.map(<[&str]>::to_vec);
+    c.on_connection("claim_next_many", async |wire| {
+        many::claim_next_many(wire, queues, owner, n, window).await
+    })
+    .await
+}
+
+/// `renew_many` (`beat` none) or `heartbeat`: the leases renewed by `renew_many`'s statement, and
+/// the worker's beat if given, in one transaction; every argument checked first.
+pub(crate) async fn renew_with_beat(
+    c: &impl Connections,
+    operation: &'static str,
+    beat: Option<&WorkerBeat>,
+    leases: &[Lease],
+    now: f64,
+    ttl: f64,
+) -> Result<Vec<Outcome<()>>> {
+    let until = checks::renew_many(leases, beat, now, ttl)?;
+    let items: Vec<&Lease> = leases.iter().collect();
+    if items.is_empty() && beat.is_none() {
+        return Ok(Vec::new());
+    }
+    let beat = beat.map(|beat| (beat, ttl));
+    c.on_connection(operation, async |wire| {
+        many::write_many(
+            wire,
+            operation,
+            &items,
+            now,
+            beat,
+            ManyWrite::Renew { until },
+        )
+        .await
+    })
+    .await
+}
+
+pub(crate) async fn complete_many(
+    c: &impl Connections,
+    completions: &[LeaseCompletion],
+    now: f64,
+) -> Result<Vec<Outcome<()>>> {
+    checks::complete_many(completions, now)?;
+    let items: Vec<&Lease> = completions.iter().map(|done| &done.lease).collect();
+    if items.is_empty() {
+        return Ok(Vec::new());
+    }
+    let write = ManyWrite::Complete { completions };
+    c.on_connection("complete_many", async |wire| {
+        many::write_many(wire, "complete_many", &items, now, None, write).await
+    })
+    .await
+}
+
+pub(crate) async fn schedule(c: &impl Connections, schedule: &Schedule) -> Result<()> {
+    checks::schedule(schedule)?;
+    c.on_connection("schedule", async |wire| {
+        recurring::schedule(wire, schedule).await
+    })
+    .await
+}
+
+pub(crate) async fn unschedule(c: &impl Connections, name: &str) -> Result<bool> {
+    check_name(name)?;
+    c.on_connection("unschedule", async |wire| {
+        recurring::unschedule(wire, name).await
+    })
+    .await
+}
+
+pub(crate) async fn schedules(c: &impl Connections) -> Result<Vec<StoredSchedule>> {
+    c.on_connection("schedules", async |wire| {
+        recurring::schedules(wire, "schedules").await
+    })
+    .await
+}
+
+pub(crate) async fn enqueue_due(c: &impl Connections, now: f64) -> Result<Vec<String>> {
+    let now = now_seconds(now)?;
+    c.on_connection("enqueue_due", async |wire| {
+        recurring::enqueue_due(wire, now).await
+    })
+    .await
+}
+
+pub(crate) async fn next_due(c: &impl Connections, queues: Option<&[&str]>) -> Result<Option<f64>> {
+    check_queues(queues)?;
+    let queues = queues.map(<[&str]>::to_vec);
+    c.on_connection("next_due", async |wire| {
+        recurring::next_due(wire, queues).await
+    })
+    .await
+}
+
+pub(crate) async fn list_jobs(
+    c: &impl Connections,
+    query: &crate::JobQuery,
+    now: f64,
+) -> Result<crate::JobPage> {
+    let cursor = checks::list_jobs(query, now)?;
+    c.on_connection("list_jobs", async |wire| {
+        reads::list_jobs(wire, query, cursor, now).await
+    })
+    .await
+}
+
+pub(crate) async fn queue_stats(c: &impl Connections, now: f64) -> Result<Vec<crate::QueueCounts>> {
+    check_now(now)?;
+    c.on_connection("queue_stats", async |wire| {
+        reads::queue_stats(wire, now).await
+    })
+    .await
+}
+
+pub(crate) async fn list_workers(c: &impl Connections, now: f64) -> Result<Vec<crate::WorkerInfo>> {
+    check_now(now)?;
+    c.on_connection("list_workers", async |wire| {
+        reads::list_workers(wire, now).await
+    })
+    .await
+}
+
+pub(crate) async fn oldest_waiting(
+    c: &impl Connections,
+    now: f64,
+) -> Result<Vec<crate::QueueWaiting>> {
+    check_now(now)?;
+    c.on_connection("oldest_waiting", async |wire| {
+        reads::oldest_waiting(wire, now).await
+    })
+    .await
+}
