@@ -231,7 +231,7 @@ async function openPool(url, options, what, open) {
       throw invalidArgument(`${what}: not a usable PostgreSQL URL; write it as postgres://user:password@host:port/database`);
     }
   })();
-  const plan = leaseErrors(() => wasm.pgConnectPlan(url, ...libpqDefaults()));
+  const plan = leaseErrors(() => wasm.pgConnectPlan(url, ...libpqDefaults(), what.replace(/\(\)$/, '')));
   const maxConnections = options.maxConnections ?? 10;
   if (!Number.isInteger(maxConnections) || maxConnections < 1) {
     throw invalidArgument(`${what}: \`maxConnections\` must be a whole number >= 1`);
@@ -255,7 +255,7 @@ async function openPool(url, options, what, open) {
       throw error;
     }
   };
-  const ssl = tlsOptions(plan);
+  const ssl = tlsOptions(plan, what);
   try {
     return await attempt(ssl);
   } catch (error) {
@@ -280,13 +280,13 @@ function libpqDefaults() {
 }
 
 /** `pg`'s `ssl` option for the crate's plan (pgConnectPlan): the files read now, so a missing one fails at open. */
-function tlsOptions(plan) {
+function tlsOptions(plan, what) {
   if (plan.encrypt === 'never') return false;
   const read = (file, parameter) => {
     try {
       return fs.readFileSync(file);
     } catch (error) {
-      throw invalidArgument(`LeaseStore.open(): cannot read ${parameter} ${JSON.stringify(file)}: ${error.message}`);
+      throw invalidArgument(`${what}: cannot read ${parameter} ${JSON.stringify(file)}: ${error.message}`);
     }
   };
   const ssl = {};

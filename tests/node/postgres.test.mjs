@@ -555,6 +555,9 @@ test('FenceGuard on a PostgreSQL database from Node: a stale fence is refused an
   assert.deepEqual((await onSchema(url, 'SELECT entry FROM ledger ORDER BY fence, entry')).map((r) => r.entry), ['other', 'three', 'three again', 'five']);
   await assert.rejects(guard.write('acct', 4.5, []), (error) => error.code === 'invalid_argument' && /fence/.test(error.message));
   await guard.close();
+  // A URL libpq would refuse is refused at open, naming the call.
+  await assert.rejects(FenceGuard.open(`${URL_}${URL_.includes('?') ? '&' : '?'}sslmode=sometimes`),
+    (error) => error.code === 'invalid_argument' && /^FenceGuard\.open\(.*sslmode/.test(error.message));
 });
 
 test('new pooled connections skip the schema check; after a lost connection the store checks the schema again and remakes what is missing', { skip }, async () => {

@@ -136,18 +136,21 @@ impl WasmPgStore {
 /// `always`; `check` is `none`, `chain` or `full` (also the URL's host); `rootCert` a file, or
 /// `system`, or null. `defaultRoot` and `defaultCert`/`defaultKey` are libpq's default files
 /// (`~/.postgresql/root.crt`, `postgresql.crt`, `postgresql.key`), given when they exist.
-/// Throws `invalid_argument` for what libpq would refuse too.
+/// Throws `invalid_argument` for what libpq would refuse too, naming `call` (`LeaseStore.open`
+/// by default, `FenceGuard.open`).
 #[wasm_bindgen(js_name = pgConnectPlan)]
 pub fn pg_connect_plan(
     url: &str,
     default_root: Option<String>,
     default_cert: Option<String>,
     default_key: Option<String>,
+    call: Option<String>,
 ) -> Result<JsValue, JsValue> {
+    let call = call.unwrap_or_else(|| "LeaseStore.open".into());
     let refused = |problem: String| {
         super::js_error(
             "invalid_argument",
-            &format!("LeaseStore.open({}): {problem}", redact_url(url)),
+            &format!("{call}({}): {problem}", redact_url(url)),
         )
     };
     let (rest, settings) = split_url(url).map_err(refused)?;
