@@ -33,11 +33,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p leasefence
 step "native: unit, doc, vector, thread, process, interop and protocol tests"
 bounded 40 cargo test --workspace
 
-step "publishing: the crate as crates.io would get it (cargo package builds the packaged copy)"
-# --allow-dirty: a local run may have uncommitted edits; CI's clone is clean either way. The npm
-# package is packed (npm pack) by scripts/package.sh below, and tests/node/package.test.mjs
-# installs that tarball.
-cargo package --quiet --allow-dirty -p leasefence
+step "publishing: the crate and the CLI as crates.io would get them (cargo package builds the packaged copies)"
+# The npm package is packed (npm pack) by scripts/package.sh below, and
+# tests/node/package.test.mjs installs that tarball.
+bash scripts/package-cli.sh
 # The playground's code lives in playground/ (never published); none of it may ship in the crate.
 playground_files=$(cargo package --list --allow-dirty -p leasefence | grep -Ei 'playground|lease_only|trace\.rs|app_data' || true)
 if [ -n "$playground_files" ]; then
