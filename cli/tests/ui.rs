@@ -18,6 +18,37 @@ fn now() -> f64 {
         .as_secs_f64()
 }
 
+/// A connection whose reads and writes give up after 10 s (a test fails rather than hangs).
+fn connect(host: &str) -> TcpStream {
+    let stream = TcpStream::connect(host).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .set_write_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    stream
+}
+
+/// Reads until the server closes the connection: the status, the head (status line and headers)
+/// and the body. An error if the connection stays silent for the stream's read timeout.
+fn read_answer(stream: &mut TcpStream) -> std::io::Result<(u16, String, Vec<u8>)> {
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer)?;
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| {
+            std::io::Error::other(format!(
+                "no complete answer: {:?}",
+                String::from_utf8_lossy(&answer)
+            ))
+        })?;
+    let head = String::from_utf8_lossy(&answer[..split + 2]).into_owned();
+    let status = head.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    Ok((status, head, answer[split + 4..].to_vec()))
+}
+
 /// A database file of this test's own, removed at the end.
 struct Db(std::path::PathBuf);
 
@@ -52,9 +83,15 @@ struct Ui {
 
 impl Ui {
     fn start(db: &str, extra: &[&str]) -> Ui {
+        Ui::start_on(db, "127.0.0.1:0", extra, &[])
+    }
+
+    /// `leasefence ui` listening on `listen`, with `env` set (the hidden time limits).
+    fn start_on(db: &str, listen: &str, extra: &[&str], env: &[(&str, &str)]) -> Ui {
         let mut child = Command::new(env!("CARGO_BIN_EXE_leasefence"))
-            .args(["--db", db, "ui", "--listen", "127.0.0.1:0"])
+            .args(["--db", db, "ui", "--listen", listen])
             .args(extra)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -111,6 +148,32 @@ impl Ui {
             .map(|(_, b)| b.to_string())
             .unwrap_or_default();
         (status, body)
+    }
+
+    /// The port-named cookie of this dashboard (a host's cookies go to all of its ports).
+    fn cookie_name(&self) -> String {
+        let port = self.host.rsplit(':').next().unwrap();
+        format!("leasefence_token_{port}")
+    }
+
+    /// Opens `/?token=TOKEN` sending `cookie` (if any), as a browser opening the printed URL
+    /// would: the answer must be the 303 that sets the cookie; answers its `name=value`.
+    fn open_url(&self, token: &str, cookie: Option<&str>) -> String {
+        let mut stream = connect(&self.host);
+        let cookie = cookie.map_or(String::new(), |c| format!("Cookie: {c}\r\n"));
+        write!(
+            stream,
+            "GET /?token={token} HTTP/1.1\r\nHost: {}\r\n{cookie}Connection: close\r\n\r\n",
+            self.host
+        )
+        .unwrap();
+        let (status, head, body) = read_answer(&mut stream).unwrap();
+        assert_eq!(status, 303, "{head}{}", String::from_utf8_lossy(&body));
+        let set = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Set-Cookie: "))
+            .unwrap_or_else(|| panic!("no cookie set: {head}"));
+        set.split(';').next().unwrap().to_string()
     }
 
     fn bearer(&self) -> String {
@@ -202,7 +265,7 @@ fn every_request_needs_the_token() {
             401,
             "wrong bearer: {path}"
         );
-        let cookie = format!("leasefence_token={wrong}");
+        let cookie = format!("{}={wrong}", ui.cookie_name());
         let headers = [("Cookie", cookie.as_str())];
         assert_eq!(
             ui.raw("GET", path, &headers, "").0,
@@ -243,8 +306,7 @@ fn every_request_needs_the_token() {
     .unwrap();
     let mut answer = String::new();
     stream.read_to_string(&mut answer).unwrap();
-    // Answered as HTTP/1.0: one request a connection (server.rs says why).
-    assert!(answer.starts_with("HTTP/1.0 303"), "{answer}");
+    assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
     let cookie = answer
         .lines()
         .find_map(|l| l.strip_prefix("Set-Cookie: "))
@@ -640,8 +702,6 @@ fn metrics_parse_with_prometheus_client_and_match_the_store() {
         ));
     }
     assert_eq!(samples, expected, "{text}");
-    assert!(samples.contains(&"leasefence_jobs{queue=mail,state=leased} 1".to_string()));
-    assert!(samples.contains(&"leasefence_jobs{queue=default,state=scheduled} 1".to_string()));
 }
 
 /// The same rules and answers on PostgreSQL (job ids of this run's own, so a shared database
@@ -686,4 +746,242 @@ fn postgres_dashboard_refuses_and_revives() {
     assert!(!is_dead(&*store, &job));
     let lease = store.claim(&job, "w2", now(), 30.0).unwrap();
     assert!(lease.is_granted(), "{lease:?}");
+}
+
+/// Short time limits for the tests of slow clients (the defaults are 10 s, 10 s and 30 s).
+const SHORT_LIMITS: [(&str, &str); 3] = [
+    ("LEASEFENCE_UI_HEADER_TIMEOUT", "1"),
+    ("LEASEFENCE_UI_BODY_TIMEOUT", "1"),
+    ("LEASEFENCE_UI_WRITE_TIMEOUT", "2"),
+];
+
+/// `GET /metrics` with the token, timed: it must answer 200 within 3 s.
+fn metrics_answer_promptly(ui: &Ui, while_what: &str) {
+    let started = std::time::Instant::now();
+    let mut stream = connect(&ui.host);
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nConnection: close\r\n\r\n",
+        ui.host,
+        ui.bearer()
+    )
+    .unwrap();
+    let answer = read_answer(&mut stream);
+    let took = started.elapsed();
+    assert!(
+        matches!(answer, Ok((200, _, _))) && took < std::time::Duration::from_secs(3),
+        "/metrics while {while_what}: {answer:?} after {took:?}"
+    );
+}
+
+/// A body announced far over the limit is refused (413) before any of it is read or allocated,
+/// and the server goes on answering; a streamed (chunked) one is cut at the limit (413 too).
+#[test]
+fn a_huge_body_is_refused_unread_and_the_server_goes_on() {
+    let db = Db::new("huge-body");
+    let ui = Ui::start(&db.target(), &[]);
+    // Without the token too: the length alone is refused (tiny_http allocated it and aborted).
+    let mut stream = connect(&ui.host);
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {}\r\nContent-Length: 1000000000000\r\n\r\n",
+        ui.host
+    )
+    .unwrap();
+    let (status, head, _) = read_answer(&mut stream).expect("an answer, then the close");
+    assert_eq!(status, 413, "{head}");
+    assert_eq!(ui.get_json("/api/stats").0, 200, "the server still answers");
+    let mut stream = connect(&ui.host);
+    write!(
+        stream,
+        "POST /api/revive HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nOrigin: {}\r\n\
+         Content-Length: 1000000000000\r\n\r\n",
+        ui.host,
+        ui.bearer(),
+        ui.origin()
+    )
+    .unwrap();
+    let (status, head, body) = read_answer(&mut stream).expect("an answer, then the close");
+    assert_eq!(status, 413, "{head}{}", String::from_utf8_lossy(&body));
+    assert_eq!(ui.get_json("/api/stats").0, 200, "the server still answers");
+
+    let mut stream = connect(&ui.host);
+    write!(
+        stream,
+        "POST /api/revive HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nOrigin: {}\r\n\
+         Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{}\r\n",
+        ui.host,
+        ui.bearer(),
+        ui.origin(),
+        20_000,
+        "x".repeat(20_000)
+    )
+    .unwrap();
+    let (status, head, _) = read_answer(&mut stream).expect("an answer, then the close");
+    assert_eq!(status, 413, "{head}");
+    assert_eq!(ui.get_json("/api/stats").0, 200);
+}
+
+/// A client that sends part of a request's head, or a head and part of its body, and waits,
+/// holds up no other client, and is closed once its time is up (1 s here).
+#[test]
+fn a_slow_sender_holds_up_nobody_and_is_closed() {
+    let db = Db::new("slowloris");
+    let ui = Ui::start_on(&db.target(), "127.0.0.1:0", &[], &SHORT_LIMITS);
+    let started = std::time::Instant::now();
+    let mut partial_head = connect(&ui.host);
+    write!(
+        partial_head,
+        "GET /metrics HTTP/1.1\r\nHost: {}\r\n",
+        ui.host
+    )
+    .unwrap();
+    let mut partial_body = connect(&ui.host);
+    write!(
+        partial_body,
+        "POST /api/revive HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nOrigin: {}\r\n\
+         Content-Length: 4000\r\n\r\n{{\"job\":",
+        ui.host,
+        ui.bearer(),
+        ui.origin()
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    metrics_answer_promptly(&ui, "two clients send slowly");
+
+    // The partial head: closed with no answer; the partial body: 408, closed.
+    let closed = read_answer(&mut partial_head);
+    let took = started.elapsed();
+    assert!(
+        closed
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("no complete answer")),
+        "{closed:?}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(4),
+        "closed after {took:?}"
+    );
+    let (status, head, body) = read_answer(&mut partial_body).expect("a 408, then the close");
+    assert_eq!(status, 408, "{head}{}", String::from_utf8_lossy(&body));
+    assert!(started.elapsed() < std::time::Duration::from_secs(4));
+    metrics_answer_promptly(&ui, "after the slow clients");
+}
+
+/// A client that asks for a large answer (a 24 MB payload: more than the sockets' buffers hold)
+/// and does not read it holds up no other client; once the write limit (2 s here) passes, its
+/// connection is closed with the answer cut short.
+#[test]
+fn a_client_that_does_not_read_holds_up_nobody() {
+    let db = Db::new("no-reader");
+    let store = leasefence::open(&db.0).unwrap();
+    let payload = "x".repeat(24 << 20);
+    store
+        .enqueue_job(&NewJob::new("big").payload(payload.as_str()))
+        .unwrap();
+    let ui = Ui::start_on(&db.target(), "127.0.0.1:0", &[], &SHORT_LIMITS);
+    let mut idle = connect(&ui.host);
+    write!(
+        idle,
+        "GET /api/job/big HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nConnection: close\r\n\r\n",
+        ui.host,
+        ui.bearer()
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    metrics_answer_promptly(&ui, "a client does not read its answer");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let (status, head, body) = read_answer(&mut idle).expect("the answer's start, then the close");
+    assert_eq!(status, 200, "{head}");
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no length: {head}"));
+    assert!(
+        length > payload.len() && body.len() < length,
+        "the answer was cut: {} of {length} bytes",
+        body.len()
+    );
+    metrics_answer_promptly(&ui, "after the closed client");
+}
+
+/// A restarted dashboard (same port, new token) opens from its printed URL although the browser
+/// still sends the old run's cookie: the URL's token wins and its answer replaces the cookie.
+#[test]
+fn a_restarted_dashboard_opens_despite_the_old_cookie() {
+    let db = Db::new("restart");
+    let first = Ui::start(&db.target(), &[]);
+    let old_cookie = first.open_url(&first.token, None);
+    let listen = first.host.clone();
+    drop(first);
+    let second = Ui::start_on(&db.target(), &listen, &[], &[]);
+    assert_ne!(second.token, old_cookie.split('=').nth(1).unwrap());
+    let new_cookie = second.open_url(&second.token, Some(&old_cookie));
+    assert_eq!(
+        new_cookie,
+        format!("{}={}", second.cookie_name(), second.token)
+    );
+    assert_eq!(
+        new_cookie.split('=').next(),
+        old_cookie.split('=').next(),
+        "the new cookie replaces the old one"
+    );
+    let (status, page) = second.raw("GET", "/", &[("Cookie", &new_cookie)], "");
+    assert_eq!(status, 200);
+    assert!(page.contains("/dashboard/main.js"), "{page}");
+    // The old cookie alone is refused.
+    assert_eq!(
+        second.raw("GET", "/", &[("Cookie", &old_cookie)], "").0,
+        401
+    );
+}
+
+/// Two dashboards on one host: the browser sends both cookies to both ports, and each
+/// dashboard finds its own (they are named after the port).
+#[test]
+fn two_dashboards_on_one_host_keep_their_own_cookies() {
+    let (db_a, db_b) = (Db::new("two-a"), Db::new("two-b"));
+    let a = Ui::start(&db_a.target(), &[]);
+    let b = Ui::start(&db_b.target(), &[]);
+    let (cookie_a, cookie_b) = (a.open_url(&a.token, None), b.open_url(&b.token, None));
+    assert_ne!(
+        cookie_a.split('=').next(),
+        cookie_b.split('=').next(),
+        "one cookie name for two dashboards"
+    );
+    let both = format!("{cookie_a}; {cookie_b}");
+    for ui in [&a, &b] {
+        let (status, text) = ui.raw("GET", "/api/stats", &[("Cookie", &both)], "");
+        assert_eq!(status, 200, "{}: {text}", ui.host);
+    }
+}
+
+/// HEAD answers as GET does, without the body.
+#[test]
+fn head_answers_as_get_without_a_body() {
+    let db = Db::new("head");
+    let ui = Ui::start(&db.target(), &[]);
+    for path in ["/", "/metrics", "/api/stats", "/dashboard/main.js"] {
+        let (status, body) = ui.raw("HEAD", path, &[("Authorization", &ui.bearer())], "");
+        assert_eq!((status, body.as_str()), (200, ""), "HEAD {path}");
+    }
+    assert_eq!(ui.raw("HEAD", "/metrics", &[], "").0, 401);
+}
+
+/// A `--token` shorter than 32 characters is refused, saying so; one of 32 serves.
+#[test]
+fn a_weak_token_is_refused() {
+    let db = Db::new("weak");
+    let short = "t".repeat(31);
+    let (code, out, err) = must_exit(&["--db", &db.target(), "ui", "--token", &short]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("too short (31 characters)") && err.contains("at least 32"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+    let ui = Ui::start(&db.target(), &["--token", &"t".repeat(32)]);
+    assert_eq!(ui.token, "t".repeat(32));
+    assert_eq!(ui.get_json("/api/stats").0, 200);
 }

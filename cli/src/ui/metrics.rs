@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use leasefence::worker::Counters;
 use leasefence::{JobCounts, WorkerInfo};
 
 use super::sampler::Sample;
@@ -69,8 +70,33 @@ pub(crate) fn render(sample: &Sample) -> String {
     out
 }
 
+/// Each worker counter's help text, keyed by the counter's name (`Counters::named`), as is the
+/// value of each series: no order has to match another (this table is alphabetical).
+const COUNTER_HELP: [(&str, &str); 7] = [
+    ("claimed", "Jobs the worker claimed."),
+    ("completed", "Jobs the worker completed."),
+    ("dead", "Jobs the worker made dead."),
+    ("failed", "Failures the worker recorded with a retry time."),
+    (
+        "leases_lost",
+        "Leases the worker lost while its handler ran.",
+    ),
+    ("renewals", "Lease renewals the store granted the worker."),
+    (
+        "stale_writes_refused",
+        "Writes of the worker the store refused: its lease was no longer current.",
+    ),
+];
+
+/// What every worker series says of its labels (label cardinality: one series a worker row).
+const LABELS: &str = "worker: the owner name it leases under (leasefence work's default, \
+work-HOST-PID, is new at each start; --owner keeps one), host: its machine; rows gone for an \
+hour leave.";
+
 /// The worker registry: how many workers are alive and gone, and each worker's counters as its
-/// last beat reported them (`leasefence_worker_<counter>_total{worker, host}`).
+/// last beat reported them (`leasefence_worker_<counter>_total{worker, host}`). The `worker`
+/// label is the owner string the worker chose, kept as it is: it is the registry's key (one row
+/// an owner), and two processes under one name would be one row, so it is not shortened here.
 fn render_workers(out: &mut String, workers: &[WorkerInfo]) {
     let alive = workers.iter().filter(|w| w.alive).count();
     out.push_str("# HELP leasefence_workers Workers in the registry, alive or gone (gone rows are pruned after an hour).\n");
@@ -81,26 +107,22 @@ fn render_workers(out: &mut String, workers: &[WorkerInfo]) {
         "leasefence_workers{{status=\"gone\"}} {}",
         workers.len() - alive
     );
-    let helps = [
-        ("claimed", "Jobs the worker claimed."),
-        ("completed", "Jobs the worker completed."),
-        ("failed", "Failures the worker recorded with a retry time."),
-        ("dead", "Jobs the worker made dead."),
-        (
-            "leases_lost",
-            "Leases the worker lost while its handler ran.",
-        ),
-        (
-            "stale_writes_refused",
-            "Writes of the worker the store refused: its lease was no longer current.",
-        ),
-        ("renewals", "Lease renewals the store granted the worker."),
-    ];
-    for (i, (name, help)) in helps.iter().enumerate() {
-        let _ = writeln!(out, "# HELP leasefence_worker_{name}_total {help}");
+    // The families in the counters' own order; each one's help and values found by its name.
+    for (name, _) in Counters::default().named() {
+        let help = COUNTER_HELP
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("A worker counter.", |(_, help)| help);
+        let _ = writeln!(
+            out,
+            "# HELP leasefence_worker_{name}_total {help} Labels: {LABELS}"
+        );
         let _ = writeln!(out, "# TYPE leasefence_worker_{name}_total counter");
         for w in workers {
-            let value = w.counters.named()[i].1;
+            let named = w.counters.named();
+            let Some(&(_, value)) = named.iter().find(|(n, _)| *n == name) else {
+                continue;
+            };
             let _ = writeln!(
                 out,
                 "leasefence_worker_{name}_total{{worker=\"{}\",host=\"{}\"}} {value}",
@@ -113,8 +135,61 @@ fn render_workers(out: &mut String, workers: &[WorkerInfo]) {
 
 #[cfg(test)]
 mod tests {
+    use leasefence::worker::Counters;
+    use leasefence::WorkerInfo;
+
     #[test]
     fn escapes_label_values() {
         assert_eq!(super::label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    /// Each series gets the help text and the value of its own counter, by name: every counter
+    /// has a help, and a worker whose counters all differ shows each under its name.
+    #[test]
+    fn worker_counters_are_paired_with_their_help_by_name() {
+        let counters = Counters {
+            claimed: 1,
+            completed: 2,
+            failed: 3,
+            dead: 4,
+            leases_lost: 5,
+            stale_writes_refused: 6,
+            renewals: 7,
+        };
+        let worker = WorkerInfo {
+            owner: "w".into(),
+            host: "h".into(),
+            pid: 1,
+            started: 0.0,
+            last_seen: 0.0,
+            until: 0.0,
+            stopped: None,
+            alive: true,
+            counters,
+            held: 0,
+            holding: Vec::new(),
+        };
+        let mut out = String::new();
+        super::render_workers(&mut out, &[worker]);
+        let lines: Vec<&str> = out.lines().collect();
+        for (name, value) in counters.named() {
+            let help = super::COUNTER_HELP
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("no help text for the counter {name}"))
+                .1;
+            let family = format!("leasefence_worker_{name}_total");
+            let at = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("# HELP {family} ")))
+                .unwrap_or_else(|| panic!("no HELP for {family}:\n{out}"));
+            assert!(lines[at].contains(help), "{}", lines[at]);
+            assert_eq!(lines[at + 1], format!("# TYPE {family} counter"));
+            assert_eq!(
+                lines[at + 2],
+                format!("{family}{{worker=\"w\",host=\"h\"}} {value}")
+            );
+        }
+        assert_eq!(super::COUNTER_HELP.len(), counters.named().len());
     }
 }

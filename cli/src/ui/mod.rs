@@ -11,6 +11,7 @@ mod server;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::{EXIT_INVALID, EXIT_STORAGE};
 
@@ -21,25 +22,47 @@ pub struct UiArgs {
     /// Beyond loopback only with an explicit --token.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8787")]
     listen: SocketAddr,
-    /// The token every request must present (at least 16 characters); default: a random one.
+    /// The token every request must present (at least 32 characters); default: a random one.
     #[arg(long, env = "LEASEFENCE_UI_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// Refuse every write (revive): a dashboard to look at only.
     #[arg(long)]
     read_only: bool,
+    /// Seconds a client has to send a request's head (also how long a kept-alive connection may
+    /// idle). Hidden: the tests shorten it.
+    #[arg(long, hide = true, env = "LEASEFENCE_UI_HEADER_TIMEOUT", default_value = "10", value_parser = seconds)]
+    header_timeout: Duration,
+    /// Seconds a client has to send a request's body.
+    #[arg(long, hide = true, env = "LEASEFENCE_UI_BODY_TIMEOUT", default_value = "10", value_parser = seconds)]
+    body_timeout: Duration,
+    /// Seconds a client has to take an answer.
+    #[arg(long, hide = true, env = "LEASEFENCE_UI_WRITE_TIMEOUT", default_value = "30", value_parser = seconds)]
+    write_timeout: Duration,
+    /// Connections served at once.
+    #[arg(long, hide = true, env = "LEASEFENCE_UI_MAX_CONNECTIONS", default_value = "64", value_parser = clap::value_parser!(u16).range(1..))]
+    max_connections: u16,
+}
+
+/// A positive number of seconds.
+fn seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s < 86_400.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("`{text}` is not a number of seconds between 0 and 86400"))
 }
 
 /// Runs the dashboard until the process is stopped; answers an exit status when it cannot start.
 pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) -> i32 {
     let loopback = args.listen.ip().is_loopback();
     let token = match args.token {
-        Some(token) if token.len() < 16 || token.chars().any(|c| !c.is_ascii_graphic()) => {
-            eprintln!(
-                "leasefence ui: --token must be at least 16 printable characters without spaces"
-            );
-            return EXIT_INVALID;
-        }
-        Some(token) => token,
+        Some(token) => match auth::weak_token(&token) {
+            Some(reason) => {
+                eprintln!("leasefence ui: {reason}");
+                return EXIT_INVALID;
+            }
+            None => token,
+        },
         None if !loopback => {
             eprintln!(
                 "leasefence ui: refusing to listen on {} (beyond loopback) with a random token: \
@@ -76,8 +99,8 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
         Ok(store) => store,
         Err(status) => return status,
     };
-    let server = match listen(args.listen) {
-        Ok(server) => server,
+    let listener = match std::net::TcpListener::bind(args.listen) {
+        Ok(listener) => listener,
         Err(err) => {
             eprintln!(
                 "leasefence ui: cannot listen on {}: {err}; pick another --listen port",
@@ -86,7 +109,7 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
             return EXIT_STORAGE;
         }
     };
-    let address = server.server_addr().to_ip().unwrap_or(args.listen);
+    let address = listener.local_addr().unwrap_or(args.listen);
     if !loopback {
         eprintln!(
             "leasefence ui: listening beyond loopback on {address}, with the token you gave; \
@@ -97,39 +120,19 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
     let _ = std::io::stdout().flush();
     let config = server::Config {
         token,
+        cookie: auth::cookie_name(address.port()),
         read_only: args.read_only,
         counts: sampler::Sampler::start(counting),
+        limits: server::Limits {
+            header: args.header_timeout,
+            body: args.body_timeout,
+            write: args.write_timeout,
+            connections: usize::from(args.max_connections),
+        },
     };
-    server::serve(&server, &*store, &config);
-    crate::EXIT_OK
-}
-
-/// The server on a listener with Nagle's algorithm off. tiny_http writes a response through a
-/// 1 KB buffer, so any answer longer than that leaves in several segments; with Nagle on, the
-/// last one waits for the client's delayed acknowledgement (40 ms on Linux), which made every
-/// page of 50 jobs take 45 ms where 1 ms is its work. Linux hands the option on to each accepted
-/// connection.
-fn listen(
-    address: SocketAddr,
-) -> Result<tiny_http::Server, Box<dyn std::error::Error + Send + Sync + 'static>> {
-    let listener = std::net::TcpListener::bind(address)?;
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd as _;
-        let on: libc::c_int = 1;
-        // SAFETY: a valid socket descriptor, a pointer to a c_int and its size.
-        let set = unsafe {
-            libc::setsockopt(
-                listener.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_NODELAY,
-                (&on as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if set != 0 {
-            return Err(Box::new(std::io::Error::last_os_error()));
-        }
+    if let Err(err) = server::serve(listener, &*store, config) {
+        eprintln!("leasefence ui: the server stopped: {err}");
+        return EXIT_STORAGE;
     }
-    tiny_http::Server::from_listener(listener, None)
+    crate::EXIT_OK
 }
