@@ -8,4 +8,9 @@ fn main() {
     if (feature("POSTGRES") && !wasm) || (feature("NODE") && wasm) {
         println!("cargo::rustc-cfg=pg");
     }
+    // The Node-API addon: napi-build sets the link arguments a Node addon needs.
+    #[cfg(feature = "addon")]
+    if feature("ADDON") && !wasm {
+        napi_build::setup();
+    }
 }

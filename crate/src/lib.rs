@@ -70,6 +70,10 @@ mod lock_record;
 #[cfg(target_os = "linux")]
 mod stale_lock;
 
+#[cfg(all(feature = "addon", not(target_arch = "wasm32")))]
+mod addon;
+#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+mod js;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 #[cfg(target_arch = "wasm32")]

@@ -43,7 +43,7 @@ pub(crate) use dispatch::answer;
 #[cfg(all(pg, target_arch = "wasm32"))]
 pub(crate) use dispatch::run;
 pub use dispatch::{execute, respond, Backend};
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", feature = "addon"))]
 pub(crate) use read::js_name;
 pub use read::WorkerFields;
 pub(crate) use read::{FencedArgs, Members, Op, Source, OP_NAMES};

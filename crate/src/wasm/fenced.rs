@@ -7,8 +7,8 @@ use std::cell::RefCell;
 use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use super::{answer_to_js, error_to_js, js_error, Args, WasmStore};
-use crate::protocol::{Answer, FencedArgs, Members, Returned};
+use super::{answer_to_js, arg_error_to_js, error_to_js, js_error, WasmStore};
+use crate::protocol::{Answer, Returned};
 use crate::rules::fenced::{Finish, SqlValue, Statement};
 use crate::sqlite::{FencedTx, Refusal};
 use crate::Outcome;
@@ -20,104 +20,6 @@ fn bad(op: &str, what: &str) -> JsValue {
     js_error("invalid_argument", &format!("{op}(): {what}"))
 }
 
-/// A JavaScript parameter as SQL: null/undefined, a boolean, a number (a safe integer binds as
-/// an integer), a string, or a BigInt within 64 bits.
-fn sql_value(op: &str, value: &JsValue) -> Result<SqlValue, JsValue> {
-    if value.is_null() || value.is_undefined() {
-        return Ok(SqlValue::Null);
-    }
-    if let Some(b) = value.as_bool() {
-        return Ok(SqlValue::Bool(b));
-    }
-    if let Some(f) = value.as_f64() {
-        if !f.is_finite() {
-            return Err(bad(
-                op,
-                "a parameter is NaN or infinite, which SQL cannot store",
-            ));
-        }
-        return Ok(if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 {
-            SqlValue::Integer(f as i64)
-        } else {
-            SqlValue::Real(f)
-        });
-    }
-    if let Some(s) = value.as_string() {
-        return Ok(SqlValue::Text(s));
-    }
-    if value.is_bigint() {
-        if let Ok(n) = i64::try_from(value.clone()) {
-            return Ok(SqlValue::Integer(n));
-        }
-        return Err(bad(op, "a BigInt parameter is outside 64 bits"));
-    }
-    Err(bad(
-        op,
-        "parameters must be null, booleans, numbers, strings or BigInts",
-    ))
-}
-
-pub(crate) fn sql_values(op: &str, params: &JsValue) -> Result<Vec<SqlValue>, JsValue> {
-    if params.is_undefined() || params.is_null() {
-        return Ok(Vec::new());
-    }
-    if !Array::is_array(params) {
-        return Err(bad(op, "`params` must be an array"));
-    }
-    Array::from(params)
-        .iter()
-        .map(|v| sql_value(op, &v))
-        .collect()
-}
-
-fn string_field(object: &JsValue, name: &str) -> JsValue {
-    Reflect::get(object, &name.into()).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// `statements` (an array of `{sql, params}`) and `options` (`{complete, result}` or undefined).
-pub(crate) fn fenced_args(
-    op: &str,
-    statements: &JsValue,
-    options: &JsValue,
-) -> Result<FencedArgs, JsValue> {
-    if !Array::is_array(statements) {
-        return Err(bad(
-            op,
-            "argument `statements` must be an array of {sql, params} (or, in Node, a callback)",
-        ));
-    }
-    let statements = statements_of(op, statements)?;
-    let (complete, result) = options_of(op, options)?;
-    Ok(FencedArgs {
-        statements,
-        complete,
-        result,
-    })
-}
-
-/// An array of `{sql, params}` as statements.
-pub(crate) fn statements_of(op: &str, statements: &JsValue) -> Result<Vec<Statement>, JsValue> {
-    if !Array::is_array(statements) {
-        return Err(bad(
-            op,
-            "argument `statements` must be an array of {sql, params}",
-        ));
-    }
-    Array::from(statements)
-        .iter()
-        .map(|item| {
-            if !item.is_object() {
-                return Err(bad(op, "each statement must be an object {sql, params}"));
-            }
-            let sql = string_field(&item, "sql")
-                .as_string()
-                .ok_or_else(|| bad(op, "a statement's `sql` must be a string"))?;
-            let params = sql_values(op, &string_field(&item, "params"))?;
-            Ok(Statement { sql, params })
-        })
-        .collect()
-}
-
 /// The lease, time and finish of a callback-form fenced write (`fencedWith`), checked as `call`
 /// checks them.
 pub(crate) fn lease_args(
@@ -127,20 +29,23 @@ pub(crate) fn lease_args(
     now: &JsValue,
     options: &JsValue,
 ) -> Result<(crate::Lease, f64, Finish), JsValue> {
-    let positional = Array::of4(job, owner, fence, now);
-    let mut args = Args {
-        op: "fenced",
-        args: &positional,
-        next: 0,
-    };
-    // The trait's methods: they read positionally, as `call` does.
-    let job = Members::string(&mut args, "job")?;
-    let owner = Members::string(&mut args, "owner")?;
-    let lease = crate::Lease::new(job, owner, Members::fence(&mut args, "fence")?);
-    let now = Members::number(&mut args, "now")?;
-    let (complete, result) = options_of("fenced", options)?;
+    let positional = [job.clone(), owner.clone(), fence.clone(), now.clone()];
+    let (lease, now) =
+        crate::js::lease_args(&positional, &JsValue::UNDEFINED).map_err(arg_error_to_js)?;
+    let (complete, result) =
+        crate::js::fenced_options("fenced", options).map_err(arg_error_to_js)?;
     let finish = Finish::from_parts(complete, result).map_err(|e| error_to_js(&e))?;
     Ok((lease, now, finish))
+}
+
+/// A statement's parameters, read as every JavaScript face reads them.
+pub(crate) fn sql_values(op: &str, params: &JsValue) -> Result<Vec<SqlValue>, JsValue> {
+    crate::js::sql_values(op, params).map_err(arg_error_to_js)
+}
+
+/// An array of `{sql, params}` as statements.
+pub(crate) fn statements_of(op: &str, statements: &JsValue) -> Result<Vec<Statement>, JsValue> {
+    crate::js::statements_of(op, statements).map_err(arg_error_to_js)
 }
 
 /// The answer of a fenced write: `{value: true}`, or `{value: false, reason}`.
@@ -165,34 +70,6 @@ pub(crate) fn rows_to_js(columns: &[String], rows: Vec<Vec<SqlValue>>) -> Result
         out.push(&row_object(columns, row)?);
     }
     Ok(out.into())
-}
-
-fn options_of(op: &str, options: &JsValue) -> Result<(bool, Option<String>), JsValue> {
-    if options.is_undefined() || options.is_null() {
-        return Ok((false, None));
-    }
-    if !options.is_object() {
-        return Err(bad(op, "argument `options` must be {complete?, result?}"));
-    }
-    let complete = string_field(options, "complete");
-    let complete = if complete.is_undefined() {
-        false
-    } else {
-        complete
-            .as_bool()
-            .ok_or_else(|| bad(op, "`options.complete` must be a boolean"))?
-    };
-    let result = string_field(options, "result");
-    let result = if result.is_undefined() || result.is_null() {
-        None
-    } else {
-        Some(
-            result
-                .as_string()
-                .ok_or_else(|| bad(op, "`options.result` must be a string or null"))?,
-        )
-    };
-    Ok((complete, result))
 }
 
 /// A row as a plain object, column names as keys.

@@ -11,8 +11,7 @@ use wasm_bindgen::prelude::*;
 
 use js_sys::{Array, JSON};
 
-use crate::outcome::Fence;
-use crate::protocol::{answer, respond, Answer, Backend, Members, Op, Request, Response, Source};
+use crate::protocol::{answer, respond, Answer, Backend, Request, Response};
 use crate::{LeaseStore, Result};
 
 #[cfg(feature = "node")]
@@ -220,8 +219,10 @@ impl WasmStore {
 /// ```
 #[wasm_bindgen(js_name = checkArguments)]
 pub fn check_arguments(op: &str, args: Array) -> std::result::Result<(), JsValue> {
-    let request = request_from_js(op, &args)?;
-    request.validate().map_err(|e| error_to_js(&e))
+    let args: Vec<JsValue> = args.iter().collect();
+    crate::js::check_request(op, &args, &JsValue::UNDEFINED)
+        .map(drop)
+        .map_err(arg_error_to_js)
 }
 
 /// One call of a group: checked and waiting for the transaction, answered, or refused before it.
@@ -296,376 +297,60 @@ fn answer_to_js(answer: &Answer) -> std::result::Result<JsValue, JsValue> {
     }
 }
 
-/// The wasm calls' [`Source`]: positional JavaScript arguments, checked as they are read; every
-/// bad one is `invalid_argument`, in positional order.
-struct Args<'a> {
-    op: &'a str,
-    args: &'a Array,
-    next: u32,
-}
-
-impl Members for Args<'_> {
-    type Error = JsValue;
-    fn string(&mut self, name: &'static str) -> std::result::Result<String, JsValue> {
-        let index = self.advance();
-        Args::string(self, index, name)
+/// The wasm faces' values as the shared argument readers (`crate::js`) see them.
+impl crate::js::JsArg for JsValue {
+    fn is_undefined(&self) -> bool {
+        JsValue::is_undefined(self)
     }
-    fn optional_string(
-        &mut self,
-        name: &'static str,
-    ) -> std::result::Result<Option<String>, JsValue> {
-        let index = self.advance();
-        Args::optional_string(self, index, name)
+    fn is_null(&self) -> bool {
+        JsValue::is_null(self)
     }
-    fn number(&mut self, name: &'static str) -> std::result::Result<f64, JsValue> {
-        let index = self.advance();
-        Args::number(self, index, name)
+    fn as_string(&self) -> Option<String> {
+        JsValue::as_string(self)
     }
-    fn fence(&mut self, _name: &'static str) -> std::result::Result<Fence, JsValue> {
-        let index = self.advance();
-        Args::fence(self, index)
+    fn as_f64(&self) -> Option<f64> {
+        JsValue::as_f64(self)
     }
-    fn maybe_string(&mut self, name: &'static str) -> std::result::Result<Option<String>, JsValue> {
-        self.maybe(name, "a string, null or undefined", JsValue::as_string)
+    fn as_bool(&self) -> Option<bool> {
+        JsValue::as_bool(self)
     }
-    fn maybe_number(&mut self, name: &'static str) -> std::result::Result<Option<f64>, JsValue> {
-        self.maybe(name, "a number, null or undefined", JsValue::as_f64)
+    fn is_array(&self) -> bool {
+        Array::is_array(self)
     }
-    fn maybe_integer(&mut self, name: &'static str) -> std::result::Result<Option<i64>, JsValue> {
-        self.maybe(name, INTEGER_WANTED, fence_of)
+    fn is_object(&self) -> bool {
+        JsValue::is_object(self)
     }
-    fn maybe_bool(&mut self, name: &'static str) -> std::result::Result<Option<bool>, JsValue> {
-        self.maybe(name, "a boolean, null or undefined", JsValue::as_bool)
+    fn as_bigint(&self) -> Option<std::result::Result<i64, ()>> {
+        self.is_bigint()
+            .then(|| i64::try_from(self.clone()).map_err(drop))
     }
-}
-
-impl<'a> Source for Args<'a> {
-    type Item = Member<'a>;
-    fn count(&mut self, name: &'static str) -> std::result::Result<usize, JsValue> {
-        let value = self.args.get(self.advance());
-        match value.as_f64() {
-            // Past u32 the count is out of range anyway; the range check names the bound.
-            Some(n) if n.fract() == 0.0 && n >= 0.0 => Ok(n.min(u32::MAX as f64) as usize),
-            _ => Err(self.bad(name, "a whole number", &value)),
+    fn items(&self) -> Vec<JsValue> {
+        if Array::is_array(self) {
+            Array::from(self).iter().collect()
+        } else {
+            Vec::new()
         }
     }
-    fn objects<T>(
-        &mut self,
-        name: &'static str,
-        mut read: impl FnMut(&mut Member<'a>) -> std::result::Result<T, JsValue>,
-    ) -> std::result::Result<Vec<T>, JsValue> {
-        let value = self.args.get(self.advance());
-        if !Array::is_array(&value) {
-            return Err(self.bad(name, "an array of objects", &value));
-        }
-        let op = self.op;
-        Array::from(&value)
+    fn member(&self, name: &str) -> JsValue {
+        js_sys::Reflect::get(self, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED)
+    }
+    fn keys(&self) -> Vec<String> {
+        js_sys::Object::keys(&js_sys::Object::from(self.clone()))
             .iter()
-            .enumerate()
-            .map(|(index, object)| {
-                let place = |member: &str| match member {
-                    "" => format!("{name}[{index}]"),
-                    _ => format!("{name}[{index}].{member}"),
-                };
-                if !object.is_object() || Array::is_array(&object) {
-                    return Err(bad_value(op, &place(""), "an object", &object));
-                }
-                let mut member = Member {
-                    op,
-                    list: name,
-                    index: Some(index),
-                    object,
-                    read: Vec::new(),
-                };
-                let item = read(&mut member)?;
-                member.refuse_others()?;
-                Ok(item)
-            })
+            .filter_map(|key| key.as_string())
             .collect()
     }
-    fn strings(&mut self, name: &'static str) -> std::result::Result<Vec<String>, JsValue> {
-        let index = self.advance();
-        Args::strings(self, index, name)
-    }
-    fn maybe_strings(
-        &mut self,
-        name: &'static str,
-    ) -> std::result::Result<Option<Vec<String>>, JsValue> {
-        let index = self.advance();
-        let value = self.args.get(index);
-        if value.is_undefined() || value.is_null() {
-            return Ok(None);
-        }
-        Args::strings(self, index, name).map(Some)
-    }
-    fn maybe_statements(
-        &mut self,
-        _name: &'static str,
-    ) -> std::result::Result<Option<Vec<crate::Statement>>, JsValue> {
-        let value = self.args.get(self.advance());
-        if value.is_undefined() || value.is_null() {
-            return Ok(None);
-        }
-        fenced::statements_of(self.op, &value).map(Some)
-    }
-    fn fenced_writes(&mut self) -> std::result::Result<crate::protocol::FencedArgs, JsValue> {
-        let (statements, options) = (self.advance(), self.advance());
-        fenced::fenced_args(self.op, &self.args.get(statements), &self.args.get(options))
-    }
-    fn options<T>(
-        &mut self,
-        read: impl FnOnce(&mut Member<'a>) -> std::result::Result<T, JsValue>,
-    ) -> std::result::Result<T, JsValue> {
-        // JavaScript's options are one object argument (`schedule(name, cron, {tz, queue})`);
-        // left out or null, it has no members.
-        let value = self.args.get(self.advance());
-        let object = if value.is_undefined() || value.is_null() {
-            js_sys::Object::new().into()
-        } else if value.is_object() && !Array::is_array(&value) {
-            value
-        } else {
-            return Err(self.bad("options", "an object, null or undefined", &value));
-        };
-        let mut member = Member {
-            op: self.op,
-            list: "options",
-            index: None,
-            object,
-            read: Vec::new(),
-        };
-        let options = read(&mut member)?;
-        member.refuse_others()?;
-        Ok(options)
+    fn type_of(&self) -> String {
+        self.js_typeof().as_string().unwrap_or_default()
     }
 }
 
-impl Args<'_> {
-    fn advance(&mut self) -> u32 {
-        self.next += 1;
-        self.next - 1
-    }
-
-    /// An optional argument: undefined (left out) and null are both none.
-    fn maybe<T>(
-        &mut self,
-        name: &str,
-        want: &str,
-        convert: impl Fn(&JsValue) -> Option<T>,
-    ) -> std::result::Result<Option<T>, JsValue> {
-        let value = self.args.get(self.advance());
-        if value.is_undefined() || value.is_null() {
-            return Ok(None);
-        }
-        convert(&value)
-            .map(Some)
-            .ok_or_else(|| self.bad(name, want, &value))
-    }
-
-    fn bad(&self, name: &str, want: &str, got: &JsValue) -> JsValue {
-        bad_value(self.op, &format!("argument `{name}`"), want, got)
-    }
-
-    fn string(&self, index: u32, name: &str) -> std::result::Result<String, JsValue> {
-        let value = self.args.get(index);
-        value
-            .as_string()
-            .ok_or_else(|| self.bad(name, "a string", &value))
-    }
-
-    fn number(&self, index: u32, name: &str) -> std::result::Result<f64, JsValue> {
-        let value = self.args.get(index);
-        value
-            .as_f64()
-            .ok_or_else(|| self.bad(name, "a number", &value))
-    }
-
-    fn fence(&self, index: u32) -> std::result::Result<i64, JsValue> {
-        let value = self.args.get(index);
-        fence_of(&value).ok_or_else(|| self.bad("fence", FENCE_WANTED, &value))
-    }
-
-    fn optional_string(
-        &self,
-        index: u32,
-        name: &str,
-    ) -> std::result::Result<Option<String>, JsValue> {
-        let value = self.args.get(index);
-        if value.is_null() {
-            return Ok(None);
-        }
-        value
-            .as_string()
-            .map(Some)
-            .ok_or_else(|| self.bad(name, "a string or null (null: no result)", &value))
-    }
-
-    fn strings(&self, index: u32, name: &str) -> std::result::Result<Vec<String>, JsValue> {
-        let value = self.args.get(index);
-        if !Array::is_array(&value) {
-            return Err(self.bad(name, "an array of strings", &value));
-        }
-        Array::from(&value)
-            .iter()
-            .map(|item| {
-                item.as_string()
-                    .ok_or_else(|| self.bad(name, "an array of strings", &item))
-            })
-            .collect()
-    }
-}
-
-const FENCE_WANTED: &str = "an integer number (a fence from claim)";
-const INTEGER_WANTED: &str = "an integer number within ±(2^53 - 1), null or undefined";
-
-/// A fence from JavaScript: an integer number within 2^53 (beyond it a JavaScript number cannot
-/// hold every integer exactly).
-fn fence_of(value: &JsValue) -> Option<i64> {
-    value
-        .as_f64()
-        .filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0)
-        .map(|f| f as i64)
-}
-
-/// The `invalid_argument` error for a bad value at `place` (`argument \`job\``, `leases[2].fence`).
-fn bad_value(op: &str, place: &str, want: &str, got: &JsValue) -> JsValue {
-    let got = if got.is_undefined() {
-        let kind = if place.starts_with("argument") {
-            "argument"
-        } else {
-            "member"
-        };
-        format!("nothing (the {kind} is missing)")
-    } else if got.is_null() {
-        "null".to_string()
-    } else {
-        format!("a {}", got.js_typeof().as_string().unwrap_or_default())
-    };
-    js_error(
-        "invalid_argument",
-        &format!("{op}(): {place} must be {want}, got {got}"),
-    )
-}
-
-/// One object of a list argument (`enqueueMany`'s jobs, `renewMany`'s leases): its members read
-/// by their JavaScript names (`run_at` is `runAt`); a member the operation does not take is
-/// refused, so a misspelt option never goes unnoticed.
-struct Member<'a> {
-    op: &'a str,
-    list: &'static str,
-    /// The item's index in its list; `None` for a lone options object.
-    index: Option<usize>,
-    object: JsValue,
-    read: Vec<String>,
-}
-
-impl Member<'_> {
-    /// The object, for messages: `jobs[2]`, or `options`.
-    fn whole(&self) -> String {
-        match self.index {
-            Some(index) => format!("{}[{index}]", self.list),
-            None => self.list.to_string(),
-        }
-    }
-
-    /// The member `name` (a protocol name) by its JavaScript name, and where it is, for messages.
-    fn get(&mut self, name: &str) -> (JsValue, String) {
-        let js_name = crate::protocol::js_name(name);
-        let value = js_sys::Reflect::get(&self.object, &JsValue::from_str(&js_name))
-            .unwrap_or(JsValue::UNDEFINED);
-        let place = format!("{}.{js_name}", self.whole());
-        self.read.push(js_name);
-        (value, place)
-    }
-
-    fn refuse_others(&self) -> std::result::Result<(), JsValue> {
-        let keys = js_sys::Object::keys(&js_sys::Object::from(self.object.clone()));
-        for key in keys.iter() {
-            let key = key.as_string().unwrap_or_default();
-            if !self.read.contains(&key) {
-                return Err(js_error(
-                    "invalid_argument",
-                    &format!(
-                        "{}(): {} has the member `{key}`; it takes only {}",
-                        self.op,
-                        self.whole(),
-                        self.read.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn wanted<T>(
-        &mut self,
-        name: &str,
-        want: &str,
-        convert: impl Fn(&JsValue) -> Option<T>,
-    ) -> std::result::Result<T, JsValue> {
-        let (value, place) = self.get(name);
-        convert(&value).ok_or_else(|| bad_value(self.op, &place, want, &value))
-    }
-
-    fn maybe<T>(
-        &mut self,
-        name: &str,
-        want: &str,
-        convert: impl Fn(&JsValue) -> Option<T>,
-    ) -> std::result::Result<Option<T>, JsValue> {
-        let (value, place) = self.get(name);
-        if value.is_undefined() || value.is_null() {
-            return Ok(None);
-        }
-        convert(&value)
-            .map(Some)
-            .ok_or_else(|| bad_value(self.op, &place, want, &value))
-    }
-}
-
-impl Members for Member<'_> {
-    type Error = JsValue;
-    fn string(&mut self, name: &'static str) -> std::result::Result<String, JsValue> {
-        self.wanted(name, "a string", JsValue::as_string)
-    }
-    fn optional_string(
-        &mut self,
-        name: &'static str,
-    ) -> std::result::Result<Option<String>, JsValue> {
-        let (value, place) = self.get(name);
-        if value.is_null() {
-            return Ok(None);
-        }
-        value
-            .as_string()
-            .map(Some)
-            .ok_or_else(|| bad_value(self.op, &place, "a string or null", &value))
-    }
-    fn number(&mut self, name: &'static str) -> std::result::Result<f64, JsValue> {
-        self.wanted(name, "a number", JsValue::as_f64)
-    }
-    fn maybe_string(&mut self, name: &'static str) -> std::result::Result<Option<String>, JsValue> {
-        self.maybe(name, "a string, null or undefined", JsValue::as_string)
-    }
-    fn maybe_number(&mut self, name: &'static str) -> std::result::Result<Option<f64>, JsValue> {
-        self.maybe(name, "a number, null or undefined", JsValue::as_f64)
-    }
-    fn fence(&mut self, name: &'static str) -> std::result::Result<Fence, JsValue> {
-        self.wanted(name, FENCE_WANTED, fence_of)
-    }
-    fn maybe_integer(&mut self, name: &'static str) -> std::result::Result<Option<i64>, JsValue> {
-        self.maybe(name, INTEGER_WANTED, fence_of)
-    }
-    fn maybe_bool(&mut self, name: &'static str) -> std::result::Result<Option<bool>, JsValue> {
-        self.maybe(name, "a boolean, null or undefined", JsValue::as_bool)
-    }
+/// An argument error as JavaScript's `Error` (`code: 'invalid_argument'`).
+pub(crate) fn arg_error_to_js(err: crate::js::ArgError) -> JsValue {
+    js_error("invalid_argument", &err.0)
 }
 
 fn request_from_js(op: &str, args: &Array) -> std::result::Result<Request, JsValue> {
-    let Some(kind) = Op::from_js(op) else {
-        return Err(js_error(
-            "invalid_argument",
-            &format!("unknown operation {op:?}"),
-        ));
-    };
-    Request::read(kind, Args { op, args, next: 0 })
+    let args: Vec<JsValue> = args.iter().collect();
+    crate::js::read_request(op, &args, &JsValue::UNDEFINED).map_err(arg_error_to_js)
 }

@@ -12,28 +12,8 @@
 use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 
-use crate::outcome::Fence;
+use crate::js::{count_of, fence_of};
 use crate::rules::worker::{self as rules, AttemptVerdict};
-
-/// A JavaScript attempt number (or maximum) as a fence: `Infinity` and anything past the largest
-/// fence is the largest; NaN and anything below 0 is 0.
-fn fence_of(n: f64) -> Fence {
-    if n.is_nan() || n <= 0.0 {
-        0
-    } else if n >= Fence::MAX as f64 {
-        Fence::MAX
-    } else {
-        n as Fence
-    }
-}
-
-fn count_of(n: f64) -> u32 {
-    if n.is_nan() || n <= 0.0 {
-        0
-    } else {
-        n.min(u32::MAX as f64) as u32
-    }
-}
 
 /// The exponential backoff's wait after `attempt` failed, with `draw` (in `[0, 1)`) as the
 /// random number.

@@ -1,0 +1,272 @@
+//! The Node-API addon (feature `addon`): the npm package's native engine. The same crate as the
+//! Rust library, so a Node process runs the bundled SQLite with WAL and `synchronous = FULL`,
+//! POSIX locks, the write gate and the authorizer exactly as a native process does, and shares
+//! its file with them with default options on every side (docs/contract.md section 13).
+//!
+//! The surface is the wasm engine's (`wasm/`): open a store, then `call(op, args)` with the
+//! positional arguments of docs/contract.md section 5, read by the readers both engines share
+//! (`crate::js`), run through the one protocol dispatch. The JavaScript package wraps it in the
+//! same `LeaseStore` class as the wasm engine. Answers cross as `{value, reason}`, failures as
+//! `{error: {code, message, retryable}}` for the JavaScript side to throw, so both engines throw
+//! the same `LeaseError`.
+//!
+//! `callGroup` runs on libuv's thread pool and answers a Promise: the package's group commit
+//! (web/store/core.js) sends the calls of one event-loop turn as one group, one transaction and
+//! one sync, while the event loop runs on.
+//!
+//! ```js
+//! const { NativeStore } = require('./leasefence.node');
+//! const store = NativeStore.open('/tmp/queue.db', 10000);   // or {error} it could not
+//! store.call('enqueue', ['job']);                        // {value: true}
+//! const { value: fence } = store.call('claim', ['job', 'A', 0, 30]);
+//! await store.callGroup([['complete', ['job', 'A', fence, 1, 'done']]]);   // [{value: true}]
+//! store.close();
+//! ```
+
+mod value;
+mod worker_rules;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use napi::bindgen_prelude::{AsyncTask, Either, ToNapiValue, TypeName, Unknown};
+use napi::{Env, Task};
+use napi_derive::napi;
+use serde_json::{json, Value};
+
+use crate::protocol::{answer, Answer, Backend, Request};
+use crate::{LeaseStore, OpenOptions, Result};
+
+use value::Arg;
+
+const CLOSED: &str = "the store is closed; open it again";
+
+/// The error as the JavaScript side throws it: `code`, `message`, `retryable`, and for a failing
+/// statement of the caller's its index as `statement`.
+fn error_value(err: &crate::Error) -> Value {
+    let mut error = json!({
+        "code": err.code(),
+        "message": err.to_string(),
+        "retryable": err.is_retryable(),
+    });
+    if let crate::Error::Statement { index, .. } = err {
+        error["statement"] = json!(index);
+    }
+    json!({ "error": error })
+}
+
+fn closed_value() -> Value {
+    json!({"error": {"code": "storage", "message": CLOSED, "retryable": false}})
+}
+
+fn arg_error_value(err: crate::js::ArgError) -> Value {
+    json!({"error": {"code": "invalid_argument", "message": err.0, "retryable": false}})
+}
+
+/// `{value, reason}`, as the protocol's JSON has it (no `reason` when the store agreed).
+fn answer_value(answer: &Answer) -> Value {
+    serde_json::to_value(answer).unwrap_or_else(|err| {
+        error_value(&crate::Error::Internal {
+            message: format!("an answer could not be written as JSON: {err}"),
+        })
+    })
+}
+
+struct Open<'a>(&'a LeaseStore);
+
+impl Backend for Open<'_> {
+    fn store(&mut self) -> Result<&LeaseStore> {
+        Ok(self.0)
+    }
+}
+
+/// The connection, shared by the JavaScript thread (synchronous calls) and the thread pool
+/// (groups); `None` once closed.
+type Connection = Arc<Mutex<Option<LeaseStore>>>;
+
+fn lock(connection: &Connection) -> MutexGuard<'_, Option<LeaseStore>> {
+    // A panic while the lock was held cannot leave the store half-written (SQLite rolls an
+    // unfinished transaction back), so a poisoned lock is taken as it is.
+    connection
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// An open lease store on one SQLite file, run natively.
+#[napi]
+pub struct NativeStore {
+    connection: Connection,
+}
+
+#[napi]
+impl NativeStore {
+    /// Opens (creating if missing) the database file at `path` with the library's defaults
+    /// (WAL, `synchronous = FULL`, POSIX locks, the write gate), waiting up to `busyTimeoutMs`
+    /// for another process's write lock. Answers the store, or `{error}`.
+    #[napi]
+    pub fn open(path: String, busy_timeout_ms: f64) -> Either<NativeStore, Value> {
+        if !busy_timeout_ms.is_finite() || busy_timeout_ms < 0.0 {
+            return Either::B(arg_error_value(crate::js::ArgError(
+                "LeaseStore.open(): `busyTimeoutMs` must be a finite number >= 0".into(),
+            )));
+        }
+        let timeout = Duration::from_secs_f64(busy_timeout_ms / 1000.0);
+        match OpenOptions::new().busy_timeout(timeout).open(&path) {
+            Ok(store) => Either::A(NativeStore {
+                connection: Arc::new(Mutex::new(Some(store))),
+            }),
+            Err(err) => Either::B(error_value(&err)),
+        }
+    }
+
+    /// Runs the operation `op` (its JavaScript name: `claimNext`) with its positional
+    /// arguments, on this thread: `{value, reason}` or `{error}`.
+    #[napi]
+    pub fn call(&self, env: Env, op: String, args: Vec<Unknown<'_>>) -> Value {
+        let args: Vec<Arg> = args.iter().map(Arg::of).collect();
+        let request = match crate::js::read_request(&op, &args, &Arg::undefined(env.raw())) {
+            Ok(request) => request,
+            Err(err) => return arg_error_value(err),
+        };
+        match lock(&self.connection).as_ref() {
+            Some(store) => match answer(&mut Open(store), &request) {
+                Ok(answer) => answer_value(&answer),
+                Err(err) => error_value(&err),
+            },
+            None => closed_value(),
+        }
+    }
+
+    /// Runs `calls`, a list of `[op, args]`, as one group (docs/contract.md section 10) on
+    /// libuv's thread pool: one transaction, each call in a savepoint of its own, checked and
+    /// answered exactly as if it ran alone, in order. Resolves to one item per call: `{value,
+    /// reason}`, or `{error}` for a call that failed alone; when the group's commit fails, every
+    /// call gets its error and nothing of the group applied.
+    #[napi(js_name = "callGroup")]
+    pub fn call_group(&self, env: Env, calls: Vec<Vec<Unknown<'_>>>) -> AsyncTask<GroupTask> {
+        let undefined = Arg::undefined(env.raw());
+        let slots = calls
+            .iter()
+            .map(|call| {
+                let op = call
+                    .first()
+                    .map(Arg::of)
+                    .and_then(|op| crate::js::JsArg::as_string(&op))
+                    .unwrap_or_default();
+                if op == "claimMany" {
+                    return Slot::Done(arg_error_value(crate::js::ArgError(
+                        "claimMany races its owners on threads and cannot join a group: call it alone"
+                            .into(),
+                    )));
+                }
+                let args: Vec<Arg> = call
+                    .get(1)
+                    .map(Arg::of)
+                    .map(|list| crate::js::JsArg::items(&list))
+                    .unwrap_or_default();
+                match crate::js::check_request(&op, &args, &undefined) {
+                    Ok(request) => Slot::Pending(request),
+                    Err(err) => Slot::Done(arg_error_value(err)),
+                }
+            })
+            .collect();
+        AsyncTask::new(GroupTask {
+            connection: self.connection.clone(),
+            slots,
+        })
+    }
+
+    /// Closes the connection (after a group in flight); later calls answer a `storage` error.
+    #[napi]
+    pub fn close(&self) {
+        lock(&self.connection).take();
+    }
+}
+
+/// One call of a group: checked and waiting for the transaction, or answered.
+enum Slot {
+    Pending(Request),
+    Done(Value),
+}
+
+/// A group's run on the thread pool.
+pub struct GroupTask {
+    connection: Connection,
+    slots: Vec<Slot>,
+}
+
+/// A JSON value handed to JavaScript as the value it spells (the answers of a group).
+pub struct Answers(Value);
+
+impl TypeName for Answers {
+    fn type_name() -> &'static str {
+        "Array"
+    }
+    fn value_type() -> napi::ValueType {
+        napi::ValueType::Object
+    }
+}
+
+impl ToNapiValue for Answers {
+    unsafe fn to_napi_value(
+        env: napi::sys::napi_env,
+        answers: Answers,
+    ) -> napi::Result<napi::sys::napi_value> {
+        // SAFETY: the env napi handed the caller, passed on as it is.
+        unsafe { Value::to_napi_value(env, answers.0) }
+    }
+}
+
+impl Task for GroupTask {
+    type Output = Value;
+    type JsValue = Answers;
+
+    fn compute(&mut self) -> napi::Result<Value> {
+        let guard = lock(&self.connection);
+        let answers = match guard.as_ref() {
+            None => self
+                .slots
+                .drain(..)
+                .map(|slot| match slot {
+                    Slot::Done(value) => value,
+                    Slot::Pending(_) => closed_value(),
+                })
+                .collect(),
+            Some(store) => run_group(store, std::mem::take(&mut self.slots)),
+        };
+        Ok(Value::Array(answers))
+    }
+
+    fn resolve(&mut self, _env: Env, output: Value) -> napi::Result<Answers> {
+        Ok(Answers(output))
+    }
+}
+
+/// Runs the pending calls of `slots` in one transaction and answers each; when the group itself
+/// fails (its start, its commit, or SQLite rolled it back under a call) every call gets that
+/// error and nothing applied.
+fn run_group(store: &LeaseStore, mut slots: Vec<Slot>) -> Vec<Value> {
+    let ran = (|| {
+        let group = crate::sqlite::write_tx::Group::begin(store.connection(), "group")?;
+        for slot in slots.iter_mut() {
+            if let Slot::Pending(request) = slot {
+                let answered = group.run(|| answer(&mut Open(store), request))?;
+                *slot = Slot::Done(match answered {
+                    Ok(answer) => answer_value(&answer),
+                    Err(err) => error_value(&err),
+                });
+            }
+        }
+        group.commit()
+    })();
+    slots
+        .into_iter()
+        .map(|slot| match (slot, &ran) {
+            (_, Err(lost)) => error_value(lost),
+            (Slot::Done(value), Ok(())) => value,
+            (Slot::Pending(_), Ok(())) => error_value(&crate::Error::Internal {
+                message: "a call of a group was never run; report it as a bug".into(),
+            }),
+        })
+        .collect()
+}
