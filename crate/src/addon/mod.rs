@@ -23,6 +23,7 @@
 //! store.close();
 //! ```
 
+mod fenced;
 mod value;
 mod worker_rules;
 
@@ -96,6 +97,8 @@ fn lock(connection: &Connection) -> MutexGuard<'_, Option<LeaseStore>> {
 #[napi]
 pub struct NativeStore {
     connection: Connection,
+    /// The fenced transaction whose callback is running, if any (fenced.rs).
+    active: std::cell::RefCell<Option<fenced::ActiveTx>>,
 }
 
 #[napi]
@@ -114,6 +117,7 @@ impl NativeStore {
         match OpenOptions::new().busy_timeout(timeout).open(&path) {
             Ok(store) => Either::A(NativeStore {
                 connection: Arc::new(Mutex::new(Some(store))),
+                active: Default::default(),
             }),
             Err(err) => Either::B(error_value(&err)),
         }

@@ -41,7 +41,6 @@ pub(crate) fn check_request<V: JsArg + Clone>(
     Ok(request)
 }
 
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 /// The lease and time of a callback-form fenced write (`job, owner, fence, now`), checked as
 /// `call('fenced', ...)` checks them.
 pub(crate) fn lease_args<V: JsArg + Clone>(

@@ -11,11 +11,11 @@
 mod args;
 mod statements;
 
-// The addon does not run fenced callbacks or statement lists of its own yet (the wasm engine does).
-#[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
 pub(crate) use args::{check_request, lease_args, read_request};
+// The statement lists of the fence guard are the wasm engine's alone so far.
 #[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
-pub(crate) use statements::{fenced_options, sql_values, statements_of};
+pub(crate) use statements::statements_of;
+pub(crate) use statements::{fenced_options, sql_values};
 
 /// A JavaScript value as the argument readers see it. `wasm_bindgen::JsValue` and the addon's
 /// napi values implement it.

@@ -52,7 +52,10 @@ pub(crate) mod write_tx;
 pub(crate) use claim_many::claim_many_on;
 pub use fenced::FencedTx;
 #[cfg(target_arch = "wasm32")]
-pub(crate) use fenced::{run_protected, Protected, Refusal};
+pub(crate) use fenced::{run_protected, Protected};
+// The JavaScript engines re-create the fenced handle for each statement a callback runs.
+#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+pub(crate) use fenced::Refusal;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use file::refuse_non_file;
 #[cfg(target_arch = "wasm32")]

@@ -30,9 +30,9 @@ impl<'c> FencedTx<'c> {
         FencedTx { conn, refusal }
     }
 
-    /// The slot the authorizer writes its refusals to (the wasm boundary re-creates the handle
-    /// for each call from JavaScript).
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    /// The slot the authorizer writes its refusals to (the JavaScript engines re-create the
+    /// handle for each call from JavaScript).
+    #[cfg_attr(not(any(target_arch = "wasm32", feature = "addon")), allow(dead_code))]
     pub(crate) fn refusal_slot(&self) -> Refusal {
         self.refusal.clone()
     }

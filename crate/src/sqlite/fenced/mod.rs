@@ -32,7 +32,9 @@ mod parameters;
 mod steps;
 
 #[cfg(target_arch = "wasm32")]
-pub(crate) use authorizer::{Protected, Refusal};
+pub(crate) use authorizer::Protected;
+#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+pub(crate) use authorizer::Refusal;
 pub use handle::FencedTx;
 pub(crate) use steps::enqueue_with_statements;
 #[cfg(target_arch = "wasm32")]
