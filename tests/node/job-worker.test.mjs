@@ -30,6 +30,8 @@ test('the heartbeat keeps the lease across a handler that runs several ttls; a r
   const worker = new JobWorker(store, { owner: 'a', ttl, idle: 0.05 });
   const refusals = [];
   let seen;
+  // Recorded here and asserted after the run: an assert thrown in a handler only fails the job.
+  let abortedAtEnd = null;
   const stats = await worker.run(
     async (job, context) => {
       seen = { job, payload: context.payload, fence: context.fence, attempt: context.attempt };
@@ -39,11 +41,12 @@ test('the heartbeat keeps the lease across a handler that runs several ttls; a r
         const answer = rival.withReason.claim('long', 'rival', now(), ttl);
         refusals.push(answer.reason?.code ?? `claimed ${answer.value}`);
       }
-      assert.equal(context.signal.aborted, false, 'signalled while the lease was renewed');
+      abortedAtEnd = context.signal.aborted;
       return { answer: 42 };
     },
     { untilEmpty: true },
   );
+  assert.equal(abortedAtEnd, false, 'signalled while the lease was renewed');
   assert.deepEqual(seen, { job: 'long', payload: 'the payload', fence: 1, attempt: 1 });
   assert.deepEqual([...new Set(refusals)], ['held'], 'the rival got the job while the handler ran');
   assert.ok(refusals.length >= 10, `the rival tried only ${refusals.length} times`);
@@ -406,6 +409,8 @@ test("heartbeat: 'thread' renews from a worker thread: a handler blocking the ev
   const ttl = 0.4;
   const worker = new JobWorker(store, { owner: 't', ttl, idle: 0.02, heartbeat: 'thread' });
   const seen = {};
+  // The thief's claim, asserted after the run: a throw in the handler of a lost lease is discarded.
+  let thiefFence = null;
   const stats = await worker.run(
     async (job, { signal }) => {
       if (job === 'cpu-bound') {
@@ -416,13 +421,14 @@ test("heartbeat: 'thread' renews from a worker thread: a handler blocking the ev
         seen[job] = signal.aborted;
         return 'kept the lease';
       }
-      assert.equal(thief.claim(job, 'thief', now() + 10, ttl), 2);
+      thiefFence = thief.claim(job, 'thief', now() + 10, ttl);
       await withTimeout(new Promise((resolve) => signal.addEventListener('abort', resolve)), 5000, 'the handler was never signalled');
       seen[job] = signal.reason.reason.code;
       return 'discarded';
     },
     { untilEmpty: true },
   );
+  assert.equal(thiefFence, 2, 'the thief did not take the job over');
   assert.deepEqual(seen, { 'cpu-bound': false, stolen: 'stale_fence' });
   assert.deepEqual([store.state('cpu-bound').result, store.state('cpu-bound').fence], ['kept the lease', 1]);
   assert.equal(store.state('stolen').owner, 'thief');
@@ -448,6 +454,7 @@ test("heartbeat: 'loop' and 'thread' keep a lease by one rule: the same retry de
     for (const job of ['busy-then-free', 'busy-to-the-end', 'stolen']) store.enqueue(job);
     const retries = { 'busy-then-free': [], 'busy-to-the-end': [] };
     const lost = {};
+    let thiefFence = null; // asserted after the run (a throw in the handler would be discarded)
     const lock = `${db}.lock`;
     const worker = new JobWorker(store, {
       owner: heartbeat,
@@ -468,7 +475,7 @@ test("heartbeat: 'loop' and 'thread' keep a lease by one rule: the same retry de
           await sleep(900); // a renew gets through
           return 'made it';
         }
-        if (job === 'stolen') assert.equal(thief.claim(job, 'thief', now() + ttl + 1, ttl), 2);
+        if (job === 'stolen') thiefFence = thief.claim(job, 'thief', now() + ttl + 1, ttl);
         else fs.mkdirSync(lock);
         await withTimeout(new Promise((resolve) => signal.addEventListener('abort', resolve)), 10_000, `${heartbeat}: ${job} was never signalled`);
         if (job !== 'stolen') fs.rmdirSync(lock);
@@ -480,6 +487,7 @@ test("heartbeat: 'loop' and 'thread' keep a lease by one rule: the same retry de
       },
       { untilEmpty: true },
     );
+    assert.equal(thiefFence, 2, `${heartbeat}: the thief did not take the job over`);
     assert.equal(store.state('busy-then-free').result, 'made it', `${heartbeat}: the busy-then-free job lost its lease`);
     thief.close();
     store.close();
@@ -559,12 +567,15 @@ test('fencedResult: the handler\'s rows and the completion commit together; a st
   const rival = await LeaseStore.open(db, { busyTimeoutMs: 50 });
   // ttl 30: the first heartbeat is 10 s away, so the only check a stale write meets is the store's.
   const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02 });
+  // The rival's answers, asserted after the run: an assert thrown here would fail the stolen job,
+  // and that failure is itself refused (the rival holds the job), so nothing would report it.
+  let rivalAnswers = null;
   const stats = await worker.run(
     (job, { payload, fence }) => {
       if (job === 'stolen') {
         // A rival whose clock runs past this lease claims and completes the job meanwhile.
-        assert.equal(rival.claim(job, 'rival', now() + 60, 30), 2);
-        assert.equal(rival.complete(job, 'rival', 2, now() + 60, 'the rival'), true);
+        const claimed = rival.claim(job, 'rival', now() + 60, 30);
+        rivalAnswers = { claimed, completed: rival.complete(job, 'rival', 2, now() + 60, 'the rival') };
       }
       const total = (payload ?? '').split(',').filter(Boolean).map(Number).reduce((a, b) => a + b, 0);
       return fencedResult([
@@ -574,6 +585,7 @@ test('fencedResult: the handler\'s rows and the completion commit together; a st
     },
     { untilEmpty: true },
   );
+  assert.deepEqual(rivalAnswers, { claimed: 2, completed: true });
   assert.deepEqual(own.all('SELECT job, total, fence FROM totals ORDER BY job'), [{ job: 'sum', total: 6, fence: 1 }]);
   assert.deepEqual(own.all('SELECT line FROM work_log'), [{ line: 'sum by w' }], 'the stale worker\'s log line was written');
   assert.deepEqual({ done: store.state('sum').done, result: store.state('sum').result }, { done: true, result: '{"total":6}' });
