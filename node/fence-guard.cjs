@@ -6,7 +6,7 @@ const wasm = require('./wasm/leasefence.js');
 const { leaseErrors } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
 const { DEFAULT_BUSY_TIMEOUT_MS } = require('./lease-store.cjs');
-const { acceptOnPg, isPostgresUrl, openPgGuard } = require('./pg-store.cjs');
+const { acceptOnPg, connectArguments, openPgGuard, refuseUrlAsPath } = require('./pg-store.cjs');
 
 const CONSTRUCT = Symbol('FenceGuard.open');
 
@@ -14,29 +14,42 @@ const CONSTRUCT = Symbol('FenceGuard.open');
  * A fence guard on an SQLite file that a store other than the lease store keeps: a write for a
  * key runs only with a fence at least the highest accepted for that key, checked and recorded in
  * the write's own transaction (table `leasefence_guard`). Open it with `await FenceGuard.open(path)`,
- * or `await FenceGuard.open('postgres://...')` for a PostgreSQL database (its `write` answers a
+ * or `await FenceGuard.connect('postgres://...')` for a PostgreSQL database (its `write` answers a
  * Promise).
  */
 class FenceGuard {
   #inner;
 
   /**
-   * Opens (creating if missing) the SQLite file at `path` for guarded writes.
+   * Opens (creating if missing) the SQLite file at `path` for guarded writes. A URL is refused
+   * (`invalid_argument`): this answers the synchronous guard, so a PostgreSQL URL goes to
+   * `FenceGuard.connect`.
    * @param {string} file
    * @param {{busyTimeoutMs?: number}} [options]
    */
   static async open(file, options = {}) {
     if (typeof file !== 'string' || file === '') {
-      throw invalidArgument('FenceGuard.open(): `path` must be a non-empty string (a database file path or a postgres:// URL)');
+      throw invalidArgument('FenceGuard.open(): `path` must be a non-empty string (a database file path)');
     }
+    refuseUrlAsPath(file, 'FenceGuard');
     const busyTimeoutMs = options?.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
       throw invalidArgument('FenceGuard.open(): `busyTimeoutMs` must be a finite number >= 0');
     }
-    if (isPostgresUrl(file)) return openPgGuard(file, { ...options, busyTimeoutMs });
     const guard = new FenceGuard(CONSTRUCT);
     guard.#inner = leaseErrors(() => wasm.WasmGuard.openFile(path.resolve(file), busyTimeoutMs));
     return guard;
+  }
+
+  /**
+   * Opens a guard on a PostgreSQL database of yours at `url` (needs the `pg` package), making
+   * `leasefence_guard` where missing; its `write` answers a Promise. A file path is refused: that
+   * is `FenceGuard.open`.
+   * @param {string} url
+   * @param {{busyTimeoutMs?: number, maxConnections?: number}} [options]
+   */
+  static async connect(url, options = {}) {
+    return openPgGuard(url, connectArguments(url, options, 'FenceGuard', DEFAULT_BUSY_TIMEOUT_MS));
   }
 
   /**

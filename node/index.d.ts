@@ -275,29 +275,38 @@ export interface LeaseStoreOpenOptions extends OpenOptions {
   exclusive?: boolean;
 }
 
-/** A PostgreSQL server's URL, as `LeaseStore.open` tells it from a file path. */
-export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;
-
 /**
- * How `LeaseStore.open` opens a PostgreSQL server: {@link OpenOptions} (the busy timeout is each
- * connection's `lock_timeout`, and the connect timeout, at least a second) and the pool's size.
+ * How `LeaseStore.connect` and `FenceGuard.connect` open a PostgreSQL server: {@link OpenOptions}
+ * (the busy timeout is each connection's `lock_timeout`, and the connect timeout, at least a
+ * second) and the pool's size.
  */
 export interface PgOpenOptions extends OpenOptions {
   /** At most this many connections at once (default 10). */
   maxConnections?: number;
 }
 
+/**
+ * A lease store on one SQLite file, its operations synchronous: `await LeaseStore.open(path)`.
+ * A PostgreSQL server is `await LeaseStore.connect(url)`, a {@link PgLeaseStore} whose operations
+ * answer Promises. The two entry points never cross: `open` refuses a URL at run time, so a
+ * `string` that holds one can never be typed as this synchronous store.
+ */
 export declare class LeaseStore {
   private constructor();
   /**
-   * Opens a store on the PostgreSQL server at `url` (needs the `pg` package, an optional peer
-   * dependency): the schema is checked (and made where missing) on a first connection, so a wrong
-   * password or an unreachable server rejects here. Its operations answer Promises.
-   * @example const store = await LeaseStore.open('postgres://app@db.internal/queue');
+   * Opens (creating if missing) the SQLite file at `path`. A URL (`postgres://...`, any
+   * `scheme://...`) is refused with `invalid_argument`: a PostgreSQL server is `LeaseStore.connect`.
+   * @example const store = await LeaseStore.open('queue.db');
    */
-  static open(url: PostgresUrl, options?: PgOpenOptions): Promise<PgLeaseStore>;
-  /** Opens (creating if missing) the SQLite file at `path`. */
   static open(path: string, options?: LeaseStoreOpenOptions): Promise<LeaseStore>;
+  /**
+   * Opens a store on the PostgreSQL server at `url`, postgres:// or postgresql:// (needs the `pg`
+   * package, an optional peer dependency): the schema is checked (and made where missing) on a
+   * first connection, so a wrong password or an unreachable server rejects here. Its operations
+   * answer Promises. Anything but such a URL is refused with `invalid_argument`.
+   * @example const store = await LeaseStore.connect('postgres://app@db.internal/queue');
+   */
+  static connect(url: string, options?: PgOpenOptions): Promise<PgLeaseStore>;
   /**
    * Frees the file lock of a worker thread stopped with `worker.terminate()` while it had a store
    * open on `file`. Call it from the worker's `exit` handler; resolves to whether a lock was freed.
@@ -500,14 +509,14 @@ export type PgFencedWork = (tx: PgFencedTx) => Promise<unknown> | void;
 type PgFenced<R> = (job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | PgFencedWork, options?: FencedOptions) => Promise<R>;
 
 /**
- * A lease store on a PostgreSQL server (`await LeaseStore.open('postgres://...')`): the operations
- * of a {@link LeaseStore}, each answering a Promise, with the same checks, answers and reasons
- * (they are the Rust crate's, compiled to wasm; `pg` only carries statements and rows). `JobWorker`
- * takes it. TLS follows libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` in the URL.
+ * A lease store on a PostgreSQL server (`await LeaseStore.connect('postgres://...')`): the
+ * operations of a {@link LeaseStore}, each answering a Promise, with the same checks, answers and
+ * reasons (they are the Rust crate's, compiled to wasm; `pg` only carries statements and rows).
+ * `JobWorker` takes it. TLS follows libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` in the URL.
  * `fenced` takes a statement list or a callback that may await ({@link PgFencedTx}); statements
  * use PostgreSQL's `$1`, `$2`, ... placeholders.
  * @example
- * const store = await LeaseStore.open('postgres://app@db.internal/queue');
+ * const store = await LeaseStore.connect('postgres://app@db.internal/queue');
  * const fence = await store.claim('job', 'worker-a', Date.now() / 1000, 30);
  * await store.fenced('job', 'worker-a', fence, Date.now() / 1000, async (tx) => {
  *   await tx.run('UPDATE totals SET n = n + $1 WHERE id = $2', [5, 'north']);
@@ -773,10 +782,16 @@ export type GuardAnswer =
  */
 export declare class FenceGuard {
   private constructor();
-  /** Opens a guard on a PostgreSQL database of yours (`npm install pg`); makes `leasefence_guard` where missing. */
-  static open(url: PostgresUrl, options?: PgOpenOptions): Promise<PgFenceGuard>;
-  /** Opens (creating if missing) the SQLite file at `path`; the guard's table is `leasefence_guard`. */
+  /**
+   * Opens (creating if missing) the SQLite file at `path`; the guard's table is `leasefence_guard`.
+   * A URL is refused with `invalid_argument`: a PostgreSQL database is `FenceGuard.connect`.
+   */
   static open(path: string, options?: OpenOptions): Promise<FenceGuard>;
+  /**
+   * Opens a guard on a PostgreSQL database of yours at `url`, postgres:// or postgresql://
+   * (`npm install pg`); makes `leasefence_guard` where missing. Its `write` answers a Promise.
+   */
+  static connect(url: string, options?: PgOpenOptions): Promise<PgFenceGuard>;
   /**
    * The guard's check inside your own transaction on a `pg` client (after your `BEGIN`); roll
    * back on a refusal. The key's row stays locked until your transaction ends.
@@ -794,7 +809,7 @@ export declare class FenceGuard {
 }
 
 /**
- * A fence guard on a PostgreSQL database (`await FenceGuard.open('postgres://...')`): the same
+ * A fence guard on a PostgreSQL database (`await FenceGuard.connect('postgres://...')`): the same
  * check, each write answering a Promise; statements use `$1`, `$2`, ... and may write anything
  * but the guard's table.
  */

@@ -7,7 +7,7 @@ const { Worker } = require('node:worker_threads');
 const wasm = require('./wasm/leasefence.js');
 const { LeaseStoreCore, LeaseError, leaseErrors, wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
-const { openPostgres, isPostgresUrl } = require('./pg-store.cjs');
+const { openPostgres, refuseUrlAsPath, connectArguments } = require('./pg-store.cjs');
 
 // The worker rules on this thread's wasm (the same for every store): see WORKER_RULES in core.js.
 const WORKER_RULES = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](...args));
@@ -18,7 +18,8 @@ let busyTimeoutOf; // (store) => its busyTimeoutMs, for the heartbeat thread's o
 let exclusiveOf; // (store) => whether it owns its file alone (no second connection can open it)
 
 /**
- * A lease store on one SQLite file. Open it with `await LeaseStore.open(path)`.
+ * A lease store on one SQLite file. Open it with `await LeaseStore.open(path)` (a PostgreSQL
+ * server: `await LeaseStore.connect(url)`, a store whose operations answer Promises).
  * Every method runs one transaction; fences are checked by the store, inside the transaction
  * that writes, so a stale worker's write is refused whatever the worker believes.
  *
@@ -44,6 +45,9 @@ class LeaseStore extends LeaseStoreCore {
    * per commit (instead of four); every other opener, in any process, is refused with an error
    * saying so, and `claimMany` and `heartbeat: 'thread'` (which open connections of their own)
    * are refused too. A file its exclusive owner left by dying is recovered by the next opener.
+   *
+   * A URL is refused (`invalid_argument`): this answers the synchronous file store, whatever the
+   * string holds, so a PostgreSQL URL goes to `LeaseStore.connect`.
    * @param {string} file
    * @param {{busyTimeoutMs?: number, exclusive?: boolean}} [options]
    */
@@ -51,18 +55,13 @@ class LeaseStore extends LeaseStoreCore {
     if (typeof file !== 'string' || file === '') {
       throw invalidArgument('LeaseStore.open(): `path` must be a non-empty string (a database file path)');
     }
+    refuseUrlAsPath(file, 'LeaseStore');
     if (options === null || typeof options !== 'object') {
       throw invalidArgument('LeaseStore.open(): `options` must be an object');
     }
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
       throw invalidArgument('LeaseStore.open(): `busyTimeoutMs` must be a finite number >= 0');
-    }
-    if (isPostgresUrl(file)) {
-      if (options.exclusive !== undefined) {
-        throw invalidArgument('LeaseStore.open(): `exclusive` is for SQLite files, not a PostgreSQL server');
-      }
-      return openPostgres(file, { ...options, busyTimeoutMs });
     }
     const exclusive = options.exclusive ?? false;
     if (typeof exclusive !== 'boolean') {
@@ -71,6 +70,18 @@ class LeaseStore extends LeaseStoreCore {
     const absolute = path.resolve(file);
     const inner = leaseErrors(() => wasm.WasmStore.openFile(absolute, busyTimeoutMs, exclusive));
     return new LeaseStore(CONSTRUCT, inner, absolute, busyTimeoutMs, exclusive);
+  }
+
+  /**
+   * Opens a store on the PostgreSQL server at `url` (postgres:// or postgresql://; needs the `pg`
+   * package, an optional peer dependency). Its operations answer Promises (docs/postgres.md). The
+   * schema is checked (and made where missing) on a first connection, so a wrong password or an
+   * unreachable server rejects here. A file path is refused: that is `LeaseStore.open`.
+   * @param {string} url
+   * @param {{busyTimeoutMs?: number, maxConnections?: number}} [options]
+   */
+  static async connect(url, options = {}) {
+    return openPostgres(url, connectArguments(url, options, 'LeaseStore', DEFAULT_BUSY_TIMEOUT_MS));
   }
 
   /**

@@ -1,5 +1,5 @@
 'use strict';
-// LeaseStore on PostgreSQL for Node (`LeaseStore.open('postgres://...')`): the shared core
+// LeaseStore on PostgreSQL for Node (`LeaseStore.connect('postgres://...')`): the shared core
 // (web/store/core.js) over the wasm's WasmPgStore, which runs the crate's own statements, checks
 // and reason rules (crate/src/postgres/) and leaves only the network to `pg`, through a pool. Every
 // operation answers a Promise. `pg` is an optional peer dependency: loaded only here, only when a
@@ -19,6 +19,63 @@ const WORKER_RULES = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](..
 /** Whether `target` names a PostgreSQL server rather than a file. */
 const isPostgresUrl = (target) => /^postgres(ql)?:\/\//i.test(target);
 
+/**
+ * Whether `target` is written as a URL (`scheme://`). The scheme has two characters at least, so
+ * a Windows drive (`C://data/queue.db`) is still a path.
+ */
+const looksLikeUrl = (target) => /^[a-z][a-z0-9+.-]+:\/\//i.test(target);
+
+/**
+ * What `<what>.open(path)` does with a URL: refuses it. `open` answers the synchronous file store
+ * (its type says so), so a PostgreSQL URL opened there would be a store of the other kind under
+ * the wrong type (`if (store.claim(...))`, always true on a Promise); it names `connect` instead.
+ * The URL is not echoed: it may hold a password.
+ * @param {string} target
+ * @param {'LeaseStore' | 'FenceGuard'} what
+ */
+function refuseUrlAsPath(target, what) {
+  if (isPostgresUrl(target)) {
+    throw invalidArgument(
+      `${what}.open(): \`path\` is a PostgreSQL URL, not a database file path; open a PostgreSQL server with ` +
+        `\`await ${what}.connect(url)\` (its operations answer Promises)`,
+    );
+  }
+  if (looksLikeUrl(target)) {
+    throw invalidArgument(
+      `${what}.open(): \`path\` is a URL, not a database file path; give ${what}.open the path of an SQLite file, ` +
+        `or ${what}.connect a postgres:// URL`,
+    );
+  }
+}
+
+/**
+ * The checks of `<what>.connect(url, options)`, made before `pg` is loaded: a postgres:// URL, and
+ * the options a server takes. Answers the options with the busy timeout filled in.
+ * @param {unknown} url
+ * @param {unknown} options
+ * @param {'LeaseStore' | 'FenceGuard'} what
+ * @param {number} defaultBusyTimeoutMs
+ */
+function connectArguments(url, options, what, defaultBusyTimeoutMs) {
+  if (typeof url !== 'string' || !isPostgresUrl(url)) {
+    throw invalidArgument(
+      `${what}.connect(): \`url\` must be a postgres:// or postgresql:// URL (a PostgreSQL server); ` +
+        `open an SQLite file with \`await ${what}.open(path)\``,
+    );
+  }
+  if (options === null || typeof options !== 'object') {
+    throw invalidArgument(`${what}.connect(): \`options\` must be an object`);
+  }
+  if (options.exclusive !== undefined) {
+    throw invalidArgument(`${what}.connect(): \`exclusive\` is for SQLite files (${what}.open), not a PostgreSQL server`);
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? defaultBusyTimeoutMs;
+  if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw invalidArgument(`${what}.connect(): \`busyTimeoutMs\` must be a finite number >= 0`);
+  }
+  return { ...options, busyTimeoutMs };
+}
+
 /** Awaits `f()`, turning what it rejects with into a LeaseError. */
 async function leaseErrorsAsync(f) {
   try {
@@ -28,13 +85,14 @@ async function leaseErrorsAsync(f) {
   }
 }
 
-function loadPg() {
+/** `pg`, or an error naming the call (`what`) and what to install. */
+function loadPg(what) {
   try {
     return require('pg');
   } catch (error) {
     if (error && error.code === 'MODULE_NOT_FOUND') {
       throw invalidArgument(
-        'LeaseStore.open(): a postgres:// URL needs the `pg` package, an optional peer dependency ' +
+        `${what}: a postgres:// URL needs the \`pg\` package, an optional peer dependency ` +
           'of leasefence: npm install pg');
     }
     throw error;
@@ -84,7 +142,7 @@ function fencedWith(inner, job, owner, fence, now, work, options) {
 }
 
 /**
- * A lease store on a PostgreSQL server. Open it with `await LeaseStore.open('postgres://...')`.
+ * A lease store on a PostgreSQL server. Open it with `await LeaseStore.connect('postgres://...')`.
  * The same operations as a file store, each answering a Promise; the statements, checks and
  * reasons are the Rust crate's, so both answer alike.
  */
@@ -93,7 +151,7 @@ class PgLeaseStore extends LeaseStoreCore {
   #inner;
 
   constructor(key, pool, inner) {
-    if (key !== CONSTRUCT) throw invalidArgument('use `await LeaseStore.open(url)` to open a store');
+    if (key !== CONSTRUCT) throw invalidArgument('use `await LeaseStore.connect(url)` to open a store on PostgreSQL');
     super({
       call: (op, args) => {
         if (op === 'claimMany') return claimMany(inner, args);
@@ -155,7 +213,7 @@ function lender(pool) {
  * @param {{busyTimeoutMs: number, maxConnections?: number}} options
  */
 function openPostgres(url, options) {
-  return openPool(url, options, 'LeaseStore.open()', async (pool) => {
+  return openPool(url, options, 'LeaseStore.connect()', async (pool) => {
     const inner = leaseErrors(() => wasm.WasmPgStore.onPool(lender(pool), url, options.busyTimeoutMs));
     // An idle connection lost (a server restart): the next new one checks the schema again.
     pool.on('error', () => inner.connectionLost());
@@ -166,7 +224,7 @@ function openPostgres(url, options) {
 }
 
 /**
- * A fence guard on a PostgreSQL database of yours (`await FenceGuard.open('postgres://...')`):
+ * A fence guard on a PostgreSQL database of yours (`await FenceGuard.connect('postgres://...')`):
  * a write for a key runs only with a fence at least the highest accepted for that key, checked
  * and recorded in the write's own transaction (table `leasefence_guard`, made where missing).
  * The statements and the check are the Rust crate's (WasmPgGuard).
@@ -176,7 +234,7 @@ class PgFenceGuard {
   #inner;
 
   constructor(key, pool, inner) {
-    if (key !== CONSTRUCT) throw invalidArgument('use `await FenceGuard.open(url)` to open a guard');
+    if (key !== CONSTRUCT) throw invalidArgument('use `await FenceGuard.connect(url)` to open a guard on PostgreSQL');
     this.#pool = pool;
     this.#inner = inner;
   }
@@ -199,15 +257,15 @@ class PgFenceGuard {
 /**
  * The guard's check inside your own transaction on a `pg` client (`BEGIN` sent): a Promise of
  * `{accepted: true}` or `{accepted: false, current}`; roll back on a refusal. The key's row stays
- * locked until your transaction ends. The table must exist (FenceGuard.open makes it).
+ * locked until your transaction ends. The table must exist (FenceGuard.connect makes it).
  */
 function acceptOnPg(client, key, fence) {
   return leaseErrorsAsync(() => wasm.WasmPgGuard.accept(client, key, fence));
 }
 
-/** Opens a PgFenceGuard on `url` (see FenceGuard.open). */
+/** Opens a PgFenceGuard on `url` (see FenceGuard.connect). */
 function openPgGuard(url, options) {
-  return openPool(url, options, 'FenceGuard.open()', async (pool) => {
+  return openPool(url, options, 'FenceGuard.connect()', async (pool) => {
     const inner = wasm.WasmPgGuard.onPool(lender(pool));
     const guard = new PgFenceGuard(CONSTRUCT, pool, inner);
     await leaseErrorsAsync(() => inner.connect());
@@ -236,7 +294,7 @@ async function openPool(url, options, what, open) {
   if (!Number.isInteger(maxConnections) || maxConnections < 1) {
     throw invalidArgument(`${what}: \`maxConnections\` must be a whole number >= 1`);
   }
-  const { Pool } = loadPg();
+  const { Pool } = loadPg(what);
   const attempt = async (ssl) => {
     const pool = new Pool({
       connectionString: plan.url,
@@ -306,4 +364,4 @@ function tlsOptions(plan, what) {
   return ssl;
 }
 
-module.exports = { PgLeaseStore, PgFenceGuard, openPostgres, openPgGuard, acceptOnPg, isPostgresUrl };
+module.exports = { PgLeaseStore, PgFenceGuard, openPostgres, openPgGuard, acceptOnPg, refuseUrlAsPath, connectArguments };

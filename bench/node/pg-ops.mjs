@@ -49,7 +49,7 @@ async function freshSchema() {
 
 async function filled(count) {
   const url = await freshSchema();
-  const store = await LeaseStore.open(url);
+  const store = await LeaseStore.connect(url);
   for (let i = 0; i < count; i += 1000) {
     const batch = Array.from({ length: Math.min(1000, count - i) }, (_, k) => ({ job: `j${i + k}` }));
     await store.enqueueMany(batch);
@@ -103,7 +103,7 @@ async function workerRate(concurrency, jobs) {
   const { url, store } = await filled(jobs);
   await store.close();
   // The package's default pool (10 connections), as a user gets it.
-  const worker = new JobWorker(await LeaseStore.open(url), { owner: 'w', ttl: 60, idle: 0.05, concurrency });
+  const worker = new JobWorker(await LeaseStore.connect(url), { owner: 'w', ttl: 60, idle: 0.05, concurrency });
   const started = performance.now();
   const stats = await worker.run(async () => 'r', { untilEmpty: true });
   if (stats.completed !== jobs) throw new Error(`completed ${stats.completed} of ${jobs}`);
@@ -135,7 +135,7 @@ async function processesRate(processes, concurrency, jobs) {
 
 /** A child of processesRate: connects, says ready, drains on `go`, prints its stats. */
 async function child([url, concurrency, owner]) {
-  const store = await LeaseStore.open(url);
+  const store = await LeaseStore.connect(url);
   await store.stats(0); // connected and set up before the go
   const worker = new JobWorker(store, { owner, ttl: 60, idle: 0.05, concurrency: Number(concurrency) });
   const input = readline.createInterface({ input: process.stdin });
@@ -191,7 +191,7 @@ if (values.out) {
     `bash scripts/postgres.sh node bench/node/pg-ops.mjs --cycles ${CYCLES} --repeats ${REPEATS} --jobs ${JOBS} --processes ${PROCESSES}`,
     '```',
     '',
-    `- **cost of an operation**: one \`claimNext\` + \`complete\` cycle (two durable commits) from one caller, ${CYCLES} cycles, the package's (\`LeaseStore.open('postgres://...')\`: the crate's statements in wasm, \`pg\` carrying them) against a native \`leasefence batch\` process's (the Rust backend on the \`postgres\` client) on the same server in the same repeat, the two taking turns;`,
+    `- **cost of an operation**: one \`claimNext\` + \`complete\` cycle (two durable commits) from one caller, ${CYCLES} cycles, the package's (\`LeaseStore.connect('postgres://...')\`: the crate's statements in wasm, \`pg\` carrying them) against a native \`leasefence batch\` process's (the Rust backend on the \`postgres\` client) on the same server in the same repeat, the two taking turns;`,
     `- **JobWorker**: jobs/s draining ${JOBS} jobs (${Math.min(JOBS, 500)} at concurrency 1 in one process, ${Math.min(JOBS, 1000)} across ${PROCESSES} processes at concurrency 1), handlers answering at once: one \`JobWorker\` in one Node process, and one in each of ${PROCESSES} Node processes (each with its own pool, all connected before they start together; the clock runs from the go to the last one's end). Every process uses the package's default pool of 10 connections.`,
     '',
     ...table,

@@ -171,6 +171,8 @@ async function settle(fn) {
 // or, given a postgres:// target, on PostgreSQL (the crate's statements in wasm, `pg` carrying
 // them; every call a Promise, so each is awaited: a file store's answers pass through `await`).
 const onPostgres = () => /^postgres(ql)?:/.test(opt.target);
+/** The package's store on the target: `LeaseStore.connect` for a postgres:// URL, `open` for a file. */
+const openLeasefence = (LeaseStore) => (onPostgres() ? LeaseStore.connect(opt.target) : LeaseStore.open(opt.target));
 const leasefenceDurability = () => (onPostgres()
   ? 'PostgreSQL synchronous_commit=on'
   : 'journal_mode=DELETE, synchronous=EXTRA (set by the package)');
@@ -180,7 +182,7 @@ const leasefence = {
   },
   async enqueue() {
     const { LeaseStore } = await this.load();
-    const store = await LeaseStore.open(opt.target);
+    const store = await openLeasefence(LeaseStore);
     for (let i = 0; i < jobs; i++) await store.enqueue(`job-${String(i).padStart(7, '0')}`);
     await store.close();
   },
@@ -193,7 +195,7 @@ const leasefence = {
     let openRetries = 0;
     for (;;) {
       try {
-        store = await LeaseStore.open(opt.target);
+        store = await openLeasefence(LeaseStore);
         break;
       } catch (error) {
         if (!/database is locked/.test(error.message) || openRetries >= 100) throw error;
@@ -214,7 +216,7 @@ const leasefence = {
   },
   async best() {
     const { LeaseStore, JobWorker } = await this.load();
-    const store = await LeaseStore.open(opt.target);
+    const store = await openLeasefence(LeaseStore);
     const watch = stopwatch();
     // The worker's store calls at concurrency > 1 all go through store.grouped: note the time of
     // each claimNextMany (per job it hands out) and of each granted withReason.complete.
@@ -248,8 +250,8 @@ const leasefence = {
     await story({
       async setup(order) {
         const job = `stale-${order}`;
-        const a = await LeaseStore.open(opt.target);
-        const b = await LeaseStore.open(opt.target); // B: its own connection
+        const a = await openLeasefence(LeaseStore);
+        const b = await openLeasefence(LeaseStore); // B: its own connection
         await a.enqueue(job);
         return {
           how: 'claim(ttl 0.5 s), real sleep 0.7 s, B claim, then complete(job, owner, fence) for each',

@@ -104,14 +104,14 @@ test('npm install --offline of the tarball into an empty project, then require a
   // Without `pg` installed, a PostgreSQL URL is refused with what to install.
   const noPg = spawnSync(
     process.execPath,
-    ['-e', `require('leasefence').LeaseStore.open('postgres://nobody@127.0.0.1/none').then(
+    ['-e', `require('leasefence').LeaseStore.connect('postgres://nobody@127.0.0.1/none').then(
        () => process.exit(1), (e) => { console.log(JSON.stringify({ code: e.code, message: e.message })); })`],
     { cwd: project, encoding: 'utf8', env: { ...process.env, LEASEFENCE_PKG: '' } },
   );
   assert.equal(noPg.status, 0, noPg.stderr);
   const refused = JSON.parse(noPg.stdout);
   assert.equal(refused.code, 'invalid_argument');
-  assert.match(refused.message, /npm install pg/);
+  assert.match(refused.message, /^LeaseStore\.connect\(\): .*npm install pg/);
 
   // ES module, importing the package by name (the `import` condition, index.mjs).
   const esmDb = path.join(project, 'esm.db');

@@ -20,7 +20,7 @@ async function retrying(call) {
   }
 }
 
-const store = await LeaseStore.open(url);
+const store = await LeaseStore.connect(url);
 try {
   for (;;) {
     const claimed = await retrying(() => store.claimNext(owner, NOW, TTL));

@@ -129,7 +129,7 @@ test('Node workers on two hosts (network namespaces) drain one PostgreSQL queue 
   await admin.query('DO $$ BEGIN CREATE ROLE lf_tls LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$');
   try {
     const options = `options=-csearch_path%3D${schema}`;
-    const seed = await LeaseStore.open(`${URL_}${URL_.includes('?') ? '&' : '?'}${options}`);
+    const seed = await LeaseStore.connect(`${URL_}${URL_.includes('?') ? '&' : '?'}${options}`);
     const JOBS = 160;
     await seed.enqueueMany(Array.from({ length: JOBS }, (_, i) => ({ job: `job-${i}` })));
 

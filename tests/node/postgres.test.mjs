@@ -1,4 +1,4 @@
-// The npm package on PostgreSQL (`LeaseStore.open('postgres://...')`), against the real server
+// The npm package on PostgreSQL (`LeaseStore.connect('postgres://...')`), against the real server
 // `bash scripts/postgres.sh` starts (LEASEFENCE_PG_URL; without it every test here is skipped, as
 // the Rust suite's PostgreSQL tests are ignored). Each test works in a schema of its own.
 //
@@ -79,7 +79,7 @@ for (const [file, vector] of vectors()) {
   const missing = missingOn(vector);
   const reason = missing.length > 0 ? `uses ${missing.join(', ')}, not on PostgreSQL from Node yet` : skip;
   test(`vector ${file} on PostgreSQL: ${vector.name}`, { skip: reason }, async () => {
-    const store = await LeaseStore.open(await freshSchema(file.replace(/\.json$/, '')));
+    const store = await LeaseStore.connect(await freshSchema(file.replace(/\.json$/, '')));
     try {
       await runVector(store, vector, file);
     } finally {
@@ -91,7 +91,7 @@ for (const [file, vector] of vectors()) {
 test('Node processes and native processes drain one database together, each job once', { skip }, async () => {
   const url = await freshSchema('mix');
   const JOBS = 240;
-  const seed = await LeaseStore.open(url);
+  const seed = await LeaseStore.connect(url);
   for (let i = 0; i < JOBS; i++) assert.equal(await seed.enqueue(`job-${String(i).padStart(3, '0')}`), true);
 
   // Two native `leasefence batch` processes on the same server, claiming and completing.
@@ -153,12 +153,12 @@ test('Node processes and native processes drain one database together, each job 
 test('JobWorkers on PostgreSQL: two of them, concurrency 6 each, drain one queue, each job once; a taken lease aborts its handler', { skip }, async () => {
   const url = await freshSchema('worker');
   const JOBS = 120;
-  const seed = await LeaseStore.open(url);
+  const seed = await LeaseStore.connect(url);
   assert.deepEqual(new Set(await seed.enqueueMany(Array.from({ length: JOBS }, (_, i) => ({ job: `j${i}` })))), new Set([true]));
   const handled = new Map();
   const workers = [];
   for (const owner of ['wa', 'wb']) {
-    const store = await LeaseStore.open(url);
+    const store = await LeaseStore.connect(url);
     const worker = new JobWorker(store, { owner, ttl: 30, idle: 0.05, concurrency: 6 });
     workers.push({ store, run: worker.run(async (job) => {
       assert.ok(!handled.has(job), `${job} handled by ${handled.get(job)} and ${owner}`);
@@ -180,7 +180,7 @@ test('JobWorkers on PostgreSQL: two of them, concurrency 6 each, drain one queue
 
   // A lease taken away mid-handler: the next renew is refused and the handler's signal aborts.
   assert.equal(await seed.enqueue('victim'), true);
-  const store = await LeaseStore.open(url);
+  const store = await LeaseStore.connect(url);
   const worker = new JobWorker(store, { owner: 'slow', ttl: 0.6, heartbeatEvery: 0.1, idle: 0.05, maxAttempts: 1 });
   let lost = null;
   const run = await worker.run(async (job, { signal, fence }) => {
@@ -201,7 +201,7 @@ test('JobWorkers on PostgreSQL: two of them, concurrency 6 each, drain one queue
 
 test('a server restart mid-run: errors are retryable, nothing acknowledged is lost, the store carries on', { skip: skip || (!process.env.LEASEFENCE_PG_RESTART && 'needs LEASEFENCE_PG_RESTART') }, async () => {
   const url = await freshSchema('restart');
-  const store = await LeaseStore.open(url, { busyTimeoutMs: 2000 });
+  const store = await LeaseStore.connect(url, { busyTimeoutMs: 2000 });
   const acknowledged = [];
   const errors = [];
   let restarted = false;
@@ -247,7 +247,7 @@ test('an unknown database is refused for good, an unreachable server is retryabl
   const server = new URL(URL_);
   const unknown = new URL(URL_);
   unknown.pathname = '/no_such_database_here';
-  await assert.rejects(LeaseStore.open(unknown.href), (error) => {
+  await assert.rejects(LeaseStore.connect(unknown.href), (error) => {
     assert.equal(error.code, 'storage');
     assert.equal(error.retryable, false, error.message);
     assert.match(error.message, /3D000|does not exist/);
@@ -255,7 +255,7 @@ test('an unknown database is refused for good, an unreachable server is retryabl
   });
   // A port nobody listens on (the server's, plus one; chosen free by scripts/postgres.sh's range).
   const closed = `postgres://someone:s3cret-pass@127.0.0.1:${Number(server.port) + 1}/db`;
-  await assert.rejects(LeaseStore.open(closed, { busyTimeoutMs: 1000 }), (error) => {
+  await assert.rejects(LeaseStore.connect(closed, { busyTimeoutMs: 1000 }), (error) => {
     assert.equal(error.code, 'storage');
     assert.equal(error.retryable, true, error.message);
     assert.ok(!error.message.includes('s3cret-pass'), error.message);
@@ -265,7 +265,7 @@ test('an unknown database is refused for good, an unreachable server is retryabl
   const withPassword = new URL(URL_);
   withPassword.username = 'postgres';
   withPassword.password = 's3cret-pass';
-  const store = await LeaseStore.open(withPassword.href);
+  const store = await LeaseStore.connect(withPassword.href);
   assert.ok(!store.url.includes('s3cret-pass') && store.url.includes('***'), store.url);
   await store.close();
 });
@@ -303,7 +303,7 @@ test('TLS with libpq\'s sslmode meanings: encrypted where asked, the wrong serve
   const otherCa = `sslrootcert=${encodeURIComponent(tlsFile('other-ca.pem'))}`;
 
   // The server refuses lf_tls in the clear, for good.
-  await assert.rejects(LeaseStore.open(tlsUrl('lf_tls', schemaUrl, 'localhost', 'sslmode=disable')), (error) => {
+  await assert.rejects(LeaseStore.connect(tlsUrl('lf_tls', schemaUrl, 'localhost', 'sslmode=disable')), (error) => {
     assert.equal(error.retryable, false, error.message);
     assert.match(error.message, /no encryption|pg_hba/);
     return true;
@@ -319,7 +319,7 @@ test('TLS with libpq\'s sslmode meanings: encrypted where asked, the wrong serve
   ];
   for (const [i, [host, params]] of accepted.entries()) {
     const url = tlsUrl('lf_tls', schemaUrl, host, params);
-    const store = await LeaseStore.open(url);
+    const store = await LeaseStore.connect(url);
     assert.equal(await store.enqueue(`tls-${i}`), true, url);
     assert.equal(await store.claim(`tls-${i}`, 'w', 0, 10), 1, url);
     const [{ count }] = await admin("SELECT count(*)::int AS count FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'lf_tls' AND s.ssl");
@@ -339,7 +339,7 @@ test('TLS with libpq\'s sslmode meanings: encrypted where asked, the wrong serve
   ];
   for (const [host, params, expected] of refused) {
     const url = tlsUrl('lf_tls', schemaUrl, host, params);
-    await assert.rejects(LeaseStore.open(url), (error) => {
+    await assert.rejects(LeaseStore.connect(url), (error) => {
       assert.match(error.message, expected, url);
       assert.equal(error.retryable, false, `${url}: ${error.message}`);
       return true;
@@ -348,13 +348,13 @@ test('TLS with libpq\'s sslmode meanings: encrypted where asked, the wrong serve
 
   // lf_cert gets in with the client certificate the server trusts, and not without one.
   const identity = (name) => `sslcert=${encodeURIComponent(tlsFile(`${name}.crt`))}&sslkey=${encodeURIComponent(tlsFile(`${name}.key`))}`;
-  const store = await LeaseStore.open(tlsUrl('lf_cert', schemaUrl, 'localhost', `sslmode=verify-full&${ca}&${identity('client')}`));
+  const store = await LeaseStore.connect(tlsUrl('lf_cert', schemaUrl, 'localhost', `sslmode=verify-full&${ca}&${identity('client')}`));
   assert.equal(await store.enqueue('signed'), true);
   const [{ dn }] = await admin("SELECT s.client_dn AS dn FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'lf_cert'");
   assert.equal(dn, '/CN=lf_cert');
   await store.close();
   for (const params of [`sslmode=verify-full&${ca}`, `sslmode=verify-full&${ca}&${identity('other-client')}`, `sslmode=verify-full&${ca}&sslcert=${encodeURIComponent(tlsFile('client.crt'))}`]) {
-    await assert.rejects(LeaseStore.open(tlsUrl('lf_cert', schemaUrl, 'localhost', params)), (error) => {
+    await assert.rejects(LeaseStore.connect(tlsUrl('lf_cert', schemaUrl, 'localhost', params)), (error) => {
       assert.equal(error.retryable, false, `${params}: ${error.message}`);
       return true;
     });
@@ -378,7 +378,7 @@ async function onSchema(url, text, params = []) {
 
 test('fenced writes from Node on PostgreSQL: an async callback or a statement list, committed with the lease check; the stale worker\'s write is refused and leaves nothing', { skip }, async () => {
   const url = await freshSchema('fenced');
-  const store = await LeaseStore.open(url);
+  const store = await LeaseStore.connect(url);
   await onSchema(url, 'CREATE TABLE totals(id text PRIMARY KEY, n bigint NOT NULL)');
   await onSchema(url, "INSERT INTO totals VALUES ('north', 0)");
   assert.equal(await store.enqueue('j'), true);
@@ -412,7 +412,7 @@ test('fenced writes from Node on PostgreSQL: an async callback or a statement li
 test('fenced from Node on PostgreSQL: a throw rolls back and is rethrown, a failed statement commits nothing, the library\'s tables and the session stay the store\'s', { skip }, async () => {
   const url = await freshSchema('fenced_refusals');
   // One connection: whatever a call left on its session, the next call would meet.
-  const store = await LeaseStore.open(url, { maxConnections: 1 });
+  const store = await LeaseStore.connect(url, { maxConnections: 1 });
   await onSchema(url, 'CREATE TABLE notes(t text)');
   await onSchema(url, 'CREATE TABLE app(x int)');
   assert.equal(await store.enqueue('j'), true);
@@ -483,7 +483,7 @@ test('fenced from Node on PostgreSQL: a throw rolls back and is rethrown, a fail
 
 test('enqueueMany with statements from Node on PostgreSQL: the statements and the jobs in one commit, or neither', { skip }, async () => {
   const url = await freshSchema('enqueue_statements');
-  const store = await LeaseStore.open(url);
+  const store = await LeaseStore.connect(url);
   await onSchema(url, 'CREATE TABLE orders(id text PRIMARY KEY)');
   const order = (id) => ({ sql: 'INSERT INTO orders(id) VALUES ($1)', params: [id] });
   assert.deepEqual(await store.enqueueMany([{ job: 'ship-1' }, { job: 'mail-1', queue: 'mail' }], [order('o1')]), [true, true]);
@@ -499,7 +499,7 @@ test('enqueueMany with statements from Node on PostgreSQL: the statements and th
 
 test('JobWorker with fencedResult on PostgreSQL from Node: each job\'s write lands once, with its completion', { skip }, async () => {
   const url = await freshSchema('fenced_result');
-  const store = await LeaseStore.open(url);
+  const store = await LeaseStore.connect(url);
   await onSchema(url, 'CREATE TABLE totals(job text PRIMARY KEY, total int NOT NULL)');
   const jobs = Array.from({ length: 40 }, (_, i) => ({ job: `sum-${i}`, payload: JSON.stringify([i, i + 1]) }));
   await store.enqueueMany(jobs);
@@ -523,7 +523,7 @@ test('JobWorker with fencedResult on PostgreSQL from Node: each job\'s write lan
 test('FenceGuard on a PostgreSQL database from Node: a stale fence is refused and writes nothing; the check joins your own transaction; the guard\'s table is not yours to write', { skip }, async () => {
   const url = await freshSchema('guard');
   await onSchema(url, 'CREATE TABLE ledger(entry text, fence int)');
-  const guard = await FenceGuard.open(url);
+  const guard = await FenceGuard.connect(url);
   const entry = (text, fence) => ({ sql: 'INSERT INTO ledger VALUES ($1, $2)', params: [text, fence] });
   assert.deepEqual(await guard.write('acct', 3, [entry('three', 3), { sql: 'SELECT count(*)::int AS n FROM ledger' }]), { accepted: true, rows: [{ n: 1 }] });
   assert.deepEqual(await guard.write('acct', 2, [entry('two', 2)]), { accepted: false, current: 3, rows: [] });
@@ -556,15 +556,15 @@ test('FenceGuard on a PostgreSQL database from Node: a stale fence is refused an
   await assert.rejects(guard.write('acct', 4.5, []), (error) => error.code === 'invalid_argument' && /fence/.test(error.message));
   await guard.close();
   // A URL libpq would refuse is refused at open, naming the call.
-  await assert.rejects(FenceGuard.open(`${URL_}${URL_.includes('?') ? '&' : '?'}sslmode=sometimes`),
-    (error) => error.code === 'invalid_argument' && /^FenceGuard\.open\(.*sslmode/.test(error.message));
+  await assert.rejects(FenceGuard.connect(`${URL_}${URL_.includes('?') ? '&' : '?'}sslmode=sometimes`),
+    (error) => error.code === 'invalid_argument' && /^FenceGuard\.connect\(.*sslmode/.test(error.message));
 });
 
 test('new pooled connections skip the schema check; after a lost connection the store checks the schema again and remakes what is missing', { skip }, async () => {
   const url = await freshSchema('recheck');
   const schema = decodeURIComponent(new URL(url).searchParams.get('options')).split('=')[1];
   // One connection, so that the test can name the store's backend.
-  const store = await LeaseStore.open(url, { maxConnections: 1 });
+  const store = await LeaseStore.connect(url, { maxConnections: 1 });
   assert.equal(await store.enqueue('a'), true);
   const fence = await store.claim('a', 'w', 0, 1000);
   let pid;

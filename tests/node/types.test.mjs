@@ -60,3 +60,41 @@ test('index.d.ts declares exactly the operations of the table, with its paramete
   const declared = [...withReason.matchAll(/ (\w+)\(/g)].map((m) => m[1]);
   assert.deepEqual(declared, OPERATIONS.map((op) => op.name), 'withReason declares other operations than the table');
 });
+
+test('open() answers only the file store and connect() only the PostgreSQL one: a URL given to open, or a path to connect, is refused naming the other', async () => {
+  // index.d.ts types open() as the synchronous file store for any string, connect() as the store
+  // whose operations answer Promises: the run-time checks keep those types true.
+  const { LeaseStore, FenceGuard } = require(path.join(PKG, 'index.cjs'));
+  const dir = tempDir('leasefence-entry-');
+  for (const [klass, name] of [[LeaseStore, 'LeaseStore'], [FenceGuard, 'FenceGuard']]) {
+    for (const url of ['postgres://app:s3cret@127.0.0.1:1/queue', 'postgresql://db.internal/queue', 'POSTGRES://db/queue']) {
+      await assert.rejects(klass.open(url, { busyTimeoutMs: 100 }), (error) => {
+        assert.equal(error.code, 'invalid_argument', `${name}.open(${url}): ${error.message}`);
+        assert.match(error.message, new RegExp(`^${name}\\.open\\(\\): \`path\` is a PostgreSQL URL.*\`await ${name}\\.connect\\(url\\)\``));
+        assert.ok(!error.message.includes('s3cret'), error.message);
+        return true;
+      });
+    }
+    for (const url of ['sqlite:///tmp/queue.db', 'file:///tmp/queue.db', 'mysql://db/queue']) {
+      await assert.rejects(klass.open(url), (error) => {
+        assert.equal(error.code, 'invalid_argument', `${name}.open(${url}): ${error.message}`);
+        assert.match(error.message, new RegExp(`^${name}\\.open\\(\\): \`path\` is a URL.*${name}\\.connect a postgres:// URL`));
+        return true;
+      });
+    }
+    for (const notUrl of ['queue.db', path.join(dir, 'queue.db'), 'mysql://db/queue', '']) {
+      await assert.rejects(klass.connect(notUrl), (error) => {
+        assert.equal(error.code, 'invalid_argument', `${name}.connect(${notUrl}): ${error.message}`);
+        assert.match(error.message, new RegExp(`^${name}\\.connect\\(\\): \`url\` must be a postgres:// or postgresql:// URL.*\`await ${name}\\.open\\(path\\)\``));
+        return true;
+      });
+    }
+    await assert.rejects(klass.connect(42), (error) => error.code === 'invalid_argument' && /`url`/.test(error.message));
+    // A file path still opens its file.
+    (await klass.open(path.join(dir, `${name}.db`))).close();
+  }
+  await assert.rejects(LeaseStore.connect('postgres://db/queue', { exclusive: true }),
+    (error) => error.code === 'invalid_argument' && /^LeaseStore\.connect\(\): `exclusive` is for SQLite files/.test(error.message));
+  await assert.rejects(LeaseStore.connect('postgres://db/queue', { busyTimeoutMs: -1 }),
+    (error) => error.code === 'invalid_argument' && /^LeaseStore\.connect\(\): `busyTimeoutMs`/.test(error.message));
+});

@@ -130,7 +130,6 @@ import type {
   LeaseCompletion,
   OpenOptions,
   LeaseStoreOpenOptions,
-  PostgresUrl,
   PgOpenOptions,
   PgLeaseStore,
   PgFenceGuard,
@@ -170,10 +169,10 @@ export function describe(reason: Reason): string {
   }
 }
 
-export async function postgres(url: PostgresUrl): Promise<void> {
+export async function postgres(url: string): Promise<void> {
   const options: PgOpenOptions = { busyTimeoutMs: 500, maxConnections: 4 };
-  const p = exact<PgLeaseStore>()(await LeaseStore.open(url, options));
-  exact<PgLeaseStore>()(await LeaseStore.open('postgresql://db.internal/queue'));
+  const p = exact<PgLeaseStore>()(await LeaseStore.connect(url, options));
+  exact<PgLeaseStore>()(await LeaseStore.connect('postgresql://db.internal/queue'));
   exact<string>()(p.url);
   exact<Fence | null>()(await p.claim('job', 'me', 0, 30));
   exact<boolean>()(await p.complete('job', 'me', 1, 1, 'r'));
@@ -184,7 +183,8 @@ export async function postgres(url: PostgresUrl): Promise<void> {
   }));
   exact<Answer<boolean>>()(await p.withReason.fenced('job', 'me', 1, 1, [{ sql: 'SELECT 1' }], { complete: true }));
   exact<boolean[]>()(await p.enqueueMany([{ job: 'k' }], [{ sql: 'INSERT INTO t VALUES ($1)', params: ['k'] }]));
-  const g = exact<PgFenceGuard>()(await FenceGuard.open(url));
+  const g = exact<PgFenceGuard>()(await FenceGuard.connect(url, options));
+  exact<PgFenceGuard>()(await FenceGuard.connect(url));
   const written = await g.write('k', 1, [{ sql: 'SELECT 1' }]);
   if (written.accepted) exact<Record<string, unknown>[]>()(written.rows);
   else exact<Fence>()(written.current);
@@ -192,6 +192,22 @@ export async function postgres(url: PostgresUrl): Promise<void> {
   const w = new JobWorker(p, { ttl: 30, concurrency: 4 });
   exact<WorkerStats>()(await w.run(async () => 'done', { untilEmpty: true }));
   exact<void>()(await p.close());
+}
+
+/**
+ * A target held in a \`string\` (an environment variable, a config file): \`open\` types it as the
+ * synchronous file store, and that is what it answers (a URL is refused at run time, naming
+ * \`connect\`); \`connect\` types it as the store whose operations answer Promises. No string
+ * gets the synchronous type for a PostgreSQL store.
+ */
+export async function fromString(target: string): Promise<void> {
+  const s = exact<LeaseStore>()(await LeaseStore.open(target));
+  const fence = exact<Fence | null>()(s.claim('job', 'me', 0, 30));
+  if (fence !== null) exact<boolean>()(s.complete('job', 'me', fence, 1, 'r'));
+  const p = exact<PgLeaseStore>()(await LeaseStore.connect(target));
+  exact<Promise<Fence | null>>()(p.claim('job', 'me', 0, 30));
+  exact<FenceGuard>()(await FenceGuard.open(target));
+  exact<PgFenceGuard>()(await FenceGuard.connect(target));
 }
 
 export async function store(file: string): Promise<void> {
@@ -460,7 +476,7 @@ exact<typeof fencedResult>()(interop.fencedResult);
 
 test('tsc fails on type errors in a user program, with exactly the expected errors', { timeout: 300_000 }, () => {
   // Each line marked `// expect TSnnnn` must fail with that error, and nothing else may fail.
-  const program = `import { LeaseStore, JobWorker, FencedResult, fencedResult } from 'leasefence';
+  const program = `import { LeaseStore, FenceGuard, JobWorker, FencedResult, fencedResult } from 'leasefence';
 import type { Reason } from 'leasefence';
 import leasefence = require('leasefence');
 ${EXACT}
@@ -479,8 +495,18 @@ export async function wrong(s: LeaseStore, reason: Reason): Promise<void> {
   s.claimNextMany('me', 0, 30); // expect TS2554
   new LeaseStore(); // expect TS2673
   await LeaseStore.open(); // expect TS2554
-  (await LeaseStore.open('postgres://db/queue')).claim('job', 'me', 0, 30).value; // expect TS2339
-  (await LeaseStore.open('postgres://db/queue')).fenced('job', 'me', 1, 0, (tx) => { tx.run('SELECT 1').changes; }); // expect TS2339
+  (await LeaseStore.connect('postgres://db/queue')).claim('job', 'me', 0, 30).value; // expect TS2339
+  (await LeaseStore.connect('postgres://db/queue')).fenced('job', 'me', 1, 0, (tx) => { tx.run('SELECT 1').changes; }); // expect TS2339
+  // A URL in a \`string\`: only connect() gives the store that answers Promises, and a Promise
+  // tested for truth (the bug: always true) does not compile; open() and connect() take only
+  // their own options.
+  const url: string = reason.code;
+  const pg = await LeaseStore.connect(url);
+  if (pg.claim('job', 'me', 0, 30)) void pg; // expect TS2801
+  if ((await FenceGuard.connect(url)).write('k', 1, [])) void pg; // expect TS2801
+  await LeaseStore.open(url, { maxConnections: 4 }); // expect TS2353
+  await LeaseStore.connect(url, { exclusive: true }); // expect TS2353
+  pg.path; // expect TS2339
   new JobWorker(s, { owner: 'w' }); // expect TS2345
   new JobWorker(s, { ttl: 30, heartbeat: 'threads' }); // expect TS2820
   if (reason.code === 'held') reason.fence; // expect TS2339

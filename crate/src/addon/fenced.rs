@@ -23,7 +23,8 @@ pub(crate) struct ActiveTx {
     refusal: Refusal,
 }
 
-fn row_value(columns: &[String], row: Vec<SqlValue>) -> Value {
+/// A row as a plain object, column names as keys.
+pub(crate) fn row_value(columns: &[String], row: Vec<SqlValue>) -> Value {
     let object = columns
         .iter()
         .zip(row)

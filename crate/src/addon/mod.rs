@@ -24,6 +24,7 @@
 //! ```
 
 mod fenced;
+mod guard;
 mod value;
 mod worker_rules;
 
@@ -184,6 +185,17 @@ impl NativeStore {
     #[napi]
     pub fn close(&self) {
         lock(&self.connection).take();
+    }
+}
+
+/// Checks the arguments of `op` without running it (before `claimMany` starts its work): `null`,
+/// or `{error}`.
+#[napi(js_name = "checkArguments")]
+pub fn check_arguments(env: Env, op: String, args: Vec<Unknown<'_>>) -> Value {
+    let args: Vec<Arg> = args.iter().map(Arg::of).collect();
+    match crate::js::check_request(&op, &args, &Arg::undefined(env.raw())) {
+        Ok(_) => Value::Null,
+        Err(err) => arg_error_value(err),
     }
 }
 

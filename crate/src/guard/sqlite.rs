@@ -156,3 +156,25 @@ impl SqliteGuard {
         &self.conn
     }
 }
+
+/// The JavaScript engines' guarded write of a statement list (`FenceGuard.write`, the
+/// browser's `guardWrite`): the check, then the statements under the authorizer (`protect` says
+/// which tables they may not write), then the commit; a refusal writes nothing. The columns and
+/// rows of the last statement.
+#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+pub(crate) fn write_statements(
+    conn: &Connection,
+    protect: crate::sqlite::Protected,
+    key: &str,
+    fence: Fence,
+    statements: &[crate::Statement],
+) -> Result<Guarded<crate::Rows>> {
+    install(conn)?;
+    let tx = crate::sqlite::immediate_tx(conn, "guard")?;
+    if let Guarded::Refused { current } = accept(&tx, key, fence)? {
+        return Ok(Guarded::Refused { current });
+    }
+    let (columns, rows) = crate::sqlite::run_protected(conn, protect, statements)?;
+    tx.commit().map_err(Error::storage("guard"))?;
+    Ok(Guarded::Accepted(crate::Rows { columns, rows }))
+}

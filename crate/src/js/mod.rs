@@ -12,10 +12,7 @@ mod args;
 mod statements;
 
 pub(crate) use args::{check_request, lease_args, read_request};
-// The statement lists of the fence guard are the wasm engine's alone so far.
-#[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
-pub(crate) use statements::statements_of;
-pub(crate) use statements::{fenced_options, sql_values};
+pub(crate) use statements::{fenced_options, sql_values, statements_of};
 
 /// A JavaScript value as the argument readers see it. `wasm_bindgen::JsValue` and the addon's
 /// napi values implement it.
@@ -93,6 +90,20 @@ fn safe_integer<V: JsArg>(value: &V) -> Option<i64> {
         .as_f64()
         .filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0)
         .map(|f| f as i64)
+}
+
+/// A guarded write's `key` (a string) and `fence` (an integer), checked.
+pub(crate) fn guard_args<V: JsArg>(
+    op: &str,
+    key: &V,
+    fence: &V,
+) -> Result<(String, i64), ArgError> {
+    let key = key
+        .as_string()
+        .ok_or_else(|| bad(op, "`key` must be a string"))?;
+    let fence = safe_integer(fence)
+        .ok_or_else(|| bad(op, "`fence` must be an integer (a fence from claim)"))?;
+    Ok((key, fence))
 }
 
 /// A JavaScript attempt number (or maximum) as a fence, for the worker rules: `Infinity` and

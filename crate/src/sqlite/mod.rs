@@ -51,14 +51,14 @@ pub(crate) mod write_tx;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use claim_many::claim_many_on;
 pub use fenced::FencedTx;
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", feature = "addon"))]
 pub(crate) use fenced::{run_protected, Protected};
 // The JavaScript engines re-create the fenced handle for each statement a callback runs.
 #[cfg(any(target_arch = "wasm32", feature = "addon"))]
 pub(crate) use fenced::Refusal;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use file::refuse_non_file;
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", feature = "addon"))]
 pub(crate) use ops::immediate as immediate_tx;
 #[cfg(not(target_arch = "wasm32"))]
 pub use shared::SharedStore;

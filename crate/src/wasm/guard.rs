@@ -13,10 +13,13 @@ use rusqlite::Connection;
 use wasm_bindgen::prelude::*;
 
 use super::fenced::{rows_to_js, statements_of};
-use super::{error_to_js, js_error, WasmStore};
+use super::{error_to_js, WasmStore};
+#[cfg(feature = "node")]
+use super::js_error;
+#[cfg(feature = "node")]
 use crate::error::Error;
 use crate::guard::{sqlite, Guarded};
-use crate::sqlite::{run_protected, Protected};
+use crate::sqlite::Protected;
 
 #[wasm_bindgen]
 impl WasmStore {
@@ -126,20 +129,11 @@ fn guarded_write(
 ) -> Result<JsValue, JsValue> {
     let (key, fence) = guard_args(op, &key, &fence)?;
     let statements = statements_of(op, &statements)?;
-    let outcome = (|| -> crate::Result<Guarded<JsValue>> {
-        sqlite::install(conn)?;
-        let tx = crate::sqlite::immediate_tx(conn, "guard")?;
-        if let Guarded::Refused { current } = sqlite::accept(&tx, &key, fence)? {
-            return Ok(Guarded::Refused { current });
-        }
-        let (columns, rows) = run_protected(conn, protect, &statements)?;
-        let rows = rows_to_js(&columns, rows).map_err(|_| Error::Internal {
-            message: "a row could not be made a JavaScript object".into(),
-        })?;
-        tx.commit().map_err(Error::storage("guard"))?;
-        Ok(Guarded::Accepted(rows))
-    })()
-    .map_err(|e| error_to_js(&e))?;
+    let outcome = match sqlite::write_statements(conn, protect, &key, fence, &statements) {
+        Ok(Guarded::Accepted(found)) => Guarded::Accepted(rows_to_js(&found.columns, found.rows)?),
+        Ok(Guarded::Refused { current }) => Guarded::Refused { current },
+        Err(err) => return Err(error_to_js(&err)),
+    };
     guarded_to_js(outcome)
 }
 
@@ -149,22 +143,7 @@ pub(crate) fn guard_args(
     key: &JsValue,
     fence: &JsValue,
 ) -> Result<(String, i64), JsValue> {
-    let key = key.as_string().ok_or_else(|| {
-        js_error(
-            "invalid_argument",
-            &format!("{op}(): `key` must be a string"),
-        )
-    })?;
-    let fence = match fence.as_f64() {
-        Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_991.0 => f as i64,
-        _ => {
-            return Err(js_error(
-                "invalid_argument",
-                &format!("{op}(): `fence` must be an integer (a fence from claim)"),
-            ))
-        }
-    };
-    Ok((key, fence))
+    crate::js::guard_args(op, key, fence).map_err(super::arg_error_to_js)
 }
 
 /// `{accepted: true, rows}` or `{accepted: false, current, rows: []}`.

@@ -17,7 +17,7 @@ pub(crate) enum Protected {
     LeaseStore,
     /// A guarded write on the application's own file (the fence guard): only the guard's
     /// `leasefence_*` tables; a `jobs` table there is the application's.
-    #[cfg_attr(not(feature = "node"), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "node", feature = "addon")), allow(dead_code))]
     GuardFile,
 }
 

@@ -31,13 +31,11 @@ mod handle;
 mod parameters;
 mod steps;
 
-#[cfg(target_arch = "wasm32")]
-pub(crate) use authorizer::Protected;
 #[cfg(any(target_arch = "wasm32", feature = "addon"))]
-pub(crate) use authorizer::Refusal;
+pub(crate) use authorizer::{Protected, Refusal};
 pub use handle::FencedTx;
 pub(crate) use steps::enqueue_with_statements;
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", feature = "addon"))]
 pub(crate) use steps::run_protected;
 
 use crate::error::Result;

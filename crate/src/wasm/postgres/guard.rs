@@ -1,5 +1,5 @@
 //! Node's `FenceGuard` on a PostgreSQL database of the application's
-//! (`FenceGuard.open('postgres://...')`): the guard's statements and check are
+//! (`FenceGuard.connect('postgres://...')`): the guard's statements and check are
 //! `postgres/guard.rs`'s, as the native `guard::postgres` runs them; `pg` carries them.
 
 use std::cell::Cell;

@@ -1,4 +1,4 @@
-//! PostgreSQL from Node: [`WasmPgStore`], the store the npm package's `LeaseStore.open(url)`
+//! PostgreSQL from Node: [`WasmPgStore`], the store the npm package's `LeaseStore.connect(url)`
 //! returns for a `postgres://` URL. JavaScript lends it a `pg` pool and does the network I/O; the
 //! statements, the checks, the reasons and their order are the crate's (`crate::postgres`), run
 //! through the same protocol dispatch as every other store, answering with promises.
@@ -136,8 +136,8 @@ impl WasmPgStore {
 /// `always`; `check` is `none`, `chain` or `full` (also the URL's host); `rootCert` a file, or
 /// `system`, or null. `defaultRoot` and `defaultCert`/`defaultKey` are libpq's default files
 /// (`~/.postgresql/root.crt`, `postgresql.crt`, `postgresql.key`), given when they exist.
-/// Throws `invalid_argument` for what libpq would refuse too, naming `call` (`LeaseStore.open`
-/// by default, `FenceGuard.open`).
+/// Throws `invalid_argument` for what libpq would refuse too, naming `call` (`LeaseStore.connect`
+/// by default, `FenceGuard.connect`).
 #[wasm_bindgen(js_name = pgConnectPlan)]
 pub fn pg_connect_plan(
     url: &str,
@@ -146,7 +146,7 @@ pub fn pg_connect_plan(
     default_key: Option<String>,
     call: Option<String>,
 ) -> Result<JsValue, JsValue> {
-    let call = call.unwrap_or_else(|| "LeaseStore.open".into());
+    let call = call.unwrap_or_else(|| "LeaseStore.connect".into());
     let refused = |problem: String| {
         super::js_error(
             "invalid_argument",
