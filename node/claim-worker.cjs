@@ -2,12 +2,13 @@
 // One claim of LeaseStore.claimMany: its own thread, its own connection, released by the gate
 // together with every other owner's claim.
 const { workerData, parentPort } = require('node:worker_threads');
-const wasm = require('./wasm/leasefence.js');
+const { engine } = require('./engine.cjs');
 
 const { file, busyTimeoutMs, job, owner, now, ttl, gate } = workerData;
 let store;
 try {
-  store = wasm.WasmStore.openFile(file, busyTimeoutMs);
+  // The same engine as the main thread's (chosen by the same environment).
+  store = engine().openStore(file, busyTimeoutMs, false);
 } catch (error) {
   parentPort.postMessage({ type: 'answer', error: { code: error.code, message: error.message, retryable: Boolean(error.retryable) } });
 }

@@ -2,7 +2,7 @@
 // FenceGuard for Node: guarded writes on an SQLite file that a store other than the lease store
 // keeps (crate/src/wasm/guard.rs).
 const path = require('node:path');
-const wasm = require('./wasm/leasefence.js');
+const { engine } = require('./engine.cjs');
 const { leaseErrors } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
 const { DEFAULT_BUSY_TIMEOUT_MS } = require('./lease-store.cjs');
@@ -37,7 +37,7 @@ class FenceGuard {
       throw invalidArgument('FenceGuard.open(): `busyTimeoutMs` must be a finite number >= 0');
     }
     const guard = new FenceGuard(CONSTRUCT);
-    guard.#inner = leaseErrors(() => wasm.WasmGuard.openFile(path.resolve(file), busyTimeoutMs));
+    guard.#inner = leaseErrors(() => engine().openGuard(path.resolve(file), busyTimeoutMs));
     return guard;
   }
 

@@ -8,14 +8,14 @@
 // {type: 'stop', id}, {type: 'close'}. To it: {type: 'renewed', id, end}, {type: 'lost', id,
 // reason, message}, {type: 'error', id, error, retryIn}, {type: 'stopped', id}.
 const { workerData, parentPort } = require('node:worker_threads');
-const wasm = require('./wasm/leasefence.js');
+const { engine } = require('./engine.cjs');
 const { keepLease } = require('../web/store/job-worker/heartbeat.js');
 const { wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 
-// The renew times are the crate's rules on this thread's wasm, as on the main thread.
-const rules = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](...args));
+// The renew times are the crate's rules on this thread's engine, as on the main thread.
+const rules = workerRulesOver((rule, args) => engine().rule(wasmRuleName(rule), args));
 
-const store = wasm.WasmStore.openFile(workerData.file, workerData.busyTimeoutMs);
+const store = engine().openStore(workerData.file, workerData.busyTimeoutMs, false);
 const beats = new Map(); // id -> {stop}: the leases kept now
 
 /** Stops keeping lease `id` and tells the main thread why (`lost` or `stopped`). */

@@ -1,6 +1,6 @@
 'use strict';
-// leasefence for Node: the Rust crate compiled to wasm, on an ordinary SQLite file shared by
-// processes and worker threads. The contract, argument checks and error codes live in Rust; node/
+// leasefence for Node: the Rust crate, run natively (the Node-API addon) or compiled to wasm
+// (node/engine.cjs chooses), on an ordinary SQLite file shared by processes and worker threads. The contract, argument checks and error codes live in Rust; node/
 // adds the class shape of docs/contract.md section 5 and the worker threads:
 //
 //   lease-store.cjs       LeaseStore (claimMany on worker threads: claim-worker.cjs)

@@ -1,16 +1,18 @@
 'use strict';
-// LeaseStore for Node: the shared core (web/store/core.js) over the wasm store on this thread, with
+// LeaseStore for Node: the shared core (web/store/core.js) over the engine's store on this thread
+// (node/engine.cjs: the native addon or the wasm), with
 // claimMany on worker threads (claim-worker.cjs) and the callback form of fenced writes.
 const fs = require('node:fs');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
-const wasm = require('./wasm/leasefence.js');
+const { engine } = require('./engine.cjs');
 const { LeaseStoreCore, LeaseError, leaseErrors, wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
 const { openPostgres, refuseUrlAsPath, connectArguments } = require('./pg-store.cjs');
 
-// The worker rules on this thread's wasm (the same for every store): see WORKER_RULES in core.js.
-const WORKER_RULES = workerRulesOver((rule, args) => wasm[wasmRuleName(rule)](...args));
+// The worker rules computed by this process's engine (the same for every store): see WORKER_RULES
+// in core.js.
+const WORKER_RULES = workerRulesOver((rule, args) => engine().rule(wasmRuleName(rule), args));
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const CONSTRUCT = Symbol('LeaseStore.open');
@@ -24,7 +26,7 @@ let exclusiveOf; // (store) => whether it owns its file alone (no second connect
  * that writes, so a stale worker's write is refused whatever the worker believes.
  *
  * The operations and `withReason` come from the shared core (web/store/core.js)
- * over a synchronous transport: the wasm store on this thread, and worker threads for claimMany.
+ * over a synchronous transport: the engine's store on this thread, and worker threads for claimMany.
  * `lastReason` (deprecated: use `withReason`) is kept because calls here are synchronous.
  */
 class LeaseStore extends LeaseStoreCore {
@@ -68,7 +70,7 @@ class LeaseStore extends LeaseStoreCore {
       throw invalidArgument('LeaseStore.open(): `exclusive` must be true or false');
     }
     const absolute = path.resolve(file);
-    const inner = leaseErrors(() => wasm.WasmStore.openFile(absolute, busyTimeoutMs, exclusive));
+    const inner = leaseErrors(() => engine().openStore(absolute, busyTimeoutMs, exclusive));
     return new LeaseStore(CONSTRUCT, inner, absolute, busyTimeoutMs, exclusive);
   }
 
@@ -98,7 +100,7 @@ class LeaseStore extends LeaseStoreCore {
     if (!Number.isInteger(threadId) || threadId < 1) {
       throw invalidArgument('releaseTerminatedWorkerLock(): `threadId` must be a worker\'s threadId');
     }
-    return leaseErrors(() => wasm.breakDeadThreadLock(path.resolve(file), threadId));
+    return leaseErrors(() => engine().breakDeadThreadLock(path.resolve(file), threadId));
   }
 
   constructor(token, inner, file, busyTimeoutMs, exclusive = false) {
@@ -139,6 +141,15 @@ class LeaseStore extends LeaseStoreCore {
   }
 
   /**
+   * Which engine runs this store: `'native'` (the Node-API addon: the library's own SQLite, WAL,
+   * POSIX locks, shared with native processes) or `'wasm'` (its own file format: rollback journal
+   * and dot-file locks). One per process; `LEASEFENCE_ENGINE` chooses (node/engine.cjs).
+   */
+  get engine() {
+    return engine().name;
+  }
+
+  /**
    * Watches the database file for commits by any process or thread (docs/contract.md section 11,
    * waking): `onChange()` is called when the file, its `-wal` or its `-journal` changes (false
    * alarms included: this store's own commits count too). `fs.watch` on the file's directory
@@ -168,7 +179,7 @@ class LeaseStore extends LeaseStoreCore {
    * (The method itself comes from the core; this runs it.)
    */
   async #claimMany(job, owners, now, ttl) {
-    leaseErrors(() => wasm.checkArguments('claimMany', [job, owners, now, ttl]));
+    leaseErrors(() => engine().checkArguments('claimMany', [job, owners, now, ttl]));
     if (!this.#inner) throw storageError('claimMany(): the store is closed; open it again');
     if (this.#exclusive) {
       throw invalidArgument(
@@ -209,7 +220,7 @@ class LeaseStore extends LeaseStoreCore {
           worker.on('error', reject);
           worker.on('exit', (code) => {
             // A worker that died holding the file lock would block everyone: free it.
-            wasm.breakDeadThreadLock(file, worker.threadId);
+            engine().breakDeadThreadLock(file, worker.threadId);
             if (!answered) reject(storageError(`claimMany(): the worker for owner #${index} exited (${code})`));
           });
         }),

@@ -3,7 +3,7 @@
 // (heartbeat-thread.cjs) and turns its messages into the runtime's heartbeat events.
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
-const wasm = require('./wasm/leasefence.js');
+const { engine } = require('./engine.cjs');
 const { LeaseError } = require('../web/store/core.js');
 const { storageError } = require('./errors.cjs');
 
@@ -55,7 +55,7 @@ class ThreadHeartbeat {
     thread.on('error', (error) => failed(`failed: ${error.message}`));
     thread.on('exit', (code) => {
       // A thread that died holding the file lock would block everyone: free it.
-      wasm.breakDeadThreadLock(this.#file, thread.threadId);
+      engine().breakDeadThreadLock(this.#file, thread.threadId);
       if (this.#thread === thread) failed(`exited (${code})`);
     });
     this.#thread = thread;

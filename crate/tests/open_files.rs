@@ -447,6 +447,24 @@ fn missing_directory_is_an_open_error_and_creates_nothing() {
     }
 }
 
+/// A path with a NUL byte names no file: `invalid_argument`, nothing created (as the wasm
+/// engine says it; the Node addon opens through this).
+#[test]
+fn a_path_with_a_nul_byte_is_an_invalid_argument_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a\0b.db", "nul\0.db"] {
+        let path = dir.path().join(name);
+        match LeaseStore::open(&path) {
+            Err(err @ Error::InvalidArgument { argument: "path", .. }) => {
+                assert!(err.to_string().contains("NUL"), "{err}");
+            }
+            Err(other) => panic!("{name:?}: expected invalid_argument, got {other:?}"),
+            Ok(_) => panic!("{name:?}: opened a path with a NUL byte"),
+        }
+    }
+    assert!(listing(dir.path()).is_empty(), "something was created");
+}
+
 /// The shape of `jobs` as SQLite reports it.
 fn table_info(conn: &Connection) -> Vec<Vec<Cell>> {
     rows(

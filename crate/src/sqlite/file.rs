@@ -33,6 +33,12 @@ impl OpenOptions {
                 "is empty; give a file path for the database",
             ));
         }
+        if path.as_os_str().as_encoded_bytes().contains(&0) {
+            return Err(Error::invalid(
+                "path",
+                "contains a NUL byte, which no file name can hold; give a file path without NUL",
+            ));
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.is_dir() {
                 return Err(open_err(format!(
