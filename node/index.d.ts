@@ -315,6 +315,12 @@ export declare class LeaseStore {
   /** The absolute path of the database file. */
   readonly path: string;
   /**
+   * Which engine runs this store (one per process): `'native'`, the Node-API addon (the library's
+   * own SQLite, WAL, POSIX locks: shares the file with native processes), or `'wasm'` (its own
+   * file format: rollback journal and dot-file locks). `LEASEFENCE_ENGINE=native|wasm` chooses.
+   */
+  readonly engine: 'native' | 'wasm';
+  /**
    * Calls `onChange` when the database file (or its `-wal`, `-journal`) changes, by any process;
    * false alarms included. `null` where the directory cannot be watched. JobWorker uses it to wake.
    */

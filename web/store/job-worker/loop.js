@@ -77,7 +77,10 @@ class JobWorker {
     this.#store = store;
     this.#concurrency = checked.concurrency;
     this.#queues = checked.queues;
-    this.#ops = checked.concurrency > 1 ? store.grouped : store;
+    // The grouped calls answer Promises; on Node's native engine they run on libuv's thread pool,
+    // so the event loop never waits for a lock or a sync, at any concurrency.
+    const offThread = store.engine === 'native' && store.grouped !== null && typeof store.grouped === 'object';
+    this.#ops = checked.concurrency > 1 || offThread ? store.grouped : store;
     this.#owner = checked.owner;
     this.#ttl = checked.ttl;
     this.#heartbeatEvery = checked.heartbeatEvery;

@@ -1,0 +1,34 @@
+// A Node process whose store runs on the engine LEASEFENCE_ENGINE names, driven one request at a
+// time: it prints {ready, engine} once open, then for each line {op, args, grouped?} read from
+// standard input one line {value, reason} or {error: {code, message}}. `grouped` sends the call
+// through `store.grouped` (a Promise, off the event loop on the native engine); the line then also
+// carries `lagMs`, the longest the event loop went without running a 10 ms timer meanwhile.
+import readline from 'node:readline';
+
+import { loadPackage } from './helpers.mjs';
+
+const { LeaseStore } = loadPackage();
+const print = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+const store = await LeaseStore.open(process.argv[2]);
+print({ ready: true, engine: store.engine });
+for await (const line of readline.createInterface({ input: process.stdin })) {
+  const { op, args, grouped } = JSON.parse(line);
+  let lagMs = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    lagMs = Math.max(lagMs, now - last);
+    last = now;
+  }, 10);
+  try {
+    const { value, reason } = await (grouped ? store.grouped : store).withReason[op](...args);
+    lagMs = Math.max(lagMs, performance.now() - last);
+    print({ value, reason: reason ?? null, lagMs });
+  } catch (error) {
+    print({ error: { code: error.code, message: error.message } });
+  } finally {
+    clearInterval(ticker);
+  }
+}
+store.close();
