@@ -23,7 +23,7 @@ use super::{api, auth, metrics, page};
 
 /// The largest request body accepted (a revive is a few bytes); a longer one is refused (413)
 /// from its announced length, before any of it is read, or when the stream passes it.
-pub(crate) const MAX_BODY: u64 = 16 * 1024;
+const MAX_BODY: u64 = 16 * 1024;
 /// The most a connection buffers of a request's head (hyper's default is about 400 KB).
 const MAX_HEAD: usize = 64 * 1024;
 
@@ -43,12 +43,15 @@ pub(crate) struct Limits {
 
 /// What every request is checked against.
 pub(crate) struct Config {
+    /// The token every request must present.
     pub(crate) token: String,
     /// The cookie's name, this dashboard's own (auth::cookie_name).
     pub(crate) cookie: String,
+    /// `--read-only`: every write refused.
     pub(crate) read_only: bool,
     /// The counts, taken by their own thread.
     pub(crate) counts: Arc<super::sampler::Sampler>,
+    /// The time limits and the connection cap.
     pub(crate) limits: Limits,
 }
 
