@@ -9,4 +9,10 @@ out=${1:-target/addon}
 # No postgres feature: Node's PostgreSQL store runs in the wasm with `pg` (docs/postgres.md).
 cargo build --quiet --release -p leasefence --no-default-features --features addon
 mkdir -p "$out"
-cp target/release/libleasefence.so "$out/leasefence.node"
+# Without the static symbol table (Node finds the addon through its dynamic symbols, which
+# strip keeps): 4.4 MB -> 3.9 MB.
+if command -v strip >/dev/null 2>&1; then
+  strip -o "$out/leasefence.node" target/release/libleasefence.so
+else
+  cp target/release/libleasefence.so "$out/leasefence.node"
+fi
