@@ -63,7 +63,10 @@ fn main() {
     let served = files
         .iter()
         .map(|f| (format!("/{f}"), root.join(f)))
-        .chain(std::iter::once(("/favicon.svg".to_owned(), root.join(ICON))));
+        .chain(std::iter::once((
+            "/favicon.svg".to_owned(),
+            root.join(ICON),
+        )));
     for (url, path) in served {
         println!("cargo:rerun-if-changed={}", path.display());
         let _ = writeln!(
@@ -85,7 +88,10 @@ fn imports(text: &str) -> Vec<String> {
             let line = line.trim();
             // A statement's own line (`import`, `export … from`, or a multi-line import's
             // closing `} from`), never text that only contains the words.
-            if !["import ", "export ", "} from "].iter().any(|p| line.starts_with(p)) {
+            if !["import ", "export ", "} from "]
+                .iter()
+                .any(|p| line.starts_with(p))
+            {
                 return None;
             }
             let rest = line

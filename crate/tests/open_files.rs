@@ -455,7 +455,11 @@ fn a_path_with_a_nul_byte_is_an_invalid_argument_and_creates_nothing() {
     for name in ["a\0b.db", "nul\0.db"] {
         let path = dir.path().join(name);
         match LeaseStore::open(&path) {
-            Err(err @ Error::InvalidArgument { argument: "path", .. }) => {
+            Err(
+                err @ Error::InvalidArgument {
+                    argument: "path", ..
+                },
+            ) => {
                 assert!(err.to_string().contains("NUL"), "{err}");
             }
             Err(other) => panic!("{name:?}: expected invalid_argument, got {other:?}"),

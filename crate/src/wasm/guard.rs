@@ -13,9 +13,9 @@ use rusqlite::Connection;
 use wasm_bindgen::prelude::*;
 
 use super::fenced::{rows_to_js, statements_of};
-use super::{error_to_js, WasmStore};
 #[cfg(feature = "node")]
 use super::js_error;
+use super::{error_to_js, WasmStore};
 #[cfg(feature = "node")]
 use crate::error::Error;
 use crate::guard::{sqlite, Guarded};
