@@ -20,7 +20,14 @@ use clap::{Args, Parser, Subcommand};
 pub(crate) struct Cli {
     /// The SQLite database file (created if missing), or a PostgreSQL server as
     /// postgres://user:password@host:port/database (tables created if missing).
-    #[arg(long, global = true, value_name = "PATH|URL", env = "LEASEFENCE_DB")]
+    /// (`hide_env_values`: a URL in LEASEFENCE_DB may hold a password, and --help would print it.)
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH|URL",
+        env = "LEASEFENCE_DB",
+        hide_env_values = true
+    )]
     pub(crate) db: Option<PathBuf>,
     /// How long to wait for another process's write lock, in milliseconds (on PostgreSQL:
     /// the session's lock_timeout and the connect timeout).

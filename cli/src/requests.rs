@@ -37,6 +37,12 @@ pub(crate) fn run() -> i32 {
     let options = OpenOptions::new()
         .busy_timeout(Duration::from_millis(cli.busy_timeout))
         .locking(locking);
+    // A command that only reads never creates a database: a mistyped --db is an error.
+    if reads_only(&cli.command) {
+        if let Some(status) = refuse_missing_file(&db) {
+            return status;
+        }
+    }
     // The backend opens lazily: building it touches nothing, so `unlock` can sit beside
     // the other commands.
     let mut backend = TargetBackend::new(db.clone(), options.clone());
@@ -231,6 +237,42 @@ pub(crate) fn run() -> i32 {
     let response = execute(&mut backend, &request);
     println!("{}", response.to_json());
     exit_code(&request, &response)
+}
+
+/// Whether `command` only reads the store (so it must find one, never make one).
+fn reads_only(command: &Command) -> bool {
+    match command {
+        Command::Ui(args) => args.read_only(),
+        Command::State { .. }
+        | Command::Inspect { .. }
+        | Command::Schedules
+        | Command::QueueStats { .. }
+        | Command::Workers { .. }
+        | Command::OldestWaiting { .. }
+        | Command::ListJobs { .. }
+        | Command::Stats { .. }
+        | Command::Jobs { .. } => true,
+        _ => false,
+    }
+}
+
+/// A read-only command's refusal of an SQLite file that does not exist (a PostgreSQL target
+/// is the server's to refuse): the error line and exit status 3, nothing created.
+fn refuse_missing_file(db: &std::path::Path) -> Option<i32> {
+    if leasefence::is_postgres_url(&db.to_string_lossy()) || db.exists() {
+        return None;
+    }
+    let failed = Response::Failed {
+        code: "storage",
+        message: format!(
+            "cannot open {}: the file does not exist, and a command that only reads never \
+             creates one; check --db, or create the database with `leasefence --db {} init`",
+            db.display(),
+            db.display()
+        ),
+    };
+    println!("{}", failed.to_json());
+    Some(EXIT_STORAGE)
 }
 
 /// `fenced`: the statements are read by the protocol's own reader, as a `fenced` request line.

@@ -16,3 +16,103 @@ fn prints_its_version() {
         format!("leasefence {}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+fn leasefence(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_leasefence"));
+    command.args(args).env_remove("LEASEFENCE_DB");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run leasefence")
+}
+
+fn all_output(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A URL in LEASEFENCE_DB holds a password: no --help prints it.
+#[test]
+fn help_never_prints_the_database_url_from_the_environment() {
+    let url = "postgres://app:s3cret@127.0.0.1:1/q";
+    for args in [
+        &["--help"][..],
+        &["ui", "--help"],
+        &["state", "--help"],
+        &["work", "--help"],
+    ] {
+        let out = leasefence(args, &[("LEASEFENCE_DB", url)]);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let text = all_output(&out);
+        assert!(text.contains("--db"), "{args:?}: {text}");
+        assert!(
+            !text.contains("s3cret"),
+            "{args:?} printed the password: {text}"
+        );
+    }
+}
+
+/// A dashboard that cannot reach its server names it without the password, even one with a `/`
+/// in it (which the PostgreSQL client reads as part of the password).
+#[test]
+fn a_dashboard_that_cannot_connect_never_prints_the_password() {
+    for url in [
+        "postgres://app:s3cret@127.0.0.1:1/q",
+        "postgres://app:se/cret@127.0.0.1:1/q",
+    ] {
+        let out = leasefence(
+            &[
+                "--db",
+                url,
+                "--busy-timeout",
+                "500",
+                "ui",
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            &[],
+        );
+        assert!(!out.status.success(), "{out:?}");
+        let text = all_output(&out);
+        assert!(text.contains("127.0.0.1"), "{text}");
+        assert!(
+            !text.contains("cret"),
+            "the password reached the terminal: {text}"
+        );
+    }
+}
+
+/// A command that only reads finds a database or fails: a mistyped --db makes no new file.
+#[test]
+fn read_only_commands_never_create_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("mistyped.db");
+    let db_arg = db.to_str().unwrap();
+    for args in [
+        &["state", "job"][..],
+        &["stats"],
+        &["jobs"],
+        &["list-jobs"],
+        &["inspect", "job"],
+        &["workers"],
+        &["schedules"],
+        &["ui", "--read-only", "--listen", "127.0.0.1:0"],
+    ] {
+        let mut full = vec!["--db", db_arg];
+        full.extend_from_slice(args);
+        let out = leasefence(&full, &[]);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {out:?}");
+        let text = all_output(&out);
+        assert!(text.contains("does not exist"), "{args:?}: {text}");
+        assert!(text.contains("init"), "{args:?}: {text}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{args:?} created {left:?}");
+    }
+    // A command that writes still makes the file, as before.
+    let out = leasefence(&["--db", db_arg, "enqueue", "job"], &[]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(db.exists());
+}

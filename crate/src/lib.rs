@@ -86,7 +86,7 @@ pub use error::{Error, Result, SqliteError};
 pub use lease::Lease;
 pub use leases::{fenced_value, Leases};
 pub use listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts, QueueWaiting, MAX_PAGE};
-pub use open::is_postgres_url;
+pub use open::{is_postgres_url, target_label};
 pub use options::{Journal, Locking, OpenOptions};
 pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, Outcome, Reason};
 pub use registry::{

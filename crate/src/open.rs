@@ -7,6 +7,24 @@ use crate::error::Result;
 use crate::leases::Leases;
 pub use crate::rules::target::is_postgres_url;
 
+/// How a target is named in messages and logs: a file by its path as given, a PostgreSQL server
+/// by its settings (user, hosts, ports, database), never its password.
+///
+/// ```
+/// assert_eq!(
+///     leasefence::target_label("postgres://app:se/cret@db:5432/queue"),
+///     "postgres://app@db:5432/queue"
+/// );
+/// assert_eq!(leasefence::target_label("queue.db"), "queue.db");
+/// ```
+pub fn target_label(target: impl AsRef<std::path::Path>) -> String {
+    let target = target.as_ref();
+    match target.to_str().filter(|t| is_postgres_url(t)) {
+        Some(url) => crate::rules::target::url_label(url),
+        None => target.display().to_string(),
+    }
+}
+
 /// Opens the store named by `target` with the default [`OpenOptions`](crate::OpenOptions): a
 /// file path means an SQLite file (created if missing), a `postgres://` or `postgresql://` URL
 /// means a PostgreSQL server (feature `postgres`; the `jobs` table and its companions are created
@@ -58,7 +76,7 @@ fn open_postgres(url: &str, options: &crate::OpenOptions) -> Result<Box<dyn Leas
 #[cfg(all(not(feature = "postgres"), not(target_arch = "wasm32")))]
 fn open_postgres(url: &str, _options: &crate::OpenOptions) -> Result<Box<dyn Leases>> {
     Err(crate::Error::Open {
-        path: crate::rules::target::redact_url(url),
+        path: crate::rules::target::url_label(url),
         problem: "this build of leasefence has no PostgreSQL support; build it with the \
                   `postgres` feature (on by default)"
             .into(),

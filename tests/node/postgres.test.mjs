@@ -266,7 +266,7 @@ test('an unknown database is refused for good, an unreachable server is retryabl
   withPassword.username = 'postgres';
   withPassword.password = 's3cret-pass';
   const store = await LeaseStore.connect(withPassword.href);
-  assert.ok(!store.url.includes('s3cret-pass') && store.url.includes('***'), store.url);
+  assert.ok(!store.url.includes('s3cret-pass') && !store.url.includes(':@'), store.url);
   await store.close();
 });
 

@@ -52,6 +52,13 @@ fn seconds(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("`{text}` is not a number of seconds between 0 and 86400"))
 }
 
+impl UiArgs {
+    /// Whether the dashboard refuses every write (so it must find a database, never make one).
+    pub(crate) fn read_only(&self) -> bool {
+        self.read_only
+    }
+}
+
 /// Runs the dashboard until the process is stopped; answers an exit status when it cannot start.
 pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) -> i32 {
     let loopback = args.listen.ip().is_loopback();
@@ -82,7 +89,9 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
     };
     let open = || {
         leasefence::open_with(db, options).map_err(|err| {
-            eprintln!("leasefence ui: cannot open {}: {err}", db.display());
+            // A label, not the raw --db: a PostgreSQL URL may hold a password.
+            let target = leasefence::target_label(db);
+            eprintln!("leasefence ui: cannot open {target}: {err}");
             if err.code() == "storage" {
                 EXIT_STORAGE
             } else {

@@ -22,7 +22,7 @@ use crate::options::OpenOptions;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish, Statement as FencedStatement};
 use crate::rules::queues::check_queues;
-use crate::rules::{check_owner_count, target::redact_url, LeaseRow, LeaseWindow};
+use crate::rules::{check_owner_count, target::url_label, LeaseRow, LeaseWindow};
 
 /// How many connections `claim_many` opens at most: the owners are spread over them.
 /// PostgreSQL serves 100 connections by default, shared by every worker.
@@ -112,7 +112,7 @@ impl PgStore {
 
     /// Parses the URL; connects nothing yet.
     fn configure(url: &str, options: &OpenOptions) -> Result<PgStore> {
-        let label = redact_url(url);
+        let label = url_label(url);
         let refused = |problem: String| Error::Open {
             path: label.clone(),
             problem,
@@ -147,11 +147,12 @@ impl PgStore {
         })
     }
 
-    /// The server's URL as given, with any password replaced by `***`.
+    /// The server as a label: user, hosts, ports and database, never the password
+    /// (`rules::target::url_label`).
     ///
     /// ```no_run
     /// let store = leasefence::PgStore::connect("postgres://app:secret@localhost/queue")?;
-    /// assert_eq!(store.url(), "postgres://app:***@localhost/queue");
+    /// assert_eq!(store.url(), "postgres://app@localhost/queue");
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn url(&self) -> &str {

@@ -13,7 +13,8 @@
 //! - `schedule`: recurring jobs' cron patterns, time zones and due slots (section 11);
 //! - `fenced`: the statements of fenced writes, and which tables they may not write;
 //! - `fenced_tx`: the order of a fenced transaction, over each backend's steps;
-//! - [`target`]: whether an `open` target names a PostgreSQL server;
+//! - [`target`]: whether an `open` target names a PostgreSQL server, and its label (no password);
+//! - `path_kind`: the refusal of a database path that is not a regular file;
 //! - `worker`: the worker runtime's rules (backoff, attempts, renew timing), shared with the
 //!   JavaScript runtime through the wasm builds.
 
@@ -24,6 +25,7 @@ pub(crate) mod fenced_tx;
 pub(crate) mod listing;
 #[cfg(any(not(target_arch = "wasm32"), pg))]
 pub(crate) mod owners;
+pub(crate) mod path_kind;
 pub(crate) mod queues;
 pub(crate) mod reasons;
 pub(crate) mod registry;

@@ -1,6 +1,6 @@
-//! Which backend a target names, and how a PostgreSQL target is shown without its password:
-//! the rules of opening that are not storage (a leaf, used by the error messages, by
-//! [`open`](crate::open) and by the PostgreSQL backend alike).
+//! Which backend a target names, and how a PostgreSQL target is shown without its password: a
+//! leaf (it imports nothing of the crate), used by the error messages, by
+//! [`open`](crate::open) and by the PostgreSQL clients alike.
 
 /// Whether `target` names a PostgreSQL server (`postgres://...` or `postgresql://...`, scheme
 /// case-insensitive) rather than an SQLite file. To use a file whose path starts like that,
@@ -19,123 +19,138 @@ pub fn is_postgres_url(target: &str) -> bool {
     })
 }
 
-/// `url` with any password replaced by `***` (in the user info and in a `password=` parameter),
-/// so that errors and logs can name the server without leaking its secret.
+/// How a PostgreSQL target is shown in errors, `Debug`, logs and the dashboard: the connection
+/// settings the client takes from it (user, hosts and ports, database), written again, never its
+/// password nor any other parameter. `postgres://app:s3cret@db:5432/q?sslmode=require` shows as
+/// `postgres://app@db:5432/q`.
 ///
-/// Hand-written, not a general URL parser: the PostgreSQL client accepts URLs such a parser
-/// refuses (several hosts, `postgres://app:pw@h1:5432,h2:5433/db`; an empty host with
-/// `?host=/tmp`), whose passwords must be cut out too, and the label must stay the URL as given
-/// (no lower-cased scheme, no re-encoded query). Nothing is decoded or encoded: the password is
-/// only cut out, splitting at the last `@` of the authority (`postgres://a:p@ss@db` has the
-/// password `p@ss`). Why not the `url` crate, measured: `docs/decisions/redact-url-by-hand.md`.
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
-pub(crate) fn redact_url(url: &str) -> String {
-    let (scheme, rest) = match url.find("://") {
-        Some(i) => url.split_at(i + 3),
-        None => ("", url),
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let authority = match authority.rfind('@') {
-        Some(at) => {
-            let (userinfo, host) = authority.split_at(at);
-            match userinfo.find(':') {
-                Some(colon) => format!("{}:***{host}", &userinfo[..colon]),
-                None => authority.to_string(),
+/// The label is built from a parse that follows the PostgreSQL client's own (tokio-postgres's
+/// URL rules: the user info runs to the first `@` of the whole string, so
+/// `postgres://app:se/cret@db/q` has the password `se/cret`), never by cutting the password out
+/// of the text: what is shown is only what was recognised as not secret. A URL the client would
+/// not parse is shown as `postgres://(a URL that does not parse; not shown)`.
+#[cfg_attr(all(target_arch = "wasm32", not(pg)), allow(dead_code))]
+pub(crate) fn url_label(url: &str) -> String {
+    parse_label(url).unwrap_or_else(|| {
+        let scheme = if url.len() > 13 && url[..13].eq_ignore_ascii_case("postgresql://") {
+            "postgresql://"
+        } else {
+            "postgres://"
+        };
+        format!("{scheme}(a URL that does not parse; not shown)")
+    })
+}
+
+/// The settings of `url` that are shown, as a label; `None` where the client would refuse it.
+#[cfg_attr(all(target_arch = "wasm32", not(pg)), allow(dead_code))]
+fn parse_label(url: &str) -> Option<String> {
+    let (scheme, mut rest) = ["postgresql://", "postgres://"].iter().find_map(|scheme| {
+        let head = url.get(..scheme.len())?;
+        head.eq_ignore_ascii_case(scheme)
+            .then(|| (*scheme, &url[scheme.len()..]))
+    })?;
+    let mut user = None;
+    if let Some(at) = rest.find('@') {
+        let credentials = &rest[..at];
+        let name = credentials.split(':').next().unwrap_or_default();
+        user = (!name.is_empty()).then(|| name.to_owned());
+        rest = &rest[at + 1..];
+    }
+    let host_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let mut hosts: Vec<String> = Vec::new();
+    let host_list = &rest[..host_end];
+    if !host_list.is_empty() {
+        for chunk in host_list.split(',') {
+            if let Some(bracketed) = chunk.strip_prefix('[') {
+                let close = bracketed.find(']')?;
+                let after = &bracketed[close + 1..];
+                if !(after.is_empty() || after.starts_with(':')) {
+                    return None;
+                }
+            }
+            hosts.push(chunk.to_owned());
+        }
+    }
+    rest = &rest[host_end..];
+    let mut dbname = None;
+    if let Some(path) = rest.strip_prefix('/') {
+        let end = path.find('?').unwrap_or(path.len());
+        dbname = (!path[..end].is_empty()).then(|| path[..end].to_owned());
+        rest = &path[end..];
+    }
+    if let Some(query) = rest.strip_prefix('?') {
+        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+            let (key, value) = pair.split_once('=')?;
+            match key {
+                "host" => hosts.push(value.to_owned()),
+                "port" if !hosts.is_empty() => {
+                    let last = hosts.len() - 1;
+                    hosts[last] = format!("{}:{value}", hosts[last]);
+                }
+                "user" => user = Some(value.to_owned()),
+                "dbname" => dbname = Some(value.to_owned()),
+                // Everything else (password, sslkey, options, ...) is left out of the label.
+                _ => {}
             }
         }
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let params: Vec<String> = query
-                .split('&')
-                .map(|param| match param.split_once('=') {
-                    Some((key, _)) if key.eq_ignore_ascii_case("password") => {
-                        format!("{key}=***")
-                    }
-                    _ => param.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", params.join("&"))
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}{authority}{tail}")
-}
-
-/// What a path holds when it is not a regular file, in the words an error shows: the file type
-/// as each target's `stat` tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(all(target_arch = "wasm32", not(feature = "node")), allow(dead_code))]
-pub(crate) enum PathKind {
-    Directory,
-    Fifo,
-    CharacterDevice,
-    BlockDevice,
-    Socket,
-    Other,
-}
-
-#[cfg_attr(all(target_arch = "wasm32", not(feature = "node")), allow(dead_code))]
-impl PathKind {
-    fn words(self) -> &'static str {
-        match self {
-            PathKind::Directory => "a directory",
-            PathKind::Fifo => "a named pipe (FIFO)",
-            PathKind::CharacterDevice => "a character device",
-            PathKind::BlockDevice => "a block device",
-            PathKind::Socket => "a socket",
-            PathKind::Other => "not a regular file",
-        }
     }
-}
-
-/// The refusal of a database path that exists and is not a regular file, made before SQLite opens
-/// it: a FIFO would block the opener for ever, and a device (`/dev/zero`) would fail later with
-/// advice meant for a failed commit.
-#[cfg_attr(all(target_arch = "wasm32", not(feature = "node")), allow(dead_code))]
-pub(crate) fn not_a_regular_file(path: &str, kind: PathKind) -> crate::error::Error {
-    crate::error::Error::Open {
-        path: path.to_string(),
-        problem: format!(
-            "it is {}, not a regular file: give the path of an SQLite database file (or of one \
-             to create); nothing was opened",
-            kind.words()
-        ),
+    let mut label = scheme.to_owned();
+    if let Some(user) = user {
+        label.push_str(&user);
+        label.push('@');
     }
+    label.push_str(&hosts.join(","));
+    if let Some(dbname) = dbname {
+        label.push('/');
+        label.push_str(&dbname);
+    }
+    Some(label)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{not_a_regular_file, redact_url, PathKind};
+    use super::url_label;
 
     #[test]
-    fn a_path_that_is_not_a_file_is_refused_naming_what_it_is() {
-        let err = not_a_regular_file("/tmp/q.fifo", PathKind::Fifo);
-        assert_eq!(err.code(), "storage");
-        let text = err.to_string();
-        assert!(
-            text.contains("/tmp/q.fifo") && text.contains("named pipe"),
-            "{text}"
-        );
-        assert!(!err.is_retryable());
+    fn a_label_shows_the_settings_and_never_the_password() {
+        for (url, label) in [
+            (
+                "postgres://app:s3cret@db:5432/q?sslmode=disable",
+                "postgres://app@db:5432/q",
+            ),
+            // The client takes the password up to the first `@`, past a `/`.
+            ("postgres://app:se/cret@db/q", "postgres://app@db/q"),
+            ("postgres://app:se?cret@db/q", "postgres://app@db/q"),
+            ("postgres://a:p@ss@db/q", "postgres://a@ss@db/q"),
+            (
+                "postgresql://app:pw@h1:5432,h2:5433/q?sslmode=require&password=x",
+                "postgresql://app@h1:5432,h2:5433/q",
+            ),
+            (
+                "postgresql://db/q?user=a&password=x&x=1",
+                "postgresql://a@db/q",
+            ),
+            ("postgres://app@db/q", "postgres://app@db/q"),
+            ("POSTGRES://app:pw@db", "postgres://app@db"),
+            (
+                "postgres:///q?host=/tmp&port=5433",
+                "postgres:///tmp:5433/q",
+            ),
+            ("postgres://u:pw@[::1]:5432/q", "postgres://u@[::1]:5432/q"),
+        ] {
+            assert_eq!(url_label(url), label, "{url}");
+        }
     }
 
     #[test]
-    fn passwords_never_reach_messages() {
-        assert_eq!(
-            redact_url("postgres://app:s3cret@db:5432/q?sslmode=disable"),
-            "postgres://app:***@db:5432/q?sslmode=disable"
-        );
-        assert_eq!(
-            redact_url("postgresql://db/q?user=a&password=x&x=1"),
-            "postgresql://db/q?user=a&password=***&x=1"
-        );
-        assert_eq!(redact_url("postgres://app@db/q"), "postgres://app@db/q");
-        assert_eq!(
-            redact_url("postgres://a:p@ss@db/q"),
-            "postgres://a:***@db/q"
-        );
+    fn a_url_that_does_not_parse_shows_nothing_of_itself() {
+        for url in [
+            "postgres://u:s3cret@[::1/q",
+            "postgres://u:s3cret@db/q?password",
+        ] {
+            let label = url_label(url);
+            assert!(!label.contains("s3cret") && !label.contains('@'), "{label}");
+            assert!(label.contains("does not parse"), "{label}");
+        }
     }
 }

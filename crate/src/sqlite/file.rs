@@ -223,7 +223,7 @@ fn refuse_foreign_header(path: &Path, label: &str) -> Result<()> {
 /// Refuses a path that exists and is not a regular file (`stat` follows symbolic links): SQLite
 /// would block on a FIFO for ever, and fail on a device only at the first commit.
 pub(crate) fn refuse_non_file(meta: &std::fs::Metadata, label: &str) -> Result<()> {
-    use crate::rules::target::{not_a_regular_file, PathKind};
+    use crate::rules::path_kind::{not_a_regular_file, PathKind};
     use std::os::unix::fs::FileTypeExt;
     let kind = meta.file_type();
     let what = if kind.is_file() {

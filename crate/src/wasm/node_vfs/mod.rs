@@ -98,7 +98,7 @@ fn open_connection_waiting(path: &str, timeout: std::time::Duration) -> Result<C
     };
     check_path(path)?;
     match node_fs::not_a_file(path) {
-        Ok(Some(kind)) => return Err(crate::rules::target::not_a_regular_file(path, kind)),
+        Ok(Some(kind)) => return Err(crate::rules::path_kind::not_a_regular_file(path, kind)),
         Ok(None) => {}
         Err(e) if e.is("ENOENT") => {} // missing: SQLite creates it
         Err(e) => return Err(open_error(format!("cannot stat it: {}", e.message))),

@@ -225,8 +225,8 @@ pub fn stat(path: &str) -> NResult<(bool, u64, f64)> {
 
 /// What `path` holds when it exists and is not a regular file (`stat` follows symbolic links);
 /// `Ok(None)` for a regular file, ENOENT when there is nothing there.
-pub fn not_a_file(path: &str) -> NResult<Option<crate::rules::target::PathKind>> {
-    use crate::rules::target::PathKind;
+pub fn not_a_file(path: &str) -> NResult<Option<crate::rules::path_kind::PathKind>> {
+    use crate::rules::path_kind::PathKind;
     let s = m(stat_sync(path))?;
     Ok(if s.is_file() {
         None

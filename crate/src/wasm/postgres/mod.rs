@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::*;
 use super::{answer_to_js, error_to_js, request_from_js};
 use crate::postgres::schema::lock_timeout_setting;
 use crate::postgres::tls_settings::{split_url, ServerCheck};
-use crate::rules::target::redact_url;
+use crate::rules::target::url_label;
 use store::{NodePgStore, PgPool};
 
 /// A lease store on a PostgreSQL server, through a `pg` pool:
@@ -49,7 +49,7 @@ impl WasmPgStore {
             store: Rc::new(NodePgStore {
                 pool,
                 lock_timeout: lock_timeout_setting(timeout),
-                label: redact_url(url),
+                label: url_label(url),
                 schema_checked: std::cell::Cell::new(false),
             }),
         })
@@ -73,7 +73,7 @@ impl WasmPgStore {
         self.store.schema_checked.set(false);
     }
 
-    /// The server's URL with any password replaced by `***`.
+    /// The server as a label: user, hosts, ports and database, never the password.
     pub fn url(&self) -> String {
         self.store.label.clone()
     }
@@ -150,7 +150,7 @@ pub fn pg_connect_plan(
     let refused = |problem: String| {
         super::js_error(
             "invalid_argument",
-            &format!("{call}({}): {problem}", redact_url(url)),
+            &format!("{call}({}): {problem}", url_label(url)),
         )
     };
     let (rest, settings) = split_url(url).map_err(refused)?;
