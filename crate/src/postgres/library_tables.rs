@@ -3,76 +3,34 @@
 //! after the caller's statements (write counters, file nodes, catalog row versions) and their
 //! comparison, the session given back after them, and the check of the connection's prepared
 //! statements. The statements and what their rows mean; the client runs them.
+//!
+//! What the transaction reads ([`Sql::Fingerprint`](crate::postgres::wire::Sql::Fingerprint), in
+//! `sql/fingerprint.sql`), once before the caller's statements and once after, as rows of seven text columns: a kind, a name and up to five values. Prepared once per
+//! connection (`Statements::fingerprint`), so that it is planned once; `jobs` is looked up when it
+//! runs (`to_regclass`), not when it is planned.
+//!
+//! - `relation`: each of the library's relations (`jobs` and `leasefence_*` in the schema of the
+//!   `jobs` the session resolves, and in the session's temporary schema, indexes and sequences
+//!   included): file node, catalog row version, rows inserted, updated, deleted by this
+//!   transaction;
+//! - `index`: each index on those relations, whatever its name: file node, the versions of its
+//!   `pg_index` and `pg_class` rows (`CREATE INDEX`, `DROP INDEX`, `REINDEX`);
+//! - `columns`: the versions of the columns' catalog rows of each (`ALTER COLUMN ... SET
+//!   STATISTICS`, and every other column change);
+//! - `function`: each `leasefence_*` function of the schema and every function a trigger on
+//!   those relations calls: the version of its catalog row (`CREATE OR REPLACE`, `ALTER
+//!   FUNCTION`);
+//! - `catalog`: this transaction's writes to the catalogs of triggers, rules, row security
+//!   policies and planner statistics, whatever object they were for: a trigger or a rule made
+//!   anywhere can reach the library's tables later, from a write outside any fenced write (looked
+//!   up by name when the reading runs, so that a server without one of them still connects).
 
 use crate::error::{Error, Result};
-use crate::postgres::wire::{Answer, SESSION_SETTINGS};
+use crate::postgres::wire::Answer;
 
 /// The refusal of a fenced write whose work went on after one of its statements failed.
 pub(crate) const WENT_ON: &str = "a statement failed and the callback went on; PostgreSQL refuses \
      the rest of such a transaction, so nothing was committed: return the error instead";
-
-/// What the transaction reads, once before the caller's statements and once after (see the module
-/// notes), as rows of seven text columns: a kind, a name and up to five values. Prepared once per
-/// connection (`Statements::fingerprint`), so that it is planned once; `jobs` is looked up when it
-/// runs (`to_regclass`), not when it is planned.
-///
-/// - `relation`: each of the library's relations (`jobs` and `leasefence_*` in the schema of the
-///   `jobs` the session resolves, and in the session's temporary schema, indexes and sequences
-///   included): file node, catalog row version, rows inserted, updated, deleted by this
-///   transaction;
-/// - `index`: each index on those relations, whatever its name: file node, the versions of its
-///   `pg_index` and `pg_class` rows (`CREATE INDEX`, `DROP INDEX`, `REINDEX`);
-/// - `columns`: the versions of the columns' catalog rows of each (`ALTER COLUMN ... SET
-///   STATISTICS`, and every other column change);
-/// - `function`: each `leasefence_*` function of the schema and every function a trigger on
-///   those relations calls: the version of its catalog row (`CREATE OR REPLACE`, `ALTER
-///   FUNCTION`);
-/// - `catalog`: this transaction's writes to the catalogs of triggers, rules, row security
-///   policies and planner statistics, whatever object they were for: a trigger or a rule made
-///   anywhere can reach the library's tables later, from a write outside any fenced write (looked
-///   up by name when the reading runs, so that a server without one of them still connects).
-pub(crate) const FINGERPRINT: &str = "\
-WITH ns AS (SELECT relnamespace AS oid FROM pg_class WHERE oid = to_regclass('jobs')), \
-lib AS (SELECT c.oid, c.relname, c.xmin FROM pg_class c \
-  WHERE (c.relnamespace = (SELECT oid FROM ns) OR c.relnamespace = pg_my_temp_schema()) \
-    AND (c.relname = 'jobs' OR c.relname LIKE 'leasefence\\_%')) \
-SELECT 'relation', relname::text, pg_relation_filenode(oid)::text, xmin::text, \
-       pg_stat_get_xact_tuples_inserted(oid)::text, pg_stat_get_xact_tuples_updated(oid)::text, \
-       pg_stat_get_xact_tuples_deleted(oid)::text FROM lib \
-UNION ALL SELECT 'index', c.relname::text, pg_relation_filenode(c.oid)::text, i.xmin::text, \
-       c.xmin::text, i.indrelid::text, NULL \
-  FROM lib JOIN pg_index i ON i.indrelid = lib.oid JOIN pg_class c ON c.oid = i.indexrelid \
-UNION ALL SELECT 'columns', l.relname::text, \
-       string_agg(a.attnum::text || ':' || a.xmin::text, ',' ORDER BY a.attnum), NULL, NULL, NULL, NULL \
-  FROM pg_attribute a JOIN lib l ON l.oid = a.attrelid GROUP BY l.relname \
-UNION ALL SELECT 'function', p.proname::text, p.oid::text, p.xmin::text, NULL, NULL, NULL \
-  FROM pg_proc p WHERE p.oid IN ( \
-    SELECT f.oid FROM pg_proc f WHERE f.pronamespace = (SELECT oid FROM ns) \
-      AND f.proname LIKE 'leasefence\\_%' \
-    UNION SELECT t.tgfoid FROM lib JOIN pg_trigger t ON t.tgrelid = lib.oid) \
-UNION ALL SELECT 'catalog', r.c::text, pg_stat_get_xact_tuples_inserted(r.c)::text, \
-       pg_stat_get_xact_tuples_updated(r.c)::text, pg_stat_get_xact_tuples_deleted(r.c)::text, \
-       NULL, NULL \
-  FROM unnest(ARRAY[to_regclass('pg_catalog.pg_trigger'), to_regclass('pg_catalog.pg_rewrite'), \
-       to_regclass('pg_catalog.pg_policy'), to_regclass('pg_catalog.pg_statistic'), \
-       to_regclass('pg_catalog.pg_statistic_ext'), \
-       to_regclass('pg_catalog.pg_statistic_ext_data')]) AS r(c) WHERE r.c IS NOT NULL";
-
-/// The second reading: [`FINGERPRINT`] and, in the same round trip, the store's settings applied
-/// again ([`SESSION_SETTINGS`]'s, `$1` the lock timeout), after [`GIVE_BACK_SESSION`] reset them.
-/// The settings change nothing this reading reads.
-///
-/// Not read: the locks the transaction holds. `LOCK` is refused by its first keyword; one taken
-/// from a function or a `DO` block lasts until this transaction ends, which the library's commit
-/// follows at once, and refusing the call afterwards would not undo the waits it caused meanwhile
-/// (no more than a long statement holding the job's row would). Reading `pg_locks` costs more
-/// than the rest of the reading together.
-pub(crate) fn fingerprint_after() -> String {
-    let settings = SESSION_SETTINGS
-        .strip_prefix("SELECT ")
-        .expect("SESSION_SETTINGS is one SELECT");
-    format!("{FINGERPRINT} UNION ALL SELECT 'settings', {settings}, NULL, NULL, NULL")
-}
 
 /// One row of a reading: kind, name, values.
 pub(crate) type Reading = [Option<String>; 7];
@@ -162,7 +120,8 @@ pub(crate) fn compare(
 /// Run after the caller's statements, before anything of the library's, in the transaction: reads
 /// `track_counts` as the statements left it (it must have stayed on for the counters to count),
 /// then gives the session back its settings as they were at connect (`RESET ALL`; the store's own
-/// settings are applied again right after, by [`fingerprint_after`]), its role, and closes what
+/// settings are applied again right after, by
+/// [`Sql::FingerprintAfter`](crate::postgres::wire::Sql::FingerprintAfter)), its role, and closes what
 /// would outlive the transaction: held cursors, `LISTEN`s, session-level advisory locks (these
 /// are not transactional: a rollback keeps them). `DISCARD ALL` would do most of this, but it also
 /// drops the store's prepared statements, and cannot run in a transaction. A fixed simple query.

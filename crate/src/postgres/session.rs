@@ -6,161 +6,15 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use postgres::error::SqlState;
-use postgres::types::Type;
-use postgres::{Client, Config, NoTls, Statement};
+use postgres::{Client, Config, NoTls};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::failure::{connection_lost, is_transient, postgres_error, refused_for_good};
-use super::native_wire::ClientWire;
+use super::native_wire::{ClientWire, Statements};
 use super::schema::{lock_timeout_setting, set_up};
 use super::tls;
-use super::wire::{PgType, Sql};
 use crate::async_leases::ready;
 use crate::error::{Error, Result};
-
-/// The statements of the contract, prepared once per connection with fixed parameter types.
-pub(super) struct Statements {
-    /// The readings of a fenced write (`postgres/fenced/readings.rs`); the second also applies
-    /// [`SESSION_SETTINGS`] again (`$1`).
-    pub(super) fingerprint: Statement,
-    pub(super) fingerprint_after: Statement,
-    /// A fenced write's lease check: the row, locked until the commit.
-    pub(super) read_lease_for_share: Statement,
-    pub(super) enqueue: Statement,
-    pub(super) state: Statement,
-    pub(super) jobs: Statement,
-    pub(super) claim: Statement,
-    pub(super) read_lease: Statement,
-    /// The first claimable job of some queues, locked or not: its id and insertion number.
-    pub(super) peek_next: Statement,
-    /// The queue and priority of jobs just inserted (section 11).
-    pub(super) set_queue: Statement,
-    /// `stats` of one queue.
-    pub(super) stats_queue: Statement,
-    pub(super) renew: Statement,
-    pub(super) complete: Statement,
-    pub(super) release: Statement,
-    pub(super) payload: Statement,
-    pub(super) fail_retry: Statement,
-    pub(super) fail_dead: Statement,
-    pub(super) revive: Statement,
-    pub(super) job_report: Statement,
-    pub(super) failures: Statement,
-    pub(super) stats: Statement,
-    /// The batch operations (`postgres/batch.rs`).
-    pub(super) enqueue_many: Statement,
-    /// Also claim_next's statement (with how many = 1).
-    pub(super) claim_next_many: Statement,
-    pub(super) renew_many: Statement,
-    pub(super) complete_many: Statement,
-}
-
-impl Statements {
-    fn prepare(client: &mut Client) -> std::result::Result<Self, postgres::Error> {
-        // The contract's statements, as the catalogue (`wire.rs`) writes them for every client.
-        let mut p = |sql: Sql| {
-            let types: Vec<Type> = sql.params().iter().map(|t| native_type(*t)).collect();
-            client.prepare_typed(&sql.text(), &types)
-        };
-        Ok(Statements {
-            fingerprint: p(Sql::Fingerprint)?,
-            fingerprint_after: p(Sql::FingerprintAfter)?,
-            read_lease_for_share: p(Sql::ReadLeaseForShare)?,
-            enqueue: p(Sql::Enqueue)?,
-            state: p(Sql::State)?,
-            jobs: p(Sql::Jobs)?,
-            claim: p(Sql::Claim)?,
-            read_lease: p(Sql::ReadLease)?,
-            peek_next: p(Sql::PeekNext)?,
-            set_queue: p(Sql::SetQueue)?,
-            stats_queue: p(Sql::StatsQueue)?,
-            renew: p(Sql::Renew)?,
-            complete: p(Sql::Complete)?,
-            release: p(Sql::Release)?,
-            payload: p(Sql::Payload)?,
-            fail_retry: p(Sql::FailRetry)?,
-            fail_dead: p(Sql::FailDead)?,
-            revive: p(Sql::Revive)?,
-            job_report: p(Sql::JobReport)?,
-            failures: p(Sql::Failures)?,
-            stats: p(Sql::Stats)?,
-            enqueue_many: p(Sql::EnqueueMany)?,
-            claim_next_many: p(Sql::ClaimNextMany)?,
-            renew_many: p(Sql::RenewMany)?,
-            complete_many: p(Sql::CompleteMany)?,
-        })
-    }
-
-    /// The prepared statement of `sql`; `None` for the statements of the set-up, which run
-    /// before the tables they would be prepared against exist, and the rare ones (a worker's
-    /// beat, once per renew interval; schedules; the idle worker's next due time; a dashboard's
-    /// reads), prepared when they run.
-    pub(super) fn get(&self, sql: Sql) -> Option<&Statement> {
-        Some(match sql {
-            Sql::SessionSettings
-            | Sql::Inspect
-            | Sql::Columns
-            | Sql::SchemaLock
-            | Sql::TrackBody
-            | Sql::WorkerBeat
-            | Sql::WorkersPrune
-            | Sql::SchedulePut
-            | Sql::ScheduleDelete
-            | Sql::Schedules
-            | Sql::ScheduleLast
-            | Sql::NextDue
-            | Sql::ListByUntil
-            | Sql::ListDead
-            | Sql::ListNewest
-            | Sql::QueueStats
-            | Sql::DeadPerQueue
-            | Sql::OldestWaiting
-            | Sql::Workers
-            | Sql::HeldLeases
-            | Sql::GuardAccept
-            | Sql::GuardCurrent
-            | Sql::GuardWrites => return None,
-            Sql::Enqueue => &self.enqueue,
-            Sql::SetQueue => &self.set_queue,
-            Sql::State => &self.state,
-            Sql::Jobs => &self.jobs,
-            Sql::Claim => &self.claim,
-            Sql::ReadLease => &self.read_lease,
-            Sql::PeekNext => &self.peek_next,
-            Sql::Payload => &self.payload,
-            Sql::Renew => &self.renew,
-            Sql::Complete => &self.complete,
-            Sql::Release => &self.release,
-            Sql::FailRetry => &self.fail_retry,
-            Sql::FailDead => &self.fail_dead,
-            Sql::Revive => &self.revive,
-            Sql::JobReport => &self.job_report,
-            Sql::Failures => &self.failures,
-            Sql::Stats => &self.stats,
-            Sql::StatsQueue => &self.stats_queue,
-            Sql::EnqueueMany => &self.enqueue_many,
-            Sql::ClaimNextMany => &self.claim_next_many,
-            Sql::RenewMany => &self.renew_many,
-            Sql::CompleteMany => &self.complete_many,
-            Sql::Fingerprint => &self.fingerprint,
-            Sql::FingerprintAfter => &self.fingerprint_after,
-            Sql::ReadLeaseForShare => &self.read_lease_for_share,
-        })
-    }
-}
-
-/// The native client's type of a catalogue parameter.
-pub(super) fn native_type(t: PgType) -> Type {
-    match t {
-        PgType::Text => Type::TEXT,
-        PgType::Bool => Type::BOOL,
-        PgType::Int8 => Type::INT8,
-        PgType::Float8 => Type::FLOAT8,
-        PgType::TextArray => Type::TEXT_ARRAY,
-        PgType::Int8Array => Type::INT8_ARRAY,
-        PgType::Float8Array => Type::FLOAT8_ARRAY,
-    }
-}
 
 /// One live connection, set up and with its statements prepared.
 pub(super) struct Session {
@@ -175,6 +29,13 @@ pub(super) struct Session {
     /// deallocated the prepared statements, say): the session is dropped after the call, and
     /// the next call connects again.
     pub(super) tainted: bool,
+}
+
+impl Session {
+    /// This connection lent to one operation, with its prepared statements.
+    pub(super) fn wire(&mut self) -> ClientWire<'_> {
+        ClientWire::prepared(&mut self.client, &self.stmts)
+    }
 }
 
 /// Where and how to connect, and the live session if there is one: everything of a

@@ -173,9 +173,8 @@ impl PgStore {
         operation: &'static str,
         work: impl AsyncFnOnce(&mut ClientWire<'_>) -> Result<T>,
     ) -> Result<T> {
-        self.link.with_session(operation, |session| {
-            ready(work(&mut ClientWire::of(session)))
-        })
+        self.link
+            .with_session(operation, |session| ready(work(&mut session.wire())))
     }
 }
 

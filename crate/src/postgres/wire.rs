@@ -10,7 +10,6 @@
 use std::borrow::Cow;
 use std::future::Future;
 
-use super::library_tables;
 use crate::error::{Error, Result};
 
 /// A statement of the backend: its text (from `sql/*.sql` where it is longer than a line) and
@@ -97,6 +96,9 @@ pub(crate) enum PgType {
 }
 
 impl Sql {
+    /// The reading of the library's tables a fenced write takes (`library_tables.rs`).
+    const FINGERPRINT: &'static str = include_str!("sql/fingerprint.sql");
+
     /// Every statement.
     #[cfg(test)]
     pub(crate) const ALL: [Sql; 48] = [
@@ -214,8 +216,8 @@ impl Sql {
             ),
             Sql::RenewMany => include_str!("sql/renew_many.sql"),
             Sql::CompleteMany => include_str!("sql/complete_many.sql"),
-            Sql::Fingerprint => library_tables::FINGERPRINT,
-            Sql::FingerprintAfter => return library_tables::fingerprint_after().into(),
+            Sql::Fingerprint => Sql::FINGERPRINT,
+            Sql::FingerprintAfter => return fingerprint_after().into(),
             Sql::ReadLeaseForShare => {
                 "SELECT owner, until, fence, done FROM jobs WHERE id = $1 FOR SHARE"
             }
@@ -283,6 +285,27 @@ impl Sql {
             Sql::GuardWrites => &[],
         }
     }
+}
+
+/// The second reading of a fenced write (`sql/fingerprint.sql`, see `library_tables.rs`) and, in
+/// the same round trip, the store's settings applied
+/// again ([`SESSION_SETTINGS`]'s, `$1` the lock timeout), after the session was given back
+/// (`library_tables::GIVE_BACK_SESSION`) with them reset.
+/// The settings change nothing this reading reads.
+///
+/// Not read: the locks the transaction holds. `LOCK` is refused by its first keyword; one taken
+/// from a function or a `DO` block lasts until this transaction ends, which the library's commit
+/// follows at once, and refusing the call afterwards would not undo the waits it caused meanwhile
+/// (no more than a long statement holding the job's row would). Reading `pg_locks` costs more
+/// than the rest of the reading together.
+fn fingerprint_after() -> String {
+    let settings = SESSION_SETTINGS
+        .strip_prefix("SELECT ")
+        .expect("SESSION_SETTINGS is one SELECT");
+    format!(
+        "{} UNION ALL SELECT 'settings', {settings}, NULL, NULL, NULL",
+        Sql::FINGERPRINT.trim_end()
+    )
 }
 
 /// The session settings the store relies on, applied at connect and again after the caller's
@@ -713,7 +736,7 @@ mod tests {
     #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh"]
     #[cfg(not(target_arch = "wasm32"))]
     fn the_cast_statements_prepare_with_the_declared_types_on_a_server() {
-        use crate::postgres::session::native_type;
+        use crate::postgres::native_wire::native_type;
         let url = std::env::var("LEASEFENCE_PG_URL").expect("LEASEFENCE_PG_URL");
         let schema = format!("wire_casts_{}", std::process::id());
         let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();

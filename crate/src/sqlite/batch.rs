@@ -30,7 +30,7 @@ impl LeaseStore {
     /// ```
     pub fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         check_new_jobs(jobs)?;
-        enqueue_each(&self.conn, "enqueue_many", jobs)
+        ops::enqueue_each(&self.conn, "enqueue_many", jobs)
     }
 
     /// Contract `enqueue_many` with the caller's own statements in the same transaction
@@ -65,7 +65,7 @@ impl LeaseStore {
         check_new_jobs(jobs)?;
         check_statements(statements)?;
         if statements.is_empty() {
-            return enqueue_each(&self.conn, "enqueue_many", jobs);
+            return ops::enqueue_each(&self.conn, "enqueue_many", jobs);
         }
         super::fenced::enqueue_with_statements(&self.conn, jobs, statements)
     }
@@ -105,7 +105,7 @@ impl LeaseStore {
     pub fn enqueue_in(tx: &rusqlite::Transaction<'_>, jobs: &[NewJob]) -> Result<Vec<bool>> {
         check_new_jobs(jobs)?;
         check_schema_for_enqueue(tx)?;
-        enqueue_each(tx, "enqueue_many", jobs)
+        ops::enqueue_each(tx, "enqueue_many", jobs)
     }
 
     /// Contract `claim_next_many`: up to `n` successive `claim_next` calls for `owner` in one
@@ -225,24 +225,6 @@ impl LeaseStore {
         group.commit()?;
         Ok(answers)
     }
-}
-
-/// `enqueue` of every job, in order, in one [`Group`] on `conn`: `BEGIN IMMEDIATE` when the
-/// connection is idle, a savepoint inside a transaction already open (a group commit, a fenced
-/// transaction, the caller's own transaction). An item's storage error undoes the whole list and
-/// is returned. The jobs arrive checked.
-pub(crate) fn enqueue_each(
-    conn: &rusqlite::Connection,
-    operation: &'static str,
-    jobs: &[NewJob],
-) -> Result<Vec<bool>> {
-    let group = Group::begin(conn, operation)?;
-    let answers = jobs
-        .iter()
-        .map(|job| group.run(|| ops::enqueue(conn, job))?)
-        .collect::<Result<Vec<bool>>>()?;
-    group.commit()?;
-    Ok(answers)
 }
 
 /// Refuses a connection whose database lacks what `enqueue` writes: `jobs`, the payload and

@@ -345,3 +345,21 @@ pub(crate) fn release(conn: &Connection, lease: &Lease) -> Result<Outcome<()>> {
         None,
     )
 }
+
+/// `enqueue` of every job, in order, in one [`Group`](super::write_tx::Group) on `conn`: `BEGIN IMMEDIATE` when the
+/// connection is idle, a savepoint inside a transaction already open (a group commit, a fenced
+/// transaction, the caller's own transaction). An item's storage error undoes the whole list and
+/// is returned. The jobs arrive checked.
+pub(crate) fn enqueue_each(
+    conn: &rusqlite::Connection,
+    operation: &'static str,
+    jobs: &[NewJob],
+) -> Result<Vec<bool>> {
+    let group = super::write_tx::Group::begin(conn, operation)?;
+    let answers = jobs
+        .iter()
+        .map(|job| group.run(|| enqueue(conn, job))?)
+        .collect::<Result<Vec<bool>>>()?;
+    group.commit()?;
+    Ok(answers)
+}

@@ -156,6 +156,6 @@ pub(crate) fn enqueue_with_statements(
             }
             Ok(())
         },
-        async |steps| crate::sqlite::batch::enqueue_each(steps.conn, "enqueue_many", jobs),
+        async |steps| crate::sqlite::ops::enqueue_each(steps.conn, "enqueue_many", jobs),
     ))
 }
