@@ -1,8 +1,9 @@
 #![cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
 //! The contract on a real PostgreSQL server (`PgStore`, `leasefence --db postgres://...`).
 //!
-//! Needs `LEASEFENCE_PG_URL` (a server this suite may create and drop schemas on); every test
-//! prints a notice and passes without it, so a plain `cargo test` needs no server.
+//! Needs `LEASEFENCE_PG_URL` (a server this suite may create and drop schemas on). Every test is
+//! `#[ignore]`d, so a plain `cargo test` (no server) runs none of them and counts none as
+//! passed; run with `--ignored` and no server, each fails saying how to start one.
 //! `bash scripts/postgres.sh` starts a throwaway server and runs this suite on it, with
 //! `LEASEFENCE_PG_RESTART` set to a command that crash-restarts that server.
 //!
@@ -52,9 +53,9 @@ fn shared_server() -> RwLockReadGuard<'static, ()> {
 
 /// The server's URL. The tests are `#[ignore]`d so that a plain `cargo test` (no server) does
 /// not count them as passed; `scripts/postgres.sh` starts a server and runs them with `--ignored`.
-fn server(test: &str) -> Option<String> {
+fn server(test: &str) -> String {
     match std::env::var("LEASEFENCE_PG_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
+        Ok(url) if !url.is_empty() => url,
         _ => panic!(
             "postgres::{test} needs LEASEFENCE_PG_URL: run `bash scripts/postgres.sh`, which \
              starts a throwaway server and runs this suite"
@@ -173,9 +174,7 @@ fn assert_order_table_consistent(schema: &Schema) {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn every_vector_passes_on_postgres() {
-    let Some(base) = server("every_vector_passes_on_postgres") else {
-        return;
-    };
+    let base = server("every_vector_passes_on_postgres");
     let _server = shared_server();
     let mut schemas = Vec::new();
     let (failures, steps) = support::vectors::run_all(|name| {
@@ -200,9 +199,7 @@ fn every_vector_passes_on_postgres() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn batch_processes_with_stalls_never_break_fencing() {
-    let Some(base) = server("batch_processes_with_stalls_never_break_fencing") else {
-        return;
-    };
+    let base = server("batch_processes_with_stalls_never_break_fencing");
     let _server = shared_server();
     let started = Instant::now();
     let schema = Schema::new(&base, "processes");
@@ -227,9 +224,7 @@ fn batch_processes_with_stalls_never_break_fencing() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn library_stores_on_threads_never_break_fencing() {
-    let Some(base) = server("library_stores_on_threads_never_break_fencing") else {
-        return;
-    };
+    let base = server("library_stores_on_threads_never_break_fencing");
     let _server = shared_server();
     let started = Instant::now();
     let schema = Schema::new(&base, "threads");
@@ -251,9 +246,7 @@ type DrainLog = (Vec<(String, Fence)>, Vec<String>);
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn draining_processes_hand_out_each_job_once() {
-    let Some(base) = server("draining_processes_hand_out_each_job_once") else {
-        return;
-    };
+    let base = server("draining_processes_hand_out_each_job_once");
     let _server = shared_server();
     let schema = Schema::new(&base, "drain");
     const QUEUE: usize = 600;
@@ -316,9 +309,7 @@ fn draining_processes_hand_out_each_job_once() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn a_server_crash_restart_loses_no_acknowledged_fence_or_result() {
-    let Some(base) = server("a_server_crash_restart_loses_no_acknowledged_fence_or_result") else {
-        return;
-    };
+    let base = server("a_server_crash_restart_loses_no_acknowledged_fence_or_result");
     let Ok(restart) = std::env::var("LEASEFENCE_PG_RESTART") else {
         eprintln!(
             "skipping postgres::a_server_crash_restart_loses_no_acknowledged_fence_or_result: \
@@ -507,10 +498,7 @@ fn a_server_crash_restart_loses_no_acknowledged_fence_or_result() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn a_dropped_connection_is_a_retryable_storage_error_then_works_again() {
-    let Some(base) = server("a_dropped_connection_is_a_retryable_storage_error_then_works_again")
-    else {
-        return;
-    };
+    let base = server("a_dropped_connection_is_a_retryable_storage_error_then_works_again");
     let _server = shared_server();
     let schema = Schema::new(&base, "dropped");
 
@@ -586,9 +574,7 @@ fn a_dropped_connection_is_a_retryable_storage_error_then_works_again() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn invalid_arguments_are_refused_before_the_server_is_asked() {
-    let Some(base) = server("invalid_arguments_are_refused_before_the_server_is_asked") else {
-        return;
-    };
+    let base = server("invalid_arguments_are_refused_before_the_server_is_asked");
     let _server = shared_server();
     let schema = Schema::new(&base, "invalid");
     let name = format!("{}_app", schema.name);
@@ -626,9 +612,7 @@ fn invalid_arguments_are_refused_before_the_server_is_asked() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn claim_next_takes_the_contract_order_from_one_index() {
-    let Some(base) = server("claim_next_takes_the_contract_order_from_one_index") else {
-        return;
-    };
+    let base = server("claim_next_takes_the_contract_order_from_one_index");
     let _server = shared_server();
     let schema = Schema::new(&base, "order");
     let store = leasefence::open(&schema.url).unwrap();
@@ -686,9 +670,7 @@ fn claim_next_takes_the_contract_order_from_one_index() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn the_lease_value_round_trips_on_postgres() {
-    let Some(base) = server("the_lease_value_round_trips_on_postgres") else {
-        return;
-    };
+    let base = server("the_lease_value_round_trips_on_postgres");
     let _server = shared_server();
     let schema = Schema::new(&base, "lease_value");
     let store = leasefence::open(&schema.url).unwrap();
@@ -698,9 +680,7 @@ fn the_lease_value_round_trips_on_postgres() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn an_exhausted_fence_is_an_error_never_a_wrap() {
-    let Some(base) = server("an_exhausted_fence_is_an_error_never_a_wrap") else {
-        return;
-    };
+    let base = server("an_exhausted_fence_is_an_error_never_a_wrap");
     let _server = shared_server();
     let schema = Schema::new(&base, "fence");
     let store = leasefence::open(&schema.url).unwrap();
@@ -733,9 +713,7 @@ fn an_exhausted_fence_is_an_error_never_a_wrap() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn foreign_tables_are_refused_and_contract_tables_adopted() {
-    let Some(base) = server("foreign_tables_are_refused_and_contract_tables_adopted") else {
-        return;
-    };
+    let base = server("foreign_tables_are_refused_and_contract_tables_adopted");
     let _server = shared_server();
 
     for (i, foreign) in [
@@ -798,9 +776,7 @@ fn foreign_tables_are_refused_and_contract_tables_adopted() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn processes_opening_a_new_schema_at_once_create_it_once() {
-    let Some(base) = server("processes_opening_a_new_schema_at_once_create_it_once") else {
-        return;
-    };
+    let base = server("processes_opening_a_new_schema_at_once_create_it_once");
     let _server = shared_server();
     let schema = Schema::new(&base, "fresh");
     let children: Vec<_> = (0..8)
@@ -837,9 +813,7 @@ fn processes_opening_a_new_schema_at_once_create_it_once() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn claim_many_and_the_cli_run_unchanged_on_postgres() {
-    let Some(base) = server("claim_many_and_the_cli_run_unchanged_on_postgres") else {
-        return;
-    };
+    let base = server("claim_many_and_the_cli_run_unchanged_on_postgres");
     let _server = shared_server();
     let schema = Schema::new(&base, "cli");
     let cli = |args: &[&str]| -> (i32, String) {
@@ -986,9 +960,7 @@ fn wait_for_tls_sessions_to_end(schema: &Schema, role: &str) {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn tls_follows_libpq_sslmode_and_refuses_the_wrong_server() {
-    let Some(base) = server("tls_follows_libpq_sslmode_and_refuses_the_wrong_server") else {
-        return;
-    };
+    let base = server("tls_follows_libpq_sslmode_and_refuses_the_wrong_server");
     let (ca, other_ca) = (tls_file("ca.pem"), tls_file("other-ca.pem"));
     let _server = shared_server();
     let schema = Schema::new(&base, "tls");
@@ -1118,9 +1090,7 @@ fn tls_follows_libpq_sslmode_and_refuses_the_wrong_server() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn client_certificates_log_in_where_the_server_asks_for_them() {
-    let Some(base) = server("client_certificates_log_in_where_the_server_asks_for_them") else {
-        return;
-    };
+    let base = server("client_certificates_log_in_where_the_server_asks_for_them");
     let _server = shared_server();
     let schema = Schema::new(&base, "cert");
     create_role(&schema, "lf_cert");
@@ -1203,9 +1173,7 @@ fn client_certificates_log_in_where_the_server_asks_for_them() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn a_password_login_over_verified_tls_binds_the_channel() {
-    let Some(base) = server("a_password_login_over_verified_tls_binds_the_channel") else {
-        return;
-    };
+    let base = server("a_password_login_over_verified_tls_binds_the_channel");
     let _server = shared_server();
     let schema = Schema::new(&base, "scram");
     // A fixed password of this throwaway server; CREATE ROLE takes no bound parameters.
@@ -1257,11 +1225,7 @@ fn a_password_login_over_verified_tls_binds_the_channel() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn claim_next_skips_locked_rows_but_never_answers_none_because_of_a_lock() {
-    let Some(base) =
-        server("claim_next_skips_locked_rows_but_never_answers_none_because_of_a_lock")
-    else {
-        return;
-    };
+    let base = server("claim_next_skips_locked_rows_but_never_answers_none_because_of_a_lock");
     let _server = shared_server();
     let schema = Schema::new(&base, "skiplock");
     let store = leasefence::open(&schema.url).unwrap();
@@ -1307,9 +1271,7 @@ fn claim_next_skips_locked_rows_but_never_answers_none_because_of_a_lock() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn failures_and_dead_marks_are_written_with_their_row() {
-    let Some(base) = server("failures_and_dead_marks_are_written_with_their_row") else {
-        return;
-    };
+    let base = server("failures_and_dead_marks_are_written_with_their_row");
     let _server = shared_server();
     let schema = Schema::new(&base, "lifecycle");
     let store = leasefence::open(&schema.url).unwrap();
@@ -1391,9 +1353,7 @@ fn failures_and_dead_marks_are_written_with_their_row() {
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
     use leasefence::{Error, Finish, Lease, Outcome, PgStore, Statement};
-    let Some(base) = server("fenced_writes_refuse_every_path") else {
-        return;
-    };
+    let base = server("fenced_writes_refuse_every_path");
     let _server = shared_server();
     let schema = Schema::new(&base, "fenced");
     let store = PgStore::connect(&schema.url).unwrap();
@@ -1586,9 +1546,7 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn the_postgres_guard_accepts_the_highest_fence_only() {
     use leasefence::guard::{postgres as guard, Guarded};
-    let Some(base) = server("the_postgres_guard") else {
-        return;
-    };
+    let base = server("the_postgres_guard");
     let _server = shared_server();
     let schema = Schema::new(&base, "guard");
     let mut client = schema.admin();
@@ -1684,9 +1642,7 @@ fn store_settings(store: &PgStore, fence: Fence) -> [String; 5] {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
-    let Some(base) = server("fenced_statements_cannot_change_the_settings") else {
-        return;
-    };
+    let base = server("fenced_statements_cannot_change_the_settings");
     let _server = shared_server();
     let (schema, store, fence) = fenced_setup(&base, "fenced_settings");
     let before = store_settings(&store, fence);
@@ -1747,9 +1703,7 @@ fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_statements_cannot_disable_drop_or_replace_the_librarys_trigger() {
-    let Some(base) = server("fenced_statements_cannot_disable_the_trigger") else {
-        return;
-    };
+    let base = server("fenced_statements_cannot_disable_the_trigger");
     let _server = shared_server();
     let (schema, store, fence) = fenced_setup(&base, "fenced_trigger");
     let attempts = [
@@ -1784,9 +1738,7 @@ fn fenced_statements_cannot_disable_drop_or_replace_the_librarys_trigger() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_statements_cannot_plant_indexes_statistics_locks_or_rules() {
-    let Some(base) = server("fenced_statements_cannot_plant") else {
-        return;
-    };
+    let base = server("fenced_statements_cannot_plant");
     let _server = shared_server();
     let (schema, store, fence) = fenced_setup(&base, "fenced_plant");
     let mut admin = schema.admin();
@@ -1870,9 +1822,7 @@ fn fenced_statements_cannot_plant_indexes_statistics_locks_or_rules() {
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_statements_leave_no_advisory_lock_behind() {
     use leasefence::{Finish, Statement};
-    let Some(base) = server("fenced_statements_leave_no_advisory_lock") else {
-        return;
-    };
+    let base = server("fenced_statements_leave_no_advisory_lock");
     let _server = shared_server();
     let (schema, store, fence) = fenced_setup(&base, "fenced_advisory");
     let mut admin = schema.admin();
@@ -1925,9 +1875,7 @@ fn fenced_statements_leave_no_advisory_lock_behind() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn copy_is_refused_and_the_store_works_on() {
-    let Some(base) = server("copy_is_refused_and_the_store_works_on") else {
-        return;
-    };
+    let base = server("copy_is_refused_and_the_store_works_on");
     let _server = shared_server();
     let (_schema, store, fence) = fenced_setup(&base, "fenced_copy");
     for sql in [
@@ -1952,9 +1900,7 @@ fn copy_is_refused_and_the_store_works_on() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn opening_repairs_a_disabled_or_replaced_trigger_and_missing_indexes() {
-    let Some(base) = server("opening_repairs_a_disabled_or_replaced_trigger") else {
-        return;
-    };
+    let base = server("opening_repairs_a_disabled_or_replaced_trigger");
     let _server = shared_server();
     let schema = Schema::new(&base, "repair");
     let store = PgStore::connect(&schema.url).unwrap();
