@@ -278,12 +278,13 @@ impl PostgresError {
     /// password), or `None` when no server answered (the connection could not be made or
     /// was lost).
     ///
-    /// ```no_run
+    /// ```
     /// use leasefence::{Error, PgStore};
-    /// let Err(Error::Postgres { source, .. }) = PgStore::connect("postgres://nobody@localhost/none") else {
+    /// // Nobody listens on port 1: no server answered, so there is no SQLSTATE.
+    /// let Err(Error::Postgres { source, .. }) = PgStore::connect("postgres://nobody@127.0.0.1:1/none") else {
     ///     panic!("expected a refusal");
     /// };
-    /// println!("SQLSTATE {:?}: {source}", source.sqlstate());
+    /// assert_eq!(source.sqlstate(), None);
     /// ```
     pub fn sqlstate(&self) -> Option<&str> {
         match &self.0 {

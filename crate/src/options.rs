@@ -21,11 +21,14 @@ pub enum Journal {
 
 /// How a [`LeaseStore`](crate::LeaseStore) opens its file.
 ///
-/// ```no_run
+/// ```
 /// use std::time::Duration;
+/// use leasefence::Leases;
+/// let dir = tempfile::tempdir().unwrap();
 /// let store = leasefence::OpenOptions::new()
 ///     .busy_timeout(Duration::from_secs(30))
-///     .open("queue.db")?;
+///     .open(dir.path().join("queue.db"))?;
+/// assert!(store.enqueue("job")?);
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 #[derive(Debug, Clone)]

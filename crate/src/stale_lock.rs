@@ -28,12 +28,17 @@ use crate::error::{Error, Result};
 
 /// What [`clear_stale_lock`] found, and did.
 ///
-/// ```no_run
+/// ```
 /// use leasefence::LockCheck;
-/// match leasefence::clear_stale_lock("jobs.db".as_ref())? {
-///     LockCheck::Free => println!("no lock"),
-///     LockCheck::Cleared => println!("removed a lock left by a dead process"),
-///     LockCheck::InUse { pids } => println!("in use by {pids:?}: stop them first"),
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = dir.path().join("jobs.db");
+/// drop(leasefence::LeaseStore::open(&db)?);
+/// // A lock directory a dead process left behind (SQLite's unix-dotfile names it so).
+/// std::fs::create_dir(dir.path().join("jobs.db.lock")).unwrap();
+/// match leasefence::clear_stale_lock(&db)? {
+///     LockCheck::Free => panic!("the lock is there"),
+///     LockCheck::Cleared => assert!(!dir.path().join("jobs.db.lock").exists()),
+///     LockCheck::InUse { pids } => panic!("in use by {pids:?}: nobody has it open"),
 /// }
 /// # Ok::<(), leasefence::Error>(())
 /// ```
@@ -54,9 +59,13 @@ pub enum LockCheck {
 /// Removes `<db>.lock` if no process on this machine has the database file open (see the
 /// module's rules); otherwise says who has it open. Never touches the database file itself.
 ///
-/// ```no_run
-/// let check = leasefence::clear_stale_lock("jobs.db".as_ref())?;
-/// assert_ne!(check, leasefence::LockCheck::Cleared, "nobody had died holding it");
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let db = dir.path().join("jobs.db");
+/// let store = leasefence::LeaseStore::open(&db)?;
+/// // No lock file: nothing to clear, with the store open or not.
+/// assert_eq!(leasefence::clear_stale_lock(&db)?, leasefence::LockCheck::Free);
+/// drop(store);
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 pub fn clear_stale_lock(db: &Path) -> Result<LockCheck> {

@@ -16,8 +16,15 @@ impl OpenOptions {
     /// A file that is not SQLite, or whose `jobs` table has another shape, is refused with
     /// [`Error::NotLeasefenceDatabase`] before anything is written to it.
     ///
-    /// ```no_run
-    /// let store = leasefence::OpenOptions::new().open("queue.db")?;
+    /// ```
+    /// use leasefence::Leases;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let store = leasefence::OpenOptions::new().open(dir.path().join("queue.db"))?;
+    /// assert!(store.enqueue("job")?);
+    /// // Not SQLite: refused, and left as it was.
+    /// std::fs::write(dir.path().join("notes.txt"), "not a database").unwrap();
+    /// let err = leasefence::OpenOptions::new().open(dir.path().join("notes.txt")).unwrap_err();
+    /// assert!(matches!(err, leasefence::Error::NotLeasefenceDatabase { .. }), "{err}");
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     pub fn open(&self, path: impl AsRef<Path>) -> Result<LeaseStore> {
