@@ -86,7 +86,7 @@ export async function lanesOf(page) {
 export async function workersOf(page) {
   return page.locator('#workers tbody tr[data-owner]').evaluateAll((rows) => Object.fromEntries(rows.map((r) => {
     const cells = [...r.children].map((c) => c.textContent);
-    return [r.dataset.owner, { status: r.dataset.status, holds: cells[5], lost: Number(cells[9]), refused: Number(cells[10]) }];
+    return [r.dataset.owner, { status: r.dataset.status, holds: cells[5], dead: Number(cells[9]), lost: Number(cells[10]), refused: Number(cells[11]) }];
   })));
 }
 

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { launchBrowser, repo } from './harness.mjs';
-import { cli, openPage, stalledStory, startUi } from './dashboard-story.mjs';
+import { cli, openPage, stalledStory, startUi, workersOf } from './dashboard-story.mjs';
 
 /** The page's counts table as {queue: {state: n}}. */
 async function counts(page) {
@@ -81,9 +81,30 @@ test('the dashboard follows a live queue in Chromium, and a dead job revived fro
     }
     const dead = await listed(page, 'dead');
     assert.deepEqual(dead.map((j) => j.id), ['boom']);
-    // Its page: the failed attempt with the command's standard error.
+    // The dead list says why and when: the last error, and a date (the day, not only the time).
+    const why = await page.locator('#jobs tbody tr', { hasText: 'boom' }).locator('td.why').textContent();
+    assert.ok(why.includes('broken'), why);
+    const day = new Date().toLocaleDateString('en');
+    assert.ok(why.includes(day), `no date in "${why}" (expected ${day})`);
+    // The worker's row counts the job that died.
+    // (Its counters arrive with its next beat.)
+    let workers;
+    for (const until = Date.now() + 15000; Date.now() < until; await page.waitForTimeout(250)) {
+      workers = await workersOf(page);
+      if (Object.entries(workers).some(([owner, w]) => owner.startsWith('work-') && w.dead === 1)) break;
+    }
+    assert.ok(Object.entries(workers).some(([owner, w]) => owner.startsWith('work-') && w.dead === 1), JSON.stringify(workers));
+    // Its page: its own address, brought into view, the failed attempt with the command's
+    // standard error and its date.
     await page.getByRole('link', { name: 'boom' }).click();
     await page.waitForSelector('#job[data-job="boom"]');
+    assert.equal(new URL(page.url()).hash, '#job=boom');
+    await page.waitForFunction(() => {
+      const box = document.getElementById('job').getBoundingClientRect();
+      return box.top >= 0 && box.top < window.innerHeight;
+    }, null, { timeout: 5000 });
+    const failedAt = await page.locator('#job-failures tbody tr td').nth(1).textContent();
+    assert.ok(failedAt.includes(day), failedAt);
     const failures = await page.locator('#job-failures tbody tr').evaluateAll((rows) =>
       rows.map((r) => [r.children[0].textContent, r.children[2].textContent.trim()]));
     assert.deepEqual(failures, [['1', 'broken']]);
@@ -92,6 +113,8 @@ test('the dashboard follows a live queue in Chromium, and a dead job revived fro
     mkdirSync(dir, { recursive: true });
     writeFileSync(fixed, '');
     await page.locator('#jobs tbody tr', { hasText: 'boom' }).getByRole('button', { name: 'revive' }).click();
+    // The job's page follows without a reload: no longer dead.
+    await page.waitForFunction(() => document.getElementById('job').dataset.state !== 'dead', null, { timeout: 5000 });
     // The revive is in the next counts at once; then the worker takes the job again and completes it.
     await page.waitForFunction(() => {
       const all = [...document.querySelectorAll('#stats tr')].find((r) => r.children[0].textContent === 'all');
@@ -108,6 +131,81 @@ test('the dashboard follows a live queue in Chromium, and a dead job revived fro
     assert.equal(state.fence, 2, 'completed by a second claim');
     const done = await listed(page, 'done');
     assert.ok(done.some((j) => j.id === 'boom' && j.fence === 2), JSON.stringify(done));
+    // Back: the job's page closes and the address names no job.
+    await page.locator('#job-back').click();
+    await page.waitForFunction(() => document.getElementById('job').hidden);
+    assert.ok(!new URL(page.url()).hash.startsWith('#job='), page.url());
+    assert.deepEqual(errors, []);
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await browser.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('what a job carries never widens the page or poses as another; long lists say they are cut; spans read as spans', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'leasefence-dashboard-values-'));
+  const db = path.join(dir, 'queue.db');
+  const children = [];
+  const browser = await launchBrowser();
+  try {
+    const now = Date.now() / 1000;
+    const longId = `long-${'x'.repeat(10_000)}`;
+    const posing = 'invoice\u202Efdp.exe';
+    const big = 'r'.repeat(5_000_000);
+    const leased = Array.from({ length: 510 }, (_, i) => `held-${String(i).padStart(3, '0')}`);
+    const lines = [
+      ...[longId, posing, 'big', 'a-soon', ...leased].map((job) => ({ op: 'enqueue', job })),
+      { op: 'claim', job: 'big', owner: 'w', now, ttl: 60 },
+      { op: 'complete', job: 'big', owner: 'w', fence: 1, now, result: big },
+      { op: 'claim', job: 'a-soon', owner: 'holder', now, ttl: 1192.5 },
+      ...leased.map((job) => ({ op: 'claim', job, owner: 'holder', now, ttl: 7380 })),
+    ];
+    const out = execFileSync(cli, ['--db', db, 'batch'], { input: lines.map((l) => JSON.stringify(l)).join('\n'), maxBuffer: 1 << 26 });
+    assert.ok(!out.toString().includes('"error"'), out.toString().slice(0, 500));
+    const ui = await startUi(db);
+    children.push(ui.child);
+    const { page, errors } = await openPage(browser, ui.url);
+    const wide = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    await page.waitForSelector('#jobs tbody tr');
+    await page.waitForSelector('#lanes .lane');
+
+    // The 10 kB id is cut in its cell; the page is no wider than the window.
+    await listed(page, 'queued');
+    assert.ok(await wide() <= 0, `the page is ${await wide()} px wider than the window`);
+    const longCell = await page.locator('#jobs tbody tr', { hasText: 'long-xxx' }).locator('td').first().textContent();
+    assert.ok(longCell.length < 300 && longCell.includes('more characters'), longCell.slice(0, 300));
+    // The right-to-left override is shown, not obeyed.
+    const posingRow = await page.locator('#jobs tbody tr', { hasText: 'invoice' }).locator('td').first().textContent();
+    assert.ok(posingRow.includes('invoice\\u{202E}fdp.exe'), posingRow);
+    // More leases than the lanes draw: the page says so.
+    await page.waitForFunction(() => /511/.test(document.getElementById('lanes-cut').textContent), null, { timeout: 10000 });
+    const cut = await page.locator('#lanes-cut').textContent();
+    assert.ok(await page.locator('#lanes-cut').isVisible() && cut.includes('500'), cut);
+    // Spans of time read as spans: 19 min 52 s, 2 h 3 min, never "1192.5 s".
+    const lanes = await page.locator('#lanes').textContent();
+    assert.ok(/19 min \d+ s left/.test(lanes), lanes.slice(0, 300));
+    assert.ok(/2 h [23] min left/.test(lanes), lanes.slice(0, 300));
+    assert.ok(!/\d{2,}\.\d s/.test(lanes), lanes.slice(0, 300));
+    await listed(page, 'leased');
+    const left = await page.locator('#jobs tbody').textContent();
+    assert.ok(/2 h [23] min/.test(left) && !/\d{2,}\.\d s/.test(left), left.slice(0, 300));
+
+    // The 5 MB result: its page opens by its address, shows a part, and the whole on request.
+    await page.goto(`${new URL(page.url()).origin}/#job=big`);
+    await page.waitForSelector('#job[data-job="big"]');
+    assert.ok(await wide() <= 0, `the job's page is ${await wide()} px wider than the window`);
+    const shown = await page.locator('#job-fields samp').last().textContent();
+    assert.ok(shown.length <= 2000, `${shown.length} characters drawn at once`);
+    await page.getByRole('button', { name: /Show all 5000000 characters/ }).click();
+    assert.equal((await page.locator('#job-fields samp').last().textContent()).length, 5_000_000);
+    assert.ok(await wide() <= 0, 'the whole result widened the page');
+
+    // A phone's width: still no wider than the window.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${new URL(page.url()).origin}/`);
+    await page.waitForSelector('#jobs tbody tr');
+    assert.ok(await wide() <= 0, `at 390 px the page is ${await wide()} px wider than the window`);
     assert.deepEqual(errors, []);
   } finally {
     for (const child of children) child.kill('SIGTERM');

@@ -5,6 +5,7 @@ import { LANGUAGES, languageTag, pickLanguage, t as text } from '../app/model/i1
 import { byId, h, replace, translatePage } from '../app/view/dom.js';
 import { followLeases } from './model/lanes.js';
 import { renderChart, renderCounts } from './view/counts-view.js';
+import { duration } from './model/shown.js';
 import { renderJob, renderJobs } from './view/jobs-view.js';
 import { renderLanes } from './view/lanes-view.js';
 import { renderSchedules, renderWorkers } from './view/registry-view.js';
@@ -19,6 +20,12 @@ const LANES_EVERY_MS = 250;
 let lang = 'en';
 const t = (key, ...args) => text(lang, key, ...args);
 const time = (seconds) => new Date(seconds * 1000).toLocaleTimeString(languageTag(lang));
+// A moment that may be days old (a failure, a slot): with its date.
+const date = (seconds) => new Date(seconds * 1000).toLocaleString(languageTag(lang));
+// A span of time in words (`19 min 52 s`), in the page's language.
+const span = (seconds) => duration(seconds, (unit, n) => t(`dash.unit.${unit}`, n));
+/** The leases asked for at once: the lanes say so when there are more. */
+const LEASES_SHOWN = 500;
 let lanes = [];
 // The server's clock, as last read, and when: the lanes count down between polls from it.
 let clock = { now: 0, at: performance.now() };
@@ -44,25 +51,30 @@ async function counts() {
   last.history = (await api('/api/history')).samples;
   drawCounts();
   last.schedules = await api('/api/schedules');
-  renderSchedules(byId('schedules').querySelector('tbody'), last.schedules, { t, time });
+  renderSchedules(byId('schedules').querySelector('tbody'), last.schedules, { t, time: date });
+  if (shownJob) await report(shownJob, false);
 }
 
 function drawCounts() {
-  if (last.stats) byId('asof').textContent = renderCounts(byId('stats'), last.stats, { t, time });
+  if (last.stats) byId('asof').textContent = renderCounts(byId('stats'), last.stats, { t, time, span });
   renderChart(byId('chart'), byId('legend'), last.history, { t });
 }
 
 async function leasesAndWorkers() {
-  const page = await api('/api/jobs?state=leased&limit=500');
+  const page = await api(`/api/jobs?state=leased&limit=${LEASES_SHOWN}`);
   clock = { now: page.now, at: performance.now() };
+  // More leases than one page: say how many are not drawn, rather than drop them silently.
+  const cut = byId('lanes-cut');
+  cut.hidden = page.next === null;
+  if (page.next !== null) cut.textContent = t('dash.lanes.cut', page.jobs.length, last.stats?.all.leased ?? `${LEASES_SHOWN}+`);
   lanes = followLeases(lanes, page.jobs.map(({ id, owner, fence, until }) => ({ id, owner, fence, until })), page.now);
   drawLanes();
   last.workers = await api('/api/workers');
-  renderWorkers(byId('workers').querySelector('tbody'), last.workers, { t });
+  renderWorkers(byId('workers').querySelector('tbody'), last.workers, { t, span });
 }
 
 function drawLanes() {
-  renderLanes(byId('lanes'), lanes, serverNow(), { t });
+  renderLanes(byId('lanes'), lanes, serverNow(), { t, span });
 }
 
 async function jobs(more) {
@@ -73,8 +85,9 @@ async function jobs(more) {
   const page = await api(`/api/jobs?${params}`);
   renderJobs(byId('jobs').querySelector('tbody'), page, !more, {
     t,
+    span,
+    date,
     readOnly: READ_ONLY,
-    onOpen: (id) => report(id).catch((e) => show(e.message)),
     onRevive: (id) =>
       api('/api/revive', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ job: id }) })
         .then(refresh, (e) => show(e.message)),
@@ -86,10 +99,36 @@ async function jobs(more) {
   byId('jobs').dataset.shown = state || 'any';
 }
 
-async function report(id) {
+/** Draws job `id`'s page, and brings it into view when it was just opened. */
+async function report(id, bringIntoView) {
   const answer = await api(`/api/job/${encodeURIComponent(id)}`);
+  if (shownJob !== id && !bringIntoView) return; // another job was opened meanwhile
   shownJob = id;
-  renderJob(byId('job'), answer, { t, time });
+  renderJob(byId('job'), answer, { t, span, date });
+  if (bringIntoView) byId('job').scrollIntoView({ block: 'start' });
+}
+
+/** The job the address names (`#job=ID`), or null. */
+function jobInAddress() {
+  const match = /^#job=(.*)$/.exec(location.hash);
+  if (!match) return null;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return null;
+  }
+}
+
+/** Opens the job the address names, or closes the job's page when it names none. */
+function followAddress() {
+  const id = jobInAddress();
+  if (id === null) {
+    shownJob = null;
+    byId('job').hidden = true;
+    return;
+  }
+  shownJob = id;
+  report(id, true).catch((e) => show(e.message));
 }
 
 function refresh() {
@@ -104,10 +143,10 @@ function setLanguage(code) {
   byId('lang').value = lang;
   drawCounts();
   drawLanes();
-  if (last.workers) renderWorkers(byId('workers').querySelector('tbody'), last.workers, { t });
-  if (last.schedules) renderSchedules(byId('schedules').querySelector('tbody'), last.schedules, { t, time });
+  if (last.workers) renderWorkers(byId('workers').querySelector('tbody'), last.workers, { t, span });
+  if (last.schedules) renderSchedules(byId('schedules').querySelector('tbody'), last.schedules, { t, time: date });
   jobs(false).catch((e) => show(e.message));
-  if (shownJob) report(shownJob).catch((e) => show(e.message));
+  if (shownJob) report(shownJob, false).catch((e) => show(e.message));
 }
 
 function start() {
@@ -131,6 +170,8 @@ function start() {
   setLanguage(pickLanguage({ query, saved, browser: navigator.languages ?? [navigator.language] }));
   byId('state').addEventListener('change', () => jobs(false).catch((e) => show(e.message)));
   byId('more').addEventListener('click', () => jobs(true).catch((e) => show(e.message)));
+  window.addEventListener('hashchange', followAddress);
+  followAddress();
   refresh();
   setInterval(() => leasesAndWorkers().catch((e) => show(e.message)), LEASES_EVERY_MS);
   // The counts and the chart, and the jobs unless more pages were asked for (the list then stays

@@ -96,11 +96,22 @@ pub(crate) fn history(sampler: &Sampler) -> Answer {
     (200, json!({"samples": samples}))
 }
 
-fn summary(job: &JobSummary) -> Value {
+/// A job of a page; a dead one also with its last failure (`last_failure: {at, error}`, read by
+/// `inspect`: a page holds at most `MAX_LIMIT` jobs, and only dead ones pay for it), so that the
+/// list says why each died and when.
+fn summary(store: &dyn Leases, job: &JobSummary) -> Value {
     let s = &job.state;
-    json!({"id": s.id, "state": job.status.as_str(), "queue": job.queue,
+    let mut row = json!({"id": s.id, "state": job.status.as_str(), "queue": job.queue,
            "priority": job.priority, "owner": s.owner, "until": s.until,
-           "fence": s.fence, "failures": job.failures})
+           "fence": s.fence, "failures": job.failures});
+    if job.status == JobStatus::Dead {
+        if let Ok(Some(inspection)) = store.inspect(&s.id) {
+            if let Some(last) = inspection.failures.last() {
+                row["last_failure"] = json!({"at": last.at, "error": last.error});
+            }
+        }
+    }
+    row
 }
 
 /// `GET /api/jobs?state=&queue=&after=&limit=`: one page of jobs, read through an index by the
@@ -146,7 +157,7 @@ pub(crate) fn jobs(store: &dyn Leases, now: f64, query: &[(String, String)]) -> 
     }
     match store.list_jobs(&listing, now) {
         Ok(page) => {
-            let jobs: Vec<Value> = page.jobs.iter().map(summary).collect();
+            let jobs: Vec<Value> = page.jobs.iter().map(|job| summary(store, job)).collect();
             (200, json!({"now": now, "jobs": jobs, "next": page.next}))
         }
         Err(err) => storage(err),

@@ -1,20 +1,21 @@
 // The counts by queue and state (GET /api/stats), and the chart of the last minutes
 // (GET /api/history). Drawing only, from what they are given.
 import { h, replace } from '../../app/view/dom.js';
+import { codeText } from './text-view.js';
 
 export const STATES = ['queued', 'scheduled', 'leased', 'done', 'dead'];
 
 /** The counts table: a row per queue, then `all`. */
-export function renderCounts(table, stats, { t, time }) {
+export function renderCounts(table, stats, { t, time, span }) {
   const head = h('tr', {}, h('th', { text: t('dash.queue') }), STATES.map((s) => h('th', { text: t(`dash.state.${s}`), attrs: { 'data-state': s } })),
     h('th', { text: t('dash.oldest') }));
   // The oldest waiting job's age per queue (absent: none waits); `all` shows the longest.
   const waiting = stats.oldest_waiting ?? {};
   const ages = Object.values(waiting);
-  const age = (seconds) => (seconds === undefined ? '' : t('dash.job.seconds', seconds.toFixed(1)));
+  const age = (seconds) => (seconds === undefined ? '' : span(seconds));
   const rows = [...Object.entries(stats.queues).map(([queue, counts]) => [queue, counts, waiting[queue]]),
     [t('dash.all'), stats.all, ages.length ? Math.max(...ages) : undefined]].map(([queue, counts, oldest], i, all) =>
-    h('tr', {}, h('td', {}, i === all.length - 1 ? queue : h('code', { text: queue })), STATES.map((s) => h('td', { text: String(counts[s]) })),
+    h('tr', {}, h('td', {}, i === all.length - 1 ? queue : codeText(queue, { t })), STATES.map((s) => h('td', { text: String(counts[s]) })),
       h('td', { text: age(oldest), attrs: { 'data-oldest': oldest ?? '' } })));
   replace(table, head, rows);
   return t('dash.asof', time(stats.now));

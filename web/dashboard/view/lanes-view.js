@@ -3,11 +3,10 @@
 // ended. Drawing only.
 import { h, replace } from '../../app/view/dom.js';
 import { laneLook } from '../model/lanes.js';
-
-const seconds = (s) => Math.max(0, s).toFixed(1);
+import { codeText } from './text-view.js';
 
 /** Draws `lanes` at `now` (the page's estimate of the server's clock). */
-export function renderLanes(container, lanes, now, { t }) {
+export function renderLanes(container, lanes, now, { t, span }) {
   if (lanes.length === 0) {
     replace(container, h('p', { text: t('dash.lanes.none') }));
     return;
@@ -17,15 +16,15 @@ export function renderLanes(container, lanes, now, { t }) {
     const length = Math.max(1e-9, lane.until - lane.since);
     const left = lane.until - now;
     const words = {
-      live: () => t('dash.lane.live', seconds(left), lane.renewals),
-      expired: () => t('dash.lane.expired', seconds(now - (lane.endedAt ?? lane.until))),
+      live: () => t('dash.lane.live', span(left), lane.renewals),
+      expired: () => t('dash.lane.expired', span(now - (lane.endedAt ?? lane.until))),
       taken: () => t('dash.lane.taken', lane.by, lane.byFence),
       ended: () => t('dash.lane.ended'),
     }[look]();
     const width = look === 'live' ? Math.min(100, (left / length) * 100) : 100;
     return h('div', { class: `lane ${look}`, attrs: { 'data-job': lane.job, 'data-fence': lane.fence, 'data-look': look } },
       // Job ids and owners are data: drawn as code, never translated.
-      h('div', { class: 'lane-label' }, h('code', { text: lane.job }), ' · ', h('code', { text: lane.owner }), ` · ${t('dash.lane.fence', lane.fence)}`),
+      h('div', { class: 'lane-label' }, codeText(lane.job, { t }), ' · ', codeText(lane.owner, { t }), ` · ${t('dash.lane.fence', lane.fence)}`),
       h('div', { class: 'lane-track' },
         h('div', { class: 'lane-bar', style: { width: `${width.toFixed(1)}%` } }),
         h('span', { class: 'lane-text', text: words })));

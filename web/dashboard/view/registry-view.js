@@ -2,25 +2,26 @@
 // the stale writes the store refused among them. And the recurring jobs (GET /api/schedules).
 // Drawing only.
 import { h, replace } from '../../app/view/dom.js';
+import { codeText } from './text-view.js';
 
-export function renderWorkers(tbody, answer, { t }) {
+export function renderWorkers(tbody, answer, { t, span }) {
   if (answer.workers.length === 0) {
-    replace(tbody, h('tr', {}, h('td', { text: t('dash.workers.none'), attrs: { colspan: 11 } })));
+    replace(tbody, h('tr', {}, h('td', { text: t('dash.workers.none'), attrs: { colspan: 12 } })));
     return;
   }
   replace(tbody, answer.workers.map((w) => {
     const status = w.alive ? 'alive' : w.stopped !== null ? 'stopped' : 'gone';
     // Owners, hosts and job ids are data: drawn as code, never translated.
-    const holds = w.holding.flatMap((l, i) => [i > 0 ? ', ' : null, h('code', { text: l.job }),
-      t('dash.worker.hold', l.fence, (l.until - answer.now).toFixed(1))]);
+    const holds = w.holding.flatMap((l, i) => [i > 0 ? ', ' : null, codeText(l.job, { t }),
+      t('dash.worker.hold', l.fence, span(l.until - answer.now))]);
     const c = w.counters;
     const refused = c.stale_writes_refused > 0 ? ' refused' : '';
     return h('tr', { class: `${status}${refused}`, attrs: { 'data-owner': w.owner, 'data-status': status } },
-      h('td', {}, h('code', { text: w.owner })), h('td', {}, h('code', { text: w.host })), h('td', { text: String(w.pid) }),
+      h('td', {}, codeText(w.owner, { t })), h('td', {}, codeText(w.host, { t })), h('td', { text: String(w.pid) }),
       h('td', { text: t(`dash.worker.${status}`) }),
-      h('td', { text: t('dash.worker.ago', Math.max(0, answer.now - w.last_seen).toFixed(1)) }),
+      h('td', { text: t('dash.worker.ago', span(answer.now - w.last_seen)) }),
       h('td', {}, holds),
-      [c.claimed, c.completed, c.failed, c.leases_lost].map((n) => h('td', { text: String(n) })),
+      [c.claimed, c.completed, c.failed, c.dead, c.leases_lost].map((n) => h('td', { text: String(n) })),
       h('td', { class: 'refused', text: String(c.stale_writes_refused) }));
   }));
 }
