@@ -43,7 +43,11 @@ test('the tarball: one file, no install scripts, the entry points, the wasm and 
   for (const member of ['package/index.cjs', 'package/index.mjs', 'package/index.d.ts', 'package/claim-worker.cjs', 'package/heartbeat-thread.cjs', 'package/wasm/leasefence.js', 'package/wasm/leasefence_bg.wasm', 'package/README.md', 'package/LICENSE-MIT', 'package/LICENSE-APACHE']) {
     assert.ok(files.includes(member), `${member} missing from the tarball: ${files.join(', ')}`);
   }
-  assert.ok(!files.some((f) => f.endsWith('.node') || f.includes('binding.gyp')), 'a native addon in the tarball');
+  // The native engine ships built, in the one tarball, for the platform the package was built on:
+  // nothing is compiled or downloaded at install (no binding.gyp, no install script above).
+  assert.ok(!files.some((f) => f.includes('binding.gyp')), 'a node-gyp build in the tarball');
+  const addons = files.filter((f) => f.endsWith('.node'));
+  assert.deepEqual(addons, ['package/prebuilds/linux-x64-gnu/leasefence.node'], 'the native addons shipped');
   // Every path the manifest points at is in the tarball.
   const targets = [manifest.main, manifest.types, ...Object.values(manifest.exports['.']), manifest.exports['./package.json']];
   for (const t of targets) assert.ok(files.includes(path.posix.join('package', t)), `${t} is referenced but not shipped`);
@@ -100,6 +104,16 @@ test('npm install --offline of the tarball into an empty project, then require a
   );
   assert.equal(cjs.status, 0, cjs.stderr);
   assert.deepEqual(JSON.parse(cjs.stdout), [true, 1, true, { id: 'job', owner: 'me', until: 30, fence: 1, result: 'from cjs', done: true }]);
+
+  // The installed package's native engine loads from its own prebuilds/ folder.
+  const native = spawnSync(
+    process.execPath,
+    ['-e', `require('leasefence').LeaseStore.open(${JSON.stringify(path.join(project, 'native.db'))}).then((s) => {
+       console.log(JSON.stringify([s.engine, s.enqueue('job')])); s.close(); })`],
+    { cwd: project, encoding: 'utf8', env: { ...process.env, LEASEFENCE_PKG: '', LEASEFENCE_ENGINE: 'native' } },
+  );
+  assert.equal(native.status, 0, native.stderr);
+  assert.deepEqual(JSON.parse(native.stdout), ['native', true]);
 
   // Without `pg` installed, a PostgreSQL URL is refused with what to install.
   const noPg = spawnSync(
