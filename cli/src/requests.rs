@@ -34,15 +34,18 @@ pub(crate) fn run() -> i32 {
         LockingArg::Posix => Locking::Posix,
         LockingArg::Dotfile => Locking::Dotfile,
     };
-    let options = OpenOptions::new()
-        .busy_timeout(Duration::from_millis(cli.busy_timeout))
-        .locking(locking);
-    // A command that only reads never creates a database: a mistyped --db is an error.
-    if reads_only(&cli.command) {
+    // A command that only reads never creates a database: a mistyped --db is an error. The
+    // check words it for the CLI; create(false) keeps a file deleted since from being made.
+    let reads_only = reads_only(&cli.command);
+    if reads_only {
         if let Some(status) = refuse_missing_file(&db) {
             return status;
         }
     }
+    let options = OpenOptions::new()
+        .busy_timeout(Duration::from_millis(cli.busy_timeout))
+        .locking(locking)
+        .create(!reads_only);
     // The backend opens lazily: building it touches nothing, so `unlock` can sit beside
     // the other commands.
     let mut backend = TargetBackend::new(db.clone(), options.clone());

@@ -99,6 +99,8 @@ fn read_only_commands_never_create_a_database() {
         &["inspect", "job"],
         &["workers"],
         &["schedules"],
+        &["queue-stats"],
+        &["oldest-waiting"],
         &["ui", "--read-only", "--listen", "127.0.0.1:0"],
     ] {
         let mut full = vec!["--db", db_arg];
@@ -107,6 +109,10 @@ fn read_only_commands_never_create_a_database() {
         assert_eq!(out.status.code(), Some(3), "{args:?}: {out:?}");
         let text = all_output(&out);
         assert!(text.contains("does not exist"), "{args:?}: {text}");
+        assert!(
+            text.contains(db_arg),
+            "{args:?} did not name the path: {text}"
+        );
         assert!(text.contains("init"), "{args:?}: {text}");
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert!(left.is_empty(), "{args:?} created {left:?}");

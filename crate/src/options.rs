@@ -37,6 +37,9 @@ pub struct OpenOptions {
     pub(crate) journal: Journal,
     pub(crate) locking: Locking,
     pub(crate) write_gate: bool,
+    /// Whether a missing file is created (native files only; see [`OpenOptions::create`]).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(crate) create: bool,
 }
 
 /// How processes sharing the file exclude each other.
@@ -84,6 +87,7 @@ impl Default for OpenOptions {
             journal: Journal::Wal,
             locking: Locking::Posix,
             write_gate: true,
+            create: true,
         }
     }
 }
@@ -153,6 +157,28 @@ impl OpenOptions {
     /// ```
     pub fn write_gate(mut self, on: bool) -> Self {
         self.write_gate = on;
+        self
+    }
+
+    /// Whether [`open`](OpenOptions::open) creates a file that does not exist (on by default).
+    /// Off, a missing file is an [`Error::Open`](crate::Error::Open) naming the path and nothing
+    /// is made, not even in a race with its deletion (SQLite is asked to open, never to create):
+    /// a reader with a mistyped path gets an error, not a new empty database. The CLI's commands
+    /// that only read open this way. A PostgreSQL target ignores it.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("mistyped.db");
+    /// let err = leasefence::OpenOptions::new().create(false).open(&path).unwrap_err();
+    /// assert!(err.to_string().contains("does not exist"), "{err}");
+    /// assert!(!path.exists());
+    /// // An existing database opens as usual.
+    /// leasefence::OpenOptions::new().open(&path)?;
+    /// leasefence::OpenOptions::new().create(false).open(&path)?;
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn create(mut self, create: bool) -> Self {
+        self.create = create;
         self
     }
 }

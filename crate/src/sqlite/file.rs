@@ -54,11 +54,24 @@ impl OpenOptions {
                 )));
             }
         }
+        let missing = matches!(
+            std::fs::metadata(path),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound
+        );
+        if !self.create && missing {
+            return Err(open_err(
+                "the file does not exist, and these options create none (create(false)); check \
+                 the path, or create the database first (`leasefence --db PATH init`)"
+                    .into(),
+            ));
+        }
         refuse_foreign_header(path, &label)?;
-        // No URI parsing: a path is a path, never `file:...?mode=` options.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // No URI parsing: a path is a path, never `file:...?mode=` options. Without CREATE, a
+        // file deleted since the check above is an error too, never a new one.
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if self.create {
+            flags |= OpenFlags::SQLITE_OPEN_CREATE;
+        }
         let open = |locking: Locking| {
             let conn = match locking {
                 Locking::Posix => Connection::open_with_flags(path, flags),
