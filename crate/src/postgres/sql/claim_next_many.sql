@@ -3,18 +3,28 @@
 -- $5 until, $6 how many. claim_next is this statement with $6 = 1.
 --
 -- The first claimable jobs of those queues in the contract's order (priority, then until, then
--- insertion) that no other transaction is writing, locked (the MATERIALIZED list is computed
--- once, so each is locked once) and claimed in one statement. The outer WHERE repeats the
--- conditions, as claim_next's does; the rows are updated by key (= ANY of the list), so that
--- the plan looks each one up whatever the planner guesses of the list's length. Answers in
--- claim order, each with its payload and its insertion number (the order in which a claimer
--- may wait for rows).
+-- insertion) that no other transaction is writing, locked and claimed in one statement. The
+-- shape keeps the plan from depending on the planner's guesses (docs/decisions/
+-- postgres-claim-statement.md): the candidates are put in the claim order once (`ordered`, a
+-- MATERIALIZED list, read back in that order), then each job is looked up by its key and tried
+-- for its lock in a correlated subquery, one candidate at a time, until $6 are locked (no ORDER
+-- BY above the lock, so no candidate after the last one taken is locked or even read). A join of
+-- the candidates with `jobs` instead let the planner scan `jobs` once per candidate list on a
+-- table whose statistics lagged (a claim cost O(jobs): 50 claims/s on 100,000 jobs). The lock's
+-- subquery repeats the conditions (rechecked on the newest version of the row once locked), and
+-- so does the UPDATE, which looks the rows up by key (= ANY of the list). Answers in claim
+-- order, each with its payload and its insertion number (the order in which a claimer may wait
+-- for rows).
 ,
+ordered AS MATERIALIZED (
+    SELECT id, priority, until, seq FROM candidates ORDER BY priority DESC, until, seq),
 picked AS MATERIALIZED (
-    SELECT j.id, c.priority, c.until AS at, c.seq FROM candidates c JOIN jobs j ON j.id = c.id
-    WHERE j.done = 0 AND j.until <= $1 AND j.fence < 9223372036854775807
-    ORDER BY c.priority DESC, c.until, c.seq LIMIT $6
-    FOR NO KEY UPDATE OF j SKIP LOCKED),
+    SELECT c.id, c.priority, c.until AS at, c.seq FROM ordered c
+    WHERE c.id = (SELECT j.id FROM jobs j
+                  WHERE j.id = c.id AND j.done = 0 AND j.until <= $1
+                    AND j.fence < 9223372036854775807
+                  FOR NO KEY UPDATE SKIP LOCKED)
+    LIMIT $6),
 claimed AS (
     UPDATE jobs SET owner = $4, until = $5, fence = fence + 1
     WHERE id = ANY (ARRAY(SELECT id FROM picked))
