@@ -29,6 +29,11 @@ pub(crate) fn candidates_per_bucket(n: usize) -> i64 {
     n as i64 + 32
 }
 
+/// How many candidates of each (queue, priority) `claim_next` considers when every one of its
+/// usual window ([`candidates_per_bucket`]) was locked by other claimers: enough to pass over a
+/// claim in flight on each of a few hundred connections before it waits for one.
+pub(crate) const WIDE_CANDIDATES: i64 = 512;
+
 /// The lease in a row of `SELECT owner, until, fence, done FROM jobs ...`.
 pub(crate) fn lease_row(operation: &'static str, row: &Row) -> Result<LeaseRow> {
     Ok(LeaseRow {
@@ -275,6 +280,24 @@ pub(crate) async fn claim_next(
         let Some(head) = wire.run(OP, Sql::PeekNext, peek).await?.first() else {
             return Ok(None);
         };
+        // Many claimers at once can hold every candidate of the usual window: look further
+        // before waiting for one.
+        let params = vec![
+            now.into(),
+            queues.clone(),
+            WIDE_CANDIDATES.into(),
+            owner.into(),
+            until.into(),
+            1_i64.into(),
+        ];
+        if let Some(row) = wire.run(OP, Sql::ClaimNextMany, params).await?.first() {
+            return Ok(Some(ClaimedJob {
+                job: row.text(OP, 0)?,
+                owner: owner.into(),
+                fence: row.int(OP, 1)?,
+                payload: row.opt_text(OP, 2)?,
+            }));
+        }
         let head = head.text(OP, 0)?;
         // Its writer usually claimed it; then look again.
         let params = vec![head.as_str().into(), owner.into(), until.into(), now.into()];

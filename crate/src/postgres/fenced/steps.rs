@@ -129,6 +129,10 @@ pub(super) fn enqueue_in_session(
     ))
 }
 
+/// The server's default plan choice, for this transaction only: what the caller's statements
+/// are planned with.
+const CALLERS_PLANS: &str = "SET LOCAL plan_cache_mode TO DEFAULT";
+
 /// Begins the transaction on `session` and takes the first reading of the library's tables.
 fn begin(session: &mut Session) -> Result<PgSteps<'_, '_>> {
     let Session {
@@ -139,6 +143,9 @@ fn begin(session: &mut Session) -> Result<PgSteps<'_, '_>> {
         ..
     } = session;
     let mut tx = client.transaction().map_err(pg("fenced"))?;
+    // The store's sessions force generic plans for its own statements (wire.rs,
+    // SESSION_SETTINGS); the caller's statements are planned as the server would plan them.
+    tx.batch_execute(CALLERS_PLANS).map_err(pg("fenced"))?;
     let before = fingerprint(&mut tx, &stmts.fingerprint, &[])?;
     Ok(PgSteps {
         tx,
