@@ -47,11 +47,13 @@
 //! Reasons come out in the same priority order as on SQLite (`not_found`, `done`, `held`,
 //! `stale_fence`, `not_owner`, `expired`).
 //!
-//! `claim_next` picks its row in a subquery with `FOR NO KEY UPDATE OF jobs SKIP LOCKED`, so
-//! workers never queue behind a row another worker is claiming: each takes the next free one.
-//! When every claimable row is momentarily locked by others, it waits for the first one with a
-//! plain `claim` of it (one row lock at a time, so waiting claimers cannot deadlock) instead of
-//! answering "nothing claimable", so `None` means there was no claimable job.
+//! `claim_next` tries its candidates in claim order, each job's row by key in a subquery with
+//! `FOR NO KEY UPDATE SKIP LOCKED`, so workers never queue behind a row another worker is
+//! claiming: each takes the next free one (why the statement has this shape, and why the
+//! sessions keep generic plans: docs/decisions/postgres-claim-statement.md). When every candidate
+//! is momentarily locked by others, it looks further once, then waits for the first claimable
+//! job with a plain `claim` of it (one row lock at a time, so waiting claimers cannot deadlock)
+//! instead of answering "nothing claimable", so `None` means there was no claimable job.
 //!
 //! The batch operations (section 10, `many.rs`) are each one transaction,
 //! one statement over the whole list where they can be (`unnest(...) WITH ORDINALITY`).

@@ -632,6 +632,10 @@ pub(crate) enum Control {
     /// A read-only transaction on one snapshot (`REPEATABLE READ`), for the reads that must
     /// describe one moment.
     BeginSnapshot,
+    /// In a fenced write's transaction, before the caller's statements: the server's default
+    /// plan choice back for this transaction, where the store's session forces generic plans
+    /// for its own statements ([`SESSION_SETTINGS`]).
+    CallersPlans,
     Commit,
     Rollback,
 }
@@ -641,6 +645,7 @@ impl Control {
         match self {
             Control::Begin => "BEGIN",
             Control::BeginSnapshot => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            Control::CallersPlans => "SET LOCAL plan_cache_mode TO DEFAULT",
             Control::Commit => "COMMIT",
             Control::Rollback => "ROLLBACK",
         }

@@ -18,6 +18,7 @@ use crate::postgres::native_wire::ClientWire;
 use crate::postgres::native_wire::Statements;
 use crate::postgres::session::Session;
 use crate::postgres::store::lease_of;
+use crate::postgres::wire::Control;
 use crate::rules::fenced::{Finish, Statement};
 use crate::rules::fenced_tx::{self, FencedSteps};
 use crate::rules::LeaseRow;
@@ -129,10 +130,6 @@ pub(super) fn enqueue_in_session(
     ))
 }
 
-/// The server's default plan choice, for this transaction only: what the caller's statements
-/// are planned with.
-const CALLERS_PLANS: &str = "SET LOCAL plan_cache_mode TO DEFAULT";
-
 /// Begins the transaction on `session` and takes the first reading of the library's tables.
 fn begin(session: &mut Session) -> Result<PgSteps<'_, '_>> {
     let Session {
@@ -145,7 +142,8 @@ fn begin(session: &mut Session) -> Result<PgSteps<'_, '_>> {
     let mut tx = client.transaction().map_err(pg("fenced"))?;
     // The store's sessions force generic plans for its own statements (wire.rs,
     // SESSION_SETTINGS); the caller's statements are planned as the server would plan them.
-    tx.batch_execute(CALLERS_PLANS).map_err(pg("fenced"))?;
+    tx.batch_execute(Control::CallersPlans.sql())
+        .map_err(pg("fenced"))?;
     let before = fingerprint(&mut tx, &stmts.fingerprint, &[])?;
     Ok(PgSteps {
         tx,

@@ -372,6 +372,7 @@ impl NodePgStore {
             let own = wire.prepared_names();
             wire.control(operation, Control::Begin).await?;
             let result = async {
+                wire.control(operation, Control::CallersPlans).await?;
                 let before = wire.run(operation, Sql::Fingerprint, vec![]).await?;
                 let steps = NodeSteps {
                     wire: &mut *wire,
