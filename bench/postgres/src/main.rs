@@ -454,6 +454,10 @@ fn main() {
     }
 }
 
+/// The line of `--out` from which on the file is written by hand (the profile of issue 39): a
+/// new run replaces what is above it and keeps the rest.
+const KEPT_BY_HAND: &str = "<!-- Written by hand from here on: the bench keeps it. -->";
+
 /// Plain TCP, the figures' baseline (the test server offers TLS, which `prefer` would take).
 const PLAIN: &str = "sslmode=disable";
 /// The "PostgreSQL, TLS" row: encrypted, as a fleet across machines would connect (the
@@ -713,6 +717,13 @@ fn run() -> Result<()> {
     }
     if let Some(parent) = opts.out.parent() {
         std::fs::create_dir_all(parent)?;
+    }
+    // The profile and notes written by hand after the generated tables stay as they are.
+    if let Ok(previous) = std::fs::read_to_string(&opts.out) {
+        if let Some(at) = previous.find(KEPT_BY_HAND) {
+            md.push('\n');
+            md.push_str(&previous[at..]);
+        }
     }
     std::fs::write(&opts.out, md)?;
     eprintln!("wrote {}", opts.out.display());
