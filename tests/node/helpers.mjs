@@ -218,3 +218,118 @@ export class NativeBatch {
     return this.exited;
   }
 }
+
+let engineName;
+/**
+ * The engine the package runs in this process: `native` (the Node-API addon) or `wasm`, as
+ * `store.engine` reports it (LEASEFENCE_ENGINE, or the package's default where it is unset).
+ */
+export function engine() {
+  if (engineName === undefined) {
+    // Asked of a child with this process's environment: open() answers a Promise, and a test
+    // file's skip options are decided before any test runs.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'leasefence-engine-'));
+    try {
+      const script = 'require(process.argv[1]).LeaseStore.open(process.argv[2]).then((s) => { console.log(s.engine); s.close(); })';
+      const run = spawnSync(process.execPath, ['-e', script, PKG, path.join(dir, 'probe.db')], { encoding: 'utf8' });
+      assert.equal(run.status, 0, `the package did not open a store: ${run.stderr}`);
+      engineName = run.stdout.trim();
+      assert.ok(['native', 'wasm'].includes(engineName), `store.engine said ${JSON.stringify(run.stdout)}`);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return engineName;
+}
+
+/**
+ * A test's `skip` option for what only one engine does: false on `only`, else the reason, which
+ * the report shows (e.g. the wasm engine's dot-file locks, the native engine's WAL sharing).
+ */
+export function onlyOn(only, why) {
+  return engine() === only ? false : `the ${only} engine only (this run: ${engine()}): ${why}`;
+}
+
+/**
+ * Holds `db`'s write lock from another process until `release()` is awaited, the way each engine's
+ * rivals hold it: on the native engine a Python sqlite3 connection in BEGIN IMMEDIATE (POSIX
+ * locks, as every native process takes them); on the wasm engine an empty `<db>.lock` directory
+ * (how a unix-dotfile holder holds a file the wasm engine shares).
+ */
+export async function holdWriteLock(db) {
+  if (engine() === 'wasm') {
+    const lock = `${db}.lock`;
+    fs.mkdirSync(lock);
+    return { release: async () => fs.rmdirSync(lock) };
+  }
+  const holder = spawn('python3', ['-c', [
+    'import sqlite3, sys',
+    'c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)',
+    'c.execute("BEGIN IMMEDIATE")',
+    'print("held", flush=True)',
+    'sys.stdin.readline()',
+    'c.execute("COMMIT")',
+  ].join('\n'), db], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => holder.on('exit', resolve));
+  await new Promise((resolve, reject) => {
+    holder.stdout.once('data', resolve);
+    holder.once('exit', (code) => reject(new Error(`the lock holder for ${db} exited (${code}) before it held the lock`)));
+  });
+  return {
+    async release() {
+      holder.stdin.end('\n');
+      const code = await exited;
+      assert.equal(code, 0, `the lock holder for ${db} failed`);
+    },
+  };
+}
+
+/** Whether strace runs here (the native engine's syncs are counted with it). */
+export const hasStrace = !spawnSync('strace', ['-V']).error;
+
+/**
+ * Counts this process's syncs on either engine: `syncs()` answers the count so far. The wasm
+ * engine counts its own VFS syncs; on the native engine SQLite's syncs are system calls in C, so
+ * strace is attached to this process (every thread, libuv's pool included) and the fsync and
+ * fdatasync calls it logs are counted (its log is line-buffered: a sync is in it before the call
+ * that made it returns). `stop()` detaches it. Needs strace on the native engine.
+ */
+export async function syncCounter() {
+  if (engine() === 'wasm') {
+    const wasm = loadWasm();
+    return { syncs: () => JSON.parse(wasm.vfsStats()).syncs, stop: async () => {} };
+  }
+  assert.ok(hasStrace, 'strace is needed to count the native engine\'s syncs (apt-get install strace)');
+  const log = path.join(tempDir('leasefence-syncs-'), 'syncs.log');
+  const tracer = spawn('strace', ['-f', '-qq', '-e', 'trace=fsync,fdatasync', '-o', log, '-p', String(process.pid)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  tracer.stderr.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => tracer.on('exit', resolve));
+  const traced = () => fs.readdirSync('/proc/self/task').every((task) => {
+    try {
+      return /TracerPid:\s+[1-9]/.test(fs.readFileSync(`/proc/self/task/${task}/status`, 'utf8'));
+    } catch {
+      return true; // the thread ended meanwhile
+    }
+  });
+  const started = Date.now();
+  while (!traced()) {
+    assert.ok(tracer.exitCode === null && Date.now() - started < 10_000, `strace could not attach to this process: ${stderr}`);
+    await sleep(5);
+  }
+  const syncs = () => {
+    if (!fs.existsSync(log)) return 0;
+    // A call interrupted by another thread's is logged as "fsync(5 <unfinished ...>" and later
+    // "<... fsync resumed>": count each call once, by its first line.
+    return fs.readFileSync(log, 'utf8').split('\n').filter((line) => /\b(fsync|fdatasync)\(/.test(line)).length;
+  };
+  return {
+    syncs,
+    async stop() {
+      if (tracer.exitCode === null) tracer.kill('SIGINT');
+      await exited;
+    },
+  };
+}

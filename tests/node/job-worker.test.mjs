@@ -5,9 +5,10 @@
 // LEASEFENCE_LOST_ROUNDS sets the number of paused-worker rounds (default 20).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { HERE, PKG, loadPackage, tempDir, spawnTracked, killLiveChildren, jsonLines, runNode, sleep, withTimeout } from './helpers.mjs';
+import { HERE, PKG, loadPackage, tempDir, spawnTracked, killLiveChildren, jsonLines, runNode, sleep, withTimeout, holdWriteLock, engine } from './helpers.mjs';
 
 const { LeaseStore, JobWorker, LeaseLostError, fixedBackoff, exponentialBackoff, fencedResult } = loadPackage();
 const CHILD = path.join(HERE, 'job-worker-child.mjs');
@@ -126,6 +127,24 @@ test('a handler that blocks the event loop past the ttl loses the lease: signall
   store.close();
 });
 
+/**
+ * SIGSTOPs `child` at a moment it holds no write lock. A process stopped inside a write (its
+ * heartbeat's renew, say) holds SQLite's write lock, and nobody can write past it, on any engine;
+ * this test is about a worker paused between writes. Natively that is checked from another
+ * process (a write transaction that may not wait); the wasm engine's child is stopped as it is.
+ */
+async function pauseBetweenWrites(child, db) {
+  for (let tries = 0; ; tries++) {
+    child.kill('SIGSTOP');
+    if (engine() !== 'native') return;
+    const probe = spawnSync('python3', ['-c', 'import sqlite3, sys\nc = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)\nc.execute("BEGIN IMMEDIATE")\nc.execute("ROLLBACK")', db]);
+    if (probe.status === 0) return;
+    assert.ok(tries < 50, `the child held the write lock at each of 50 stops: ${probe.stderr}`);
+    child.kill('SIGCONT');
+    await sleep(3);
+  }
+}
+
 test('a paused worker process loses its lease to another process; after SIGCONT it is signalled and its result discarded, every round', async () => {
   const rounds = Number(process.env.LEASEFENCE_LOST_ROUNDS ?? 20);
   const { db, store } = await freshStore();
@@ -160,7 +179,7 @@ test('a paused worker process loses its lease to another process; after SIGCONT 
     const job = `round-${round}`;
     store.enqueue(job);
     const started = await next((l) => l.started === job, `the child did not take ${job}`);
-    child.kill('SIGSTOP');
+    await pauseBetweenWrites(child, db);
     const leaseEnd = started.at + ttl;
     await sleep(Math.max(0, (leaseEnd - now()) * 1000) + 30);
     // The second worker, in this process, claims over the paused one with a higher fence.
@@ -203,25 +222,24 @@ test('a busy database: renews are retried within the lease (the handler keeps it
   const ttl = 1.2;
   const errors = [];
   const worker = new JobWorker(store, { owner: 'w', ttl, idle: 0.05, onError: (error, context) => errors.push({ op: context.op, message: error.message }) });
-  // An empty <db>.lock directory is how a native unix-dotfile holder holds the file: everybody waits.
-  const lock = `${db}.lock`;
+  // Another process holds the write lock (holdWriteLock: each engine's kind of rival).
   const outcomes = {};
   const stats = await worker.run(
     async (job, { signal, attempt }) => {
       if (attempt > 1) return 'a later attempt';
       if (job === 'through-busy') {
-        fs.mkdirSync(lock);
+        const lock = await holdWriteLock(db);
         await sleep(ttl * 0.45 * 1000); // past the first renew (at ttl/3), well within the lease
-        fs.rmdirSync(lock);
+        await lock.release();
         await sleep(ttl * 0.7 * 1000);
         outcomes[job] = { aborted: signal.aborted };
         return 'made it';
       }
-      fs.mkdirSync(lock);
+      const lock = await holdWriteLock(db);
       const held = performance.now();
       await new Promise((resolve) => signal.addEventListener('abort', resolve));
       outcomes[job] = { aborted: true, reason: signal.reason.reason, afterLockMs: performance.now() - held, at: now() };
-      fs.rmdirSync(lock);
+      await lock.release();
       return 'too late';
     },
     { untilEmpty: true },
