@@ -473,7 +473,7 @@ test("heartbeat: 'loop' and 'thread' keep a lease by one rule: the same retry de
     const retries = { 'busy-then-free': [], 'busy-to-the-end': [] };
     const lost = {};
     let thiefFence = null; // asserted after the run (a throw in the handler would be discarded)
-    const lock = `${db}.lock`;
+    let lock = null; // another process holding the write lock (holdWriteLock)
     const worker = new JobWorker(store, {
       owner: heartbeat,
       ttl,
@@ -487,16 +487,16 @@ test("heartbeat: 'loop' and 'thread' keep a lease by one rule: the same retry de
       async (job, { signal, attempt }) => {
         if (attempt > 1) return 'a later attempt';
         if (job === 'busy-then-free') {
-          fs.mkdirSync(lock); // an empty <db>.lock directory: a native dot-file holder, everybody waits
+          const held = await holdWriteLock(db);
           await sleep(1300); // the first renew at 800 ms, retried 20, 40, 80, 160 ms later, then 320 (the core's rule)
-          fs.rmdirSync(lock);
+          await held.release();
           await sleep(900); // a renew gets through
           return 'made it';
         }
         if (job === 'stolen') thiefFence = thief.claim(job, 'thief', now() + ttl + 1, ttl);
-        else fs.mkdirSync(lock);
+        else lock = await holdWriteLock(db);
         await withTimeout(new Promise((resolve) => signal.addEventListener('abort', resolve)), 10_000, `${heartbeat}: ${job} was never signalled`);
-        if (job !== 'stolen') fs.rmdirSync(lock);
+        if (job !== 'stolen') await lock.release();
         // Which check sees an expired lease first (the watchdog or a late retry) is timing; a
         // refusal's message is not.
         lost[job] = { code: signal.reason.code, reason: signal.reason.reason.code };
