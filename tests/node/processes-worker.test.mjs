@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { loadPackage, ROOT, tempDir } from './helpers.mjs';
+import { holdWriteLock, loadPackage, ROOT, tempDir } from './helpers.mjs';
 
 const { LeaseStore } = loadPackage();
 const script = path.join(ROOT, 'bench/node/processes-worker.mjs');
@@ -68,12 +68,11 @@ test('a busy file is retried and counted, and the jobs still end done', async ()
   const db = await seeded(jobs);
   const w = worker(db, 'w0', ['--busy-timeout-ms', '20']);
   assert.equal(await w.ready, 'ready');
-  // The lock as a holder in another process leaves it while it writes: nobody gets in meanwhile.
-  const lock = `${db}.lock`;
-  fs.mkdirSync(lock);
+  // Another process holds the write lock (each engine's kind of holder): nobody gets in meanwhile.
+  const lock = await holdWriteLock(db);
   w.go();
   await new Promise((resolve) => setTimeout(resolve, 400));
-  fs.rmdirSync(lock);
+  await lock.release();
   const answer = await w.answer;
   assert.equal(await w.exited, 0);
   assert.ok(answer.errors >= 2, `busy errors counted: ${answer.errors}`);
