@@ -37,6 +37,11 @@ impl NativeGuard {
                     "must be a finite number of milliseconds >= 0",
                 ));
             }
+            // A FIFO would block SQLite for ever, a device fail only at the first commit: refused
+            // by name, as the lease store and the library's guard refuse them.
+            if let Ok(meta) = std::fs::metadata(&path) {
+                crate::sqlite::refuse_non_file(&meta, &path)?;
+            }
             let conn = Connection::open(&path).map_err(Error::storage("guard"))?;
             conn.busy_timeout(Duration::from_secs_f64(busy_timeout_ms / 1000.0))
                 .map_err(Error::storage("guard"))?;
