@@ -14,8 +14,10 @@ import readline from 'node:readline';
 import test, { after } from 'node:test';
 
 import {
-  HERE, PKG, assertIntegrity, fileHash, jsonLines, killLiveChildren, loadPackage, loadWasm, nativeCli, runNode, spawnTracked, tempDir, withTimeout,
+  HERE, PKG, assertIntegrity, fileHash, jsonLines, killLiveChildren, loadPackage, loadWasm, nativeCli, onlyOn, runNode, spawnTracked, tempDir, withTimeout,
 } from './helpers.mjs';
+
+const WASM_ONLY = onlyOn('wasm', "`exclusive` is the wasm engine's mode (one process owning a WAL file); the native engine shares WAL files without it and refuses the option (native-engine.test.mjs)");
 
 after(killLiveChildren);
 
@@ -49,7 +51,7 @@ async function syncsPerCommit(db, options, commits = 40) {
   }
 }
 
-test('exclusive: about one sync per commit, fewer than the default mode, and every commit durable', async () => {
+test('exclusive: about one sync per commit, fewer than the default mode, and every commit durable', { skip: WASM_ONLY }, async () => {
   const dir = tempDir();
   const usual = await syncsPerCommit(path.join(dir, 'default.db'), {});
   const exclusive = await syncsPerCommit(path.join(dir, 'exclusive.db'), { exclusive: true });
@@ -67,7 +69,7 @@ test('exclusive: about one sync per commit, fewer than the default mode, and eve
   assert.equal(info.application_id, 0x4c464e44, 'still marked as shared with Node');
 });
 
-test('while the owner has it open: the file is in WAL mode and a second store in this process is refused at once', async () => {
+test('while the owner has it open: the file is in WAL mode and a second store in this process is refused at once', { skip: WASM_ONLY }, async () => {
   const db = path.join(tempDir(), 'q.db');
   const owner = await LeaseStore.open(db, { exclusive: true });
   try {
@@ -98,7 +100,7 @@ test('while the owner has it open: the file is in WAL mode and a second store in
   }
 });
 
-test('option checks: exclusive must be a boolean; claimMany and heartbeat: thread are refused on an exclusive store', async () => {
+test('option checks: exclusive must be a boolean; claimMany and heartbeat: thread are refused on an exclusive store', { skip: WASM_ONLY }, async () => {
   const db = path.join(tempDir(), 'q.db');
   await assert.rejects(LeaseStore.open(db, { exclusive: 'yes' }), (e) => e.code === 'invalid_argument' && /exclusive/.test(e.message));
   const store = await LeaseStore.open(db, { exclusive: true });
@@ -153,7 +155,7 @@ function checkAcks(rows, acks, what) {
   for (const [n, count] of batches) assert.equal(count, 3, `${what}: batch ${n} half applied (${count} of 3 jobs)`);
 }
 
-test('another process, Node or native, is refused at once with the reason while the owner lives, and nothing changes', async () => {
+test('another process, Node or native, is refused at once with the reason while the owner lives, and nothing changes', { skip: WASM_ONLY }, async () => {
   const db = path.join(tempDir(), 'q.db');
   const owner = startOwner(db, 5);
   await owner.reached;
@@ -185,7 +187,7 @@ test('another process, Node or native, is refused at once with the reason while 
 });
 
 for (const next of ['non-exclusive Node', 'exclusive Node', 'native CLI']) {
-  test(`owner SIGKILLed mid-run: the ${next} opener recovers its WAL, with every acknowledged job and no batch half applied`, async () => {
+  test(`owner SIGKILLed mid-run: the ${next} opener recovers its WAL, with every acknowledged job and no batch half applied`, { skip: WASM_ONLY }, async () => {
     const db = path.join(tempDir(), 'q.db');
     const owner = startOwner(db, 30);
     await owner.reached;

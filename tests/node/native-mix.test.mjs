@@ -10,7 +10,9 @@ import path from 'node:path';
 import readline from 'node:readline';
 import test, { after } from 'node:test';
 
-import { HERE, NativeBatch, PKG, assertIntegrity, fileHash, jsonLines, loadPackage, nativeCli, runNode, sleep, tempDir, killLiveChildren, spawnTracked } from './helpers.mjs';
+import { HERE, NativeBatch, PKG, assertIntegrity, fileHash, jsonLines, loadPackage, nativeCli, runNode, sleep, tempDir, killLiveChildren, spawnTracked, onlyOn } from './helpers.mjs';
+
+const WASM_ONLY = onlyOn('wasm', "the wasm engine's way of sharing a file with native processes (dot-file locks, a rollback journal); the native engine shares the library's WAL file as it is (native-engine.test.mjs)");
 
 after(killLiveChildren);
 import { POOL, checkRun, seedPool } from './stress-lib.mjs';
@@ -119,7 +121,7 @@ async function driveNative(batch, id, ops, seed) {
   return out;
 }
 
-test('Node processes and native batch processes share one Node-created file', { timeout: 150_000 }, async () => {
+test('Node processes and native batch processes share one Node-created file', { skip: WASM_ONLY, timeout: 150_000 }, async () => {
   const db = path.join(dir, 'mixed.db');
   await seedPool(db);
   assert.equal(assertIntegrity(db).application_id, 0x4c464e44, 'Node marks the files it creates');
@@ -172,7 +174,7 @@ test('Node processes and native batch processes share one Node-created file', { 
   assert.equal(fs.existsSync(`${db}-wal`), false);
 });
 
-test('the two kinds exclude each other: a native batch waits for a stopped Node holder, Node waits for a native lock directory', { timeout: 60_000 }, async () => {
+test('the two kinds exclude each other: a native batch waits for a stopped Node holder, Node waits for a native lock directory', { skip: WASM_ONLY, timeout: 60_000 }, async () => {
   const db = path.join(dir, 'exclude.db');
   const seed = await LeaseStore.open(db);
   for (let i = 0; i < 20; i++) seed.enqueue(`e${i}`);
@@ -284,7 +286,7 @@ async function nativeHolder(db, round) {
 
 const ROUNDS = Number(process.env.DOTLOCK_ROUNDS ?? 4);
 
-test('a native process killed while it holds the lock is broken by the next opener, Node or native, without unlock', { timeout: 300_000 }, async () => {
+test('a native process killed while it holds the lock is broken by the next opener, Node or native, without unlock', { skip: WASM_ONLY, timeout: 300_000 }, async () => {
   const db = path.join(dir, 'native-killed.db');
   const seed = await LeaseStore.open(db);
   seed.enqueue('job');
@@ -322,7 +324,7 @@ test('a native process killed while it holds the lock is broken by the next open
   assertIntegrity(db);
 });
 
-test('a Node process killed while it holds the lock is broken by the next native opener', { timeout: 60_000 }, async () => {
+test('a Node process killed while it holds the lock is broken by the next native opener', { skip: WASM_ONLY, timeout: 60_000 }, async () => {
   const db = path.join(dir, 'node-killed.db');
   const seed = await LeaseStore.open(db);
   for (let i = 0; i < 20; i++) seed.enqueue(`k${i}`);
@@ -360,7 +362,7 @@ test('a Node process killed while it holds the lock is broken by the next native
   assertIntegrity(db);
 });
 
-test('a native WAL file is refused by LeaseStore.open with storage and a WAL message, and left unchanged', async () => {
+test('a native WAL file is refused by LeaseStore.open with storage and a WAL message, and left unchanged', { skip: WASM_ONLY }, async () => {
   const sub = fs.mkdtempSync(path.join(dir, 'wal-'));
   const db = path.join(sub, 'native.db');
   const made = spawnSync(CLI, ['--db', db, 'enqueue', 'x'], { encoding: 'utf8' });
@@ -391,6 +393,7 @@ test('a native WAL file is refused by LeaseStore.open with storage and a WAL mes
 test(
   'a native process opening a Node-shared file never rolls back a live Node transaction',
   {
+    skip: WASM_ONLY,
     timeout: 60_000,
   },
   async () => {

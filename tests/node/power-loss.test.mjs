@@ -9,14 +9,16 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { HERE, PKG, loadPackage, tempDir, assertIntegrity, killLiveChildren, withTimeout } from './helpers.mjs';
+import { HERE, PKG, loadPackage, tempDir, assertIntegrity, killLiveChildren, withTimeout, onlyOn } from './helpers.mjs';
+
+const WASM_ONLY = onlyOn('wasm', "the wasm engine's rollback journal, fs-level power loss and <db>.lock records; the native engine's WAL is crash-tested in native-faults.test.mjs and power-loss-tested by the library's own harness (crate/tests/faults.rs)");
 
 const { LeaseStore } = loadPackage();
 after(killLiveChildren);
 
 const hasStrace = !spawnSync('strace', ['-V']).error;
 
-test('every answer comes after the syncs that make its commit durable (strace)', { skip: hasStrace ? false : 'strace is not installed' }, () => {
+test('every answer comes after the syncs that make its commit durable (strace)', { skip: WASM_ONLY || (hasStrace ? false : 'strace is not installed') }, () => {
   const dir = tempDir();
   const db = path.join(dir, 'order.db');
   const script = `
@@ -91,7 +93,7 @@ function runUntilPowerLoss(db, cut, rounds, mode = 'single', exclusive = false) 
 
 // The default mode, and the exclusive mode (WAL, one process owns the file: exclusive.test.mjs).
 for (const exclusive of [false, true]) {
-  test(`${exclusive ? 'exclusive: ' : ''}a simulated power loss at any sync loses no acknowledged claim or completion`, async () => {
+  test(`${exclusive ? 'exclusive: ' : ''}a simulated power loss at any sync loses no acknowledged claim or completion`, { skip: WASM_ONLY }, async () => {
     const rounds = 4;
     // A run without a cut tells how many sync calls there are to cut at.
     const whole = runUntilPowerLoss(path.join(tempDir(), 'count.db'), 0, rounds, 'single', exclusive);
@@ -145,7 +147,7 @@ for (const exclusive of [false, true]) {
 }
 
 /** A file with one claimable job, made by a store that has since closed. */
-test('a power loss in the middle of a group: acknowledged answers kept, and each group wholly applied or not at all', async () => {
+test('a power loss in the middle of a group: acknowledged answers kept, and each group wholly applied or not at all', { skip: WASM_ONLY }, async () => {
   const rounds = 4;
   const whole = runUntilPowerLoss(path.join(tempDir(), 'count-grouped.db'), 0, rounds, 'grouped');
   assert.equal(whole.cutHappened, false);
@@ -215,7 +217,7 @@ for (const [what, content] of [
   ['a torn record (cut inside its nonce line)', 'leasefence-dotlock v1\npid=1\nstart=-\nhost=x\nthread=0\nnonce=1-00'],
   ['a record written under another boot (its pid is alive now)', RECORD(process.pid, '00000000-0000-0000-0000-000000000000')],
 ]) {
-  test(`${what} left by a power loss is recovered by the next opener, without unlock`, async () => {
+  test(`${what} left by a power loss is recovered by the next opener, without unlock`, { skip: WASM_ONLY }, async () => {
     const db = await fileWithJob();
     fs.writeFileSync(`${db}.lock`, content);
     assert.equal(await claimsWithin(db, 5_000), 1);
@@ -224,7 +226,7 @@ for (const [what, content] of [
   });
 }
 
-test('a lock file or a native lock directory last changed before this boot is recovered', async () => {
+test('a lock file or a native lock directory last changed before this boot is recovered', { skip: WASM_ONLY }, async () => {
   for (const make of [
     (lock) => fs.writeFileSync(lock, RECORD(process.pid, null)), // an earlier version's record, no boot id
     (lock) => fs.mkdirSync(lock), // native SQLite's unix-dotfile lock
@@ -238,7 +240,7 @@ test('a lock file or a native lock directory last changed before this boot is re
   }
 });
 
-test('a live lock is never broken: this boot\'s record of a live process, a native directory made since the boot', async () => {
+test('a live lock is never broken: this boot\'s record of a live process, a native directory made since the boot', { skip: WASM_ONLY }, async () => {
   const bootId = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
   for (const make of [
     (lock) => fs.writeFileSync(lock, RECORD(process.pid, bootId)),
