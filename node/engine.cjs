@@ -8,8 +8,10 @@
 //   wasm    the crate compiled to wasm (wasm/leasefence.js): its own file format (rollback journal,
 //           dot-file locks), for platforms without an addon.
 //
-// LEASEFENCE_ENGINE=wasm or =native asks for one (native fails loudly where the addon cannot
-// load); unset, the package runs the wasm engine for now. Both engines answer the same calls:
+// Unset, the package runs the native engine wherever its addon loads, and falls back to the wasm
+// engine elsewhere (a platform without a prebuilt addon), saying so once with a process warning
+// (code LEASEFENCE_WASM_FALLBACK). LEASEFENCE_ENGINE=native or =wasm asks for one: native fails
+// loudly where the addon cannot load, wasm is the fallback on purpose (tests run both). Both engines answer the same calls:
 // the stores' `call(op, args)`, `callGroup(calls)`, the fenced callback's three calls, `close()`,
 // and the guard's `write`, so node/ holds no engine-specific code beyond this file.
 const path = require('node:path');
@@ -137,11 +139,16 @@ function chooseEngine() {
   if (asked !== undefined && asked !== '' && !ENGINES.includes(asked)) {
     throw invalidArgument(`LEASEFENCE_ENGINE=${asked}: use one of ${ENGINES.join(', ')} (or leave it unset)`);
   }
+  if (asked === 'wasm') return wasmEngine();
+  const { addon, reason } = loadAddon();
+  if (addon) return nativeEngine(addon);
   if (asked === 'native') {
-    const { addon, reason } = loadAddon();
-    if (!addon) throw invalidArgument(`LEASEFENCE_ENGINE=native: the native addon does not load here (${reason}); unset it to run the wasm engine`);
-    return nativeEngine(addon);
+    throw invalidArgument(`LEASEFENCE_ENGINE=native: the native addon does not load here (${reason}); unset it to run the wasm engine`);
   }
+  process.emitWarning(
+    `leasefence: the native engine does not load here (${reason}), so this process runs the wasm engine: its files use a rollback journal and dot-file locks, and a WAL file made by native leasefence is refused. Set LEASEFENCE_ENGINE=wasm to choose it without this warning.`,
+    { code: 'LEASEFENCE_WASM_FALLBACK' },
+  );
   return wasmEngine();
 }
 

@@ -264,8 +264,10 @@ export interface OpenOptions {
 /** How `LeaseStore.open` opens its file: {@link OpenOptions} and `exclusive`. */
 export interface LeaseStoreOpenOptions extends OpenOptions {
   /**
-   * Own the file alone until `close()` (default false): WAL mode with one sync per commit instead
-   * of four, every commit still durable before its call returns. While the store is open, every
+   * The wasm engine only (the native engine, the default, shares WAL files between processes with
+   * one sync per commit and refuses this option). Own the file alone until `close()` (default
+   * false): WAL mode with one sync per commit instead of four, every commit still durable before
+   * its call returns. While the store is open, every
    * other opener (another process, Node or the native CLI, exclusive or not) is refused with a
    * `storage` error that says so, and `claimMany` and `heartbeat: 'thread'` (which open
    * connections of their own) throw `invalid_argument`. `close()` puts the file back in its
@@ -317,7 +319,9 @@ export declare class LeaseStore {
   /**
    * Which engine runs this store (one per process): `'native'`, the Node-API addon (the library's
    * own SQLite, WAL, POSIX locks: shares the file with native processes), or `'wasm'` (its own
-   * file format: rollback journal and dot-file locks). `LEASEFENCE_ENGINE=native|wasm` chooses.
+   * file format: rollback journal and dot-file locks), the fallback where the addon does not load
+   * (a process warning, code `LEASEFENCE_WASM_FALLBACK`, says so). `LEASEFENCE_ENGINE=native|wasm`
+   * chooses.
    */
   readonly engine: 'native' | 'wasm';
   /**

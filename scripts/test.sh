@@ -57,7 +57,13 @@ bounded 10 python3 tests/interop/run_vectors.py
 step "node package: build, then vectors, arguments, threads, stress, crash, native mix, tarball, typings (tsc)"
 bash scripts/package.sh
 command -v strace >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace >/dev/null; }
+# Twice: on the native engine (the default: the addon in the package) and on the wasm engine (the
+# fallback where no addon loads). A test of what only one engine does says so and is skipped on the
+# other (onlyOn in tests/node/helpers.mjs).
+step "node package on the native engine (the Node-API addon)"
 bounded 25 "${NODE_TEST[@]}" tests/node/
+step "node package on the wasm engine (the fallback)"
+bounded 25 env LEASEFENCE_ENGINE=wasm "${NODE_TEST[@]}" tests/node/
 
 step "browser: the crate on OPFS in a dedicated worker (wasm-bindgen-test), vectors and playground in Chromium"
 bash scripts/setup-browser.sh

@@ -6,6 +6,7 @@
 // is chosen once per process.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import test, { after } from 'node:test';
@@ -186,4 +187,47 @@ test('a Promise call waits for another process\'s write lock off the event loop'
   assert.ok(answer.lagMs < 500, `the event loop stood still for ${answer.lagMs} ms`);
   console.log(`waited ${Math.round(waited)} ms for the lock; the longest event-loop gap meanwhile: ${answer.lagMs.toFixed(1)} ms`);
   await node.end();
+});
+
+/** Opens a store in a child Node process with `env` (LEASEFENCE_ENGINE removed unless given) and package `pkg`. */
+function engineOfChild(pkg, env) {
+  const childEnv = { ...process.env, ...env };
+  if (!('LEASEFENCE_ENGINE' in env)) delete childEnv.LEASEFENCE_ENGINE;
+  const db = path.join(dir, `engine-${Math.random().toString(36).slice(2)}.db`);
+  const script = `require(process.argv[1]).LeaseStore.open(process.argv[2])
+    .then((s) => { console.log(JSON.stringify({ engine: s.engine })); s.close(); },
+          (e) => { console.log(JSON.stringify({ code: e.code, message: e.message })); })`;
+  const run = spawnSync(process.execPath, ['-e', script, pkg, db], { encoding: 'utf8', env: childEnv });
+  assert.equal(run.status, 0, run.stderr);
+  return { ...JSON.parse(run.stdout), stderr: run.stderr };
+}
+
+test('the package runs the native engine by default, and falls back to the wasm one, saying so, where the addon does not load', () => {
+  assert.deepEqual(engineOfChild(PKG, {}), { engine: 'native', stderr: '' });
+  assert.deepEqual(engineOfChild(PKG, { LEASEFENCE_ENGINE: 'wasm' }), { engine: 'wasm', stderr: '' });
+  // The same package without its prebuilds/ folder: a platform with no addon.
+  const bare = path.join(dir, 'package-without-addon');
+  fs.cpSync(PKG, bare, { recursive: true, filter: (from) => !from.includes(`${path.sep}prebuilds`) });
+  const fallback = engineOfChild(bare, {});
+  assert.equal(fallback.engine, 'wasm');
+  assert.match(fallback.stderr, /LEASEFENCE_WASM_FALLBACK/);
+  assert.match(fallback.stderr, /the native engine does not load here .*leasefence\.node/);
+  assert.deepEqual(engineOfChild(bare, { LEASEFENCE_ENGINE: 'wasm' }), { engine: 'wasm', stderr: '' });
+  const asked = engineOfChild(bare, { LEASEFENCE_ENGINE: 'native' });
+  assert.equal(asked.code, 'invalid_argument', JSON.stringify(asked));
+  assert.match(asked.message, /LEASEFENCE_ENGINE=native: the native addon does not load here/);
+  const wrong = engineOfChild(PKG, { LEASEFENCE_ENGINE: 'turbo' });
+  assert.equal(wrong.code, 'invalid_argument');
+  assert.match(wrong.message, /use one of native, wasm/);
+});
+
+test('the native engine refuses the wasm engine\'s `exclusive` option, naming it, and makes no file', () => {
+  const db = path.join(dir, 'exclusive.db');
+  const script = `require(process.argv[1]).LeaseStore.open(process.argv[2], { exclusive: true })
+    .then(() => console.log('opened'), (e) => console.log(JSON.stringify({ code: e.code, message: e.message })))`;
+  const run = spawnSync(process.execPath, ['-e', script, PKG, db], { encoding: 'utf8', env: { ...process.env, LEASEFENCE_ENGINE: 'native' } });
+  const answer = JSON.parse(run.stdout);
+  assert.equal(answer.code, 'invalid_argument');
+  assert.match(answer.message, /`exclusive` is the wasm engine's mode/);
+  assert.equal(fs.existsSync(db), false, 'a refused open made the file');
 });
