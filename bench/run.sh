@@ -22,6 +22,7 @@
 #   BENCH_THROUGHPUT_NO_PG=1  the throughput section without its PostgreSQL drains
 #   BENCH_WAKING_IDLE_SECS=60, BENCH_WAKING_ENQUEUES=50  the waking section: how long 8 idle
 #                          workers are watched for CPU, and how many enqueues wake them
+#   BENCH_NODE_LOOP_JOBS=1000  jobs per drain of the node section's W = 1 loop (bench/node/loop.mjs)
 #   BENCH_SKIP_BUILD=1     measure the builds already in web/pkg and target/npm/leasefence
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -121,8 +122,12 @@ if wants scale; then
   "$bin" scale --dir "$tmp" --repeats "$repeats" --ops 100 --sizes 1000,100000,1000000 >>"$results"
 fi
 if wants node; then
-  step "4. node: the npm package vs better-sqlite3 with the same SQL (journal DELETE, synchronous EXTRA)"
-  node bench/node/bench.mjs --dir "$tmp" --repeats "$repeats" --cycles 150 --blocks 15 >>"$results"
+  step "4. node: the npm package's W = 1 loop on its native and wasm engines vs the Rust library's; the wasm engine vs better-sqlite3 with the same SQL (journal DELETE, synchronous EXTRA)"
+  # Its own table (docs/bench/node-native.md, or target/bench/report/ for a partial run).
+  loop_out=docs/bench/node-native.md
+  if [ -n "${BENCH_ONLY:-}" ]; then mkdir -p "$out/report"; loop_out="$out/report/node-native.md"; fi
+  node bench/node/loop.mjs --dir "$tmp" --repeats "$repeats" --jobs "${BENCH_NODE_LOOP_JOBS:-1000}" --bin "$bin" --out "$loop_out" >>"$results"
+  LEASEFENCE_ENGINE=wasm node bench/node/bench.mjs --dir "$tmp" --repeats "$repeats" --cycles 150 --blocks 15 >>"$results"
 fi
 if wants browser; then
   step "5. browser: leasefence on OPFS vs the official sqlite-wasm on opfs-sahpool (headless Chromium)"

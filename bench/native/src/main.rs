@@ -8,6 +8,7 @@
 //! ```text
 //! leasefence-bench native     --dir D [--repeats 5] [--cycles 400] [--seed-cycles 150]
 //!                             [--python python3] [--seed-bench bench/python/seed_bench.py]
+//! leasefence-bench loop       --db FILE [--jobs 1000]   (one drain: claim_next + complete; bench/node/loop.mjs)
 //! leasefence-bench contention --dir D [--repeats 5] [--cycles 400] [--threads 1,2,4,8,16,64]
 //! leasefence-bench processes --dir D [--repeats 3] [--jobs 600] [--workers 1,8,64,256]
 //!                             [--cases blocking,sleeping]
@@ -60,6 +61,7 @@ fn main() {
         "scale" => scale(&opts),
         "profile" => profile(&opts),
         "waking" => waking::waking(&opts),
+        "loop" => claim_next_loop(&opts),
         _ => fail(
             "usage: leasefence-bench native|contention|processes|throughput|scale|profile|waking --dir DIR [--repeats N] ...",
         ),
@@ -226,6 +228,28 @@ fn progress(section: &str, repeat: usize, repeats: usize, text: String) {
 }
 
 // ------------------------------------------------------------------------------------------
+/// One drain of `--jobs` fresh jobs on `--db` by one worker, claim_next + complete per job, the
+/// library's defaults (the W = 1 loop the npm package's native engine is measured against, one
+/// process each, on the same disk): prints `{"jobs": N, "secs": S}`.
+fn claim_next_loop(opts: &Opts) -> Result<()> {
+    let db = PathBuf::from(opts.0.get("db").ok_or("--db is required")?);
+    let jobs = opts.num("jobs", 1000)?;
+    let store = store_with_jobs(&db, jobs)?;
+    let start = Instant::now();
+    while let Some(claimed) = store.claim_next("worker", NOW, TTL)? {
+        if !store
+            .complete(&claimed.lease(), NOW + 1.0, Some("ok"))?
+            .is_granted()
+        {
+            return Err("loop: complete refused".into());
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    check_done(&store, jobs)?;
+    println!("{}", json!({"jobs": jobs, "secs": secs}));
+    Ok(())
+}
+
 // 1. Native: claim-then-complete cycles against the floor and the Python seed.
 
 fn floor_cycles(path: &Path, cycles: usize) -> Result<Duration> {
