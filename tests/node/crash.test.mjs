@@ -18,7 +18,7 @@ import test, { after } from 'node:test';
 
 import { HERE, PKG, assertIntegrity, fileHash, hotJournal, jsonLines, loadPackage, loadWasm, runNode, sleep, tempDir, withTimeout, killLiveChildren, spawnTracked, onlyOn } from './helpers.mjs';
 
-const WASM_ONLY = onlyOn('wasm', "the wasm engine's lock files and VFS counters; the native engine's crash tests are native-faults.test.mjs (WAL recovery, POSIX locks die with their process)");
+const WASM_ONLY = onlyOn('wasm', "the wasm engine's lock files and VFS counters; the native engine's crash tests are native-crash.test.mjs (WAL recovery, POSIX locks die with their process)");
 
 after(killLiveChildren);
 
