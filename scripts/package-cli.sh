@@ -15,5 +15,11 @@ rm -f "$assets/dashboard/README.md"
 cp web/app/view/dom.js "$assets/app/view/"
 cp -R web/app/model/i18n.js web/app/model/messages "$assets/app/model/"
 cp web/app/icon.svg "$assets/app/"
+# cargo package verifies the CLI against the just-packaged library through a local registry in
+# target/package, and unpacks it under CARGO_HOME's registry/src keyed by that registry's path and
+# the crate's version, never again once there: a second checkout at the same path (a CI clone made
+# again) would build the CLI against the library as an earlier run packaged it. Remove those
+# unpacked copies of our own crates first (no published crate of these names is a dependency).
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/leasefence-[0-9]* "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/leasefence-cli-[0-9]*
 # --allow-dirty: a local run may have uncommitted edits; CI's clone is clean either way.
 cargo package --quiet --allow-dirty -p leasefence -p leasefence-cli "$@"
