@@ -430,6 +430,14 @@ export declare class LeaseStore {
    */
   oldestWaiting(now: number): QueueWaiting[];
   /**
+   * Deletes jobs that finished (completed, or dead unless `keepDead`) before `before`, Unix
+   * seconds, with their payloads and failures, at most `limit` of them (null: all), 1,000 per
+   * transaction so workers go on meanwhile. Open and unfinished jobs are never touched. Answers
+   * how many it deleted. The store's fence floor rises to the highest fence deleted, so an id
+   * enqueued again starts above every fence it had.
+   */
+  prune(before: number, keepDead?: boolean | null, limit?: number | null): number;
+  /**
    * The worker registry: records `owner`'s beat (alive until `now + ttl`, gone at once when
    * `worker.stopping`) and renews `leases` to `now + ttl`, in one transaction: one `{value,
    * reason}` per lease, as renewMany answers. A JobWorker sends it with its renewals, so being
@@ -474,6 +482,7 @@ export declare class LeaseStore {
     listJobs(now: number, status?: JobStatus | null, queue?: string | null, after?: string | null, limit?: number | null): Answer<JobPage>;
     queueStats(now: number): Answer<QueueCounts[]>;
     oldestWaiting(now: number): Answer<QueueWaiting[]>;
+    prune(before: number, keepDead?: boolean | null, limit?: number | null): Answer<number>;
     heartbeat(owner: string, leases: LeaseRef[], now: number, ttl: number, worker: WorkerReport): Answer<Answer<boolean>[]>;
     listWorkers(now: number): Answer<WorkerInfo[]>;
   };

@@ -81,6 +81,7 @@ pub(crate) trait AsyncLeases {
     ) -> Result<Vec<Outcome<()>>>;
     async fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>>;
     async fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>>;
+    async fn prune(&self, prune: &crate::Prune) -> Result<u64>;
     async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>>;
     async fn fenced(
         &self,
@@ -212,6 +213,9 @@ impl AsyncLeases for dyn Leases + '_ {
     }
     async fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
         Leases::oldest_waiting(self, now)
+    }
+    async fn prune(&self, prune: &crate::Prune) -> Result<u64> {
+        Leases::prune(self, prune)
     }
     async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
         Leases::next_due_in(self, queues)

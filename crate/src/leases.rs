@@ -192,6 +192,40 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>>;
 
+    /// Contract `prune` (section 12): deletes jobs that finished before `prune.before()` (their
+    /// finish time is the `now` of the `complete` or `fail` that finished them), dead ones too
+    /// unless kept, with their payloads, failures and marks; at most
+    /// [`PRUNE_BATCH`](crate::PRUNE_BATCH) per transaction, so workers go on between them. Open
+    /// and unfinished jobs are never touched. Answers how many jobs it deleted. The store's fence
+    /// floor rises to the highest fence deleted, so an id enqueued again starts above every
+    /// fence it had: an old token stays stale.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, Prune};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue("j")?;
+    /// let old = leases.claim("j", "w", 0.0, 30.0)?.lease("j", "w").unwrap();
+    /// leases.complete(&old, 1.0, None)?;
+    /// assert_eq!(leases.prune(&Prune::finished_before(100.0))?, 1);
+    /// assert_eq!(leases.fence_floor()?, 1);
+    /// leases.enqueue("j")?; // the same id again: its fences start above the old ones
+    /// assert_eq!(leases.claim("j", "w", 2.0, 30.0)?.granted(), Some(2));
+    /// assert!(!leases.complete(&old, 3.0, None)?.is_granted());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn prune(&self, prune: &crate::Prune) -> Result<u64>;
+
+    /// The fence floor (section 12): the highest fence of any job this store ever pruned, where
+    /// every job inserted from now on starts; 0 for a store that never pruned.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// assert_eq!(leases.fence_floor()?, 0);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn fence_floor(&self) -> Result<i64>;
+
     /// Contract `enqueue_many` (section 10): every job's `enqueue` in one transaction, answered
     /// in order; at most [`MAX_BATCH`](crate::MAX_BATCH) jobs, and a bad item refuses the list.
     ///

@@ -47,6 +47,7 @@ mod options;
 mod outcome;
 pub mod protocol;
 mod registry;
+mod retention;
 mod rules;
 mod schedule;
 mod sqlite;
@@ -92,8 +93,9 @@ pub use outcome::{ClaimedJob, Failure, Fence, Inspection, JobCounts, JobState, O
 pub use registry::{
     Counters, HeldLease, WorkerBeat, WorkerInfo, MAX_HOLDING_SHOWN, WORKER_PRUNE_AFTER,
 };
+pub use retention::{Prune, PRUNE_BATCH};
 pub use rules::fenced::{FencedHandle, Finish, Rows, SqlValue, Statement};
-pub use rules::{DEFAULT_QUEUE, MAX_QUEUES};
+pub use rules::{Limits, DEFAULT_QUEUE, MAX_FAILURE_RECORDS, MAX_QUEUES};
 pub use schedule::{Missed, Schedule, StoredSchedule, MAX_MISSED_SLOTS};
 pub use sqlite::{FencedTx, LeaseStore};
 pub use wake::{Wakeup, Watch};

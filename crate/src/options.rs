@@ -40,6 +40,7 @@ pub struct OpenOptions {
     /// Whether a missing file is created (native files only; see [`OpenOptions::create`]).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     pub(crate) create: bool,
+    pub(crate) limits: crate::Limits,
 }
 
 /// How processes sharing the file exclude each other.
@@ -88,6 +89,7 @@ impl Default for OpenOptions {
             locking: Locking::Posix,
             write_gate: true,
             create: true,
+            limits: crate::Limits::default(),
         }
     }
 }
@@ -179,6 +181,19 @@ impl OpenOptions {
     /// ```
     pub fn create(mut self, create: bool) -> Self {
         self.create = create;
+        self
+    }
+
+    /// The largest payload, result and failure error text the store accepts (docs/contract.md
+    /// section 12; defaults 1 MiB, 1 MiB and 64 KiB). A bigger one is `invalid_argument` naming
+    /// its size and the limit, and nothing changes. Both backends.
+    ///
+    /// ```
+    /// let opts = leasefence::OpenOptions::new().limits(leasefence::Limits::default().result(4096));
+    /// # let _ = opts;
+    /// ```
+    pub fn limits(mut self, limits: crate::Limits) -> Self {
+        self.limits = limits;
         self
     }
 }

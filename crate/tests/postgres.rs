@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 
 use leasefence::protocol::{Backend, TargetBackend};
 use leasefence::{
-    fenced_value, ClaimedJob, Error, Fence, JobState, Lease, Leases, OpenOptions, Outcome, PgStore,
-    Reason, SqlValue,
+    fenced_value, ClaimedJob, Error, Fence, JobState, Lease, Leases, NewJob, OpenOptions, Outcome,
+    PgStore, Prune, Reason, SqlValue,
 };
 use postgres::NoTls;
 use serde_json::{json, Value};
@@ -1964,4 +1964,121 @@ fn opening_repairs_a_disabled_or_replaced_trigger_and_missing_indexes() {
         .unwrap()
         .get(0);
     assert_eq!(enabled, "O");
+}
+
+/// docs/contract.md section 12 on PostgreSQL: a job pruned and enqueued again under its id. With
+/// the fence floor the old holder's token is refused and a fence guard elsewhere accepts the new
+/// holder; with the floor's row deleted behind the store's back (floor 0, the test-only switch)
+/// both go wrong, which is what the floor prevents.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn the_fence_floor_keeps_a_pruned_id_from_reusing_its_fences() {
+    use support::retention::{pruned_id_enqueued_again, Seen};
+    let _shared = shared_server();
+    let base = server("the_fence_floor_keeps_a_pruned_id_from_reusing_its_fences");
+    let schema = Schema::new(&base, "floor");
+    let store = PgStore::connect(&schema.url).unwrap();
+    let seen = pruned_id_enqueued_again(&store, "invoice-7", || {});
+    let want = Seen {
+        stale_completion_accepted: false,
+        new_holder_guarded_write_accepted: true,
+        new_fence: 4,
+    };
+    assert_eq!(seen, want);
+    assert_eq!(store.fence_floor().unwrap(), 3);
+    // Plain SQL inserting below the floor is raised to it by the trigger.
+    let mut admin = schema.admin();
+    admin
+        .execute("INSERT INTO jobs(id) VALUES ($1)", &[&"plain"])
+        .unwrap();
+    let fence: i64 = admin
+        .query_one("SELECT fence FROM jobs WHERE id = $1", &[&"plain"])
+        .unwrap()
+        .get(0);
+    assert_eq!(fence, 3);
+    assert_order_table_consistent(&schema);
+
+    let off = Schema::new(&base, "floor_off");
+    let store = PgStore::connect(&off.url).unwrap();
+    let seen = pruned_id_enqueued_again(&store, "invoice-7", || {
+        off.admin()
+            .execute("DELETE FROM leasefence_floor", &[])
+            .unwrap();
+    });
+    let broken = Seen {
+        stale_completion_accepted: true,
+        new_holder_guarded_write_accepted: false,
+        new_fence: 1,
+    };
+    assert_eq!(seen, broken);
+}
+
+/// Prune on PostgreSQL: bounded batches, the oldest first, a limit, dead jobs kept on request,
+/// open and leased jobs untouched, side rows gone with their jobs; limits refuse what is too big.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn prune_and_limits_on_postgres() {
+    let _shared = shared_server();
+    let base = server("prune_and_limits_on_postgres");
+    let schema = Schema::new(&base, "prune");
+    let options = leasefence::OpenOptions::new().limits(
+        leasefence::Limits::default()
+            .payload(64)
+            .result(32)
+            .error(16),
+    );
+    let store = PgStore::connect_with(&schema.url, &options).unwrap();
+    let n = leasefence::PRUNE_BATCH + 300;
+    let jobs: Vec<NewJob> = (0..n)
+        .map(|i| NewJob::new(format!("j{i:05}")).payload(format!("p{i}")))
+        .collect();
+    store.enqueue_many(&jobs[..leasefence::MAX_BATCH]).unwrap();
+    store.enqueue_many(&jobs[leasefence::MAX_BATCH..]).unwrap();
+    for i in 0..n {
+        let claimed = store.claim_next("w", i as f64, 1e6).unwrap().unwrap();
+        let lease = claimed.lease();
+        let answer = if i % 100 == 0 {
+            store
+                .fail(&lease, 1000.0 + i as f64, None, Some("bad"))
+                .unwrap()
+        } else {
+            store
+                .complete(&lease, 1000.0 + i as f64, Some("r"))
+                .unwrap()
+        };
+        assert!(answer.is_granted());
+    }
+    store.enqueue("open").unwrap();
+    let big = "x".repeat(65);
+    let err = store
+        .enqueue_job(&NewJob::new("big").payload(big))
+        .unwrap_err();
+    assert!(err.to_string().contains("65 bytes"), "{err}");
+    assert_eq!(store.state("big").unwrap(), None);
+    assert_eq!(store.prune(&Prune::finished_before(1010.0)).unwrap(), 10);
+    let kept_dead = Prune::finished_before(1e9).keep_dead(true).limit(Some(500));
+    assert_eq!(store.prune(&kept_dead).unwrap(), 500);
+    assert_eq!(
+        store
+            .prune(&Prune::finished_before(1e9).keep_dead(true))
+            .unwrap(),
+        778
+    );
+    assert!(store.inspect("j00100").unwrap().unwrap().dead);
+    assert_eq!(store.prune(&Prune::finished_before(1e9)).unwrap(), 12);
+    let mut admin = schema.admin();
+    for (table, want) in [
+        ("jobs", 1i64),
+        ("leasefence_payloads", 0),
+        ("leasefence_failures", 0),
+        ("leasefence_dead", 0),
+        ("leasefence_order", 1),
+    ] {
+        let count: i64 = admin
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(count, want, "{table}");
+    }
+    assert!(store.state("open").unwrap().is_some());
 }

@@ -57,6 +57,12 @@ impl Leases for Counted {
     fn init(&self) -> Result<()> {
         self.store.init()
     }
+    fn prune(&self, prune: &leasefence::Prune) -> Result<u64> {
+        self.store.prune(prune)
+    }
+    fn fence_floor(&self) -> Result<i64> {
+        self.store.fence_floor()
+    }
     fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
         self.store.enqueue_with(job, run_at, payload)
     }

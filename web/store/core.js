@@ -32,6 +32,8 @@ const PARAM_TYPES = Object.freeze({
   after: 'string | null',
   limit: 'number | null',
   worker: 'WorkerReport',
+  before: 'number',
+  keepDead: 'boolean | null',
 });
 
 /**
@@ -75,6 +77,8 @@ const OPERATIONS = Object.freeze([
   // The worker registry: a worker's beat with its renewals (one transaction), and every worker.
   { name: 'heartbeat', params: ['owner', 'leases', 'now', 'ttl', 'worker'], returns: 'Answer<boolean>[]' },
   { name: 'listWorkers', params: ['now'], returns: 'WorkerInfo[]' },
+  // Retention (section 12): finished jobs older than `before` deleted, at most `limit` of them.
+  { name: 'prune', params: ['before', 'keepDead?', 'limit?'], returns: 'number' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));
 
 /**

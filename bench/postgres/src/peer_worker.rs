@@ -136,6 +136,12 @@ impl Leases for Timed {
     fn init(&self) -> leasefence::Result<()> {
         self.inner.init()
     }
+    fn prune(&self, prune: &leasefence::Prune) -> leasefence::Result<u64> {
+        self.inner.prune(prune)
+    }
+    fn fence_floor(&self) -> leasefence::Result<i64> {
+        self.inner.fence_floor()
+    }
     fn enqueue_with(
         &self,
         job: &str,

@@ -36,6 +36,8 @@ impl PgStore {
     /// ```
     pub fn enqueue_in(tx: &mut Transaction<'_>, jobs: &[NewJob]) -> Result<Vec<bool>> {
         checks::enqueue_many(jobs)?;
+        // No store here to hold limits: the caller's transaction gets the defaults.
+        crate::Limits::default().check_jobs(jobs)?;
         let mut inner = tx.transaction().map_err(pg("enqueue_many"))?;
         let present: bool = inner
             .query_one(SCHEMA_PRESENT, &[])

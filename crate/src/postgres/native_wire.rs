@@ -265,6 +265,8 @@ impl Statements {
             | Sql::QueueStats
             | Sql::DeadPerQueue
             | Sql::OldestWaiting
+            | Sql::Prune
+            | Sql::FenceFloor
             | Sql::Workers
             | Sql::HeldLeases
             | Sql::GuardAccept

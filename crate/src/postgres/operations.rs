@@ -8,7 +8,7 @@
 use std::future::Future;
 
 use super::many::{self, ManyWrite};
-use super::wire::Wire;
+use super::wire::{Sql, Value, Wire};
 use super::{checks, ops, reads, recurring, schema};
 use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::Result;
@@ -34,6 +34,12 @@ pub(crate) trait Connections {
         operation: &'static str,
         work: impl AsyncFnOnce(&mut Self::Wire<'_>) -> Result<T>,
     ) -> impl Future<Output = Result<T>>;
+
+    /// What one job may carry (section 12): the store's limits, the defaults where the client
+    /// was opened without any.
+    fn limits(&self) -> crate::Limits {
+        crate::Limits::default()
+    }
 }
 
 pub(crate) async fn init(c: &impl Connections) -> Result<()> {
@@ -45,6 +51,7 @@ pub(crate) async fn init(c: &impl Connections) -> Result<()> {
 
 pub(crate) async fn enqueue(c: &impl Connections, new: &NewJob) -> Result<bool> {
     checks::enqueue(new)?;
+    c.limits().check_payload(new.payload.as_deref())?;
     c.on_connection("enqueue", async |wire| ops::enqueue(wire, new).await)
         .await
 }
@@ -100,6 +107,7 @@ pub(crate) async fn complete(
     result: Option<&str>,
 ) -> Result<Outcome<()>> {
     checks::complete(lease, now, result)?;
+    c.limits().check_result(result)?;
     c.on_connection("complete", async |wire| {
         ops::complete(wire, lease, now, result).await
     })
@@ -135,6 +143,7 @@ pub(crate) async fn fail(
     error: Option<&str>,
 ) -> Result<Outcome<()>> {
     checks::fail(lease, now, retry_at, error)?;
+    c.limits().check_error(error)?;
     c.on_connection("fail", async |wire| {
         ops::fail(wire, lease, now, retry_at, error).await
     })
@@ -165,6 +174,7 @@ pub(crate) async fn stats(
 
 pub(crate) async fn enqueue_many(c: &impl Connections, jobs: &[NewJob]) -> Result<Vec<bool>> {
     checks::enqueue_many(jobs)?;
+    c.limits().check_jobs(jobs)?;
     if jobs.is_empty() {
         return Ok(Vec::new());
     }
@@ -226,6 +236,7 @@ pub(crate) async fn complete_many(
     now: f64,
 ) -> Result<Vec<Outcome<()>>> {
     checks::complete_many(completions, now)?;
+    c.limits().check_completions(completions)?;
     let items: Vec<&Lease> = completions.iter().map(|done| &done.lease).collect();
     if items.is_empty() {
         return Ok(Vec::new());
@@ -312,6 +323,48 @@ pub(crate) async fn oldest_waiting(
     check_now(now)?;
     c.on_connection("oldest_waiting", async |wire| {
         reads::oldest_waiting(wire, now).await
+    })
+    .await
+}
+
+/// Contract `prune` on PostgreSQL: one statement per bounded transaction (sql/prune.sql), until
+/// a transaction finds fewer jobs than it may delete or the limit is reached.
+pub(crate) async fn prune(c: &impl Connections, prune: &crate::Prune) -> Result<u64> {
+    prune.check()?;
+    let mut deleted = 0u64;
+    loop {
+        let batch = prune.next_batch(deleted);
+        if batch == 0 {
+            return Ok(deleted);
+        }
+        let params = vec![
+            prune.before.into(),
+            Value::Bool(prune.keep_dead),
+            (batch as i64).into(),
+        ];
+        let gone = c
+            .on_connection("prune", async |wire| {
+                wire.run("prune", Sql::Prune, params)
+                    .await?
+                    .one("prune")?
+                    .int("prune", 0)
+            })
+            .await?
+            .max(0) as u64;
+        deleted += gone;
+        if (gone as usize) < batch {
+            return Ok(deleted);
+        }
+    }
+}
+
+/// The fence floor on PostgreSQL: the highest fence prune ever deleted (0 if none).
+pub(crate) async fn fence_floor(c: &impl Connections) -> Result<i64> {
+    c.on_connection("fence_floor", async |wire| {
+        wire.run("fence_floor", Sql::FenceFloor, Vec::new())
+            .await?
+            .one("fence_floor")?
+            .int("fence_floor", 0)
     })
     .await
 }

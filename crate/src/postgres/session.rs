@@ -48,6 +48,8 @@ pub(super) struct Link {
     pub(super) ssl_mode: tls::SslMode,
     pub(super) label: String,
     pub(super) lock_timeout: Duration,
+    /// What one job may carry (section 12), as the store was opened with.
+    pub(super) limits: crate::Limits,
     pub(super) session: Mutex<Option<Session>>,
 }
 
@@ -85,6 +87,7 @@ impl Link {
             ssl_mode: self.ssl_mode,
             label: self.label.clone(),
             lock_timeout: self.lock_timeout,
+            limits: self.limits,
             session: Mutex::new(None),
         }
     }

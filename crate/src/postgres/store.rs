@@ -142,6 +142,7 @@ impl PgStore {
                 ssl_mode: settings.mode,
                 label,
                 lock_timeout: options.busy_timeout,
+                limits: options.limits,
                 session: Mutex::new(None),
             },
         })
@@ -188,6 +189,10 @@ impl Connections for PgStore {
         work: impl AsyncFnOnce(&mut ClientWire<'_>) -> Result<T>,
     ) -> impl std::future::Future<Output = Result<T>> {
         std::future::ready(self.run(operation, work))
+    }
+
+    fn limits(&self) -> crate::Limits {
+        self.link.limits
     }
 }
 
@@ -368,6 +373,14 @@ impl Leases for PgStore {
 
     fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
         ready(operations::oldest_waiting(self, now))
+    }
+
+    fn prune(&self, prune: &crate::Prune) -> Result<u64> {
+        ready(operations::prune(self, prune))
+    }
+
+    fn fence_floor(&self) -> Result<i64> {
+        ready(operations::fence_floor(self))
     }
 
     /// Every owner's claim at once on its own connection (at most

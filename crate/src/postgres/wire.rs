@@ -43,6 +43,8 @@ pub(crate) enum Sql {
     QueueStats,
     DeadPerQueue,
     OldestWaiting,
+    Prune,
+    FenceFloor,
     Workers,
     HeldLeases,
     Enqueue,
@@ -101,13 +103,15 @@ impl Sql {
 
     /// Every statement.
     #[cfg(test)]
-    pub(crate) const ALL: [Sql; 48] = [
+    pub(crate) const ALL: [Sql; 50] = [
         Sql::ListByUntil,
         Sql::ListDead,
         Sql::ListNewest,
         Sql::QueueStats,
         Sql::DeadPerQueue,
         Sql::OldestWaiting,
+        Sql::Prune,
+        Sql::FenceFloor,
         Sql::Workers,
         Sql::HeldLeases,
         Sql::SchedulePut,
@@ -173,6 +177,8 @@ impl Sql {
             Sql::QueueStats => include_str!("sql/queue_stats.sql"),
             Sql::DeadPerQueue => include_str!("sql/dead_per_queue.sql"),
             Sql::OldestWaiting => include_str!("sql/oldest_waiting.sql"),
+            Sql::Prune => include_str!("sql/prune.sql"),
+            Sql::FenceFloor => include_str!("sql/fence_floor.sql"),
             Sql::Workers => include_str!("sql/workers.sql"),
             Sql::HeldLeases => include_str!("sql/held_leases.sql"),
             Sql::Enqueue => include_str!("sql/enqueue.sql"),
@@ -197,10 +203,7 @@ impl Sql {
                 "UPDATE jobs SET until = $5 \
                  WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4"
             }
-            Sql::Complete => {
-                "UPDATE jobs SET result = $5, done = 1 \
-                 WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4"
-            }
+            Sql::Complete => include_str!("sql/complete.sql"),
             Sql::Release => return notifying(include_str!("sql/release.sql")).into(),
             Sql::FailRetry => return notifying(include_str!("sql/fail_retry.sql")).into(),
             Sql::FailDead => include_str!("sql/fail_dead.sql"),
@@ -258,6 +261,8 @@ impl Sql {
             Sql::ListDead => &[Int8, Text, Int8],
             Sql::ListNewest => &[Int8, Text, Bool, Int8],
             Sql::QueueStats | Sql::OldestWaiting => &[Float8],
+            Sql::Prune => &[Float8, Bool, Int8],
+            Sql::FenceFloor => &[],
             Sql::DeadPerQueue => &[],
             Sql::Workers => &[Int8],
             Sql::HeldLeases => &[Float8, Int8],

@@ -344,6 +344,14 @@ pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) 
             )
         }
         Request::ListWorkers { now } => plain(Returned::Workers(store.list_workers(*now).await?)),
+        Request::Prune {
+            before,
+            keep_dead,
+            limit,
+        } => {
+            let prune = Request::prune_options(before, keep_dead, limit)?;
+            plain(Returned::Count(store.prune(&prune).await?))
+        }
         Request::OldestWaiting { now } => {
             plain(Returned::Waiting(store.oldest_waiting(*now).await?))
         }

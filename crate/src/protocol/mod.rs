@@ -224,6 +224,13 @@ pub enum Request {
     OldestWaiting {
         now: f64,
     },
+    /// Deletes jobs that finished before `before` (dead ones too unless `keep_dead`), at most
+    /// `limit` of them (section 12); answers how many.
+    Prune {
+        before: f64,
+        keep_dead: Option<bool>,
+        limit: Option<i64>,
+    },
 }
 
 /// One item of `renew_many`'s and `complete_many`'s `leases`: a job and the fence its owner
@@ -291,6 +298,28 @@ impl Request {
         };
         rules::schedule::check(&schedule)?;
         Ok(Some(schedule))
+    }
+
+    /// A `prune` request's options, checked: a finite `before` and a limit of 0 or more.
+    pub(crate) fn prune_options(
+        before: &f64,
+        keep_dead: &Option<bool>,
+        limit: &Option<i64>,
+    ) -> Result<crate::Prune> {
+        let limit = match limit {
+            Some(n) if *n < 0 => {
+                return Err(crate::Error::invalid(
+                    "limit",
+                    format!("must be 0 or more jobs (or null for no limit), got {n}"),
+                ))
+            }
+            other => other.map(|n| n as u64),
+        };
+        let prune = crate::Prune::finished_before(*before)
+            .keep_dead(keep_dead.unwrap_or(false))
+            .limit(limit);
+        prune.check()?;
+        Ok(prune)
     }
 
     /// `list_jobs`' arguments as a [`JobQuery`](crate::JobQuery), checked (state name, limit,
@@ -395,6 +424,11 @@ impl Request {
             Request::QueueStats { now }
             | Request::ListWorkers { now }
             | Request::OldestWaiting { now } => rules::check_now(*now),
+            Request::Prune {
+                before,
+                keep_dead,
+                limit,
+            } => Self::prune_options(before, keep_dead, limit).map(drop),
             Request::Heartbeat {
                 leases, now, ttl, ..
             } => {

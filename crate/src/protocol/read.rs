@@ -72,10 +72,12 @@ pub(crate) enum Op {
     ListWorkers,
     /// `oldest_waiting` / `oldestWaiting`: each queue's longest wait
     OldestWaiting,
+    /// `prune`: deletes jobs finished before a time (section 12)
+    Prune,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub(crate) const OP_NAMES: [(Op, &str, &str); 28] = [
+pub(crate) const OP_NAMES: [(Op, &str, &str); 29] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -104,6 +106,7 @@ pub(crate) const OP_NAMES: [(Op, &str, &str); 28] = [
     (Op::Heartbeat, "heartbeat", "heartbeat"),
     (Op::ListWorkers, "list_workers", "listWorkers"),
     (Op::OldestWaiting, "oldest_waiting", "oldestWaiting"),
+    (Op::Prune, "prune", "prune"),
 ];
 
 impl Op {
@@ -398,6 +401,11 @@ impl Request {
             },
             Op::OldestWaiting => Request::OldestWaiting {
                 now: s.number("now")?,
+            },
+            Op::Prune => Request::Prune {
+                before: s.number("before")?,
+                keep_dead: s.maybe_bool("keep_dead")?,
+                limit: s.maybe_integer("limit")?,
             },
             Op::Fenced => {
                 let (job, owner) = (s.string("job")?, s.string("owner")?);

@@ -136,6 +136,8 @@ pub(crate) enum Returned {
     Workers(Vec<crate::WorkerInfo>),
     /// oldest_waiting: `[{queue, since}]`.
     Waiting(Vec<crate::QueueWaiting>),
+    /// prune: how many jobs it deleted.
+    Count(u64),
 }
 
 /// An operation's answer: the value, and the reason when the store refused. Serialized, it is

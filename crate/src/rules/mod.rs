@@ -12,6 +12,7 @@
 //! - `queues`: queue names, queue lists and the claim rank of section 11;
 //! - `schedule`: recurring jobs' cron patterns, time zones and due slots (section 11);
 //! - `fenced`: the statements of fenced writes, and which tables they may not write;
+//! - `limits`: the largest payload, result and error text a store accepts (section 12);
 //! - `fenced_tx`: the order of a fenced transaction, over each backend's steps;
 //! - [`target`]: whether an `open` target names a PostgreSQL server, and its label (no password);
 //! - `path_kind`: the refusal of a database path that is not a regular file;
@@ -22,6 +23,7 @@ pub(crate) mod batch;
 pub(crate) mod columns;
 pub(crate) mod fenced;
 pub(crate) mod fenced_tx;
+pub(crate) mod limits;
 pub(crate) mod listing;
 #[cfg(any(not(target_arch = "wasm32"), pg))]
 pub(crate) mod owners;
@@ -34,6 +36,7 @@ pub(crate) mod target;
 pub(crate) mod window;
 pub(crate) mod worker;
 
+pub use limits::{Limits, MAX_FAILURE_RECORDS};
 #[cfg(any(not(target_arch = "wasm32"), pg))]
 pub(crate) use owners::check_owner_count;
 #[cfg(not(target_arch = "wasm32"))]

@@ -30,6 +30,7 @@ impl LeaseStore {
     /// ```
     pub fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
         check_new_jobs(jobs)?;
+        self.options.limits.check_jobs(jobs)?;
         ops::enqueue_each(&self.conn, "enqueue_many", jobs)
     }
 
@@ -63,6 +64,7 @@ impl LeaseStore {
         statements: &[Statement],
     ) -> Result<Vec<bool>> {
         check_new_jobs(jobs)?;
+        self.options.limits.check_jobs(jobs)?;
         check_statements(statements)?;
         if statements.is_empty() {
             return ops::enqueue_each(&self.conn, "enqueue_many", jobs);
@@ -104,6 +106,8 @@ impl LeaseStore {
     /// ```
     pub fn enqueue_in(tx: &rusqlite::Transaction<'_>, jobs: &[NewJob]) -> Result<Vec<bool>> {
         check_new_jobs(jobs)?;
+        // No store here to hold limits: the caller's transaction gets the defaults.
+        crate::Limits::default().check_jobs(jobs)?;
         check_schema_for_enqueue(tx)?;
         ops::enqueue_each(tx, "enqueue_many", jobs)
     }
@@ -203,6 +207,7 @@ impl LeaseStore {
     ) -> Result<Vec<Outcome<()>>> {
         check_batch("leases", completions.len())?;
         check_now(now)?;
+        self.options.limits.check_completions(completions)?;
         self.each_in_one_transaction("complete_many", completions, |done| {
             ops::complete(&self.conn, &done.lease, now, done.result.as_deref())
         })

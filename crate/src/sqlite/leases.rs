@@ -139,6 +139,14 @@ impl Leases for LeaseStore {
         super::listing::oldest_waiting(&self.conn, now)
     }
 
+    fn prune(&self, prune: &crate::Prune) -> Result<u64> {
+        super::retention::prune(&self.conn, prune)
+    }
+
+    fn fence_floor(&self) -> Result<i64> {
+        super::retention::fence_floor(&self.conn)
+    }
+
     fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>> {
         LeaseStore::enqueue_many_with(self, jobs, statements)
     }

@@ -34,7 +34,9 @@ pub(crate) fn fail(
             tx.prepare_cached(include_str!("sql/mark_dead.sql"))
                 .and_then(|mut stmt| stmt.execute(params![job, fence, now]))
                 .map_err(Error::storage("fail"))?;
+            super::ops::stamp_finished(tx, job, now, "fail")?;
         }
+        super::retention::keep_latest_failures(tx, job)?;
         Ok(())
     };
     match retry_at {

@@ -38,6 +38,7 @@ mod listing;
 pub(crate) mod next_due;
 mod ops;
 mod registry;
+mod retention;
 mod schedule;
 mod schema;
 mod setup;

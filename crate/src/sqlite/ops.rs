@@ -324,14 +324,29 @@ pub(crate) fn complete(
     now: f64,
     result: Option<&str>,
 ) -> Result<Outcome<()>> {
-    fenced_update(
+    fenced_update_then(
         conn,
         "complete",
         include_str!("sql/complete.sql"),
         params![lease.job, lease.owner, lease.fence, now, result],
         lease,
         Some(now),
+        |tx| stamp_finished(tx, &lease.job, now, "complete"),
     )
+}
+
+/// Records `now` as the finish time of `job`, which this transaction just finished (complete, or
+/// fail without a retry): what prune compares with its `before`.
+pub(crate) fn stamp_finished(
+    conn: &Connection,
+    job: &str,
+    now: f64,
+    operation: &'static str,
+) -> Result<()> {
+    conn.prepare_cached(include_str!("sql/stamp_finished.sql"))
+        .and_then(|mut stmt| stmt.execute(params![job, now]))
+        .map(drop)
+        .map_err(Error::storage(operation))
 }
 
 /// Contract `release`: gives the lease up early; the fence is kept so old tokens stay stale.

@@ -33,23 +33,31 @@ impl Dialect for Sqlite {
 
 /// The tables beside `jobs` (docs/contract.md section 7): what `jobs` cannot hold
 /// ([`LeaseStore::TABLES`](super::LeaseStore::TABLES) lists them with `jobs`).
-pub(crate) const SIDE_TABLES: [&str; 6] = [
+pub(crate) const SIDE_TABLES: [&str; 7] = [
     "leasefence_payloads",
     "leasefence_failures",
     "leasefence_dead",
     "leasefence_order",
     "leasefence_schedules",
     "leasefence_workers",
+    "leasefence_floor",
 ];
 
-/// The indexes beside `jobs`' own: the claim order of section 11, and each job's failures.
-const SIDE_INDEXES: [&str; 2] = ["leasefence_next", "leasefence_failures_of_job"];
+/// The indexes beside `jobs`' own: the claim order of section 11, each job's failures, and the
+/// finished jobs in finish order (prune, section 12).
+const SIDE_INDEXES: [&str; 3] = [
+    "leasefence_next",
+    "leasefence_failures_of_job",
+    "leasefence_finished",
+];
 
-/// The triggers that keep `leasefence_order` in line with `jobs` (sql/schema.sql).
-const TRIGGERS: [&str; 3] = [
+/// The triggers that keep `leasefence_order` in line with `jobs`, and the fence floor's
+/// (sql/schema.sql).
+const TRIGGERS: [&str; 4] = [
     "leasefence_order_insert",
     "leasefence_order_update",
     "leasefence_order_delete",
+    "leasefence_fence_floor",
 ];
 
 /// Checks, by reading only, that the database is SQLite and that `jobs`, if present, has exactly
@@ -67,7 +75,8 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
          WHERE lower(name) IN ('jobs', 'leasefence_claimable', 'leasefence_payloads', \
          'leasefence_failures', 'leasefence_dead', 'leasefence_order', 'leasefence_next', \
          'leasefence_failures_of_job', 'leasefence_order_insert', 'leasefence_order_update', \
-         'leasefence_order_delete', 'leasefence_schedules', 'leasefence_workers')",
+         'leasefence_order_delete', 'leasefence_schedules', 'leasefence_workers', \
+         'leasefence_floor', 'leasefence_finished', 'leasefence_fence_floor')",
     )
     .and_then(|mut stmt| {
         stmt.query_map([], |row| {
@@ -140,17 +149,21 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
         && SIDE_TABLES.iter().all(|table| kind_of(table).is_some())
         && SIDE_INDEXES.iter().all(|index| kind_of(index).is_some())
         && TRIGGERS.iter().all(|trigger| kind_of(trigger).is_some());
-    Ok(complete && stamps_enqueue_time(conn)?)
+    Ok(complete && stamps_up_to_date(conn)?)
 }
 
-/// Whether `leasefence_order` has the `enqueued` column and its insert trigger fills it (a file
-/// from before the oldest waiting job's age has neither: create_schema adds them).
-fn stamps_enqueue_time(conn: &Connection) -> Result<bool> {
+/// Whether `leasefence_order` has the `enqueued` and `finished` columns and its triggers fill
+/// them (a file from before the oldest waiting job's age or before prune lacks them:
+/// create_schema adds them).
+fn stamps_up_to_date(conn: &Connection) -> Result<bool> {
     conn.query_row(
         "SELECT (SELECT count(*) FROM pragma_table_info('leasefence_order') \
-                 WHERE name = 'enqueued') = 1 \
-            AND coalesce((SELECT sql LIKE '%enqueued%' FROM sqlite_schema \
-                          WHERE type = 'trigger' AND name = 'leasefence_order_insert'), 0)",
+                 WHERE name IN ('enqueued', 'finished')) = 2 \
+            AND coalesce((SELECT sql LIKE '%enqueued%' AND sql LIKE '%finished%' \
+                          FROM sqlite_schema \
+                          WHERE type = 'trigger' AND name = 'leasefence_order_insert'), 0) \
+            AND coalesce((SELECT sql LIKE '%finished%' FROM sqlite_schema \
+                          WHERE type = 'trigger' AND name = 'leasefence_order_update'), 0)",
         [],
         |row| row.get(0),
     )
@@ -182,13 +195,33 @@ pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
         )
         .map_err(Error::storage("open"))?;
     }
-    if has(
-        "SELECT coalesce((SELECT sql NOT LIKE '%enqueued%' FROM sqlite_schema \
-                          WHERE type = 'trigger' AND name = 'leasefence_order_insert'), 0)",
-    )? {
-        // The trigger of an older leasefence: made again by schema.sql with the stamp.
-        tx.execute_batch("DROP TRIGGER leasefence_order_insert")
-            .map_err(Error::storage("open"))?;
+    if order_exists
+        && !has(
+            "SELECT count(*) = 1 FROM pragma_table_info('leasefence_order') \
+                 WHERE name = 'finished'",
+        )?
+    {
+        // Jobs finished before prune existed count as finished now, the closest known.
+        tx.execute_batch(
+            "ALTER TABLE leasefence_order ADD COLUMN finished REAL; \
+             UPDATE leasefence_order SET finished = (julianday('now') - 2440587.5) * 86400.0 \
+             WHERE job IN (SELECT id FROM jobs WHERE done = 1);",
+        )
+        .map_err(Error::storage("open"))?;
+    }
+    for (trigger, stamp) in [
+        ("leasefence_order_insert", "enqueued"),
+        ("leasefence_order_insert", "finished"),
+        ("leasefence_order_update", "finished"),
+    ] {
+        if has(&format!(
+            "SELECT coalesce((SELECT sql NOT LIKE '%{stamp}%' FROM sqlite_schema \
+                              WHERE type = 'trigger' AND name = '{trigger}'), 0)"
+        ))? {
+            // The trigger of an older leasefence: made again by schema.sql with the stamp.
+            tx.execute_batch(&format!("DROP TRIGGER IF EXISTS {trigger}"))
+                .map_err(Error::storage("open"))?;
+        }
     }
     tx.execute_batch(include_str!("sql/schema.sql"))
         .map_err(Error::storage("open"))?;

@@ -582,6 +582,19 @@ impl Leases for SharedStore {
         })
     }
 
+    fn prune(&self, prune: &crate::Prune) -> Result<u64> {
+        let prune = *prune;
+        self.call("prune", move |store| {
+            super::retention::prune(&store.conn, &prune)
+        })
+    }
+
+    fn fence_floor(&self) -> Result<i64> {
+        self.call("fence_floor", |store| {
+            super::retention::fence_floor(&store.conn)
+        })
+    }
+
     fn schedule(&self, schedule: &crate::Schedule) -> Result<()> {
         let schedule = schedule.clone();
         self.call("schedule", move |store| store.schedule(&schedule))

@@ -102,7 +102,7 @@ impl LeaseStore {
     /// assert_eq!(store.state("job")?, None);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    pub const TABLES: [&'static str; 7] = [
+    pub const TABLES: [&'static str; 8] = [
         "jobs",
         schema::SIDE_TABLES[0],
         schema::SIDE_TABLES[1],
@@ -110,6 +110,7 @@ impl LeaseStore {
         schema::SIDE_TABLES[3],
         schema::SIDE_TABLES[4],
         schema::SIDE_TABLES[5],
+        schema::SIDE_TABLES[6],
     ];
 
     /// Creates the table if it is missing (the seed's `init_db`). Opening already does this, so
@@ -160,6 +161,7 @@ impl LeaseStore {
         payload: Option<&str>,
     ) -> Result<bool> {
         check_time("run_at", run_at)?;
+        self.options.limits.check_payload(payload)?;
         let mut new = NewJob::new(job);
         new.run_at = run_at;
         new.payload = payload.map(str::to_owned);
@@ -180,6 +182,7 @@ impl LeaseStore {
     /// ```
     pub fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
         check_new_job(job)?;
+        self.options.limits.check_payload(job.payload.as_deref())?;
         ops::enqueue(&self.conn, job)
     }
 
@@ -347,6 +350,7 @@ impl LeaseStore {
     ) -> Result<Outcome<()>> {
         check_now(now)?;
         check_time("retry_at", retry_at)?;
+        self.options.limits.check_error(error)?;
         lifecycle::fail(&self.conn, lease, now, retry_at, error)
     }
 
@@ -459,6 +463,7 @@ impl LeaseStore {
         now: f64,
         result: Option<&str>,
     ) -> Result<Outcome<()>> {
+        self.options.limits.check_result(result)?;
         ops::complete(&self.conn, lease, now, result)
     }
 }

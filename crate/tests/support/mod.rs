@@ -15,6 +15,8 @@ pub mod lease_value;
 #[cfg(feature = "postgres")]
 pub mod pg_schema;
 #[allow(dead_code)]
+pub mod retention;
+#[allow(dead_code)]
 pub mod rng;
 #[allow(dead_code)]
 pub mod stopped;

@@ -127,6 +127,7 @@ impl PgStore {
         work: impl FnOnce(&mut PgFencedTx<'_, '_>) -> Result<T>,
     ) -> Result<Outcome<T>> {
         checks::fenced(lease, now, &finish)?;
+        self.link.limits.check_finish(&finish)?;
         self.link.with_session("fenced", |session| {
             let result = fenced_in(session, lease, now, &finish, work);
             after_caller_statements(session, result.is_err());
@@ -143,6 +144,7 @@ impl PgStore {
         statements: &[Statement],
     ) -> Result<Vec<bool>> {
         checks::enqueue_many(jobs)?;
+        self.link.limits.check_jobs(jobs)?;
         crate::rules::fenced::check_statements(statements)?;
         if statements.is_empty() {
             return crate::async_leases::ready(super::operations::enqueue_many(self, jobs));

@@ -5,6 +5,9 @@ WITH failed AS (
     WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4
     RETURNING id, fence),
 recorded AS (
-    INSERT INTO leasefence_failures(job, fence, at, error) SELECT id, fence, $4, $5 FROM failed)
+    INSERT INTO leasefence_failures(job, fence, at, error) SELECT id, fence, $4, $5 FROM failed),
+-- The finish time prune reads (section 12); the trigger, firing after this statement, keeps it.
+stamped AS (
+    UPDATE leasefence_order SET finished = $4 WHERE id IN (SELECT id FROM failed))
 INSERT INTO leasefence_dead(job, fence, at) SELECT id, fence, $4 FROM failed
 ON CONFLICT (job) DO UPDATE SET fence = EXCLUDED.fence, at = EXCLUDED.at

@@ -29,10 +29,11 @@ WHERE n.nspname = current_schema() AND c.relname = 'leasefence_payloads'),
 WHERE n.nspname = current_schema() AND c.relname = 'leasefence_failures'),
 (SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relname = 'leasefence_dead'),
-(SELECT count(*) = 4 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+(SELECT count(*) = 5 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_class t ON t.oid = i.indrelid
 WHERE n.nspname = current_schema() AND i.indisvalid AND i.indisready
-AND ((c.relname IN ('leasefence_seq', 'leasefence_next', 'leasefence_queued')
+AND ((c.relname IN ('leasefence_seq', 'leasefence_next', 'leasefence_queued',
+                    'leasefence_finished')
       AND t.relname = 'leasefence_order')
      OR (c.relname = 'leasefence_failures_of_job' AND t.relname = 'leasefence_failures'))),
 -- Recurring jobs (section 11): a server set up before them gains the table at the next open.
@@ -41,6 +42,9 @@ WHERE n.nspname = current_schema() AND c.relname = 'leasefence_schedules'),
 -- The worker registry: a server set up before it gains the table at the next open.
 (SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relname = 'leasefence_workers'),
--- The enqueue time (the oldest waiting job's age): a table from before it gains the column.
-(SELECT count(*) = 1 FROM information_schema.columns WHERE table_schema = current_schema()
-AND table_name = 'leasefence_order' AND column_name = 'enqueued')
+-- The enqueue and finish times (the oldest waiting job's age, prune) and the fence floor's
+-- table: a schema from before them gains them.
+(SELECT count(*) = 2 FROM information_schema.columns WHERE table_schema = current_schema()
+AND table_name = 'leasefence_order' AND column_name IN ('enqueued', 'finished'))
+AND EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = 'leasefence_floor' AND c.relkind = 'r')

@@ -28,6 +28,21 @@ DO $do$ BEGIN
     END IF;
 END $do$;
 ALTER TABLE leasefence_order ALTER COLUMN enqueued SET DEFAULT extract(epoch FROM clock_timestamp());
+-- When each job finished (prune, section 12): the `now` of the operation that finished it, kept
+-- by the trigger. A table from before it gains the column, its finished jobs stamped with the
+-- time of this change (the closest known).
+DO $do$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                   AND table_name = 'leasefence_order' AND column_name = 'finished') THEN
+        ALTER TABLE leasefence_order ADD COLUMN finished DOUBLE PRECISION;
+        UPDATE leasefence_order o SET finished = extract(epoch FROM clock_timestamp())
+        FROM jobs j WHERE j.id = o.id AND j.done = 1;
+    END IF;
+END $do$;
+-- The fence floor (section 12): the highest fence of any job prune deleted; the trigger starts
+-- every inserted job there. No row: floor 0.
+CREATE TABLE IF NOT EXISTS leasefence_floor(id INTEGER PRIMARY KEY CHECK (id = 1),
+    floor BIGINT NOT NULL);
 -- The library's indexes, made again when missing; one that is invalid (an interrupted
 -- CREATE INDEX CONCURRENTLY) or on another table is dropped first. What a missing one costs:
 -- leasefence_next is the claim order of leasefence before section 11 (which may still share the
@@ -40,7 +55,7 @@ DO $do$ DECLARE r record; BEGIN
              JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_class t ON t.oid = i.indrelid
              WHERE n.nspname = current_schema()
                AND c.relname IN ('leasefence_seq', 'leasefence_next', 'leasefence_queued',
-                                 'leasefence_failures_of_job')
+                                 'leasefence_failures_of_job', 'leasefence_finished')
                AND NOT (i.indisvalid AND i.indisready AND t.relname = CASE c.relname
                         WHEN 'leasefence_failures_of_job' THEN 'leasefence_failures'
                         ELSE 'leasefence_order' END)
@@ -54,6 +69,9 @@ CREATE INDEX IF NOT EXISTS leasefence_next ON leasefence_order(until, seq) WHERE
 -- probes it once per (queue, priority) it visits (claim_next_many.sql).
 CREATE INDEX IF NOT EXISTS leasefence_queued
     ON leasefence_order(queue, priority, until, seq) WHERE open;
+-- Finished jobs in finish order: prune reads the oldest without a scan of the open ones.
+CREATE INDEX IF NOT EXISTS leasefence_finished ON leasefence_order(finished)
+    WHERE finished IS NOT NULL;
 -- The trigger and its function, repaired when they are not the library's (the check of
 -- inspect.sql): made again, enabled, and the side table brought back in line with `jobs` for the
 -- rows written while no trigger (or another function) kept it. Repairing rather than refusing:
@@ -85,13 +103,18 @@ BEGIN
     CREATE TRIGGER leasefence_track AFTER INSERT OR UPDATE ON jobs
     FOR EACH ROW EXECUTE FUNCTION leasefence_track();
     UPDATE leasefence_order o
-    SET until = j.until, open = (j.done = 0 AND j.fence < 9223372036854775807)
+    SET until = j.until, open = (j.done = 0 AND j.fence < 9223372036854775807),
+        finished = CASE WHEN j.done = 0 THEN NULL
+                        ELSE coalesce(o.finished, extract(epoch FROM clock_timestamp())) END
     FROM jobs j
     WHERE o.id = j.id
-      AND (o.until, o.open) IS DISTINCT FROM (j.until, j.done = 0 AND j.fence < 9223372036854775807);
+      AND ((o.until, o.open) IS DISTINCT FROM (j.until, j.done = 0 AND j.fence < 9223372036854775807)
+           OR (o.finished IS NULL) <> (j.done = 0));
 END $do$;
-INSERT INTO leasefence_order(id, until, open)
-SELECT id, until, done = 0 AND fence < 9223372036854775807 FROM jobs ORDER BY ctid
+INSERT INTO leasefence_order(id, until, open, finished)
+SELECT id, until, done = 0 AND fence < 9223372036854775807,
+       CASE WHEN done = 0 THEN NULL ELSE extract(epoch FROM clock_timestamp()) END
+FROM jobs ORDER BY ctid
 ON CONFLICT (id) DO NOTHING;
 
 -- What `jobs` cannot hold (docs/contract.md section 7): the payload given at enqueue, every

@@ -91,6 +91,7 @@ impl super::LeaseStore {
         work: impl FnOnce(&FencedTx<'_>) -> Result<T>,
     ) -> Result<Outcome<T>> {
         crate::rules::check_now(now)?;
+        self.options.limits.check_finish(&finish)?;
         fenced_with(&self.conn, lease, now, &finish, work)
     }
 
@@ -120,6 +121,7 @@ impl super::LeaseStore {
     ) -> Result<Outcome<()>> {
         crate::rules::check_now(now)?;
         crate::rules::fenced::check_statements(statements)?;
+        self.options.limits.check_finish(&finish)?;
         fenced(&self.conn, lease, now, statements, &finish)
     }
 }

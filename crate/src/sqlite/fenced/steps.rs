@@ -60,6 +60,9 @@ impl FencedSteps for SqliteSteps<'_> {
                 ])
             })
             .map_err(Error::storage(self.operation))?;
+        if changed == 1 {
+            crate::sqlite::ops::stamp_finished(&self.tx, &lease.job, now, self.operation)?;
+        }
         Ok(changed == 1)
     }
 

@@ -23,22 +23,44 @@ CREATE TABLE IF NOT EXISTS leasefence_dead(job TEXT PRIMARY KEY, fence INTEGER N
 -- inserted by a program that knows only `jobs` lands in queue 'default' with priority 0.
 CREATE TABLE IF NOT EXISTS leasefence_order(seq INTEGER PRIMARY KEY, job TEXT NOT NULL UNIQUE,
     queue TEXT NOT NULL DEFAULT 'default', priority INTEGER NOT NULL DEFAULT 0,
-    until REAL NOT NULL, open INTEGER NOT NULL, enqueued REAL);
+    until REAL NOT NULL, open INTEGER NOT NULL, enqueued REAL, finished REAL);
 CREATE INDEX IF NOT EXISTS leasefence_next
     ON leasefence_order(queue, priority, until) WHERE open = 1;
 -- `enqueued`: when the job was added, by the store's clock (Unix seconds), whoever added it: the
 -- oldest waiting job's age (oldest_waiting) counts from it. julianday works in every SQLite.
+-- `finished`: when the job finished (done), for prune (section 12). leasefence writes the `now`
+-- of the complete / fail that finished it right after, in the same transaction; a job finished
+-- by a program that knows only `jobs` gets the store's clock here. Not done: NULL.
 CREATE TRIGGER IF NOT EXISTS leasefence_order_insert AFTER INSERT ON jobs WHEN NEW.id IS NOT NULL
 BEGIN
-    INSERT OR REPLACE INTO leasefence_order(job, until, open, enqueued)
+    INSERT OR REPLACE INTO leasefence_order(job, until, open, enqueued, finished)
     VALUES (NEW.id, NEW.until, NEW.done = 0 AND NEW.fence < 9223372036854775807,
-            (julianday('now') - 2440587.5) * 86400.0);
+            (julianday('now') - 2440587.5) * 86400.0,
+            CASE WHEN NEW.done = 0 THEN NULL ELSE (julianday('now') - 2440587.5) * 86400.0 END);
 END;
 CREATE TRIGGER IF NOT EXISTS leasefence_order_update AFTER UPDATE OF id, until, done, fence ON jobs
 BEGIN
     UPDATE leasefence_order
-    SET job = NEW.id, until = NEW.until, open = (NEW.done = 0 AND NEW.fence < 9223372036854775807)
+    SET job = NEW.id, until = NEW.until, open = (NEW.done = 0 AND NEW.fence < 9223372036854775807),
+        finished = CASE WHEN NEW.done = 0 THEN NULL
+                        WHEN OLD.done = 0 THEN (julianday('now') - 2440587.5) * 86400.0
+                        ELSE finished END
     WHERE job = OLD.id;
+END;
+CREATE INDEX IF NOT EXISTS leasefence_finished ON leasefence_order(finished)
+    WHERE finished IS NOT NULL;
+
+-- The fence floor (section 12): the highest fence of any job prune ever deleted. A job inserted
+-- by anyone starts at the floor, so an id enqueued again after its row was pruned is never
+-- handed a fence it had before. One row, or none (floor 0: a store that never pruned behaves as
+-- section 2 says, and this trigger's condition is false).
+CREATE TABLE IF NOT EXISTS leasefence_floor(id INTEGER PRIMARY KEY CHECK (id = 1),
+    floor INTEGER NOT NULL);
+CREATE TRIGGER IF NOT EXISTS leasefence_fence_floor AFTER INSERT ON jobs
+WHEN NEW.fence < (SELECT floor FROM leasefence_floor WHERE id = 1)
+BEGIN
+    UPDATE jobs SET fence = (SELECT floor FROM leasefence_floor WHERE id = 1)
+    WHERE rowid = NEW.rowid;
 END;
 CREATE TRIGGER IF NOT EXISTS leasefence_order_delete AFTER DELETE ON jobs BEGIN
     DELETE FROM leasefence_order WHERE job = OLD.id;
@@ -51,9 +73,10 @@ UPDATE leasefence_order SET until = j.until, open = (j.done = 0 AND j.fence < 92
 FROM jobs j WHERE j.id = leasefence_order.job
   AND (leasefence_order.until IS NOT j.until
        OR leasefence_order.open IS NOT (j.done = 0 AND j.fence < 9223372036854775807));
-INSERT OR IGNORE INTO leasefence_order(job, until, open)
-SELECT id, until, done = 0 AND fence < 9223372036854775807 FROM jobs WHERE id IS NOT NULL
-ORDER BY rowid;
+INSERT OR IGNORE INTO leasefence_order(job, until, open, finished)
+SELECT id, until, done = 0 AND fence < 9223372036854775807,
+       CASE WHEN done = 0 THEN NULL ELSE (julianday('now') - 2440587.5) * 86400.0 END
+FROM jobs WHERE id IS NOT NULL ORDER BY rowid;
 
 -- Recurring jobs (docs/contract.md section 11): one row per schedule, and `last`, the latest slot
 -- enqueued (Unix seconds), so enqueue_due computes from there and does not probe `jobs` for

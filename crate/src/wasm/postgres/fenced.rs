@@ -312,6 +312,7 @@ impl NodePgStore {
         finish: Finish,
     ) -> Result<Outcome<()>> {
         checks::fenced(lease, now, &finish)?;
+        crate::Limits::default().check_finish(&finish)?;
         check_statements(statements)?;
         self.fenced_tx("fenced", async |steps| {
             fenced_tx::run(steps, lease, now, &finish, async |steps| {
@@ -332,6 +333,7 @@ impl NodePgStore {
         thrown: &RefCell<Option<JsValue>>,
     ) -> Result<Outcome<()>> {
         checks::fenced(lease, now, &finish)?;
+        crate::Limits::default().check_finish(&finish)?;
         self.fenced_tx("fenced", async |steps| {
             fenced_tx::run(steps, lease, now, &finish, async |steps| {
                 call_back(steps, work, thrown).await
@@ -348,6 +350,7 @@ impl NodePgStore {
         statements: &[Statement],
     ) -> Result<Vec<bool>> {
         checks::enqueue_many(jobs)?;
+        crate::Limits::default().check_jobs(jobs)?;
         check_statements(statements)?;
         self.fenced_tx("enqueue_many", async |steps| {
             fenced_tx::run_unleased(

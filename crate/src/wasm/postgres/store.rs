@@ -273,6 +273,9 @@ impl AsyncLeases for NodePgStore {
     async fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
         operations::oldest_waiting(self, now).await
     }
+    async fn prune(&self, prune: &crate::Prune) -> Result<u64> {
+        operations::prune(self, prune).await
+    }
     async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
         operations::next_due(self, queues).await
     }

@@ -1,0 +1,120 @@
+//! Retention (docs/contract.md section 12): which finished jobs [`Leases::prune`] deletes, and
+//! the size of its transactions. The fence floor that keeps a pruned id's fences from being
+//! handed out again lives in each backend's schema (a trigger), so that no writer can skip it.
+//!
+//! [`Leases::prune`]: crate::Leases::prune
+
+use crate::error::{Error, Result};
+
+/// Prune deletes at most this many jobs per transaction, so that it never holds the write lock
+/// for long: a worker fleet keeps claiming and completing between its transactions.
+pub const PRUNE_BATCH: usize = 1000;
+
+/// What [`Leases::prune`](crate::Leases::prune) deletes: jobs that finished (completed, or dead
+/// unless [`keep_dead`](Prune::keep_dead)) before a time, at most [`limit`](Prune::limit) of
+/// them. Open and unfinished jobs are never touched.
+///
+/// ```
+/// use leasefence::{Leases, LeaseStore, Prune};
+/// let store = LeaseStore::open_in_memory()?;
+/// store.enqueue("old")?;
+/// let lease = store.claim("old", "w", 10.0, 30.0)?.lease("old", "w").unwrap();
+/// store.complete(&lease, 11.0, Some("ok"))?;
+/// assert_eq!(store.prune(&Prune::finished_before(11.0))?, 0); // finished at 11, not before
+/// assert_eq!(store.prune(&Prune::finished_before(12.0).keep_dead(true))?, 1);
+/// assert_eq!(store.state("old")?, None);
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prune {
+    pub(crate) before: f64,
+    pub(crate) keep_dead: bool,
+    pub(crate) limit: Option<u64>,
+}
+
+impl Prune {
+    /// Jobs whose finish time (the `now` of the `complete` or `fail` that finished them) is
+    /// earlier than `before`, Unix seconds; dead jobs included, no limit.
+    ///
+    /// ```
+    /// let prune = leasefence::Prune::finished_before(1.7e9);
+    /// assert_eq!(prune.before(), 1.7e9);
+    /// ```
+    pub fn finished_before(before: f64) -> Self {
+        Prune {
+            before,
+            keep_dead: false,
+            limit: None,
+        }
+    }
+
+    /// Keeps dead jobs (failed for good) whatever their age, for someone to look at or revive.
+    ///
+    /// ```
+    /// let prune = leasefence::Prune::finished_before(1.7e9).keep_dead(true);
+    /// assert!(prune.keeps_dead());
+    /// ```
+    pub fn keep_dead(mut self, keep: bool) -> Self {
+        self.keep_dead = keep;
+        self
+    }
+
+    /// Deletes at most `jobs` jobs in this call (`None`: every one that matches).
+    ///
+    /// ```
+    /// let prune = leasefence::Prune::finished_before(1.7e9).limit(Some(10_000));
+    /// assert_eq!(prune.max_jobs(), Some(10_000));
+    /// ```
+    pub fn limit(mut self, jobs: Option<u64>) -> Self {
+        self.limit = jobs;
+        self
+    }
+
+    /// The time finished jobs must be older than.
+    ///
+    /// ```
+    /// assert_eq!(leasefence::Prune::finished_before(5.0).before(), 5.0);
+    /// ```
+    pub fn before(&self) -> f64 {
+        self.before
+    }
+
+    /// Whether dead jobs are kept.
+    ///
+    /// ```
+    /// assert!(!leasefence::Prune::finished_before(5.0).keeps_dead());
+    /// ```
+    pub fn keeps_dead(&self) -> bool {
+        self.keep_dead
+    }
+
+    /// The most jobs this call deletes (`None`: no limit).
+    ///
+    /// ```
+    /// assert_eq!(leasefence::Prune::finished_before(5.0).max_jobs(), None);
+    /// ```
+    pub fn max_jobs(&self) -> Option<u64> {
+        self.limit
+    }
+
+    /// The checks every backend makes first: a finite `before`.
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.before.is_finite() {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                "before",
+                format!("must be a finite number of seconds, got {}", self.before),
+            ))
+        }
+    }
+
+    /// How many jobs the next transaction may delete, after `done` were deleted: `0` when the
+    /// limit is reached.
+    pub(crate) fn next_batch(&self, done: u64) -> usize {
+        let left = self
+            .limit
+            .map_or(u64::MAX, |limit| limit.saturating_sub(done));
+        left.min(PRUNE_BATCH as u64) as usize
+    }
+}
