@@ -272,6 +272,26 @@ pub(crate) enum Command {
         #[command(flatten)]
         clock: Clock,
     },
+    /// Delete jobs that finished (completed, or dead unless --keep-dead) more than DURATION ago,
+    /// with their payloads and failures, 1,000 per transaction so that workers go on meanwhile.
+    /// Open and unfinished jobs are never touched. Prints how many were deleted. An id enqueued
+    /// again later starts above every fence it had (the fence floor), so old tokens stay stale.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db prune --older-than 7d\n  leasefence --db queue.db prune --older-than 30d --keep-dead\n\nRun it from cron, or give `work` and the worker runtimes a retention option."
+    )]
+    Prune {
+        /// How long finished jobs are kept: `7d`, `12h`, `90m`, `1h 30m`, `45s`.
+        #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+        older_than: std::time::Duration,
+        /// Keep dead jobs (failed for good), whatever their age, to inspect or revive.
+        #[arg(long)]
+        keep_dead: bool,
+        /// Delete at most N jobs in this run (default: every one that matches).
+        #[arg(long, value_name = "N")]
+        limit: Option<i64>,
+        #[command(flatten)]
+        clock: Clock,
+    },
     /// Print the worker registry as JSON: every worker of the last hour (alive first) with its
     /// host, process id, last beat, counters and the leases it holds.
     Workers {

@@ -161,6 +161,16 @@ pub(crate) fn run() -> i32 {
         Command::QueueStats { clock } => Request::QueueStats { now: clock.now() },
         Command::Workers { clock } => Request::ListWorkers { now: clock.now() },
         Command::OldestWaiting { clock } => Request::OldestWaiting { now: clock.now() },
+        Command::Prune {
+            older_than,
+            keep_dead,
+            limit,
+            clock,
+        } => Request::Prune {
+            before: clock.now() - older_than.as_secs_f64(),
+            keep_dead: Some(keep_dead),
+            limit,
+        },
         Command::ListJobs {
             state,
             queue,

@@ -122,3 +122,61 @@ fn read_only_commands_never_create_a_database() {
     assert!(out.status.success(), "{out:?}");
     assert!(db.exists());
 }
+
+/// `prune --older-than`: jobs that finished longer ago than the duration are deleted, newer and
+/// open ones stay; `--keep-dead` keeps a dead job; a duration that does not parse changes nothing.
+#[test]
+fn prune_deletes_what_finished_longer_ago_than_the_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let db = db.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--db", db];
+        all.extend_from_slice(args);
+        let out = leasefence(&all, &[]);
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    for job in ["old", "new", "dead", "open"] {
+        run(&["enqueue", job]);
+    }
+    run(&["claim", "old", "--owner", "w", "--ttl", "60", "--now", "0"]);
+    run(&[
+        "complete", "old", "--owner", "w", "--fence", "1", "--now", "10",
+    ]);
+    run(&["claim", "dead", "--owner", "w", "--ttl", "60", "--now", "0"]);
+    run(&[
+        "fail", "dead", "--owner", "w", "--fence", "1", "--dead", "--now", "20",
+    ]);
+    run(&[
+        "claim", "new", "--owner", "w", "--ttl", "7200", "--now", "0",
+    ]);
+    run(&[
+        "complete", "new", "--owner", "w", "--fence", "1", "--now", "5000",
+    ]);
+    let bad = leasefence(&["--db", db, "prune", "--older-than", "soon"], &[]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        all_output(&bad).contains("--older-than"),
+        "{}",
+        all_output(&bad)
+    );
+    // At 3630 with one hour kept: old (10) and dead (20) are older; --keep-dead keeps dead.
+    let kept = [
+        "prune",
+        "--older-than",
+        "1h",
+        "--keep-dead",
+        "--now",
+        "3630",
+    ];
+    assert_eq!(run(&kept), r#"{"value":1}"#);
+    assert_eq!(run(&["state", "old"]), r#"{"value":null}"#);
+    assert_ne!(run(&["state", "dead"]), r#"{"value":null}"#);
+    assert_eq!(
+        run(&["prune", "--older-than", "1h", "--now", "3630"]),
+        r#"{"value":1}"#
+    );
+    assert_eq!(run(&["state", "dead"]), r#"{"value":null}"#);
+    assert_ne!(run(&["state", "new"]), r#"{"value":null}"#);
+    assert_ne!(run(&["state", "open"]), r#"{"value":null}"#);
+}
