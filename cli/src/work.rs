@@ -202,10 +202,63 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
     }
 }
 
-/// What one of the command's output pipes has delivered so far, and whether it reached its end.
-type Collected = Arc<(Mutex<(Vec<u8>, bool)>, Condvar)>;
+/// What `work` keeps of a command's output pipe, so that its memory stays bounded whatever the
+/// command writes (docs/contract.md section 12): standard output's first bytes up to the
+/// result limit (the result; more fails the attempt), standard error's last bytes (the error
+/// text: what finally went wrong is at its end). The rest is read and dropped, so the command
+/// never blocks on a full pipe. `0`: keep everything.
+#[derive(Clone, Copy)]
+enum Keep {
+    Head(usize),
+    Tail(usize),
+}
 
-fn reader(mut pipe: impl Read + Send + 'static) -> Collected {
+/// The last 64 KiB of standard error are kept for a failed attempt's error text.
+const STDERR_KEPT: usize = 64 << 10;
+
+/// What one of the command's output pipes has delivered so far: the bytes kept, how many came
+/// in all, and whether it reached its end.
+#[derive(Default)]
+struct Piped {
+    kept: Vec<u8>,
+    total: u64,
+    ended: bool,
+}
+
+impl Piped {
+    fn take_in(&mut self, chunk: &[u8], keep: Keep) {
+        self.total += chunk.len() as u64;
+        match keep {
+            Keep::Head(0) | Keep::Tail(0) => self.kept.extend_from_slice(chunk),
+            Keep::Head(limit) => {
+                let room = limit.saturating_sub(self.kept.len()).min(chunk.len());
+                self.kept.extend_from_slice(&chunk[..room]);
+            }
+            Keep::Tail(limit) => {
+                self.kept.extend_from_slice(chunk);
+                // Trimmed in halves, not per chunk: each byte is moved a bounded number of times.
+                if self.kept.len() > 2 * limit {
+                    self.kept.drain(..self.kept.len() - limit);
+                }
+            }
+        }
+    }
+
+    /// The bytes kept, a tail cut to its limit.
+    fn finish(&mut self, keep: Keep) -> (Vec<u8>, u64) {
+        let mut kept = std::mem::take(&mut self.kept);
+        if let Keep::Tail(limit) = keep {
+            if limit != 0 && kept.len() > limit {
+                kept.drain(..kept.len() - limit);
+            }
+        }
+        (kept, self.total)
+    }
+}
+
+type Collected = Arc<(Mutex<Piped>, Condvar)>;
+
+fn reader(mut pipe: impl Read + Send + 'static, keep: Keep) -> Collected {
     let collected: Collected = Arc::default();
     let filling = Arc::clone(&collected);
     std::thread::spawn(move || {
@@ -216,23 +269,24 @@ fn reader(mut pipe: impl Read + Send + 'static) -> Collected {
             let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
             match read {
                 Ok(0) | Err(_) => {
-                    state.1 = true;
+                    state.ended = true;
                     ended.notify_all();
                     return;
                 }
-                Ok(n) => state.0.extend_from_slice(&chunk[..n]),
+                Ok(n) => state.take_in(&chunk[..n], keep),
             }
         }
     });
     collected
 }
 
-/// The pipe's bytes once it reaches its end, waiting until `deadline` at most (a process the
-/// command left behind may hold the pipe open); `None` when it did not end in time.
-fn collect(collected: &Collected, deadline: Instant) -> Option<Vec<u8>> {
+/// The pipe's kept bytes and its total length once it reaches its end, waiting until
+/// `deadline` at most (a process the command left behind may hold the pipe open); `None` when
+/// it did not end in time.
+fn collect(collected: &Collected, keep: Keep, deadline: Instant) -> Option<(Vec<u8>, u64)> {
     let (lock, ended) = &**collected;
     let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
-    while !state.1 {
+    while !state.ended {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return None;
@@ -242,7 +296,7 @@ fn collect(collected: &Collected, deadline: Instant) -> Option<Vec<u8>> {
             .unwrap_or_else(|p| p.into_inner())
             .0;
     }
-    Some(std::mem::take(&mut state.0))
+    Some(state.finish(keep))
 }
 
 fn signal_group(child: &Child, signal: libc::c_int) {
@@ -339,8 +393,11 @@ fn run_command(
     std::thread::spawn(move || {
         let _ = stdin.write_all(payload.as_bytes());
     });
-    let stdout = reader(child.stdout.take().expect("piped"));
-    let stderr = reader(child.stderr.take().expect("piped"));
+    // The CLI opens its store with the default limits (section 12).
+    let result_limit = leasefence::Limits::default().result_bytes();
+    let (keep_out, keep_err) = (Keep::Head(result_limit), Keep::Tail(STDERR_KEPT));
+    let stdout = reader(child.stdout.take().expect("piped"), keep_out);
+    let stderr = reader(child.stderr.take().expect("piped"), keep_err);
     let status = match wait_or_cancel(&mut child, &job.token) {
         Ok(status) => status,
         Err(err) => {
@@ -361,15 +418,23 @@ fn run_command(
     // The command has exited; its output ends when the last process holding the pipes does. One
     // it left behind gets `grace` to let go, then the group is killed and what came is taken.
     let deadline = Instant::now() + grace;
-    let (mut out, mut err) = (collect(&stdout, deadline), collect(&stderr, deadline));
+    let mut out = collect(&stdout, keep_out, deadline);
+    let mut err = collect(&stderr, keep_err, deadline);
     if out.is_none() || err.is_none() {
         signal_group(&child, libc::SIGKILL);
         let deadline = Instant::now() + Duration::from_secs(1);
-        out = out.or_else(|| collect(&stdout, deadline));
-        err = err.or_else(|| collect(&stderr, deadline));
+        out = out.or_else(|| collect(&stdout, keep_out, deadline));
+        err = err.or_else(|| collect(&stderr, keep_err, deadline));
     }
-    let (stdout, stderr) = (out.unwrap_or_default(), err.unwrap_or_default());
-    if status.success() {
+    let ((stdout, written), (stderr, _)) = (out.unwrap_or_default(), err.unwrap_or_default());
+    if status.success() && result_limit != 0 && written > result_limit as u64 {
+        Err(format!(
+            "the command wrote {written} bytes to standard output, over the store's result \
+             limit of {result_limit} bytes: write large output elsewhere (a file, object \
+             storage) and print a reference to it"
+        )
+        .into())
+    } else if status.success() {
         Ok(Some(String::from_utf8_lossy(&stdout).into_owned()))
     } else if stderr.is_empty() {
         Err(describe(status).into())

@@ -226,6 +226,20 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn fence_floor(&self) -> Result<i64>;
 
+    /// What one job may carry in this store (section 12): the largest payload, result and error
+    /// text, as it was opened with ([`OpenOptions::limits`](crate::OpenOptions::limits)). The
+    /// worker runtimes read it to fail an attempt whose result is too big rather than stop.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, Limits};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// assert_eq!(leases.limits(), Limits::default());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn limits(&self) -> crate::Limits {
+        crate::Limits::default()
+    }
+
     /// Contract `enqueue_many` (section 10): every job's `enqueue` in one transaction, answered
     /// in order; at most [`MAX_BATCH`](crate::MAX_BATCH) jobs, and a bad item refuses the list.
     ///

@@ -596,3 +596,55 @@ fn drain_once_each(db: &Path, jobs: usize) {
         jobs as f64 / took.as_secs_f64()
     );
 }
+
+/// docs/contract.md section 12: a command that writes far more than the result limit to
+/// standard output fails its attempt, saying so, and `work` holds no more than the limit of it
+/// in memory (its peak resident size, from wait4, stays far below the output's 200 MB); standard
+/// error's last 64 KiB become the error text, its end kept.
+#[test]
+fn output_past_the_result_limit_fails_the_attempt_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let store = leasefence::LeaseStore::open(&db).unwrap();
+    store.enqueue("flood").unwrap();
+    store.enqueue("noisy").unwrap();
+    drop(store);
+    let command = r#"if [ "$LEASEFENCE_JOB" = flood ]; then head -c 200000000 /dev/zero | tr '\0' a;
+        else head -c 5000000 /dev/zero | tr '\0' e >&2; echo ' the real cause' >&2; exit 3; fi"#;
+    // Reaped by wait4 below, which also answers its peak memory.
+    #[allow(clippy::zombie_processes)]
+    let child = work(&db, &["--until-empty", "--max-attempts", "1"], command)
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 on our own child, which we reap here.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{status}"
+    );
+    let peak_mb = usage.ru_maxrss as f64 / 1024.0;
+    assert!(
+        peak_mb < 64.0,
+        "work peaked at {peak_mb:.0} MB for 200 MB of output"
+    );
+    let store = leasefence::LeaseStore::open(&db).unwrap();
+    let flood = store.inspect("flood").unwrap().unwrap();
+    assert!(flood.dead, "{flood:?}");
+    let error = flood.failures[0].error.as_deref().unwrap();
+    assert!(
+        error.contains("wrote 200000000 bytes to standard output")
+            && error.contains("limit of 1048576 bytes"),
+        "{error}"
+    );
+    let noisy = store.inspect("noisy").unwrap().unwrap();
+    let error = noisy.failures[0].error.as_deref().unwrap();
+    assert!(error.len() <= 64 << 10, "{}", error.len());
+    assert!(
+        error.ends_with("the real cause\n"),
+        "{}",
+        &error[error.len() - 40..]
+    );
+}

@@ -910,3 +910,52 @@ fn a_fenced_completion_on_a_busy_database_is_retried_within_the_lease_and_droppe
         ]
     );
 }
+
+/// docs/contract.md section 12 in the worker runtime: a handler's result over the store's limit
+/// fails that attempt (the error names the sizes) and the worker goes on with the next job, one
+/// at a time and with many in flight (where one big result would otherwise refuse the group's
+/// complete_many); an error text over the limit is cut to its end, not refused.
+#[test]
+fn a_result_over_the_limit_fails_its_attempt_and_the_worker_goes_on() {
+    for concurrency in [1, 8] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("q.db");
+        let open = OpenOptions::new().limits(leasefence::Limits::default().result(16).error(256));
+        let store = open.open(&db).unwrap();
+        for job in ["big", "small", "loud", "also-small"] {
+            store.enqueue(job).unwrap();
+        }
+        let options = WorkerOptions::new("w")
+            .until_empty(true)
+            .max_attempts(1)
+            .concurrency(concurrency);
+        let mut worker = Worker::open(&db, &open, options).unwrap();
+        let handler = |job: &leasefence::worker::Job| match job.id.as_str() {
+            "big" => Ok(Some("r".repeat(17))),
+            "loud" => Err(format!("{}the real cause", "x".repeat(500)).into()),
+            _ => Ok(Some("ok".into())),
+        };
+        let counts = if concurrency == 1 {
+            worker.run(handler).unwrap()
+        } else {
+            worker.run_concurrent(handler).unwrap()
+        };
+        assert_eq!((counts.completed, counts.dead), (2, 2), "{counts:?}");
+        let big = store.inspect("big").unwrap().unwrap();
+        let error = big.failures[0].error.as_deref().unwrap();
+        assert!(
+            error.contains("17 bytes") && error.contains("16 bytes"),
+            "{error}"
+        );
+        let loud = store.inspect("loud").unwrap().unwrap();
+        let error = loud.failures[0].error.as_deref().unwrap();
+        assert!(
+            error.len() <= 256 && error.ends_with("the real cause"),
+            "{error}"
+        );
+        assert_eq!(
+            store.state("small").unwrap().unwrap().result.as_deref(),
+            Some("ok")
+        );
+    }
+}

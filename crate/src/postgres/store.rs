@@ -375,6 +375,10 @@ impl Leases for PgStore {
         ready(operations::oldest_waiting(self, now))
     }
 
+    fn limits(&self) -> crate::Limits {
+        self.link.limits
+    }
+
     fn prune(&self, prune: &crate::Prune) -> Result<u64> {
         ready(operations::prune(self, prune))
     }

@@ -149,6 +149,22 @@ impl Limits {
     }
 }
 
+/// `text` cut to at most `limit` bytes (`0`: no limit), keeping its end, where a command's or a
+/// handler's error says what finally went wrong; the cut is marked and falls on a character
+/// boundary. What the worker runtimes record as a failure's error text.
+pub(crate) fn keep_end(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
+    if limit == 0 || text.len() <= limit {
+        return text.into();
+    }
+    let marker = format!("[{} bytes cut] ", text.len());
+    let room = limit.saturating_sub(marker.len());
+    let mut start = text.len() - room;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("{marker}{}", &text[start..]).into()
+}
+
 fn within(argument: &'static str, text: Option<&str>, limit: usize) -> Result<()> {
     match text {
         Some(text) if limit != 0 && text.len() > limit => Err(Error::InvalidArgument {
@@ -167,6 +183,19 @@ fn within(argument: &'static str, text: Option<&str>, limit: usize) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_is_cut_to_its_end_within_the_limit() {
+        assert_eq!(keep_end("short", 100), "short");
+        assert_eq!(keep_end(&"x".repeat(500), 0).len(), 500);
+        let long = format!("{}the real cause", "日".repeat(1000));
+        let cut = keep_end(&long, 40);
+        assert!(cut.len() <= 40, "{cut}");
+        assert!(
+            cut.starts_with("[3014 bytes cut] ") && cut.ends_with("the real cause"),
+            "{cut}"
+        );
+    }
 
     #[test]
     fn a_text_at_the_limit_passes_and_one_byte_more_names_both_sizes() {

@@ -139,6 +139,10 @@ impl Leases for LeaseStore {
         super::listing::oldest_waiting(&self.conn, now)
     }
 
+    fn limits(&self) -> crate::Limits {
+        self.options.limits
+    }
+
     fn prune(&self, prune: &crate::Prune) -> Result<u64> {
         super::retention::prune(&self.conn, prune)
     }

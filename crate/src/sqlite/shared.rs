@@ -80,6 +80,8 @@ struct Shared {
     /// Signalled whenever a group has been answered and the lead is free.
     answered: Condvar,
     path: Option<PathBuf>,
+    /// The store's limits (section 12), read without a turn in the queue.
+    limits: crate::Limits,
 }
 
 #[derive(Default)]
@@ -250,12 +252,14 @@ impl SharedStore {
     /// ```
     pub fn new(store: LeaseStore) -> Self {
         let path = store.path().map(Path::to_path_buf);
+        let limits = store.options.limits;
         SharedStore {
             shared: Arc::new(Shared {
                 writer: Mutex::new(store),
                 queue: Mutex::new(Queue::default()),
                 answered: Condvar::new(),
                 path,
+                limits,
             }),
         }
     }
@@ -580,6 +584,10 @@ impl Leases for SharedStore {
         self.call("oldest_waiting", move |store| {
             super::listing::oldest_waiting(&store.conn, now)
         })
+    }
+
+    fn limits(&self) -> crate::Limits {
+        self.shared.limits
     }
 
     fn prune(&self, prune: &crate::Prune) -> Result<u64> {

@@ -109,9 +109,12 @@ impl Worker {
             Ok(Some(Outcome::Granted(()))) => self.counters.add(&self.counters.completed),
             Ok(Some(Outcome::Rejected(_))) => self.refused(),
             Ok(None) => self.counters.add(&self.counters.leases_lost),
-            Err(err @ (Error::Statement { .. } | Error::InvalidArgument { .. }))
-                if !statements.is_empty() =>
-            {
+            // A result over the store's limit fails the attempt (with the size and the limit);
+            // so does a statement's error.
+            Err(err @ Error::InvalidArgument { .. }) => {
+                return self.fail(claimed, token, Failing::Attempt, &err.to_string());
+            }
+            Err(err @ Error::Statement { .. }) if !statements.is_empty() => {
                 return self.fail(claimed, token, Failing::Attempt, &err.to_string());
             }
             Err(err) => return Err(err),
@@ -137,6 +140,9 @@ impl Worker {
             Failing::Attempt => Some(self.options.backoff.delay(claimed.fence).as_secs_f64()),
             Failing::Dead => None,
         };
+        // The store refuses an error text over its limit; what finally went wrong is at the end.
+        let error = crate::rules::limits::keep_end(error, self.store.limits().error_bytes());
+        let error = error.as_ref();
         let mut retry_at = None;
         let answer = self.write(token, |store| {
             let now = self.now();

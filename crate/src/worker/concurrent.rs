@@ -338,7 +338,18 @@ impl Worker {
             }
             match outcome {
                 Ok(Ok(completion)) if completion.statements.is_empty() => {
-                    plain.push((running, completion.result));
+                    // One result over the limit would refuse the whole group's complete_many:
+                    // its attempt fails alone instead.
+                    match self
+                        .store
+                        .limits()
+                        .check_result(completion.result.as_deref())
+                    {
+                        Ok(()) => plain.push((running, completion.result)),
+                        Err(err) => {
+                            self.fail(claimed, token, Failing::Attempt, &err.to_string())?
+                        }
+                    }
                 }
                 Ok(Ok(completion)) => self.complete(claimed, token, completion)?,
                 Ok(Err(error)) => {
