@@ -8,7 +8,9 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use leasefence::worker::{Backoff, CancelToken, Job, Liveness, StopHandle, Worker, WorkerOptions};
+use leasefence::worker::{
+    Backoff, CancelToken, Job, Liveness, Retention, StopHandle, Worker, WorkerOptions,
+};
 use leasefence::OpenOptions;
 
 /// Payloads up to this size are also put in `LEASEFENCE_PAYLOAD` (larger ones would exceed the
@@ -64,6 +66,14 @@ pub struct WorkArgs {
     /// jobs of the queues served, the highest priority runs first.
     #[arg(long = "queue", value_name = "NAME")]
     pub queues: Vec<String>,
+    /// Prune completed jobs older than this as the worker runs (`7d`, `12h`; default: keep
+    /// them), at most once a minute: see `leasefence prune`.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub keep_done: Option<Duration>,
+    /// With --keep-done: prune dead jobs older than this too (default: keep them for ever).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration,
+          requires = "keep_done")]
+    pub keep_dead: Option<Duration>,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -171,6 +181,9 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
     }
     if !args.queues.is_empty() {
         options = options.queues(args.queues.iter().cloned());
+    }
+    if let Some(done) = args.keep_done {
+        options = options.retention(Retention::done(done).dead(args.keep_dead));
     }
     let mut worker = match Worker::open(db, open, options) {
         Ok(worker) => worker,

@@ -29,6 +29,7 @@ pub const PRUNE_BATCH: usize = 1000;
 pub struct Prune {
     pub(crate) before: f64,
     pub(crate) keep_dead: bool,
+    pub(crate) only_dead: bool,
     pub(crate) limit: Option<u64>,
 }
 
@@ -44,6 +45,7 @@ impl Prune {
         Prune {
             before,
             keep_dead: false,
+            only_dead: false,
             limit: None,
         }
     }
@@ -57,6 +59,28 @@ impl Prune {
     pub fn keep_dead(mut self, keep: bool) -> Self {
         self.keep_dead = keep;
         self
+    }
+
+    /// Deletes dead jobs only, keeping completed ones whatever their age: dead jobs on a
+    /// schedule of their own (a worker's retention keeps them longer, or shorter, than the
+    /// completed). With [`keep_dead`](Prune::keep_dead) too, nothing matches.
+    ///
+    /// ```
+    /// let prune = leasefence::Prune::finished_before(1.7e9).only_dead(true);
+    /// assert!(prune.dead_only());
+    /// ```
+    pub fn only_dead(mut self, only: bool) -> Self {
+        self.only_dead = only;
+        self
+    }
+
+    /// Whether only dead jobs are deleted.
+    ///
+    /// ```
+    /// assert!(!leasefence::Prune::finished_before(5.0).dead_only());
+    /// ```
+    pub fn dead_only(&self) -> bool {
+        self.only_dead
     }
 
     /// Deletes at most `jobs` jobs in this call (`None`: every one that matches).

@@ -959,3 +959,77 @@ fn a_result_over_the_limit_fails_its_attempt_and_the_worker_goes_on() {
         );
     }
 }
+
+/// The worker runtime's retention (docs/contract.md section 12): off unless asked for; with it,
+/// completed jobs older than `done` are pruned between claims, a backlog one bounded batch per
+/// tick, dead jobs kept until their own age (`dead`), open and newer jobs never.
+#[test]
+fn retention_prunes_between_claims_and_keeps_what_it_should() {
+    use leasefence::worker::Retention;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    let store = leasefence::open(&db).unwrap();
+    let now = wall_clock();
+    let hour = 3600.0;
+    let old: Vec<leasefence::NewJob> = (0..2500)
+        .map(|i| leasefence::NewJob::new(format!("old-{i}")))
+        .collect();
+    for chunk in old.chunks(leasefence::MAX_BATCH) {
+        store.enqueue_many(chunk).unwrap();
+    }
+    for _ in 0..2500 {
+        let c = store
+            .claim_next("past", now - 3.0 * hour, 2.0 * hour)
+            .unwrap()
+            .unwrap();
+        assert!(store
+            .complete(&c.lease(), now - 2.0 * hour, None)
+            .unwrap()
+            .is_granted());
+    }
+    store.enqueue("dead").unwrap();
+    let c = store
+        .claim_next("past", now - 3.0 * hour, 2.0 * hour)
+        .unwrap()
+        .unwrap();
+    assert!(store
+        .fail(&c.lease(), now - 2.0 * hour, None, Some("x"))
+        .unwrap()
+        .is_granted());
+    store.enqueue("recent").unwrap();
+    let c = store.claim_next("past", now - 60.0, 60.0).unwrap().unwrap();
+    assert!(store
+        .complete(&c.lease(), now - 30.0, None)
+        .unwrap()
+        .is_granted());
+    for job in ["new-1", "new-2", "new-3"] {
+        store.enqueue(job).unwrap();
+    }
+    let remaining = |store: &dyn Leases| store.stats(wall_clock()).unwrap();
+    // Without retention nothing is pruned.
+    let mut plain = worker(&db, WorkerOptions::new("w").until_empty(true));
+    plain.run(|_| Ok(None)).unwrap();
+    assert_eq!(remaining(&*store).done, 2500 + 1 + 3);
+    for job in ["new-4", "new-5", "new-6"] {
+        store.enqueue(job).unwrap();
+    }
+    let keep = Retention::done(std::time::Duration::from_secs(3600));
+    let options = WorkerOptions::new("w").until_empty(true).retention(keep);
+    worker(&db, options).run(|_| Ok(None)).unwrap();
+    assert_eq!(store.state("old-0").unwrap(), None);
+    assert_eq!(store.state("old-2499").unwrap(), None);
+    assert!(
+        store.inspect("dead").unwrap().unwrap().dead,
+        "dead jobs kept"
+    );
+    assert!(store.state("recent").unwrap().is_some());
+    assert!(store.state("new-1").unwrap().is_some());
+    // Dead jobs past their own age go too.
+    store.enqueue("new-7").unwrap();
+    let both = keep.dead(Some(std::time::Duration::from_secs(3600)));
+    let options = WorkerOptions::new("w").until_empty(true).retention(both);
+    worker(&db, options).run(|_| Ok(None)).unwrap();
+    assert_eq!(store.state("dead").unwrap(), None);
+    assert!(store.state("recent").unwrap().is_some());
+    assert_eq!(store.fence_floor().unwrap(), 1);
+}

@@ -341,6 +341,7 @@ pub(crate) async fn prune(c: &impl Connections, prune: &crate::Prune) -> Result<
             prune.before.into(),
             Value::Bool(prune.keep_dead),
             (batch as i64).into(),
+            Value::Bool(prune.only_dead),
         ];
         let gone = c
             .on_connection("prune", async |wire| {

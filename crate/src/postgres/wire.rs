@@ -261,7 +261,7 @@ impl Sql {
             Sql::ListDead => &[Int8, Text, Int8],
             Sql::ListNewest => &[Int8, Text, Bool, Int8],
             Sql::QueueStats | Sql::OldestWaiting => &[Float8],
-            Sql::Prune => &[Float8, Bool, Int8],
+            Sql::Prune => &[Float8, Bool, Int8, Bool],
             Sql::FenceFloor => &[],
             Sql::DeadPerQueue => &[],
             Sql::Workers => &[Int8],

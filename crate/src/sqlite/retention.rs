@@ -24,7 +24,7 @@ pub(crate) fn prune(conn: &Connection, prune: &Prune) -> Result<u64> {
             .prepare_cached(include_str!("sql/prune_pick.sql"))
             .and_then(|mut stmt| {
                 stmt.query_map(
-                    params![prune.before, prune.keep_dead, batch as i64],
+                    params![prune.before, prune.keep_dead, batch as i64, prune.only_dead],
                     |row| Ok((row.get(0)?, row.get(1)?)),
                 )?
                 .collect()

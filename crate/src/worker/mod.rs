@@ -88,7 +88,7 @@ pub use backoff::Backoff;
 pub use clock::{wall_clock, ManualClock};
 pub use counters::Counters;
 pub use handler::{Completion, CompletionResult, HandlerResult, Job};
-pub use options::{Liveness, WorkerOptions, MAX_CONCURRENCY};
+pub use options::{Liveness, Retention, WorkerOptions, MAX_CONCURRENCY};
 pub use runner::{Opener, Worker};
 pub use stop::StopHandle;
 pub use token::{CancelReason, CancelToken, Cancelled};

@@ -72,6 +72,53 @@ pub struct WorkerOptions {
     /// The longest real-time wait before the clock is read again: `None` for a clock that
     /// follows real time, a millisecond for a [`ManualClock`].
     pub(super) recheck: Option<Duration>,
+    /// How long finished jobs are kept before the worker prunes them; `None`: never.
+    pub(super) retention: Option<Retention>,
+}
+
+/// How long a worker keeps finished jobs (docs/contract.md section 12): completed jobs for
+/// `done`, dead jobs for `dead` (`None`: for ever, to inspect or revive). The worker prunes at
+/// most once a minute, one bounded transaction per tick while there is a backlog, between its
+/// claims; many workers with the same retention share the work harmlessly.
+///
+/// ```
+/// use std::time::Duration;
+/// use leasefence::worker::{Retention, WorkerOptions};
+/// let day = Duration::from_secs(86_400);
+/// let options = WorkerOptions::new("w").retention(Retention::done(day).dead(Some(30 * day)));
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Retention {
+    pub(super) done: Duration,
+    pub(super) dead: Option<Duration>,
+}
+
+impl Retention {
+    /// Completed jobs are kept for `age` after they finished; dead jobs for ever.
+    ///
+    /// ```
+    /// let r = leasefence::worker::Retention::done(std::time::Duration::from_secs(3600));
+    /// # let _ = r;
+    /// ```
+    pub fn done(age: Duration) -> Self {
+        Retention {
+            done: age,
+            dead: None,
+        }
+    }
+
+    /// Dead jobs are kept for `age` after they died (`None`: for ever).
+    ///
+    /// ```
+    /// let r = leasefence::worker::Retention::done(std::time::Duration::from_secs(3600))
+    ///     .dead(Some(std::time::Duration::from_secs(7 * 86_400)));
+    /// # let _ = r;
+    /// ```
+    pub fn dead(mut self, age: Option<Duration>) -> Self {
+        self.dead = age;
+        self
+    }
 }
 
 impl std::fmt::Debug for WorkerOptions {
@@ -118,6 +165,7 @@ impl WorkerOptions {
             queues: None,
             clock: Arc::new(wall_clock),
             recheck: None,
+            retention: None,
         }
     }
 
@@ -242,6 +290,18 @@ impl WorkerOptions {
     /// ```
     pub fn until_empty(mut self, yes: bool) -> Self {
         self.until_empty = yes;
+        self
+    }
+
+    /// Prune finished jobs as the worker runs (off by default): see [`Retention`].
+    ///
+    /// ```
+    /// use leasefence::worker::{Retention, WorkerOptions};
+    /// let o = WorkerOptions::new("w").retention(Retention::done(std::time::Duration::from_secs(86_400)));
+    /// # let _ = o;
+    /// ```
+    pub fn retention(mut self, retention: Retention) -> Self {
+        self.retention = Some(retention);
         self
     }
 

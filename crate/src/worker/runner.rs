@@ -35,6 +35,8 @@ pub struct Worker {
     pub(super) stop: StopHandle,
     /// When (the worker's clock, as f64 bits) it last called `enqueue_due`; -inf before the first.
     due_at: AtomicU64,
+    /// When (the worker's clock, as f64 bits) its retention prunes next; -inf: at once.
+    prune_at: AtomicU64,
 }
 
 impl std::fmt::Debug for Worker {
@@ -71,6 +73,7 @@ impl Worker {
             counters: Arc::default(),
             stop: StopHandle::default(),
             due_at: AtomicU64::new(f64::NEG_INFINITY.to_bits()),
+            prune_at: AtomicU64::new(f64::NEG_INFINITY.to_bits()),
         })
     }
 
@@ -291,6 +294,7 @@ impl Worker {
     /// harmless: each slot's job is enqueued once. A busy store is retried at the next tick;
     /// another error ends the run, as a claim's would.
     pub(super) fn enqueue_due(&self, now: f64) -> Result<()> {
+        self.prune_due(now)?;
         let last = f64::from_bits(self.due_at.load(Ordering::Relaxed));
         if now >= last && now - last < 1.0 {
             return Ok(());
@@ -301,6 +305,43 @@ impl Worker {
             Err(err) if err.is_retryable() => Ok(()),
             Err(err) => Err(err),
         }
+    }
+
+    /// Retention (docs/contract.md section 12), ticking with the schedules: when due, one
+    /// bounded transaction of completed jobs past `done` and one of dead jobs past `dead`; again
+    /// at the next tick while a batch came back full (a backlog), else a minute later. A busy
+    /// store is retried at the next tick; another error ends the run, as a claim's would.
+    fn prune_due(&self, now: f64) -> Result<()> {
+        let Some(retention) = self.options.retention else {
+            return Ok(());
+        };
+        if now < f64::from_bits(self.prune_at.load(Ordering::Relaxed)) {
+            return Ok(());
+        }
+        let batch = Some(crate::PRUNE_BATCH as u64);
+        let mut prunes = vec![
+            crate::Prune::finished_before(now - retention.done.as_secs_f64())
+                .keep_dead(true)
+                .limit(batch),
+        ];
+        if let Some(dead) = retention.dead {
+            prunes.push(
+                crate::Prune::finished_before(now - dead.as_secs_f64())
+                    .only_dead(true)
+                    .limit(batch),
+            );
+        }
+        let mut backlog = false;
+        for prune in &prunes {
+            match self.store.prune(prune) {
+                Ok(deleted) => backlog |= deleted == crate::PRUNE_BATCH as u64,
+                Err(err) if err.is_retryable() => backlog = true,
+                Err(err) => return Err(err),
+            }
+        }
+        let next = if backlog { now } else { now + 60.0 };
+        self.prune_at.store(next.to_bits(), Ordering::Relaxed);
+        Ok(())
     }
 
     pub(super) fn now(&self) -> f64 {
