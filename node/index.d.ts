@@ -434,9 +434,9 @@ export declare class LeaseStore {
    * seconds, with their payloads and failures, at most `limit` of them (null: all), 1,000 per
    * transaction so workers go on meanwhile. Open and unfinished jobs are never touched. Answers
    * how many it deleted. The store's fence floor rises to the highest fence deleted, so an id
-   * enqueued again starts above every fence it had.
+   * enqueued again starts above every fence it had. `onlyDead`: dead jobs only.
    */
-  prune(before: number, keepDead?: boolean | null, limit?: number | null): number;
+  prune(before: number, keepDead?: boolean | null, limit?: number | null, onlyDead?: boolean | null): number;
   /**
    * The worker registry: records `owner`'s beat (alive until `now + ttl`, gone at once when
    * `worker.stopping`) and renews `leases` to `now + ttl`, in one transaction: one `{value,
@@ -482,9 +482,9 @@ export declare class LeaseStore {
     listJobs(now: number, status?: JobStatus | null, queue?: string | null, after?: string | null, limit?: number | null): Answer<JobPage>;
     queueStats(now: number): Answer<QueueCounts[]>;
     oldestWaiting(now: number): Answer<QueueWaiting[]>;
-    prune(before: number, keepDead?: boolean | null, limit?: number | null): Answer<number>;
     heartbeat(owner: string, leases: LeaseRef[], now: number, ttl: number, worker: WorkerReport): Answer<Answer<boolean>[]>;
     listWorkers(now: number): Answer<WorkerInfo[]>;
+    prune(before: number, keepDead?: boolean | null, limit?: number | null, onlyDead?: boolean | null): Answer<number>;
   };
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;
@@ -723,6 +723,13 @@ export interface JobWorkerOptions {
   pid?: number;
   /** After signalling a lost lease, how long (real seconds) to wait for the handler (default ttl). */
   abandonAfter?: number;
+  /**
+   * How long finished jobs are kept before the worker prunes them (default null: for ever):
+   * completed jobs `done` seconds after they finished, dead ones `dead` seconds (null: for ever).
+   * The worker prunes as it ticks, at most once a minute, 1,000 jobs per transaction; its errors
+   * go to `onError` with `op: 'prune'`.
+   */
+  retention?: { done: number; dead?: number | null } | null;
   /**
    * Told about every storage error the runtime retries (a busy database). `retryIn`: for a renew,
    * the seconds until it is tried again (the same rule wherever the heartbeat runs). `op` names the

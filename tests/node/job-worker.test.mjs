@@ -659,3 +659,36 @@ test('a JobWorker with `queues` claims only their jobs, highest priority first, 
   assert.throws(() => new JobWorker(store, { ttl: 5, queues: [] }), { code: 'invalid_argument' });
   store.close();
 });
+
+test('retention: the worker prunes completed jobs past `done` as it ticks (a backlog a batch per tick), dead ones only past `dead`; off by default; bad options refused', async () => {
+  const { store } = await freshStore();
+  const t = now();
+  const old = Array.from({ length: 2500 }, (_, i) => ({ job: `old-${i}` }));
+  for (let i = 0; i < old.length; i += 1024) store.enqueueMany(old.slice(i, i + 1024));
+  for (let i = 0; i < old.length; i++) {
+    const job = store.claimNext('past', t - 3 * 3600, 7200);
+    assert.equal(store.complete(job.job, 'past', job.fence, t - 2 * 3600, null), true);
+  }
+  store.enqueue('dead');
+  const dead = store.claimNext('past', t - 3 * 3600, 7200);
+  assert.equal(store.fail(dead.job, 'past', dead.fence, t - 2 * 3600, null, 'x'), true);
+  for (const job of ['new-1', 'new-2', 'new-3']) store.enqueue(job);
+  await new JobWorker(store, { owner: 'plain', ttl: 5 }).run(async () => 'ok', { untilEmpty: true });
+  assert.deepEqual([store.stats(now()).done, store.stats(now()).dead], [2500 + 3, 1], 'no retention: nothing pruned');
+  for (const job of ['new-4', 'new-5', 'new-6']) store.enqueue(job);
+  const errors = [];
+  const worker = new JobWorker(store, { owner: 'keeper', ttl: 5, retention: { done: 3600 }, onError: (e, c) => errors.push([e, c]) });
+  await worker.run(async () => 'ok', { untilEmpty: true });
+  assert.deepEqual(errors, []);
+  assert.equal(store.state('old-0'), null);
+  assert.equal(store.state('old-2499'), null);
+  assert.equal(store.inspect('dead').dead, true, 'dead jobs are kept without retention.dead');
+  assert.notEqual(store.state('new-1'), null, 'recent jobs are kept');
+  store.enqueue('new-7');
+  await new JobWorker(store, { owner: 'keeper', ttl: 5, retention: { done: 3600, dead: 3600 } }).run(async () => 'ok', { untilEmpty: true });
+  assert.equal(store.state('dead'), null);
+  assert.notEqual(store.state('new-7'), null);
+  for (const retention of [{ done: -1 }, { done: 60, dead: 0 }, { done: 60, keep: 1 }, 'a day']) {
+    assert.throws(() => new JobWorker(store, { ttl: 5, retention }), (e) => e.code === 'invalid_argument' && /retention/.test(e.message));
+  }
+});

@@ -38,6 +38,7 @@ const ON_POSTGRES = new Set([
   'enqueue', 'state', 'claim', 'renew', 'complete', 'release', 'claimNext', 'fail', 'revive', 'stats', 'inspect',
   'enqueueMany', 'claimNextMany', 'renewMany', 'completeMany', 'heartbeat', 'claimMany', 'fenced',
   'schedule', 'unschedule', 'schedules', 'enqueueDue', 'nextDue', 'listJobs', 'queueStats', 'oldestWaiting', 'listWorkers',
+  'prune',
 ]);
 
 /** What a vector needs that PostgreSQL from Node does not have. */

@@ -34,6 +34,7 @@ const PARAM_TYPES = Object.freeze({
   worker: 'WorkerReport',
   before: 'number',
   keepDead: 'boolean | null',
+  onlyDead: 'boolean | null',
 });
 
 /**
@@ -78,7 +79,7 @@ const OPERATIONS = Object.freeze([
   { name: 'heartbeat', params: ['owner', 'leases', 'now', 'ttl', 'worker'], returns: 'Answer<boolean>[]' },
   { name: 'listWorkers', params: ['now'], returns: 'WorkerInfo[]' },
   // Retention (section 12): finished jobs older than `before` deleted, at most `limit` of them.
-  { name: 'prune', params: ['before', 'keepDead?', 'limit?'], returns: 'number' },
+  { name: 'prune', params: ['before', 'keepDead?', 'limit?', 'onlyDead?'], returns: 'number' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));
 
 /**

@@ -348,8 +348,9 @@ pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) 
             before,
             keep_dead,
             limit,
+            only_dead,
         } => {
-            let prune = Request::prune_options(before, keep_dead, limit)?;
+            let prune = Request::prune_options(before, keep_dead, limit, only_dead)?;
             plain(Returned::Count(store.prune(&prune).await?))
         }
         Request::OldestWaiting { now } => {

@@ -224,12 +224,13 @@ pub enum Request {
     OldestWaiting {
         now: f64,
     },
-    /// Deletes jobs that finished before `before` (dead ones too unless `keep_dead`), at most
-    /// `limit` of them (section 12); answers how many.
+    /// Deletes jobs that finished before `before` (dead ones too unless `keep_dead`; dead ones
+    /// only with `only_dead`), at most `limit` of them (section 12); answers how many.
     Prune {
         before: f64,
         keep_dead: Option<bool>,
         limit: Option<i64>,
+        only_dead: Option<bool>,
     },
 }
 
@@ -305,6 +306,7 @@ impl Request {
         before: &f64,
         keep_dead: &Option<bool>,
         limit: &Option<i64>,
+        only_dead: &Option<bool>,
     ) -> Result<crate::Prune> {
         let limit = match limit {
             Some(n) if *n < 0 => {
@@ -317,6 +319,7 @@ impl Request {
         };
         let prune = crate::Prune::finished_before(*before)
             .keep_dead(keep_dead.unwrap_or(false))
+            .only_dead(only_dead.unwrap_or(false))
             .limit(limit);
         prune.check()?;
         Ok(prune)
@@ -428,7 +431,8 @@ impl Request {
                 before,
                 keep_dead,
                 limit,
-            } => Self::prune_options(before, keep_dead, limit).map(drop),
+                only_dead,
+            } => Self::prune_options(before, keep_dead, limit, only_dead).map(drop),
             Request::Heartbeat {
                 leases, now, ttl, ..
             } => {

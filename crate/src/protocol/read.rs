@@ -406,6 +406,7 @@ impl Request {
                 before: s.number("before")?,
                 keep_dead: s.maybe_bool("keep_dead")?,
                 limit: s.maybe_integer("limit")?,
+                only_dead: s.maybe_bool("only_dead")?,
             },
             Op::Fenced => {
                 let (job, owner) = (s.string("job")?, s.string("owner")?);

@@ -33,10 +33,6 @@ pub(crate) fn prune(conn: &Connection, prune: &Prune) -> Result<u64> {
         let Some(highest) = picked.iter().map(|(_, fence)| *fence).max() else {
             return Ok(deleted);
         };
-        let ids = serde_json::to_string(&picked.iter().map(|(id, _)| id).collect::<Vec<_>>())
-            .map_err(|err| Error::Internal {
-                message: format!("prune could not list its jobs as JSON: {err}"),
-            })?;
         tx.prepare_cached(include_str!("sql/raise_floor.sql"))
             .and_then(|mut stmt| stmt.execute([highest]))
             .map_err(Error::storage("prune"))?;
@@ -46,9 +42,10 @@ pub(crate) fn prune(conn: &Connection, prune: &Prune) -> Result<u64> {
             include_str!("sql/prune_dead.sql"),
             include_str!("sql/prune_jobs.sql"),
         ] {
-            tx.prepare_cached(sql)
-                .and_then(|mut stmt| stmt.execute([&ids]))
-                .map_err(Error::storage("prune"))?;
+            let mut stmt = tx.prepare_cached(sql).map_err(Error::storage("prune"))?;
+            for (job, _) in &picked {
+                stmt.execute([job]).map_err(Error::storage("prune"))?;
+            }
         }
         tx.commit().map_err(Error::storage("prune"))?;
         deleted += picked.len() as u64;

@@ -24,6 +24,8 @@ import { timersFor } from './timers.js';
 class JobWorker {
   #store;
   #dueAt = -Infinity; // the clock at the last enqueueDue
+  #retention; // {done, dead} seconds, or null (docs/contract.md section 12)
+  #pruneAt = -Infinity; // when retention prunes next, on the worker's clock
   #ops; // where the store calls go: the store itself, or store.grouped with concurrency > 1
   #concurrency;
   #queues; // the queues served (section 11), or null: every queue
@@ -90,6 +92,7 @@ class JobWorker {
     this.#clock = this.#timers.now;
     this.#rules = store.workerRules;
     this.#idle = checked.idle;
+    this.#retention = checked.retention;
     this.#abandonAfter = checked.abandonAfter;
     this.#onError = checked.onError;
     this.#heartbeatSource = checked.heartbeatSource;
@@ -135,6 +138,7 @@ class JobWorker {
         let claims;
         // The due schedule slots first, in their own transaction: the claim's clock is read after
         // it, so the lease (and its first renew) is reckoned from the claim itself.
+        await this.#pruneDue(this.#clock());
         await this.#enqueueDue(this.#clock());
         // The lease ends at claimedAt + ttl in the store: reckon from the `now` the claim carried.
         const claimedAt = this.#clock();
@@ -198,6 +202,31 @@ class JobWorker {
       else halt();
     }
     return this.#stopped ? this.#stopped.promise : Promise.resolve();
+  }
+
+  /**
+   * Retention (docs/contract.md section 12), ticking with the schedules: when due, one bounded
+   * transaction of completed jobs past `retention.done` and one of dead jobs past
+   * `retention.dead`; again at the next tick while a batch came back full (a backlog), else a
+   * minute later. A storage error goes to `onError` and is retried at the next tick.
+   */
+  async #pruneDue(now) {
+    if (this.#retention === null || now < this.#pruneAt) return;
+    const batch = 1000; // PRUNE_BATCH: one bounded transaction each
+    let backlog = false;
+    try {
+      const completed = await this.#store.prune(now - this.#retention.done, true, batch);
+      backlog = completed === batch;
+      if (this.#retention.dead !== null) {
+        const dead = await this.#store.prune(now - this.#retention.dead, false, batch, true);
+        backlog ||= dead === batch;
+      }
+    } catch (error) {
+      if (!isStorageError(error)) throw error;
+      this.#onError(error, { op: 'prune' });
+      backlog = true;
+    }
+    this.#pruneAt = backlog ? now : now + 60;
   }
 
   /**

@@ -14,7 +14,8 @@ function positive(name, value) {
  * clock, idle, abandonAfter, onError, heartbeatSource, concurrency, queues, wake, register, host, pid}` (`register`:
  * record the worker in the store's worker registry, as `host` and `pid`) (`wake`: an idle worker is woken by the
  * store's `watch` when there is one; false: it polls every `idle`) (`queues`: the queues served, null for every
- * queue; the store checks the names at each claim) (`clock`: a function, or a clock moved by
+ * queue; the store checks the names at each claim) (`retention`: `{done, dead}` in seconds, how
+ * long finished jobs are kept before the worker prunes them; null, the default: for ever) (`clock`: a function, or a clock moved by
  * hand such as ManualClock, whose waits the worker's timers then use: ./timers.js) (`heartbeatSource` null: renew on the
  * event loop; else the source that renews elsewhere).
  */
@@ -40,6 +41,7 @@ function workerOptions(options) {
     register = true,
     host = globalThis.process?.versions?.node ? undefined : 'browser',
     pid = globalThis.process?.pid ?? 0,
+    retention = null,
   } = options;
   if (typeof owner !== 'string' || owner === '') throw invalidArgument('JobWorker: `owner` must be a non-empty string');
   const checked = { owner };
@@ -82,6 +84,13 @@ function workerOptions(options) {
   checked.host = hostName;
   if (!(Number.isInteger(pid) && pid >= 0 && pid <= 0xffffffff)) throw invalidArgument('JobWorker: `pid` must be a process id (an integer from 0)');
   checked.pid = pid;
+  // Retention (docs/contract.md section 12): `{done: SECONDS, dead: SECONDS | null}`, null: off.
+  if (retention === null || retention === undefined) checked.retention = null;
+  else if (typeof retention === 'object') {
+    const { done, dead = null, ...rest } = retention;
+    if (Object.keys(rest).length > 0) throw invalidArgument(`JobWorker: \`retention\` has no option ${Object.keys(rest).join(', ')}; it takes {done, dead}`);
+    checked.retention = { done: positive('retention.done', done), dead: dead === null ? null : positive('retention.dead', dead) };
+  } else throw invalidArgument('JobWorker: `retention` must be {done: seconds, dead: seconds or null} (or null: keep every finished job)');
   if (heartbeat === 'loop') checked.heartbeatSource = null;
   else if (heartbeat !== null && typeof heartbeat === 'object' && typeof heartbeat.start === 'function') checked.heartbeatSource = heartbeat;
   else if (heartbeat === 'thread') throw invalidArgument("JobWorker: `heartbeat: 'thread'` is offered by the Node package only");

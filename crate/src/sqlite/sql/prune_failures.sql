@@ -1,2 +1,3 @@
--- ?1 a JSON array of the job ids being pruned: their rows of leasefence_failures.
-DELETE FROM leasefence_failures WHERE job IN (SELECT value FROM json_each(?1))
+-- ?1 a job being pruned: its rows of leasefence_failures. One id per statement: the wasm builds'
+-- SQLite has no json_each to take a list.
+DELETE FROM leasefence_failures WHERE job = ?1
