@@ -170,6 +170,7 @@ pub(crate) fn run() -> i32 {
             before: clock.now() - older_than.as_secs_f64(),
             keep_dead: Some(keep_dead),
             limit,
+            only_dead: None,
         },
         Command::ListJobs {
             state,
