@@ -28,9 +28,14 @@ export type Reason =
 /** The job `claimNext` claimed, with the payload given at enqueue (or null). */
 export interface ClaimedJob {
   job: string;
-  /** The new lease's fence; also the attempt number (every claim is one attempt). */
+  /** The new lease's fence. */
   fence: Fence;
   payload: string | null;
+  /**
+   * The fence the job started at, present when not 0: the store's fence floor when the job was
+   * enqueued (after a `prune`). The attempt is `fence - (base ?? 0)`.
+   */
+  base?: Fence;
 }
 
 /** One recorded `fail`: the attempt (fence), the caller's `now`, the error text. */

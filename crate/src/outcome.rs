@@ -222,8 +222,8 @@ pub struct JobState {
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 ///
-/// Serialized (serde) as `{job, fence, payload}`, `payload` null when the job has none; the owner
-/// is the caller's own and is left out.
+/// Serialized (serde) as `{job, fence, payload}`, `payload` null when the job has none, with
+/// `base` when it is not 0; the owner is the caller's own and is left out.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClaimedJob {
     /// The claimed job's id.
@@ -231,10 +231,34 @@ pub struct ClaimedJob {
     /// The owner that claimed it (the `owner` given to `claim_next`).
     #[serde(skip)]
     pub owner: String,
-    /// The fence of the new lease: also the attempt number (every claim is one attempt).
+    /// The fence of the new lease.
     pub fence: Fence,
     /// The text given to `enqueue_with`, handed to whoever claims the job.
     pub payload: Option<String>,
+    /// The fence the job started at: the store's fence floor when it was enqueued (0 in a store
+    /// that never pruned, docs/contract.md section 13). Its attempts count from there:
+    /// [`attempt`](ClaimedJob::attempt) is `fence - base`. Serialized only when not 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub base: Fence,
+}
+
+fn is_zero(base: &Fence) -> bool {
+    *base == 0
+}
+
+impl ClaimedJob {
+    /// The attempt this claim is, from 1: every claim of the job is one attempt, counted from
+    /// the fence it started at ([`base`](ClaimedJob::base)).
+    ///
+    /// ```
+    /// let store = leasefence::LeaseStore::open_in_memory()?;
+    /// store.enqueue("job")?;
+    /// assert_eq!(store.claim_next("w", 0.0, 30.0)?.unwrap().attempt(), 1);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn attempt(&self) -> Fence {
+        crate::rules::attempts(self.fence, self.base)
+    }
 }
 
 /// One recorded failure of a job (docs/contract.md section 7): the attempt (fence) that failed,

@@ -201,7 +201,8 @@ fn claim_next_returns_odd_ids_intact() {
                 job: s.clone(),
                 owner: s.clone(),
                 fence: 1,
-                payload: None
+                payload: None,
+                base: 0,
             }),
             "{name}"
         );
@@ -302,13 +303,28 @@ fn ten_megabyte_results_on_a_file_database() {
     }
     assert!(result.len() >= 10 << 20);
 
-    let store = LeaseStore::open(&path).unwrap();
-    store.enqueue("big").unwrap();
+    // Over the default result limit (1 MiB, docs/contract.md section 13): refused, nothing
+    // changes; a store opened with a higher limit keeps it intact.
+    let defaults = LeaseStore::open(&path).unwrap();
+    defaults.enqueue("big").unwrap();
+    let lease = defaults
+        .claim("big", "w", 0.0, 60.0)
+        .unwrap()
+        .lease("big", "w")
+        .unwrap();
+    let refused = defaults.complete(&lease, 1.0, Some(&result)).unwrap_err();
+    assert_eq!(refused.code(), "invalid_argument");
+    assert!(!defaults.state("big").unwrap().unwrap().done);
+    assert!(defaults.release(&lease).unwrap().is_granted());
+    drop(defaults);
+    let options = OpenOptions::new().limits(leasefence::Limits::default().result(16 << 20));
+    let store = options.open(&path).unwrap();
     let fence = store
         .claim("big", "w", 0.0, 60.0)
         .unwrap()
         .granted()
         .unwrap();
+    assert_eq!(fence, 2);
     assert!(store
         .complete(&Lease::new("big", "w", fence), 1.0, Some(&result))
         .unwrap()
@@ -318,7 +334,7 @@ fn ten_megabyte_results_on_a_file_database() {
         Some(&result)
     );
     drop(store);
-    let reopened = LeaseStore::open(&path).unwrap();
+    let reopened = options.open(&path).unwrap();
     let row = reopened.state("big").unwrap().unwrap();
     assert!(row.done);
     assert!(
@@ -328,7 +344,7 @@ fn ten_megabyte_results_on_a_file_database() {
     drop(reopened);
 
     // The protocol, on the same file.
-    let mut backend = TargetBackend::new(&path, OpenOptions::new());
+    let mut backend = TargetBackend::new(&path, options.clone());
     assert_eq!(
         call(&mut backend, r#"{"op":"enqueue","job":"big2"}"#),
         json!({"value": true})

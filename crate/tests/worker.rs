@@ -1033,3 +1033,47 @@ fn retention_prunes_between_claims_and_keeps_what_it_should() {
     assert!(store.state("recent").unwrap().is_some());
     assert_eq!(store.fence_floor().unwrap(), 1);
 }
+
+/// After a prune the fence floor starts every new job above 0; its attempts still count from 1
+/// (from the fence it started at), so a worker's max_attempts is not used up before it runs.
+/// Without `base` the first claim of every new job would look like attempt 6 of 5 and the job
+/// would be made dead as poison.
+#[test]
+fn after_a_prune_new_jobs_start_at_attempt_one() {
+    for concurrency in [1, 4] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("q.db");
+        let store = leasefence::open(&db).unwrap();
+        store.enqueue("poison").unwrap();
+        for round in 0..5 {
+            let now = round as f64 * 10.0;
+            let lease = store.claim("poison", "w", now, 5.0).unwrap().lease("poison", "w").unwrap();
+            let retry = (round < 4).then_some(now + 1.0);
+            assert!(store.fail(&lease, now, retry, Some("boom")).unwrap().is_granted());
+        }
+        assert_eq!(store.prune(&leasefence::Prune::finished_before(1e9)).unwrap(), 1);
+        assert_eq!(store.fence_floor().unwrap(), 5);
+        for job in ["fresh-1", "fresh-2", "fresh-3"] {
+            store.enqueue(job).unwrap();
+        }
+        let attempts = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&attempts);
+        let options = WorkerOptions::new("w")
+            .until_empty(true)
+            .max_attempts(5)
+            .concurrency(concurrency);
+        let mut worker = worker(&db, options);
+        let handler = move |job: &leasefence::worker::Job| {
+            seen.lock().unwrap().push((job.fence, job.attempt()));
+            Ok(Some("ok".into()))
+        };
+        let counts = if concurrency == 1 {
+            worker.run(handler).unwrap()
+        } else {
+            worker.run_concurrent(handler).unwrap()
+        };
+        assert_eq!((counts.completed, counts.dead), (3, 0), "{counts:?}");
+        assert_eq!(*attempts.lock().unwrap(), vec![(6, 1); 3]);
+        assert_eq!(store.inspect("fresh-1").unwrap().unwrap().attempts, 1);
+    }
+}

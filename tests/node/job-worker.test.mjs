@@ -692,3 +692,24 @@ test('retention: the worker prunes completed jobs past `done` as it ticks (a bac
     assert.throws(() => new JobWorker(store, { ttl: 5, retention }), (e) => e.code === 'invalid_argument' && /retention/.test(e.message));
   }
 });
+
+test('after a prune the fence floor starts new jobs above 0, and their attempts still count from 1 (not made dead as poison)', async () => {
+  const { store } = await freshStore();
+  store.enqueue('poison');
+  for (let round = 0; round < 5; round++) {
+    const t = round * 10;
+    assert.equal(store.claim('poison', 'w', t, 5), round + 1);
+    assert.equal(store.fail('poison', 'w', round + 1, t, round < 4 ? t + 1 : null, 'boom'), true);
+  }
+  assert.equal(store.prune(1e9), 1);
+  for (const job of ['fresh-1', 'fresh-2']) store.enqueue(job);
+  const seen = [];
+  const counts = await new JobWorker(store, { owner: 'w', ttl: 5, maxAttempts: 5, concurrency: 2 }).run(async (job, { fence, attempt }) => {
+    seen.push([fence, attempt]);
+    return 'ok';
+  }, { untilEmpty: true });
+  assert.deepEqual(seen, [[6, 1], [6, 1]]);
+  assert.equal(counts.completed, 2);
+  assert.equal(counts.dead, 0);
+  assert.equal(store.inspect('fresh-1').attempts, 1);
+});

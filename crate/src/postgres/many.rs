@@ -372,6 +372,7 @@ impl Claimer<'_> {
                     owner: self.owner.into(),
                     fence: row.int(CLAIM_MANY, 1)?,
                     payload: row.opt_text(CLAIM_MANY, 2)?,
+                    base: row.int(CLAIM_MANY, 4)?,
                 });
                 highest = highest.max(Some(row.int(CLAIM_MANY, 3)?));
             }
@@ -423,13 +424,13 @@ impl Claimer<'_> {
         };
         let fence = row.int(CLAIM_MANY, 0)?;
         // A payload never changes once its job exists.
-        let payload = match wire
+        let (payload, base) = match wire
             .run(CLAIM_MANY, Sql::Payload, vec![head.job.as_str().into()])
             .await?
             .first()
         {
-            Some(row) => row.opt_text(CLAIM_MANY, 0)?,
-            None => None,
+            Some(row) => (row.opt_text(CLAIM_MANY, 0)?, row.int(CLAIM_MANY, 1)?),
+            None => (None, 0),
         };
         *highest = (*highest).max(Some(head.seq));
         claimed.push(ClaimedJob {
@@ -437,6 +438,7 @@ impl Claimer<'_> {
             owner: self.owner.into(),
             fence,
             payload,
+            base,
         });
         Ok(())
     }

@@ -273,6 +273,7 @@ pub(crate) async fn claim_next(
                 owner: owner.into(),
                 fence: row.int(OP, 1)?,
                 payload: row.opt_text(OP, 2)?,
+                base: row.int(OP, 4)?,
             }));
         }
         // None free. Is any job claimable at all (every one locked right now)?
@@ -296,6 +297,7 @@ pub(crate) async fn claim_next(
                 owner: owner.into(),
                 fence: row.int(OP, 1)?,
                 payload: row.opt_text(OP, 2)?,
+                base: row.int(OP, 4)?,
             }));
         }
         let head = head.text(OP, 0)?;
@@ -305,19 +307,20 @@ pub(crate) async fn claim_next(
             let fence = row.int(OP, 0)?;
             // A payload never changes once its job exists, so reading it apart from the claim
             // reads the very one.
-            let payload = match wire
+            let (payload, base) = match wire
                 .run(OP, Sql::Payload, vec![head.as_str().into()])
                 .await?
                 .first()
             {
-                Some(row) => row.opt_text(OP, 0)?,
-                None => None,
+                Some(row) => (row.opt_text(OP, 0)?, row.int(OP, 1)?),
+                None => (None, 0),
             };
             return Ok(Some(ClaimedJob {
                 job: head,
                 owner: owner.into(),
                 fence,
                 payload,
+                base,
             }));
         }
     }
@@ -391,8 +394,9 @@ pub(crate) async fn inspect(wire: &mut impl Wire, job: &str) -> Result<Option<In
             .collect::<Result<Vec<_>>>()?;
         // Dead: done (the row just read) and marked; a mark on a row not done counts for nothing.
         let dead = state.done && report.flag(OP, 0)?;
+        let base = report.opt_int(OP, 4)?.unwrap_or(0);
         Ok(Some(Inspection {
-            attempts: state.fence,
+            attempts: crate::rules::attempts(state.fence, base),
             state,
             dead,
             payload: report.opt_text(OP, 1)?,

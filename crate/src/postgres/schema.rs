@@ -18,7 +18,8 @@ const SCHEMA_LOCK: i64 = 0x6C65_6173_6566_656E;
 /// as a bound parameter. Changing a single character of it makes every store re-create the
 /// trigger at its next open.
 ///
-/// Besides the copies, it keeps `finished` (prune's finish time: the operation that finished a
+/// Besides the copies, it keeps `base` (the fence the job started at, from which its attempts
+/// count), `finished` (prune's finish time: the operation that finished a
 /// job writes its `now` in the same statement, before this trigger runs; a job finished by
 /// anyone else gets the server's clock) and the fence floor of section 12: a job inserted below
 /// the floor is raised to it at once, whoever inserted it.
@@ -27,11 +28,12 @@ pub(crate) const TRACK_BODY: &str = concat!(
     "    floor_fence BIGINT;\n",
     "BEGIN\n",
     "    IF TG_OP = 'INSERT' THEN\n",
-    "        INSERT INTO %1$I.leasefence_order(id, until, open, finished)\n",
+    "        SELECT floor INTO floor_fence FROM %1$I.leasefence_floor WHERE id = 1;\n",
+    "        INSERT INTO %1$I.leasefence_order(id, until, open, finished, base)\n",
     "        VALUES (NEW.id, NEW.until, NEW.done = 0 AND NEW.fence < 9223372036854775807,\n",
     "                CASE WHEN NEW.done = 0 THEN NULL\n",
-    "                     ELSE extract(epoch FROM clock_timestamp()) END);\n",
-    "        SELECT floor INTO floor_fence FROM %1$I.leasefence_floor WHERE id = 1;\n",
+    "                     ELSE extract(epoch FROM clock_timestamp()) END,\n",
+    "                greatest(NEW.fence, coalesce(floor_fence, 0)));\n",
     "        IF floor_fence > NEW.fence THEN\n",
     "            UPDATE %1$I.jobs SET fence = floor_fence WHERE id = NEW.id;\n",
     "        END IF;\n",

@@ -198,7 +198,11 @@ impl Sql {
                 include_str!("sql/candidates.sql"),
                 include_str!("sql/peek_next.sql")
             ),
-            Sql::Payload => "SELECT payload FROM leasefence_payloads WHERE job = $1",
+            // The payload and the fence the job started at, of a job just claimed by key.
+            Sql::Payload => {
+                "SELECT (SELECT payload FROM leasefence_payloads WHERE job = $1), \
+                        coalesce((SELECT base FROM leasefence_order WHERE id = $1), 0)"
+            }
             Sql::Renew => {
                 "UPDATE jobs SET until = $5 \
                  WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4"

@@ -46,3 +46,12 @@ pub(crate) use reasons::{
     unexplained, why_claim_refused, why_revive_refused, why_write_refused, ClaimRefusal, LeaseRow,
 };
 pub(crate) use window::{check_now, check_time, lease_end, LeaseWindow};
+
+/// A job's attempts so far: its claims since the fence it started at (`base`, the fence floor
+/// when it was enqueued; docs/contract.md section 13).
+pub(crate) fn attempts(
+    fence: crate::outcome::Fence,
+    base: crate::outcome::Fence,
+) -> crate::outcome::Fence {
+    fence.saturating_sub(base).max(0)
+}

@@ -115,18 +115,18 @@ pub(crate) fn inspect(conn: &Connection, job: &str) -> Result<Option<Inspection>
         .map_err(Error::storage("inspect"))?;
     // A job with no row in leasefence_order (its triggers were dropped while it was inserted)
     // is in the default queue, as claim_next sees it until the row is made again.
-    let (queue, priority) = tx
+    let (queue, priority, base) = tx
         .prepare_cached(include_str!("sql/queue_of.sql"))
         .and_then(|mut stmt| {
-            stmt.query_row([job], |row| Ok((row.get(0)?, row.get(1)?)))
+            stmt.query_row([job], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
                 .optional()
         })
         .map_err(Error::storage("inspect"))?
-        .unwrap_or_else(|| (crate::DEFAULT_QUEUE.to_owned(), 0));
+        .unwrap_or_else(|| (crate::DEFAULT_QUEUE.to_owned(), 0, 0));
     // Read-only: ending it either way changes nothing.
     tx.commit().map_err(Error::storage("inspect"))?;
     Ok(Some(Inspection {
-        attempts: state.fence,
+        attempts: crate::rules::attempts(state.fence, base),
         state,
         dead,
         payload,

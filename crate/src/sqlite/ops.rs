@@ -176,6 +176,7 @@ pub(crate) fn claim_next(
                         owner: owner.into(),
                         fence: row.get(1)?,
                         payload: None,
+                        base: 0,
                     })
                 })
                 .optional()
@@ -188,6 +189,10 @@ pub(crate) fn claim_next(
             continue;
         };
         claimed.payload = payload(&tx, &claimed.job, "claim_next")?;
+        claimed.base = tx
+            .prepare_cached(include_str!("sql/attempt_base.sql"))
+            .and_then(|mut stmt| stmt.query_row([&claimed.job], |row| row.get(0)))
+            .map_err(Error::storage("claim_next"))?;
         tx.commit().map_err(Error::storage("claim_next"))?;
         return Ok(Some(claimed));
     }

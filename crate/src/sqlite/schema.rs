@@ -158,8 +158,9 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
 fn stamps_up_to_date(conn: &Connection) -> Result<bool> {
     conn.query_row(
         "SELECT (SELECT count(*) FROM pragma_table_info('leasefence_order') \
-                 WHERE name IN ('enqueued', 'finished')) = 2 \
+                 WHERE name IN ('enqueued', 'finished', 'base')) = 3 \
             AND coalesce((SELECT sql LIKE '%enqueued%' AND sql LIKE '%finished%' \
+                                 AND sql LIKE '%base%' \
                           FROM sqlite_schema \
                           WHERE type = 'trigger' AND name = 'leasefence_order_insert'), 0) \
             AND coalesce((SELECT sql LIKE '%finished%' FROM sqlite_schema \
@@ -201,9 +202,11 @@ pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
                  WHERE name = 'finished'",
         )?
     {
-        // Jobs finished before prune existed count as finished now, the closest known.
+        // Jobs finished before prune existed count as finished now, the closest known; every
+        // job so far started at fence 0 (no floor before prune).
         tx.execute_batch(
             "ALTER TABLE leasefence_order ADD COLUMN finished REAL; \
+             ALTER TABLE leasefence_order ADD COLUMN base INTEGER NOT NULL DEFAULT 0; \
              UPDATE leasefence_order SET finished = (julianday('now') - 2440587.5) * 86400.0 \
              WHERE job IN (SELECT id FROM jobs WHERE done = 1);",
         )
@@ -212,6 +215,7 @@ pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
     for (trigger, stamp) in [
         ("leasefence_order_insert", "enqueued"),
         ("leasefence_order_insert", "finished"),
+        ("leasefence_order_insert", "base"),
         ("leasefence_order_update", "finished"),
     ] {
         if has(&format!(

@@ -24,7 +24,7 @@ impl Worker {
     where
         H: FnMut(&Job) -> CompletionResult,
     {
-        let attempt = claimed.fence;
+        let attempt = claimed.attempt();
         let token = CancelToken::with_clock(
             Arc::clone(&self.options.clock),
             claimed_at + self.options.ttl,
@@ -41,6 +41,7 @@ impl Worker {
         let job = Job {
             id: claimed.job.clone(),
             fence: claimed.fence,
+            attempt,
             payload: claimed.payload.clone(),
             token: token.clone(),
         };
@@ -137,7 +138,7 @@ impl Worker {
         error: &str,
     ) -> Result<()> {
         let delay = match failing {
-            Failing::Attempt => Some(self.options.backoff.delay(claimed.fence).as_secs_f64()),
+            Failing::Attempt => Some(self.options.backoff.delay(claimed.attempt()).as_secs_f64()),
             Failing::Dead => None,
         };
         // The store refuses an error text over its limit; what finally went wrong is at the end.
@@ -147,7 +148,7 @@ impl Worker {
         let answer = self.write(token, |store| {
             let now = self.now();
             retry_at = delay.and_then(|delay| {
-                rules::retry_at(now, claimed.fence, self.options.max_attempts, delay)
+                rules::retry_at(now, claimed.attempt(), self.options.max_attempts, delay)
             });
             store.fail(&claimed.lease(), now, retry_at, Some(error))
         })?;

@@ -249,10 +249,11 @@ impl Worker {
             claimed_at + self.options.ttl,
         );
         let max_attempts = self.options.max_attempts;
-        if rules::must_check_previous_attempt(claimed.fence, max_attempts) {
+        let attempt = claimed.attempt();
+        if rules::must_check_previous_attempt(attempt, max_attempts) {
             let failed = self.previous_attempt_failed(&claimed, &token)?;
             if let AttemptVerdict::Poison { error } =
-                rules::attempt_verdict(claimed.fence, max_attempts, failed)
+                rules::attempt_verdict(attempt, max_attempts, failed)
             {
                 return self.fail(&claimed, &token, Failing::Dead, &error);
             }
@@ -260,6 +261,7 @@ impl Worker {
         let job = Job {
             id: claimed.job.clone(),
             fence: claimed.fence,
+            attempt,
             payload: claimed.payload.clone(),
             token: token.clone(),
         };

@@ -111,15 +111,19 @@ pub type CompletionResult =
 ///
 /// ```
 /// use leasefence::worker::{CancelToken, Job};
-/// let job = Job { id: "j".into(), fence: 2, payload: None, token: CancelToken::for_lease(|| 0.0, 30.0) };
+/// let job = Job { id: "j".into(), fence: 2, attempt: 2, payload: None, token: CancelToken::for_lease(|| 0.0, 30.0) };
 /// assert_eq!(job.attempt(), 2);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Job {
     /// The job id.
     pub id: String,
-    /// The lease's fence: also the attempt number, from 1.
+    /// The lease's fence.
     pub fence: Fence,
+    /// The attempt this run is, from 1: the job's claims since the fence it started at (the
+    /// fence floor when it was enqueued, docs/contract.md section 13; without pruning, the
+    /// fence itself).
+    pub attempt: Fence,
     /// The payload given at `enqueue_with`.
     pub payload: Option<String>,
     /// Cancelled the moment the lease is lost or the worker is interrupted.
@@ -127,14 +131,14 @@ pub struct Job {
 }
 
 impl Job {
-    /// The attempt number (the fence): 1 on the first claim.
+    /// The attempt number: 1 on the first claim (see [`attempt`](Job::attempt)'s field).
     ///
     /// ```
     /// # use leasefence::worker::{CancelToken, Job};
-    /// let job = Job { id: "j".into(), fence: 1, payload: None, token: CancelToken::for_lease(|| 0.0, 30.0) };
+    /// let job = Job { id: "j".into(), fence: 4, attempt: 1, payload: None, token: CancelToken::for_lease(|| 0.0, 30.0) };
     /// assert_eq!(job.attempt(), 1);
     /// ```
     pub fn attempt(&self) -> Fence {
-        self.fence
+        self.attempt
     }
 }

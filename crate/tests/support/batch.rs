@@ -98,6 +98,7 @@ impl Client for Batch {
                     owner: owner.into(),
                     fence: claimed["fence"].as_i64().unwrap(),
                     payload: claimed["payload"].as_str().map(String::from),
+                    base: 0,
                 })
             }
             other => panic!("claim_next: expected {{job, fence, payload}} or null; got {other:?}"),

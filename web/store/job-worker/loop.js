@@ -367,20 +367,22 @@ class JobWorker {
    * The core's verdict on a claimed attempt: `{run: true}`, or `{run: false, error}` for a poison
    * job (made dead at once); null: the store kept failing until the lease ended.
    */
-  async #verdict(lease) {
-    if (!(await this.#rules.mustCheckPreviousAttempt(lease.fence, this.#maxAttempts))) return { run: true };
+  async #verdict(lease, attempt) {
+    if (!(await this.#rules.mustCheckPreviousAttempt(attempt, this.#maxAttempts))) return { run: true };
     const answer = await this.#withinLease(lease, 'inspect', () => [lease.job]);
     if (answer === null) return null;
     const failed = previousAttemptFailed(answer.value?.failures, lease.fence);
-    return this.#rules.attemptVerdict(lease.fence, this.#maxAttempts, failed);
+    return this.#rules.attemptVerdict(attempt, this.#maxAttempts, failed);
   }
 
-  async #handle({ job, fence, payload }, claimedAt, handler) {
+  async #handle({ job, fence, payload, base = 0 }, claimedAt, handler) {
     const lease = newLease(job, fence, claimedAt + this.#ttl);
     this.#leases.add(lease);
     try {
-      const attempt = fence; // every claim is one attempt (contract section 7)
-      const verdict = await this.#verdict(lease);
+      // Every claim is one attempt (contract section 7), counted from the fence the job started
+      // at (`base`, the fence floor when it was enqueued: section 13; absent when 0).
+      const attempt = fence - base;
+      const verdict = await this.#verdict(lease, attempt);
       if (verdict === null) {
         this.#lose(lease, { code: 'expired', until: lease.end }, 'could not read its failures before the lease ended: the store kept failing');
         return;

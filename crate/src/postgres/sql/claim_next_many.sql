@@ -13,8 +13,8 @@
 -- table whose statistics lagged (a claim cost O(jobs): 50 claims/s on 100,000 jobs). The lock's
 -- subquery repeats the conditions (rechecked on the newest version of the row once locked), and
 -- so does the UPDATE, which looks the rows up by key (= ANY of the list). Answers in claim
--- order, each with its payload and its insertion number (the order in which a claimer may wait
--- for rows).
+-- order, each with its payload, its insertion number (the order in which a claimer may wait
+-- for rows) and the fence it started at (its attempts count from there).
 ,
 ordered AS MATERIALIZED (
     SELECT id, priority, until, seq FROM candidates ORDER BY priority DESC, until, seq),
@@ -30,6 +30,7 @@ claimed AS (
     WHERE id = ANY (ARRAY(SELECT id FROM picked))
     AND done = 0 AND until <= $1 AND fence < 9223372036854775807
     RETURNING id, fence)
-SELECT c.id, c.fence, (SELECT payload FROM leasefence_payloads p WHERE p.job = c.id), k.seq
+SELECT c.id, c.fence, (SELECT payload FROM leasefence_payloads p WHERE p.job = c.id), k.seq,
+       (SELECT o.base FROM leasefence_order o WHERE o.id = c.id)
 FROM claimed c JOIN picked k ON k.id = c.id
 ORDER BY k.priority DESC, k.at, k.seq

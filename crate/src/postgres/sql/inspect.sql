@@ -44,7 +44,7 @@ WHERE n.nspname = current_schema() AND c.relname = 'leasefence_schedules'),
 WHERE n.nspname = current_schema() AND c.relname = 'leasefence_workers'),
 -- The enqueue and finish times (the oldest waiting job's age, prune) and the fence floor's
 -- table: a schema from before them gains them.
-(SELECT count(*) = 2 FROM information_schema.columns WHERE table_schema = current_schema()
-AND table_name = 'leasefence_order' AND column_name IN ('enqueued', 'finished'))
+(SELECT count(*) = 3 FROM information_schema.columns WHERE table_schema = current_schema()
+AND table_name = 'leasefence_order' AND column_name IN ('enqueued', 'finished', 'base'))
 AND EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relname = 'leasefence_floor' AND c.relkind = 'r')

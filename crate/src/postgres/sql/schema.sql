@@ -39,6 +39,9 @@ DO $do$ BEGIN
         FROM jobs j WHERE j.id = o.id AND j.done = 1;
     END IF;
 END $do$;
+-- The fence each job started at (the floor when it was inserted): its attempts count from
+-- there. Every job of a schema from before it started at 0. A constant default: no rewrite.
+ALTER TABLE leasefence_order ADD COLUMN IF NOT EXISTS base BIGINT NOT NULL DEFAULT 0;
 -- The fence floor (section 12): the highest fence of any job prune deleted; the trigger starts
 -- every inserted job there. No row: floor 0.
 CREATE TABLE IF NOT EXISTS leasefence_floor(id INTEGER PRIMARY KEY CHECK (id = 1),

@@ -1,2 +1,3 @@
--- ?1 job. The job's queue and priority.
-SELECT queue, priority FROM leasefence_order WHERE job = ?1
+-- ?1 job. The job's queue and priority, and the fence it started at (its attempts count from
+-- there).
+SELECT queue, priority, base FROM leasefence_order WHERE job = ?1

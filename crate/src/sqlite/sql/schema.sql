@@ -23,20 +23,25 @@ CREATE TABLE IF NOT EXISTS leasefence_dead(job TEXT PRIMARY KEY, fence INTEGER N
 -- inserted by a program that knows only `jobs` lands in queue 'default' with priority 0.
 CREATE TABLE IF NOT EXISTS leasefence_order(seq INTEGER PRIMARY KEY, job TEXT NOT NULL UNIQUE,
     queue TEXT NOT NULL DEFAULT 'default', priority INTEGER NOT NULL DEFAULT 0,
-    until REAL NOT NULL, open INTEGER NOT NULL, enqueued REAL, finished REAL);
+    until REAL NOT NULL, open INTEGER NOT NULL, enqueued REAL, finished REAL,
+    base INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS leasefence_next
     ON leasefence_order(queue, priority, until) WHERE open = 1;
 -- `enqueued`: when the job was added, by the store's clock (Unix seconds), whoever added it: the
 -- oldest waiting job's age (oldest_waiting) counts from it. julianday works in every SQLite.
+-- `base`: the fence the job started at (the fence floor when it was inserted, below): its
+-- attempts count from there, so a job enqueued after a prune is on its first attempt at its
+-- first claim, whatever the floor.
 -- `finished`: when the job finished (done), for prune (section 12). leasefence writes the `now`
 -- of the complete / fail that finished it right after, in the same transaction; a job finished
 -- by a program that knows only `jobs` gets the store's clock here. Not done: NULL.
 CREATE TRIGGER IF NOT EXISTS leasefence_order_insert AFTER INSERT ON jobs WHEN NEW.id IS NOT NULL
 BEGIN
-    INSERT OR REPLACE INTO leasefence_order(job, until, open, enqueued, finished)
+    INSERT OR REPLACE INTO leasefence_order(job, until, open, enqueued, finished, base)
     VALUES (NEW.id, NEW.until, NEW.done = 0 AND NEW.fence < 9223372036854775807,
             (julianday('now') - 2440587.5) * 86400.0,
-            CASE WHEN NEW.done = 0 THEN NULL ELSE (julianday('now') - 2440587.5) * 86400.0 END);
+            CASE WHEN NEW.done = 0 THEN NULL ELSE (julianday('now') - 2440587.5) * 86400.0 END,
+            max(NEW.fence, coalesce((SELECT floor FROM leasefence_floor WHERE id = 1), 0)));
 END;
 CREATE TRIGGER IF NOT EXISTS leasefence_order_update AFTER UPDATE OF id, until, done, fence ON jobs
 BEGIN
