@@ -522,6 +522,9 @@ fn the_api_pages_filters_and_reports() {
     assert_eq!(stats["queues"]["even"]["queued"], 4);
     assert_eq!(stats["queues"]["odd"]["queued"], 3);
     assert_eq!(stats["queues"]["odd"]["dead"], 1);
+    // The table's size (every state) and the fence floor (nothing pruned: 0).
+    assert_eq!(stats["table"]["jobs"], 8);
+    assert_eq!(stats["table"]["fence_floor"], 0);
 }
 
 /// The counts come from a thread of their own (sampler.rs): a revive through the dashboard is in
@@ -648,6 +651,24 @@ fn metrics_parse_with_prometheus_client_and_match_the_store() {
     stopped.stopping = true;
     stopped.counters.completed = 7;
     store.heartbeat(&stopped, &[], t - 1.0, 30.0).unwrap();
+    // A job finished two hours ago and pruned: the floor becomes its fence, 2.
+    store.enqueue("old").unwrap();
+    assert!(store
+        .claim("old", "w", t - 9000.0, 10.0)
+        .unwrap()
+        .is_granted());
+    let old = store
+        .claim("old", "w", t - 8000.0, 3600.0)
+        .unwrap()
+        .lease("old", "w")
+        .unwrap();
+    assert!(store.complete(&old, t - 7200.0, None).unwrap().is_granted());
+    assert_eq!(
+        store
+            .prune(&leasefence::Prune::finished_before(t - 3600.0))
+            .unwrap(),
+        1
+    );
     let ui = Ui::start(&db.target(), &[]);
     let (status, text) = ui.raw("GET", "/metrics", &[("Authorization", &ui.bearer())], "");
     assert_eq!(status, 200);
@@ -683,6 +704,8 @@ fn metrics_parse_with_prometheus_client_and_match_the_store() {
     }
     expected.push("leasefence_jobs_leased{} 1".into());
     expected.push("leasefence_jobs_dead{} 1".into());
+    expected.push("leasefence_jobs_stored{} 5".into());
+    expected.push("leasefence_fence_floor{} 2".into());
     expected.push("leasefence_workers{status=alive} 1".into());
     expected.push("leasefence_workers{status=gone} 1".into());
     for (name, w, v) in [
@@ -874,7 +897,10 @@ fn a_slow_sender_holds_up_nobody_and_is_closed() {
 #[test]
 fn a_client_that_does_not_read_holds_up_nobody() {
     let db = Db::new("no-reader");
-    let store = leasefence::open(&db.0).unwrap();
+    // Past the default payload limit (1 MiB): a store opened without limits writes it; the
+    // dashboard reads whatever is stored.
+    let no_limits = leasefence::OpenOptions::new().limits(leasefence::Limits::none());
+    let store = leasefence::open_with(&db.0, &no_limits).unwrap();
     let payload = "x".repeat(24 << 20);
     store
         .enqueue_job(&NewJob::new("big").payload(payload.as_str()))

@@ -989,18 +989,22 @@ fn fill_the_disk(journal: Journal) {
     );
     assert_eq!(integrity(&store), "ok");
     assert!(check_acks(&store, &acks).is_empty());
-    // Still full: the same call fails the same way, and changes nothing.
-    let before = store.jobs().unwrap();
-    let again = store
-        .enqueue("one-more")
-        .and_then(|_| store.claim_next("w", 1e6, 10.0));
-    if let Err(again) = again {
-        assert_eq!(
-            sqlite_code(&again),
-            Some(rusqlite::ffi::SQLITE_FULL),
-            "{again}"
-        );
-        assert_eq!(store.jobs().unwrap(), before);
+    // Still full: a call that fails, fails the same way and changes nothing. Each call on its
+    // own: a small enqueue may still fit where the claim's writes do not.
+    for call in ["enqueue", "claim_next"] {
+        let before = store.jobs().unwrap();
+        let answer = match call {
+            "enqueue" => store.enqueue("one-more").map(drop),
+            _ => store.claim_next("w", 1e6, 10.0).map(drop),
+        };
+        if let Err(again) = answer {
+            assert_eq!(
+                sqlite_code(&again),
+                Some(rusqlite::ffi::SQLITE_FULL),
+                "{call}: {again}"
+            );
+            assert_eq!(store.jobs().unwrap(), before, "{call} changed something");
+        }
     }
     // Space freed: the job that failed and more go through, on the same store.
     std::fs::remove_file(&ballast).unwrap();

@@ -1047,11 +1047,23 @@ fn after_a_prune_new_jobs_start_at_attempt_one() {
         store.enqueue("poison").unwrap();
         for round in 0..5 {
             let now = round as f64 * 10.0;
-            let lease = store.claim("poison", "w", now, 5.0).unwrap().lease("poison", "w").unwrap();
+            let lease = store
+                .claim("poison", "w", now, 5.0)
+                .unwrap()
+                .lease("poison", "w")
+                .unwrap();
             let retry = (round < 4).then_some(now + 1.0);
-            assert!(store.fail(&lease, now, retry, Some("boom")).unwrap().is_granted());
+            assert!(store
+                .fail(&lease, now, retry, Some("boom"))
+                .unwrap()
+                .is_granted());
         }
-        assert_eq!(store.prune(&leasefence::Prune::finished_before(1e9)).unwrap(), 1);
+        assert_eq!(
+            store
+                .prune(&leasefence::Prune::finished_before(1e9))
+                .unwrap(),
+            1
+        );
         assert_eq!(store.fence_floor().unwrap(), 5);
         for job in ["fresh-1", "fresh-2", "fresh-3"] {
             store.enqueue(job).unwrap();

@@ -29,6 +29,11 @@ fn storage(err: leasefence::Error) -> Answer {
     error(status, err.code(), err.to_string())
 }
 
+/// The rows of `jobs`: every job is in exactly one state.
+pub(crate) fn stored(c: &JobCounts) -> u64 {
+    c.queued + c.scheduled + c.leased + c.done + c.dead
+}
+
 fn counts(c: &JobCounts) -> Value {
     json!({"queued": c.queued, "scheduled": c.scheduled, "leased": c.leased,
            "done": c.done, "dead": c.dead})
@@ -73,6 +78,7 @@ pub(crate) fn stats(sampler: &Sampler) -> Answer {
                 200,
                 json!({"now": sample.at, "all": counts(&sample.all), "queues": queues,
                        "oldest_waiting": waiting,
+                       "table": {"jobs": stored(&sample.all), "fence_floor": sample.floor},
                        "count_ms": sample.cost.as_secs_f64() * 1000.0}),
             )
         }

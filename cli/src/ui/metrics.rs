@@ -66,6 +66,18 @@ pub(crate) fn render(sample: &Sample) -> String {
             label(&q.queue)
         );
     }
+    out.push_str(
+        "# HELP leasefence_jobs_stored Rows of the jobs table, every state (what retention keeps \
+         in check).\n",
+    );
+    out.push_str("# TYPE leasefence_jobs_stored gauge\n");
+    let _ = writeln!(out, "leasefence_jobs_stored {}", super::api::stored(all));
+    out.push_str(
+        "# HELP leasefence_fence_floor The highest fence prune ever deleted; new jobs start \
+         there.\n",
+    );
+    out.push_str("# TYPE leasefence_fence_floor gauge\n");
+    let _ = writeln!(out, "leasefence_fence_floor {}", sample.floor);
     render_workers(&mut out, &sample.workers);
     out
 }

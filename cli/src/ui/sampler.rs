@@ -35,6 +35,8 @@ pub(crate) struct Sample {
     pub(crate) workers: Vec<WorkerInfo>,
     /// Each queue's longest wait: since when its oldest claimable job has waited.
     pub(crate) waiting: Vec<QueueWaiting>,
+    /// The fence floor: the highest fence prune ever deleted (docs/contract.md section 13).
+    pub(crate) floor: i64,
     /// What taking them cost.
     pub(crate) cost: Duration,
 }
@@ -199,12 +201,14 @@ fn count(store: &dyn Leases) -> Result<Arc<Sample>, String> {
     let (all, queues) = super::api::stats_per_queue(store, at).map_err(|err| err.to_string())?;
     let workers = store.list_workers(at).map_err(|err| err.to_string())?;
     let waiting = store.oldest_waiting(at).map_err(|err| err.to_string())?;
+    let floor = store.fence_floor().map_err(|err| err.to_string())?;
     Ok(Arc::new(Sample {
         at,
         all,
         queues,
         workers,
         waiting,
+        floor,
         cost: started.elapsed(),
     }))
 }

@@ -73,7 +73,7 @@ pub fn seeded() -> Memory {
 }
 
 /// The rows of [`seeded`], for [`reset`]; a test checks that both agree.
-pub const SEED_SQL: &str = "DELETE FROM jobs; \
+pub const SEED_SQL: &str = "DELETE FROM leasefence_floor; DELETE FROM jobs; \
     INSERT INTO jobs(id, owner, until, fence, result, done) VALUES \
     ('free', NULL, 0.0, 0, NULL, 0), ('held', 'A', 100.0, 1, NULL, 0), \
     ('done', 'A', 100.0, 1, 'r', 1), ('released', NULL, 0.0, 2, NULL, 0), \
@@ -130,6 +130,7 @@ pub fn check_line(backend: &mut Memory, line: &str) {
         response: &text,
         before: &before,
         after: &after,
+        floor: leasefence::Leases::fence_floor(&backend.0).expect("read the fence floor"),
     };
     if text.contains('\n') || text.contains('\r') {
         ctx.fail("the response is more than one line");
@@ -184,6 +185,9 @@ pub fn check_line(backend: &mut Memory, line: &str) {
     if keys != ["error"] && op.as_deref() == Some("enqueue_due") {
         return check_enqueue_due(&object["value"], &before, &after, &ctx);
     }
+    if keys != ["error"] && op.as_deref() == Some("prune") {
+        return check_prune(&object["value"], &before, &after, &ctx);
+    }
     let changes = check_table_invariants(&before, &after, &ctx);
     if keys != ["error"] {
         check_effects(line, &object["value"], &before, &placement, &changes, &ctx);
@@ -223,9 +227,39 @@ fn check_enqueue_due(value: &Value, before: &[JobState], after: &[JobState], ctx
         ctx.fail("enqueue_due's answer is not the rows it added, in order");
     }
     for new in &after[before.len()..] {
-        if new.owner.is_some() || new.fence != 0 || new.result.is_some() || new.done {
-            ctx.fail("a row enqueue_due added is not a fresh job");
+        if new.owner.is_some() || new.fence != ctx.floor || new.result.is_some() || new.done {
+            ctx.fail("a row enqueue_due added is not a fresh job (at the fence floor)");
         }
+    }
+}
+
+/// `prune` (section 13) only deletes: the rows left are the rows before, unchanged and in order,
+/// less exactly as many as it answers, each of them done; the floor is at least the fence of
+/// every row it deleted.
+fn check_prune(value: &Value, before: &[JobState], after: &[JobState], ctx: &Ctx<'_>) {
+    let Some(count) = value.as_u64() else {
+        ctx.fail("prune answered something other than a count")
+    };
+    let mut left = after.iter().peekable();
+    let mut gone = Vec::new();
+    for row in before {
+        if left.peek() == Some(&row) {
+            left.next();
+        } else {
+            gone.push(row);
+        }
+    }
+    if left.next().is_some() {
+        ctx.fail("prune changed, inserted or reordered a row");
+    }
+    if gone.len() as u64 != count {
+        ctx.fail("prune's count is not the rows it deleted");
+    }
+    if gone.iter().any(|row| !row.done) {
+        ctx.fail("prune deleted a job that was not done");
+    }
+    if gone.iter().any(|row| row.fence > ctx.floor) {
+        ctx.fail("the fence floor is below a pruned job's fence");
     }
 }
 
@@ -269,6 +303,8 @@ struct Ctx<'a> {
     response: &'a str,
     before: &'a [JobState],
     after: &'a [JobState],
+    /// The fence floor after the line (section 13): where an inserted row starts.
+    floor: i64,
 }
 
 impl Ctx<'_> {
@@ -321,12 +357,12 @@ fn check_table_invariants<'a>(
             id: new.id.clone(),
             owner: None,
             until: new.until,
-            fence: 0,
+            fence: ctx.floor,
             result: None,
             done: false,
         };
         if *new != fresh {
-            ctx.fail("an inserted row is not a fresh job");
+            ctx.fail("an inserted row is not a fresh job (at the fence floor)");
         }
         changes.push((None, new));
     }

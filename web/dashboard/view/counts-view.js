@@ -18,7 +18,10 @@ export function renderCounts(table, stats, { t, time, span }) {
     h('tr', {}, h('td', {}, i === all.length - 1 ? queue : codeText(queue, { t })), STATES.map((s) => h('td', { text: String(counts[s]) })),
       h('td', { text: age(oldest), attrs: { 'data-oldest': oldest ?? '' } })));
   replace(table, head, rows);
-  return t('dash.asof', time(stats.now));
+  // What retention keeps in check (docs/contract.md section 13): the rows stored, and the fence
+  // floor new jobs start at.
+  const stored = stats.table ? ` · ${t('dash.stored', stats.table.jobs, stats.table.fence_floor)}` : '';
+  return `${t('dash.asof', time(stats.now))}${stored}`;
 }
 
 const SERIES = [['queued', '#1565c0'], ['leased', '#2e7d32'], ['dead', '#b00020']];

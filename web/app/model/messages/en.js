@@ -252,6 +252,7 @@ export const en = {
   'dash.sub': 'a live queue',
   'dash.counts': 'Jobs by queue and state',
   'dash.asof': (time) => `as of ${time}`,
+  'dash.stored': (jobs, floor) => `${jobs} jobs stored · fence floor ${floor}`,
   'dash.queue': 'queue',
   'dash.oldest': 'oldest waiting',
   'dash.all': 'all',

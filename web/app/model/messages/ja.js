@@ -247,6 +247,7 @@ export const ja = {
   'dash.sub': '動いているキュー',
   'dash.counts': 'キューと状態ごとのジョブ',
   'dash.asof': (time) => `${time} 時点`,
+  'dash.stored': (jobs, floor) => `保存中のジョブ ${jobs} 件 · フェンスの下限 ${floor}`,
   'dash.queue': 'キュー',
   'dash.oldest': '最長の待ち時間',
   'dash.all': 'すべて',

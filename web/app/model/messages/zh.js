@@ -247,6 +247,7 @@ export const zh = {
   'dash.sub': '运行中的队列',
   'dash.counts': '按队列和状态统计的任务',
   'dash.asof': (time) => `截至 ${time}`,
+  'dash.stored': (jobs, floor) => `已存作业 ${jobs} 个 · 栅栏下限 ${floor}`,
   'dash.queue': '队列',
   'dash.oldest': '最长等待',
   'dash.all': '全部',
