@@ -267,6 +267,7 @@ fn a_file_from_before_prune_is_brought_up_to_date_at_open() {
          DROP INDEX leasefence_finished; DROP TRIGGER leasefence_order_update; \
          DROP TRIGGER leasefence_order_insert; \
          ALTER TABLE leasefence_order DROP COLUMN finished; \
+         ALTER TABLE leasefence_order DROP COLUMN base; \
          CREATE TRIGGER leasefence_order_insert AFTER INSERT ON jobs WHEN NEW.id IS NOT NULL \
          BEGIN INSERT OR REPLACE INTO leasefence_order(job, until, open, enqueued) \
          VALUES (NEW.id, NEW.until, NEW.done = 0, 0); END; \

@@ -202,15 +202,22 @@ pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
                  WHERE name = 'finished'",
         )?
     {
-        // Jobs finished before prune existed count as finished now, the closest known; every
-        // job so far started at fence 0 (no floor before prune).
+        // Jobs finished before prune existed count as finished now, the closest known.
         tx.execute_batch(
             "ALTER TABLE leasefence_order ADD COLUMN finished REAL; \
-             ALTER TABLE leasefence_order ADD COLUMN base INTEGER NOT NULL DEFAULT 0; \
              UPDATE leasefence_order SET finished = (julianday('now') - 2440587.5) * 86400.0 \
              WHERE job IN (SELECT id FROM jobs WHERE done = 1);",
         )
         .map_err(Error::storage("open"))?;
+    }
+    if order_exists
+        && !has(
+            "SELECT count(*) = 1 FROM pragma_table_info('leasefence_order') WHERE name = 'base'",
+        )?
+    {
+        // Every job so far started at fence 0: there was no floor before prune.
+        tx.execute_batch("ALTER TABLE leasefence_order ADD COLUMN base INTEGER NOT NULL DEFAULT 0")
+            .map_err(Error::storage("open"))?;
     }
     for (trigger, stamp) in [
         ("leasefence_order_insert", "enqueued"),
