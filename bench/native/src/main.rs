@@ -33,6 +33,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
 
 mod processes;
+mod prune;
 mod throughput;
 mod throughput_pg;
 mod waking;
@@ -62,6 +63,7 @@ fn main() {
         "profile" => profile(&opts),
         "waking" => waking::waking(&opts),
         "loop" => claim_next_loop(&opts),
+        "prune" => prune::prune(&opts),
         _ => fail(
             "usage: leasefence-bench native|contention|processes|throughput|scale|profile|waking --dir DIR [--repeats N] ...",
         ),
