@@ -131,6 +131,19 @@ for (const file of files) {
   }
 }
 
+// Every decision record is listed in both indexes: docs/decisions/README.md and the guide's page.
+const decisionsDir = path.join(root, 'docs/decisions');
+if (existsSync(decisionsDir)) {
+  const indexes = ['docs/decisions/README.md', 'docs/guide/src/decisions.md'].filter((f) => existsSync(path.join(root, f)));
+  for (const name of readdirSync(decisionsDir).filter((f) => f.endsWith('.md') && f !== 'README.md')) {
+    for (const index of indexes) {
+      if (!readFileSync(path.join(root, index), 'utf8').includes(`${name})`)) {
+        broken.push(`${index}: does not list docs/decisions/${name}`);
+      }
+    }
+  }
+}
+
 if (broken.length > 0) {
   console.error(`check-docs: ${broken.length} broken link(s):`);
   for (const b of broken) console.error(`  ${b}`);
