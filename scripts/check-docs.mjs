@@ -32,9 +32,8 @@ function markdownFiles() {
   return files.filter((f) => !SKIP.has(path.relative(root, f).split(path.sep).join('/')));
 }
 
-// The lines of a Markdown file outside fenced code blocks, with inline code spans blanked, each
-// with its 1-based line number.
-function proseLines(text) {
+// The lines of a Markdown file outside fenced code blocks, each with its 1-based line number.
+function outsideFences(text) {
   const out = [];
   let fence = null;
   text.split('\n').forEach((line, i) => {
@@ -44,10 +43,14 @@ function proseLines(text) {
       else if (m[1][0] === fence[0] && m[1].length >= fence.length) fence = null;
       return;
     }
-    if (fence !== null) return;
-    out.push({ n: i + 1, text: line.replace(/(`+)[^`]*?\1/g, (s) => ' '.repeat(s.length)) });
+    if (fence === null) out.push({ n: i + 1, text: line });
   });
   return out;
+}
+
+// The same, with inline code spans blanked (a link written in code is not a link).
+function proseLines(text) {
+  return outsideFences(text).map(({ n, text: line }) => ({ n, text: line.replace(/(`+)[^`]*?\1/g, (s) => ' '.repeat(s.length)) }));
 }
 
 // GitHub's slug (which mdBook's normalize_id matches): the heading's text without Markdown,
@@ -69,15 +72,7 @@ function anchorsOf(file) {
   if (anchorCache.has(file)) return anchorCache.get(file);
   const anchors = new Set();
   const seen = new Map();
-  let fence = null;
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const f = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
-    if (f) {
-      if (fence === null) fence = f[1];
-      else if (f[1][0] === fence[0] && f[1].length >= fence.length) fence = null;
-      continue;
-    }
-    if (fence !== null) continue;
+  for (const { text: line } of outsideFences(readFileSync(file, 'utf8'))) {
     const h = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (h) {
       const base = slug(h[1]);
