@@ -21,7 +21,7 @@ function markdownFiles() {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (entry.name === 'book' || entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+        if (full === path.join(root, 'docs/guide/book') || entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
         walk(full);
       } else if (entry.name.endsWith('.md')) {
         files.push(full);
