@@ -32,6 +32,11 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo clippy -p leasefence --no-default-features --features addon --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p leasefence
 
+step "docs: the guide builds and every link resolves"
+node scripts/check-docs.mjs
+bash scripts/setup-docs.sh
+mdbook build docs/guide
+
 step "native: unit, doc, vector, thread, process, interop and protocol tests"
 bounded 40 cargo test --workspace
 

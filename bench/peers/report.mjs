@@ -273,7 +273,7 @@ if (profiles.length) {
     `commit costs one (${p.plainjob ? p.plainjob.syncs_per_job.toFixed(0) : '2'} per job for plainjob). On a disk whose sync takes milliseconds that is the whole ` +
     'difference at W=1; with more processes it waits on the lock file as well (it polls for it, where WAL peers ' +
     'wait in SQLite\'s busy handler on a POSIX lock). Not fixable in bench/: the choice of journal is the package\'s ' +
-    'sharing design (README, Node). A Node program that needs more can run the native `leasefence batch` ' +
+    'sharing design (docs/guide/src/node.md). A Node program that needs more can run the native `leasefence batch` ' +
     '(WAL) as a child process (not measured here).');
   const walls = (id) => profiles.filter((r) => r.case === id).map((r) => r.wall_ms_per_job);
   const [plain, fdsync] = [walls('leasefence-native'), walls('leasefence-native-fdatasync')];
