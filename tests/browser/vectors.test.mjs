@@ -72,6 +72,8 @@ async function runVectorInPage(vector) {
       for (const name of ['host', 'pid', 'started', 'stopping', 'claimed', 'completed', 'failed', 'dead', 'leases_lost', 'stale_writes_refused', 'renewals']) {
         if (name in step) report[jsName(name)] = step[name];
       }
+      // `sized`: texts given by their length in bytes, of `x` (tests/vectors/README.md).
+      for (const [name, bytes] of Object.entries(step.sized ?? {})) step[name] = 'x'.repeat(bytes);
       const args = names.map((name) => (step.nonfinite?.[name] !== undefined ? tokens[step.nonfinite[name]]
         : ['fenced', 'schedule'].includes(step.op) && name === 'options' ? options
           : step.op === 'heartbeat' && name === 'worker' ? report : step[name]));

@@ -304,7 +304,7 @@ def run_vector(file, wal, check_reasons):
     if not isinstance(data.get("name"), str) or not isinstance(data.get("covers"), list):
         return False, "a vector needs name (string) and covers (list)"
     beyond = sorted({step.get("op") for step in data["steps"] if isinstance(step, dict)
-                     and (step.get("op") in BEYOND_SEED_OPS
+                     and (step.get("op") in BEYOND_SEED_OPS or "sized" in step
                           or set(step) & BEYOND_SEED_ARGS.get(step.get("op"), set()))})
     if beyond:
         return True, "skipped: uses %s beyond the seed" % ", ".join(beyond)

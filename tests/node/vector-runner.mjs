@@ -88,6 +88,8 @@ function argsOf(step) {
     assert.ok(spelled in NONFINITE, `unknown nonfinite spelling ${spelled}`);
     v[name] = NONFINITE[spelled];
   }
+  // `sized`: texts given by their length in bytes, of `x` (tests/vectors/README.md).
+  for (const [name, bytes] of Object.entries(step.sized ?? {})) v[name] = 'x'.repeat(bytes);
   if (step.op === 'fenced') return ['fenced', [v.job, v.owner, v.fence, v.now, v.statements, fencedOptions(v)]];
   if (step.op === 'schedule') return ['schedule', [v.name, v.cron, scheduleOptions(v)]];
   if (step.op === 'heartbeat') return ['heartbeat', [v.owner, v.leases, v.now, v.ttl, workerReport(v)]];

@@ -45,8 +45,15 @@ pub fn same(a: &Value, b: &Value) -> bool {
 fn request_line(step: &serde_json::Map<String, Value>) -> String {
     let nonfinite = step.get("nonfinite").and_then(Value::as_object);
     let mut parts = Vec::new();
+    // `sized`: texts given by their length in bytes, of `x`.
+    if let Some(sized) = step.get("sized").and_then(Value::as_object) {
+        for (key, size) in sized {
+            let text = "x".repeat(size.as_u64().expect("a sized member is a byte count") as usize);
+            parts.push(format!("{}:{}", Value::String(key.clone()), Value::String(text)));
+        }
+    }
     for (key, value) in step {
-        if key == "expect" || key == "nonfinite" {
+        if key == "expect" || key == "nonfinite" || key == "sized" {
             continue;
         }
         let text = match nonfinite.and_then(|n| n.get(key)).and_then(Value::as_str) {
