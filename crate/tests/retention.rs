@@ -27,6 +27,28 @@ fn with_the_floor_a_pruned_id_enqueued_again_refuses_the_old_token_and_the_guard
         }
     );
     assert_eq!(store.fence_floor().unwrap(), 3);
+    // A fenced write's statements may not touch the floor (the library's tables are refused).
+    let lease = store
+        .claim("invoice-7", "x", 500.0, 10.0)
+        .unwrap()
+        .lease("invoice-7", "x")
+        .unwrap();
+    for sql in [
+        "DELETE FROM leasefence_floor",
+        "UPDATE leasefence_floor SET floor = 0",
+    ] {
+        let refused = store.fenced(
+            &lease,
+            501.0,
+            &[leasefence::Statement::new(sql, [])],
+            leasefence::Finish::KeepLease,
+        );
+        assert!(
+            matches!(refused, Err(leasefence::Error::InvalidArgument { .. })),
+            "{sql}: {refused:?}"
+        );
+    }
+    assert_eq!(store.fence_floor().unwrap(), 3);
 }
 
 /// The test-only switch: the floor's trigger dropped by another connection after the prune. The
