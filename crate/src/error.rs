@@ -371,10 +371,12 @@ impl fmt::Display for Error {
                     write!(
                         f,
                         " (another connection held the write lock longer than the busy \
-                         timeout; retry, or raise the busy timeout. A file shared with Node \
-                         is locked by <db>.lock, which the next opener frees by itself when its \
-                         holder died; a <db>.lock directory is SQLite's own dot-file lock, \
-                         without an owner: if its process was killed, run \
+                         timeout; retry, or raise the busy timeout. On a WAL file (the native \
+                         library, the CLI, Node's native engine) that connection is still \
+                         running: a process that dies lets go of its lock at once. Only a file \
+                         locked with dot-files (Node's wasm engine, --locking dotfile) has a \
+                         <db>.lock: the next opener frees it by itself when its holder died, and \
+                         a <db>.lock directory without an owner is SQLite's own, cleared by \
                          `leasefence --db FILE unlock` once no other process uses the file)"
                     )?;
                 } else if let Some(advice) = io_advice(&source.0) {
@@ -517,6 +519,17 @@ mod tests {
             )),
         }
         .to_string()
+    }
+
+    /// A busy file says what to do on either kind of file: a WAL file's lock holder is alive
+    /// (nothing to clear), and only a dot-file locked file has a `<db>.lock`.
+    #[test]
+    fn a_busy_file_names_what_to_do_for_each_kind_of_lock() {
+        let busy = storage(rusqlite::ffi::SQLITE_BUSY);
+        assert!(busy.contains("retry, or raise the busy timeout"), "{busy}");
+        assert!(busy.contains("On a WAL file"), "{busy}");
+        assert!(busy.contains("Only a file locked with dot-files"), "{busy}");
+        assert!(!busy.contains("A file shared with Node is locked by"), "{busy}");
     }
 
     #[test]
