@@ -245,6 +245,37 @@ pub(crate) async fn jobs(wire: &mut impl Wire) -> Result<Vec<JobState>> {
         .collect()
 }
 
+/// One try of claim_next's statement (`claim_next_many.sql` for one job) over the first
+/// `candidates` claimable jobs of each (queue, priority): the job it locked and claimed, or
+/// `None` when every one of them was locked by another transaction.
+async fn claim_from_window(
+    wire: &mut impl Wire,
+    queues: &Value,
+    candidates: i64,
+    owner: &str,
+    window: LeaseWindow,
+) -> Result<Option<ClaimedJob>> {
+    const OP: &str = "claim_next";
+    let params = vec![
+        window.now().into(),
+        queues.clone(),
+        candidates.into(),
+        owner.into(),
+        window.until().into(),
+        1_i64.into(),
+    ];
+    let Some(row) = wire.run(OP, Sql::ClaimNextMany, params).await?.first() else {
+        return Ok(None);
+    };
+    Ok(Some(ClaimedJob {
+        job: row.text(OP, 0)?,
+        owner: owner.into(),
+        fence: row.int(OP, 1)?,
+        payload: row.opt_text(OP, 2)?,
+        base: row.int(OP, 4)?,
+    }))
+}
+
 /// `claim_next` among `queues` (all when `None`): the next job no other transaction is writing,
 /// claimed in one statement; when every claimable job is locked right now, a wait for the first
 /// one's writer (by claiming it directly: one row lock at a time, so waiting claimers never
@@ -259,22 +290,9 @@ pub(crate) async fn claim_next(
     let (now, until) = (window.now(), window.until());
     let queues = Value::from(queues);
     for _ in 0..MAX_TRIES {
-        let params = vec![
-            now.into(),
-            queues.clone(),
-            candidates_per_bucket(1).into(),
-            owner.into(),
-            until.into(),
-            1_i64.into(),
-        ];
-        if let Some(row) = wire.run(OP, Sql::ClaimNextMany, params).await?.first() {
-            return Ok(Some(ClaimedJob {
-                job: row.text(OP, 0)?,
-                owner: owner.into(),
-                fence: row.int(OP, 1)?,
-                payload: row.opt_text(OP, 2)?,
-                base: row.int(OP, 4)?,
-            }));
+        let usual = candidates_per_bucket(1);
+        if let Some(claimed) = claim_from_window(wire, &queues, usual, owner, window).await? {
+            return Ok(Some(claimed));
         }
         // None free. Is any job claimable at all (every one locked right now)?
         let peek = vec![now.into(), queues.clone(), 1_i64.into()];
@@ -283,22 +301,9 @@ pub(crate) async fn claim_next(
         };
         // Many claimers at once can hold every candidate of the usual window: look further
         // before waiting for one.
-        let params = vec![
-            now.into(),
-            queues.clone(),
-            WIDE_CANDIDATES.into(),
-            owner.into(),
-            until.into(),
-            1_i64.into(),
-        ];
-        if let Some(row) = wire.run(OP, Sql::ClaimNextMany, params).await?.first() {
-            return Ok(Some(ClaimedJob {
-                job: row.text(OP, 0)?,
-                owner: owner.into(),
-                fence: row.int(OP, 1)?,
-                payload: row.opt_text(OP, 2)?,
-                base: row.int(OP, 4)?,
-            }));
+        let wide = claim_from_window(wire, &queues, WIDE_CANDIDATES, owner, window).await?;
+        if let Some(claimed) = wide {
+            return Ok(Some(claimed));
         }
         let head = head.text(OP, 0)?;
         // Its writer usually claimed it; then look again.
