@@ -262,14 +262,31 @@ export async function holdWriteLock(db) {
     fs.mkdirSync(lock);
     return { release: async () => fs.rmdirSync(lock) };
   }
-  const holder = spawn('python3', ['-c', [
-    'import sqlite3, sys',
-    'c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)',
-    'c.execute("BEGIN IMMEDIATE")',
-    'print("held", flush=True)',
-    'sys.stdin.readline()',
-    'c.execute("COMMIT")',
-  ].join('\n'), db], { stdio: ['pipe', 'pipe', 'inherit'] });
+  return holdSqliteWriteLock(db);
+}
+
+/**
+ * A Python sqlite3 connection's BEGIN IMMEDIATE on `db` (the seed's kind of writer: POSIX locks,
+ * no write gate). argv: the file, how long to wait for the lock (seconds), and `hold` (keep it
+ * until a line on stdin) or `probe` (let go at once; exit 1 if the lock was taken).
+ */
+const PY_WRITE_LOCK = [
+  'import sqlite3, sys',
+  'c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=float(sys.argv[2]))',
+  'c.execute("BEGIN IMMEDIATE")',
+  'print("held", flush=True)',
+  'if sys.argv[3] == "hold": sys.stdin.readline()',
+  'c.execute("ROLLBACK")',
+].join('\n');
+
+/** Whether another process could take `db`'s SQLite write lock right now (a native file). */
+export function sqliteWriteLockIsFree(db) {
+  return spawnSync('python3', ['-c', PY_WRITE_LOCK, db, '0', 'probe']).status === 0;
+}
+
+/** Holds `db`'s SQLite write lock from a Python process until `release()` is awaited. */
+export async function holdSqliteWriteLock(db) {
+  const holder = spawnTracked('python3', ['-c', PY_WRITE_LOCK, db, '30', 'hold'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise((resolve) => holder.on('exit', resolve));
   await new Promise((resolve, reject) => {
     holder.stdout.once('data', resolve);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import test, { after } from 'node:test';
 
-import { HERE, NativeBatch, PKG, killLiveChildren, nativeCli, spawnTracked, tempDir } from './helpers.mjs';
+import { HERE, NativeBatch, PKG, holdSqliteWriteLock, killLiveChildren, nativeCli, sleep, spawnTracked, tempDir } from './helpers.mjs';
 
 after(killLiveChildren);
 
@@ -170,12 +170,8 @@ test('a Promise call waits for another process\'s write lock off the event loop'
   const node = new NodeDriver(db);
   await node.ready;
   // Python's sqlite3 holds the write lock for 2 s (the seed's kind of writer: no write gate).
-  const holder = spawnTracked(
-    'python3',
-    ['-c', 'import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute("BEGIN IMMEDIATE")\nprint("held", flush=True)\ntime.sleep(2)\nc.execute("COMMIT")', db],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  await new Promise((resolve) => readline.createInterface({ input: holder.stdout }).once('line', resolve));
+  const lock = await holdSqliteWriteLock(db);
+  const released = sleep(2000).then(() => lock.release());
   const started = performance.now();
   const answer = await node.request('enqueue', ['second'], true);
   const waited = performance.now() - started;
@@ -186,6 +182,7 @@ test('a Promise call waits for another process\'s write lock off the event loop'
   // a gap of about 2000 ms. The bound is loose for this shared 2-core machine.
   assert.ok(answer.lagMs < 500, `the event loop stood still for ${answer.lagMs} ms`);
   console.log(`waited ${Math.round(waited)} ms for the lock; the longest event-loop gap meanwhile: ${answer.lagMs.toFixed(1)} ms`);
+  await released;
   await node.end();
 });
 
