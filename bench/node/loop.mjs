@@ -65,14 +65,15 @@ const SIDES = {
 };
 
 let files = 0;
+/** Every file a store makes beside its database (the wasm engine's `.lock` is a directory at times). */
+const SIDE_FILES = ['', '-wal', '-shm', '-journal', '-leasefence-gate', '.lock'];
+function cleanup(db) {
+  for (const suffix of SIDE_FILES) fs.rmSync(db + suffix, { force: true, recursive: true });
+}
 function freshDb() {
   const db = path.join(values.dir, `node-loop-${process.pid}-${files++}.db`);
-  for (const suffix of ['', '-wal', '-shm', '-journal', '-leasefence-gate']) fs.rmSync(db + suffix, { force: true });
+  cleanup(db);
   return db;
-}
-function cleanup(db) {
-  for (const suffix of ['', '-wal', '-shm', '-journal', '-leasefence-gate']) fs.rmSync(db + suffix, { force: true, recursive: true });
-  fs.rmSync(`${db}.lock`, { force: true, recursive: true });
 }
 function drain(side) {
   const db = freshDb();
@@ -101,18 +102,17 @@ for (let repeat = 0; repeat < repeats; repeat++) {
 
 // Syncs per job: the drain alone, between the drainer's two marks (strace follows every thread).
 function syncsPerJob(side) {
-  if (spawnSync('strace', ['-V']).error) return null;
+  // The Rust drain prints no marks: its syncs per job are the library's, measured in throughput.
+  if (side === 'rust library' || spawnSync('strace', ['-V']).error) return null;
   const db = freshDb();
   const trace = `${db}.strace`;
   const [command, args, env] = SIDES[side](db);
-  const mark = side === 'rust library' ? [] : ['write'];
-  const run = spawnSync('strace', ['-f', '-e', `trace=fsync,fdatasync${mark.length ? ',write' : ''}`, '-o', trace, command, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  const run = spawnSync('strace', ['-f', '-e', 'trace=fsync,fdatasync,write', '-o', trace, command, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
   cleanup(db);
   if (run.status !== 0) throw new Error(`${side} under strace: ${run.stderr}`);
   const log = fs.readFileSync(trace, 'utf8');
   fs.rmSync(trace);
   const counted = (text) => (text.match(/\b(fsync|fdatasync)\(/g) ?? []).length;
-  if (!mark.length) return null; // the Rust drain prints no marks: its figure is the library's, measured in throughput
   const from = log.indexOf('"MARK\\n"');
   const to = log.indexOf('"END\\n"');
   return counted(log.slice(from, to)) / jobs;
