@@ -280,6 +280,13 @@ export interface LeaseStoreOpenOptions extends OpenOptions {
    * @example const store = await LeaseStore.open('queue.db', { exclusive: true });
    */
   exclusive?: boolean;
+  /**
+   * The largest payload, result and failure error text the store accepts, in bytes (defaults
+   * 1 MiB, 1 MiB and 64 KiB; 0: no limit). Bigger is `invalid_argument` naming the size and the
+   * limit, and nothing changes.
+   * @example const store = await LeaseStore.open('queue.db', { limits: { result: 4 << 20 } });
+   */
+  limits?: { payload?: number; result?: number; error?: number };
 }
 
 /**

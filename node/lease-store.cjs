@@ -51,7 +51,9 @@ class LeaseStore extends LeaseStoreCore {
    * A URL is refused (`invalid_argument`): this answers the synchronous file store, whatever the
    * string holds, so a PostgreSQL URL goes to `LeaseStore.connect`.
    * @param {string} file
-   * @param {{busyTimeoutMs?: number, exclusive?: boolean}} [options]
+   * `limits`: the largest payload, result and error text the store accepts, in bytes
+   * (docs/contract.md section 13; defaults 1 MiB, 1 MiB, 64 KiB; 0: no limit).
+   * @param {{busyTimeoutMs?: number, exclusive?: boolean, limits?: {payload?: number, result?: number, error?: number}}} [options]
    */
   static async open(file, options = {}) {
     if (typeof file !== 'string' || file === '') {
@@ -69,8 +71,12 @@ class LeaseStore extends LeaseStoreCore {
     if (typeof exclusive !== 'boolean') {
       throw invalidArgument('LeaseStore.open(): `exclusive` must be true or false');
     }
+    const limits = options.limits ?? {};
+    if (limits === null || typeof limits !== 'object' || Object.keys(limits).some((k) => !['payload', 'result', 'error'].includes(k))) {
+      throw invalidArgument('LeaseStore.open(): `limits` must be an object with `payload`, `result` and `error` in bytes (each optional)');
+    }
     const absolute = path.resolve(file);
-    const inner = leaseErrors(() => engine().openStore(absolute, busyTimeoutMs, exclusive));
+    const inner = leaseErrors(() => engine().openStore(absolute, busyTimeoutMs, exclusive, limits));
     return new LeaseStore(CONSTRUCT, inner, absolute, busyTimeoutMs, exclusive);
   }
 

@@ -529,7 +529,10 @@ mod tests {
         assert!(busy.contains("retry, or raise the busy timeout"), "{busy}");
         assert!(busy.contains("On a WAL file"), "{busy}");
         assert!(busy.contains("Only a file locked with dot-files"), "{busy}");
-        assert!(!busy.contains("A file shared with Node is locked by"), "{busy}");
+        assert!(
+            !busy.contains("A file shared with Node is locked by"),
+            "{busy}"
+        );
     }
 
     #[test]

@@ -108,14 +108,25 @@ impl NativeStore {
     /// (WAL, `synchronous = FULL`, POSIX locks, the write gate), waiting up to `busyTimeoutMs`
     /// for another process's write lock. Answers the store, or `{error}`.
     #[napi]
-    pub fn open(path: String, busy_timeout_ms: f64) -> Either<NativeStore, Value> {
+    pub fn open(
+        path: String,
+        busy_timeout_ms: f64,
+        payload_bytes: Option<f64>,
+        result_bytes: Option<f64>,
+        error_bytes: Option<f64>,
+    ) -> Either<NativeStore, Value> {
         if !busy_timeout_ms.is_finite() || busy_timeout_ms < 0.0 {
             return Either::B(arg_error_value(crate::js::ArgError(
                 "LeaseStore.open(): `busyTimeoutMs` must be a finite number >= 0".into(),
             )));
         }
+        let limits = match crate::js::limits_of(payload_bytes, result_bytes, error_bytes) {
+            Ok(limits) => limits,
+            Err(err) => return Either::B(arg_error_value(err)),
+        };
         let timeout = Duration::from_secs_f64(busy_timeout_ms / 1000.0);
-        match OpenOptions::new().busy_timeout(timeout).open(&path) {
+        let options = OpenOptions::new().busy_timeout(timeout).limits(limits);
+        match options.open(&path) {
             Ok(store) => Either::A(NativeStore {
                 connection: Arc::new(Mutex::new(Some(store))),
                 active: Default::default(),

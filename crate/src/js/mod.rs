@@ -54,6 +54,31 @@ impl From<crate::Error> for ArgError {
     }
 }
 
+/// `LeaseStore.open`'s `limits` (docs/contract.md section 13), as the JavaScript side passes its
+/// members: each a whole number of bytes (`0`: no limit), or undefined/null for the default.
+#[cfg_attr(not(any(feature = "addon", feature = "node")), allow(dead_code))]
+pub(crate) fn limits_of(
+    payload: Option<f64>,
+    result: Option<f64>,
+    error: Option<f64>,
+) -> Result<crate::Limits, ArgError> {
+    let bytes = |name: &str, value: Option<f64>, default: usize| match value {
+        None => Ok(default),
+        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= usize::MAX as f64 => {
+            Ok(n as usize)
+        }
+        Some(n) => Err(ArgError(format!(
+            "LeaseStore.open(): `limits.{name}` must be a whole number of bytes >= 0 (0: no \
+             limit), got {n}"
+        ))),
+    };
+    let defaults = crate::Limits::default();
+    Ok(crate::Limits::default()
+        .payload(bytes("payload", payload, defaults.payload_bytes())?)
+        .result(bytes("result", result, defaults.result_bytes())?)
+        .error(bytes("error", error, defaults.error_bytes())?))
+}
+
 /// `nothing (the argument is missing)`, `null`, `a number`: what a wrong value was, for messages.
 fn described<V: JsArg>(place: &str, got: &V) -> String {
     if got.is_undefined() {

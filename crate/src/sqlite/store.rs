@@ -442,6 +442,13 @@ impl LeaseStore {
 
 /// The operations on arguments already checked (the seed facade and `claim_many` check once).
 impl LeaseStore {
+    /// Sets what one job may carry after opening (the JavaScript faces open through their own
+    /// file layers, then apply `LeaseStore.open`'s `limits`; the addon opens with them).
+    #[cfg_attr(not(feature = "node"), allow(dead_code))]
+    pub(crate) fn set_limits(&mut self, limits: crate::Limits) {
+        self.options.limits = limits;
+    }
+
     pub(crate) fn claim_within(
         &self,
         job: &str,

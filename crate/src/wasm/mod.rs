@@ -91,9 +91,15 @@ impl WasmStore {
         path: &str,
         busy_timeout_ms: f64,
         exclusive: Option<bool>,
+        payload_bytes: Option<f64>,
+        result_bytes: Option<f64>,
+        error_bytes: Option<f64>,
     ) -> std::result::Result<WasmStore, JsValue> {
-        let store = node_vfs::open(path, busy_timeout_ms, exclusive.unwrap_or(false))
+        let limits =
+            crate::js::limits_of(payload_bytes, result_bytes, error_bytes).map_err(arg_error_to_js)?;
+        let mut store = node_vfs::open(path, busy_timeout_ms, exclusive.unwrap_or(false))
             .map_err(|e| error_to_js(&e))?;
+        store.set_limits(limits);
         Ok(WasmStore {
             store: Some(store),
             fenced: Default::default(),

@@ -49,7 +49,11 @@ fn request_line(step: &serde_json::Map<String, Value>) -> String {
     if let Some(sized) = step.get("sized").and_then(Value::as_object) {
         for (key, size) in sized {
             let text = "x".repeat(size.as_u64().expect("a sized member is a byte count") as usize);
-            parts.push(format!("{}:{}", Value::String(key.clone()), Value::String(text)));
+            parts.push(format!(
+                "{}:{}",
+                Value::String(key.clone()),
+                Value::String(text)
+            ));
         }
     }
     for (key, value) in step {
