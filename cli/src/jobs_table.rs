@@ -4,7 +4,7 @@ use leasefence::protocol::{Backend as _, Response, TargetBackend};
 use leasefence::JobState;
 use serde_json::json;
 
-use crate::{EXIT_INVALID, EXIT_OK, EXIT_STORAGE};
+use crate::EXIT_OK;
 
 pub(crate) fn jobs(backend: &mut TargetBackend, json: bool, now: f64) -> i32 {
     let rows = match backend.leases().and_then(|store| store.jobs()) {
@@ -18,11 +18,7 @@ pub(crate) fn jobs(backend: &mut TargetBackend, json: bool, now: f64) -> i32 {
                 }
                 .to_json()
             );
-            return if err.code() == "storage" {
-                EXIT_STORAGE
-            } else {
-                EXIT_INVALID
-            };
+            return crate::exit_status_of(err.code());
         }
     };
     if json {

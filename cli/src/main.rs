@@ -37,3 +37,14 @@ const EXIT_INVALID: i32 = 2;
 /// Exit status: storage failed; nothing changed.
 #[cfg(not(target_arch = "wasm32"))]
 const EXIT_STORAGE: i32 = 3;
+
+/// The one rule from an error code to the exit status: `storage` (retrying may help) is 3,
+/// every other code (the call itself is wrong) is 2.
+#[cfg(not(target_arch = "wasm32"))]
+fn exit_status_of(code: &str) -> i32 {
+    if code == "storage" {
+        EXIT_STORAGE
+    } else {
+        EXIT_INVALID
+    }
+}

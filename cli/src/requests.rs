@@ -346,10 +346,7 @@ fn with_json_member(
 
 fn exit_code(request: &Request, response: &Response) -> i32 {
     match response {
-        Response::Failed {
-            code: "storage", ..
-        } => EXIT_STORAGE,
-        Response::Failed { .. } => EXIT_INVALID,
+        Response::Failed { code, .. } => crate::exit_status_of(code),
         Response::Answered { value, .. } => {
             let refused = match request {
                 Request::Init | Request::Stats { .. } => false,

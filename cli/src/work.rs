@@ -189,11 +189,7 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
         Ok(worker) => worker,
         Err(err) => {
             eprintln!("leasefence work: {err}");
-            return if err.code() == "storage" {
-                crate::EXIT_STORAGE
-            } else {
-                crate::EXIT_INVALID
-            };
+            return crate::exit_status_of(err.code());
         }
     };
     if let Err(message) = watch_stop_signals(worker.stop_handle()) {
