@@ -95,8 +95,8 @@ impl WasmStore {
         result_bytes: Option<f64>,
         error_bytes: Option<f64>,
     ) -> std::result::Result<WasmStore, JsValue> {
-        let limits =
-            crate::js::limits_of(payload_bytes, result_bytes, error_bytes).map_err(arg_error_to_js)?;
+        let limits = crate::js::limits_of(payload_bytes, result_bytes, error_bytes)
+            .map_err(arg_error_to_js)?;
         let mut store = node_vfs::open(path, busy_timeout_ms, exclusive.unwrap_or(false))
             .map_err(|e| error_to_js(&e))?;
         store.set_limits(limits);
