@@ -133,12 +133,44 @@ impl Prune {
         }
     }
 
-    /// How many jobs the next transaction may delete, after `done` were deleted: `0` when the
-    /// limit is reached.
-    pub(crate) fn next_batch(&self, done: u64) -> usize {
+    /// The checked start of a run of bounded transactions, which every backend drives the same
+    /// way: `while let Some(n) = run.next_batch() { ...delete at most n...; run.deleted(n, k) }`.
+    pub(crate) fn start(&self) -> Result<PruneRun> {
+        self.check()?;
+        Ok(PruneRun {
+            limit: self.limit,
+            deleted: 0,
+            done: false,
+        })
+    }
+}
+
+/// Where a prune is: how many jobs its transactions deleted so far, and whether it is over (a
+/// transaction found fewer jobs than it could take, or the limit is reached).
+pub(crate) struct PruneRun {
+    limit: Option<u64>,
+    deleted: u64,
+    done: bool,
+}
+
+impl PruneRun {
+    /// How many jobs the next transaction may delete; `None` when the run is over.
+    pub(crate) fn next_batch(&self) -> Option<usize> {
         let left = self
             .limit
-            .map_or(u64::MAX, |limit| limit.saturating_sub(done));
-        left.min(PRUNE_BATCH as u64) as usize
+            .map_or(u64::MAX, |limit| limit.saturating_sub(self.deleted));
+        let batch = left.min(PRUNE_BATCH as u64) as usize;
+        (!self.done && batch > 0).then_some(batch)
+    }
+
+    /// Records that the transaction of `batch` deleted `gone` jobs.
+    pub(crate) fn deleted(&mut self, batch: usize, gone: u64) {
+        self.deleted += gone;
+        self.done = gone < batch as u64;
+    }
+
+    /// The jobs deleted by the run.
+    pub(crate) fn total(&self) -> u64 {
+        self.deleted
     }
 }

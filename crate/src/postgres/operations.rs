@@ -330,13 +330,8 @@ pub(crate) async fn oldest_waiting(
 /// Contract `prune` on PostgreSQL: one statement per bounded transaction (sql/prune.sql), until
 /// a transaction finds fewer jobs than it may delete or the limit is reached.
 pub(crate) async fn prune(c: &impl Connections, prune: &crate::Prune) -> Result<u64> {
-    prune.check()?;
-    let mut deleted = 0u64;
-    loop {
-        let batch = prune.next_batch(deleted);
-        if batch == 0 {
-            return Ok(deleted);
-        }
+    let mut run = prune.start()?;
+    while let Some(batch) = run.next_batch() {
         let params = vec![
             prune.before.into(),
             Value::Bool(prune.keep_dead),
@@ -350,13 +345,10 @@ pub(crate) async fn prune(c: &impl Connections, prune: &crate::Prune) -> Result<
                     .one("prune")?
                     .int("prune", 0)
             })
-            .await?
-            .max(0) as u64;
-        deleted += gone;
-        if (gone as usize) < batch {
-            return Ok(deleted);
-        }
+            .await?;
+        run.deleted(batch, gone.max(0) as u64);
     }
+    Ok(run.total())
 }
 
 /// The fence floor on PostgreSQL: the highest fence prune ever deleted (0 if none). Node's

@@ -12,47 +12,46 @@ use crate::rules::MAX_FAILURE_RECORDS;
 /// per `BEGIN IMMEDIATE` transaction, each raising the fence floor to the highest fence it
 /// deletes before it deletes anything. Answers how many jobs were deleted.
 pub(crate) fn prune(conn: &Connection, prune: &Prune) -> Result<u64> {
-    prune.check()?;
-    let mut deleted = 0u64;
-    loop {
-        let batch = prune.next_batch(deleted);
-        if batch == 0 {
-            return Ok(deleted);
-        }
-        let tx = immediate(conn, "prune")?;
-        let picked: Vec<(String, i64)> = tx
-            .prepare_cached(include_str!("sql/prune_pick.sql"))
-            .and_then(|mut stmt| {
-                stmt.query_map(
-                    params![prune.before, prune.keep_dead, batch as i64, prune.only_dead],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )?
-                .collect()
-            })
-            .map_err(Error::storage("prune"))?;
-        let Some(highest) = picked.iter().map(|(_, fence)| *fence).max() else {
-            return Ok(deleted);
-        };
-        tx.prepare_cached(include_str!("sql/raise_floor.sql"))
-            .and_then(|mut stmt| stmt.execute([highest]))
-            .map_err(Error::storage("prune"))?;
-        for sql in [
-            include_str!("sql/prune_payloads.sql"),
-            include_str!("sql/prune_failures.sql"),
-            include_str!("sql/prune_dead.sql"),
-            include_str!("sql/prune_jobs.sql"),
-        ] {
-            let mut stmt = tx.prepare_cached(sql).map_err(Error::storage("prune"))?;
-            for (job, _) in &picked {
-                stmt.execute([job]).map_err(Error::storage("prune"))?;
-            }
-        }
-        tx.commit().map_err(Error::storage("prune"))?;
-        deleted += picked.len() as u64;
-        if picked.len() < batch {
-            return Ok(deleted);
+    let mut run = prune.start()?;
+    while let Some(batch) = run.next_batch() {
+        let gone = prune_batch(conn, prune, batch)?;
+        run.deleted(batch, gone);
+    }
+    Ok(run.total())
+}
+
+/// One transaction of [`prune`]: at most `batch` jobs, the floor raised first.
+fn prune_batch(conn: &Connection, prune: &Prune, batch: usize) -> Result<u64> {
+    let tx = immediate(conn, "prune")?;
+    let picked: Vec<(String, i64)> = tx
+        .prepare_cached(include_str!("sql/prune_pick.sql"))
+        .and_then(|mut stmt| {
+            stmt.query_map(
+                params![prune.before, prune.keep_dead, batch as i64, prune.only_dead],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )?
+            .collect()
+        })
+        .map_err(Error::storage("prune"))?;
+    let Some(highest) = picked.iter().map(|(_, fence)| *fence).max() else {
+        return Ok(0);
+    };
+    tx.prepare_cached(include_str!("sql/raise_floor.sql"))
+        .and_then(|mut stmt| stmt.execute([highest]))
+        .map_err(Error::storage("prune"))?;
+    for sql in [
+        include_str!("sql/prune_payloads.sql"),
+        include_str!("sql/prune_failures.sql"),
+        include_str!("sql/prune_dead.sql"),
+        include_str!("sql/prune_jobs.sql"),
+    ] {
+        let mut stmt = tx.prepare_cached(sql).map_err(Error::storage("prune"))?;
+        for (job, _) in &picked {
+            stmt.execute([job]).map_err(Error::storage("prune"))?;
         }
     }
+    tx.commit().map_err(Error::storage("prune"))?;
+    Ok(picked.len() as u64)
 }
 
 /// The fence floor: the highest fence of any job ever pruned (0 if none).

@@ -172,8 +172,8 @@ fn stamps_up_to_date(conn: &Connection) -> Result<bool> {
 }
 
 /// Creates what is missing (tables, indexes, triggers); never touches existing rows but to bring
-/// a file from before the enqueue time up to date: its `leasefence_order` gains `enqueued` (its
-/// open jobs count as enqueued now, the closest known) and its insert trigger the stamp.
+/// a file from an older release up to date: its `leasefence_order` gains the columns added
+/// since (below) and its triggers the stamps.
 pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
     let tx = super::ops::immediate(conn, "open")?;
     let has = |sql: &str| -> Result<bool> {
@@ -183,41 +183,38 @@ pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
     let order_exists = has(
         "SELECT count(*) = 1 FROM sqlite_schema WHERE type = 'table' AND name = 'leasefence_order'",
     )?;
-    if order_exists
-        && !has(
-            "SELECT count(*) = 1 FROM pragma_table_info('leasefence_order') \
-                 WHERE name = 'enqueued'",
-        )?
-    {
-        tx.execute_batch(
+    // The columns later releases added to leasefence_order, each with what brings an older
+    // file's rows up to date: open jobs count as enqueued now and done jobs as finished now (the
+    // closest known); every job so far started at fence 0 (there was no floor before prune).
+    let added_columns = [
+        (
+            "enqueued",
             "ALTER TABLE leasefence_order ADD COLUMN enqueued REAL; \
              UPDATE leasefence_order SET enqueued = (julianday('now') - 2440587.5) * 86400.0 \
              WHERE open = 1;",
-        )
-        .map_err(Error::storage("open"))?;
-    }
-    if order_exists
-        && !has(
-            "SELECT count(*) = 1 FROM pragma_table_info('leasefence_order') \
-                 WHERE name = 'finished'",
-        )?
-    {
-        // Jobs finished before prune existed count as finished now, the closest known.
-        tx.execute_batch(
+        ),
+        (
+            "finished",
             "ALTER TABLE leasefence_order ADD COLUMN finished REAL; \
              UPDATE leasefence_order SET finished = (julianday('now') - 2440587.5) * 86400.0 \
              WHERE job IN (SELECT id FROM jobs WHERE done = 1);",
-        )
-        .map_err(Error::storage("open"))?;
-    }
-    if order_exists
-        && !has(
-            "SELECT count(*) = 1 FROM pragma_table_info('leasefence_order') WHERE name = 'base'",
-        )?
-    {
-        // Every job so far started at fence 0: there was no floor before prune.
-        tx.execute_batch("ALTER TABLE leasefence_order ADD COLUMN base INTEGER NOT NULL DEFAULT 0")
+        ),
+        (
+            "base",
+            "ALTER TABLE leasefence_order ADD COLUMN base INTEGER NOT NULL DEFAULT 0;",
+        ),
+    ];
+    for (column, add) in added_columns {
+        let present: bool = tx
+            .query_row(
+                "SELECT count(*) = 1 FROM pragma_table_info('leasefence_order') WHERE name = ?1",
+                [column],
+                |row| row.get(0),
+            )
             .map_err(Error::storage("open"))?;
+        if order_exists && !present {
+            tx.execute_batch(add).map_err(Error::storage("open"))?;
+        }
     }
     for (trigger, stamp) in [
         ("leasefence_order_insert", "enqueued"),
