@@ -27,6 +27,7 @@ NODE_TEST=(node --test --test-force-exit --test-timeout=900000)
 step "format and lints"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
+node scripts/check-imports.mjs
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The Node-API addon (feature addon) is no workspace default: lint it as scripts/build-addon.sh builds it.
 cargo clippy -p leasefence --no-default-features --features addon --quiet -- -D warnings

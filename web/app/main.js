@@ -5,12 +5,12 @@
 import * as TL from './model/timeline.js';
 import { LANGUAGES, isLanguage, languageTag, pickLanguage } from './model/i18n.js';
 import { byId, h, replace } from './view/dom.js';
-import { LANG_KEY, compact, state, ui } from './control/state.js';
+import { LANG_KEY, compact, setRedraw, state, ui } from './control/state.js';
+import { clearInput, invalidField } from './control/input.js';
 import { schedule } from './control/queue.js';
-import { openLabRun, runWorkers } from './control/lab.js';
-import { act, back, clearInput, invalidField, next, reset, seek, startScenario } from './control/intents.js';
-import { exportJson, importFile, loadShared, readHash, share } from './control/sharing.js';
-import { togglePlay } from './control/play.js';
+import { runWorkers } from './control/lab.js';
+import { act, back, next, reset, seek, startScenario, togglePlay } from './control/intents.js';
+import { exportJson, importFile, loadShared, openLabRun, readHash, share } from './control/sharing.js';
 import { render } from './control/draw.js';
 import { openStore } from './control/open-store.js';
 import { languageIntoAddress, setLanguage } from './control/language.js';
@@ -156,6 +156,8 @@ try {
   // no storage: the browser's language
 }
 const queryLang = new URLSearchParams(location.search).get('lang');
+// The files below draw.js redraw through state.js (web/app/README.md, "The controller's layers").
+setRedraw(render);
 wire();
 replace(ui.lang, LANGUAGES.map((l) => h('option', { attrs: { value: l.code, lang: languageTag(l.code) }, text: l.name })));
 setLanguage(pickLanguage({ query: queryLang, saved: savedLang, browser: navigator.languages ?? [navigator.language] }),

@@ -1,4 +1,5 @@
-// Drawing: the views, given the state.
+// Drawing: the views, given the state. The top layer: the files below ask for it through
+// state.js's redraw().
 import * as TL from '../model/timeline.js';
 import { fenceMemory, knownJobs, leases, usesQueues } from '../model/derive.js';
 import { fmt, statusLine } from '../model/describe.js';
@@ -10,8 +11,7 @@ import { renderCheck } from '../view/check-view.js';
 import { renderWorkers } from '../view/workers-view.js';
 import { renderStory } from '../view/story-view.js';
 import { renderLab } from '../view/lab-view.js';
-import { compact, state, ui } from './state.js';
-import { scenario } from './sync.js';
+import { compact, scenario, state, ui } from './state.js';
 import { hasAhead, playing } from './play.js';
 import { positioned } from './open-store.js';
 

@@ -1,15 +1,16 @@
-// User intents: stepping, seeking, acting as a worker, scenarios, reset; input errors.
+// User intents: stepping, playing, seeking, acting as a worker, scenarios, reset.
 import * as TL from '../model/timeline.js';
 import { fenceFor, fenceMemory } from '../model/derive.js';
 import { fmt } from '../model/describe.js';
 import { t } from '../model/i18n.js';
 import { findScenario, scenarioDoc, stepPlayhead } from '../model/scenarios.js';
 import { clearBanner, showBanner } from '../view/banner-view.js';
-import { state, ui } from './state.js';
-import { schedule } from './queue.js';
-import { followJob, moveTo, replaceTimeline, scenario, sync } from './sync.js';
-import { runCarriedLab, withLab } from './lab.js';
-import { stopPlaying } from './play.js';
+import { PLAY_MS, redraw, scenario, state, ui } from './state.js';
+import { hasAhead, playing, stopPlaying } from './play.js';
+import { inputError, clearInput } from './input.js';
+import { running, schedule } from './queue.js';
+import { followJob, moveTo, replaceTimeline, sync, withLab } from './sync.js';
+import { runCarriedLab } from './lab.js';
 
 function next() {
   schedule('step', async () => {
@@ -39,6 +40,19 @@ function back() {
       await moveTo(TL.stepBack(state.doc));
     }
   });
+}
+
+/** Play steps the timeline on a timer, one step at a time (a step still running is not doubled). */
+function togglePlay() {
+  if (playing()) return stopPlaying();
+  if (!hasAhead()) return;
+  const tick = () => {
+    if (!hasAhead()) return stopPlaying();
+    if (!running) next();
+  };
+  state.playing = setInterval(tick, scenario() ? PLAY_MS.story : PLAY_MS.free);
+  tick();
+  redraw();
 }
 
 function seek(makeDoc) {
@@ -139,34 +153,6 @@ function act(worker, op) {
   });
 }
 
-function inputError(message, field) {
-  const banner = showBanner(ui.banners, { kind: 'error', key: 'input', title: t(state.lang, 'banner.notDone'), message });
-  clearInvalid();
-  if (!field) return;
-  // The field says it is invalid, and why (the banner's message), to a screen reader too.
-  const text = banner.querySelector('.banner-message');
-  text.id = 'input-problem';
-  field.setAttribute('aria-invalid', 'true');
-  field.setAttribute('aria-describedby', text.id);
-  invalidField = field;
-  field.focus();
-}
-
-let invalidField = null;
-
-/** The input error is over: the field is no longer marked, and its banner goes. */
-function clearInput() {
-  clearBanner(ui.banners, 'input');
-  clearInvalid();
-}
-
-function clearInvalid() {
-  if (!invalidField) return;
-  invalidField.removeAttribute('aria-invalid');
-  invalidField.removeAttribute('aria-describedby');
-  invalidField = null;
-}
-
 function startScenario(id) {
   const sc = findScenario(id);
   if (!sc) return;
@@ -207,4 +193,4 @@ function resetNow() {
   });
 }
 
-export { next, back, seek, act, inputError, invalidField, clearInput, startScenario, reset };
+export { next, back, togglePlay, seek, act, startScenario, reset };

@@ -1,39 +1,15 @@
 // The worker lab as the controller runs it: a run on the page's store (then the timeline replayed),
-// its settings carried by saves and links, and a run opened in the timeline.
+// and a run kept outside the store while it lasts. Its settings go into saves and links through
+// sync.js's withLab; a run opened in the timeline is loaded by sharing.js's openLabRun.
 import * as TL from '../model/timeline.js';
 import { t } from '../model/i18n.js';
 import { parseSaved, serializeSaved } from '../model/saved.js';
 import { replace } from '../view/dom.js';
 import { LAB_PENDING_KEY, state, ui } from './state.js';
+import { stopPlaying } from './play.js';
+import { clearInput, inputError } from './input.js';
 import { schedule } from './queue.js';
 import { sync } from './sync.js';
-import { clearInput, inputError } from './intents.js';
-import { loadShared } from './sharing.js';
-import { stopPlaying } from './play.js';
-
-/**
- * The timeline with the settings of the lab run on show, so a link, a file or a reload runs the
- * same lab again (a run is deterministic: its settings are all it needs).
- */
-function withLab(doc) {
-  return state.lab ? { ...doc, lab: { mode: state.lab.mode, ...state.lab.settings } } : doc;
-}
-
-/** Puts the lab run's calls on the jobs table into the timeline (it replaces the timeline, with undo). */
-function openLabRun() {
-  const run = state.lab;
-  if (!run) return;
-  // Scheduled at once, so the page is busy from the click on (the module loads on first use,
-  // like the lab's, and the load is queued behind it).
-  schedule('load', async () => {
-    const { labRunToDoc } = await import('../model/lab-run.js');
-    const made = labRunToDoc(run);
-    if (made.error) return inputError(made.error);
-    loadShared(made.doc, 'banner.fromLab');
-    // The click is in the lab, far below: bring the timeline it replaced into view.
-    ui.timeline.closest('section')?.scrollIntoView({ block: 'start' });
-  });
-}
 
 /** Runs the lab a loaded timeline carries, with its settings shown on the controls. */
 function runCarriedLab(doc) {
@@ -99,4 +75,4 @@ function labPending() {
   }
 }
 
-export { withLab, openLabRun, runCarriedLab, runWorkers, forgetLabPending, labPending };
+export { runCarriedLab, runWorkers, forgetLabPending, labPending };

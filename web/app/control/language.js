@@ -4,8 +4,7 @@ import { MESSAGES, isLanguage, languageTag, t } from '../model/i18n.js';
 import { SCENARIOS, scenarioTitle } from '../model/scenarios.js';
 import { storageLine } from '../model/storage.js';
 import { h, replace, translatePage } from '../view/dom.js';
-import { LANG_KEY, state, ui } from './state.js';
-import { render } from './draw.js';
+import { LANG_KEY, redraw, state, ui } from './state.js';
 
 function setLanguage(code, { remember = true } = {}) {
   state.lang = isLanguage(code) ? code : 'en';
@@ -26,7 +25,7 @@ function setLanguage(code, { remember = true } = {}) {
   if (state.storageFacts) replace(ui.storage, storageLine(state.storageFacts, state.lang));
   replace(ui.scenario, SCENARIOS.map((sc) => h('option', { attrs: { value: sc.id }, text: scenarioTitle(sc, state.lang) })));
   if (state.story) ui.scenario.value = state.story.id;
-  render();
+  redraw();
 }
 
 /**

@@ -1,9 +1,6 @@
-// Play / pause.
-import { PLAY_MS, state, ui } from './state.js';
-import { running } from './queue.js';
-import { scenario } from './sync.js';
-import { next } from './intents.js';
-import { render } from './draw.js';
+// Whether the timeline plays, and stopping it. Starting it (togglePlay) steps the timeline: an
+// intent, in intents.js.
+import { redraw, scenario, state, ui } from './state.js';
 
 function playing() {
   return state.playing !== null;
@@ -14,22 +11,10 @@ function hasAhead() {
   return sc ? state.story.step < sc.steps.length - 1 : state.doc.k < state.doc.entries.length;
 }
 
-function togglePlay() {
-  if (playing()) return stopPlaying();
-  if (!hasAhead()) return;
-  const tick = () => {
-    if (!hasAhead()) return stopPlaying();
-    if (!running) next();
-  };
-  state.playing = setInterval(tick, scenario() ? PLAY_MS.story : PLAY_MS.free);
-  tick();
-  render();
-}
-
 function stopPlaying() {
   if (state.playing !== null) clearInterval(state.playing);
   state.playing = null;
-  if (ui.play) render();
+  if (ui.play) redraw();
 }
 
-export { playing, hasAhead, togglePlay, stopPlaying };
+export { playing, hasAhead, stopPlaying };

@@ -1,9 +1,8 @@
 // One intent at a time. Seeks coalesce (dragging the slider asks for many; only the last counts).
 import { t } from '../model/i18n.js';
 import { showBanner } from '../view/banner-view.js';
-import { state, ui } from './state.js';
+import { redraw, state, ui } from './state.js';
 import { stopPlaying } from './play.js';
-import { render } from './draw.js';
 
 const queue = [];
 
@@ -29,7 +28,7 @@ async function drain() {
     } catch (error) {
       failed(error);
     }
-    render();
+    redraw();
   }
   running = false;
   document.documentElement.dataset.busy = 'false';

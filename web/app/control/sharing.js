@@ -1,4 +1,5 @@
-// Timelines in and out: share links, export and import, and loading one with undo.
+// Timelines in and out: share links, export and import, a lab run opened in the timeline, and
+// loading one with undo.
 import * as TL from '../model/timeline.js';
 import { docToHash, hashToDoc } from '../model/encoding.js';
 import { t } from '../model/i18n.js';
@@ -6,9 +7,10 @@ import { findScenario, stepPlayhead, storyOn } from '../model/scenarios.js';
 import { h, replace } from '../view/dom.js';
 import { clearBanner, showBanner } from '../view/banner-view.js';
 import { state, ui } from './state.js';
+import { inputError } from './input.js';
 import { schedule } from './queue.js';
-import { replaceTimeline } from './sync.js';
-import { runCarriedLab, withLab } from './lab.js';
+import { replaceTimeline, withLab } from './sync.js';
+import { runCarriedLab } from './lab.js';
 
 /** The timeline with the story's position, so a link opens at the step its sender was at. */
 function withStory(doc) {
@@ -32,6 +34,22 @@ function loadShared(carried, from) {
         ? [{ label: t(state.lang, 'banner.undo'), run: () => schedule('load', () => replaceTimeline(previous.doc, previous.story)) }]
         : [],
     });
+  });
+}
+
+/** Puts the lab run's calls on the jobs table into the timeline (it replaces the timeline, with undo). */
+function openLabRun() {
+  const run = state.lab;
+  if (!run) return;
+  // Scheduled at once, so the page is busy from the click on (the module loads on first use,
+  // like the lab's, and the load is queued behind it).
+  schedule('load', async () => {
+    const { labRunToDoc } = await import('../model/lab-run.js');
+    const made = labRunToDoc(run);
+    if (made.error) return inputError(made.error);
+    loadShared(made.doc, 'banner.fromLab');
+    // The click is in the lab, far below: bring the timeline it replaced into view.
+    ui.timeline.closest('section')?.scrollIntoView({ block: 'start' });
   });
 }
 
@@ -99,4 +117,4 @@ function readHash() {
   return parsed.doc;
 }
 
-export { loadShared, share, exportJson, importFile, readHash };
+export { loadShared, openLabRun, share, exportJson, importFile, readHash };

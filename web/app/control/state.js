@@ -1,5 +1,7 @@
-// The playground's state and the page's elements, shared by the controller's modules.
+// The playground's state and the page's elements, shared by the controller's modules: the
+// bottom layer, which imports none of them (web/app/README.md, "The controller's layers").
 import * as TL from '../model/timeline.js';
+import { findScenario } from '../model/scenarios.js';
 
 const DB_NAME = 'playground';
 const SAVE_KEY = 'timeline';
@@ -35,4 +37,22 @@ const state = {
 const ui = {};
 const compact = window.matchMedia('(max-width: 640px)');
 
-export { DB_NAME, SAVE_KEY, LAB_PENDING_KEY, LANG_KEY, LOCK, PLAY_MS, state, ui, compact };
+/** The scenario being told, or null in free play. */
+function scenario() {
+  return state.story ? findScenario(state.story.id) : null;
+}
+
+// Drawing (draw.js) is the top layer: the files below it that must redraw (the queue after each
+// intent, play when it stops, a new language) call redraw(), which main.js points at draw.js's
+// render at start-up, before anything can ask for a drawing.
+let draw = () => {};
+
+function redraw() {
+  draw();
+}
+
+function setRedraw(render) {
+  draw = render;
+}
+
+export { DB_NAME, SAVE_KEY, LAB_PENDING_KEY, LANG_KEY, LOCK, PLAY_MS, state, ui, compact, scenario, redraw, setRedraw };

@@ -1,12 +1,20 @@
 // Keeping the store in step with the playhead: forward by running the next entries, backward
 // by erasing everything and replaying entries[0..k) (the store is deterministic given `now`).
 import { jobOnShow, knownJobs } from '../model/derive.js';
-import { findScenario, stepAt } from '../model/scenarios.js';
+import { stepAt } from '../model/scenarios.js';
 import { serializeSaved } from '../model/saved.js';
 import { applyEntry, readLeaseOnlyRows, readRows } from '../replay.js';
-import { SAVE_KEY, state, ui } from './state.js';
-import { withLab } from './lab.js';
+import { SAVE_KEY, scenario, state, ui } from './state.js';
 import { stopPlaying } from './play.js';
+
+/**
+ * The timeline with the settings of the lab run on show, so a save, a link or a file runs the
+ * same lab again (a run is deterministic: its settings are all it needs). Here, below lab.js,
+ * since the save needs it too.
+ */
+function withLab(doc) {
+  return state.lab ? { ...doc, lab: { mode: state.lab.mode, ...state.lab.settings } } : doc;
+}
 
 async function save(clean) {
   await state.store.appSet(SAVE_KEY, serializeSaved({ ...state, doc: withLab(state.doc), clean }));
@@ -48,10 +56,6 @@ async function sync() {
   if (state.story) followJob();
 }
 
-function scenario() {
-  return state.story ? findScenario(state.story.id) : null;
-}
-
 async function moveTo(doc) {
   state.doc = doc;
   const sc = scenario();
@@ -86,4 +90,4 @@ async function replaceTimeline(doc, story = null) {
   await sync();
 }
 
-export { sync, scenario, moveTo, followJob, replaceTimeline };
+export { withLab, sync, moveTo, followJob, replaceTimeline };
