@@ -212,7 +212,7 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
 }
 
 /// What `work` keeps of a command's output pipe, so that its memory stays bounded whatever the
-/// command writes (docs/contract.md section 12): standard output's first bytes up to the
+/// command writes (docs/contract.md section 13): standard output's first bytes up to the
 /// result limit (the result; more fails the attempt), standard error's last bytes (the error
 /// text: what finally went wrong is at its end). The rest is read and dropped, so the command
 /// never blocks on a full pipe. `0`: keep everything.
@@ -402,7 +402,7 @@ fn run_command(
     std::thread::spawn(move || {
         let _ = stdin.write_all(payload.as_bytes());
     });
-    // The CLI opens its store with the default limits (section 12).
+    // The CLI opens its store with the default limits (section 13).
     let result_limit = leasefence::Limits::default().result_bytes();
     let (keep_out, keep_err) = (Keep::Head(result_limit), Keep::Tail(STDERR_KEPT));
     let stdout = reader(child.stdout.take().expect("piped"), keep_out);

@@ -192,7 +192,7 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>>;
 
-    /// Contract `prune` (section 12): deletes jobs that finished before `prune.before()` (their
+    /// Contract `prune` (section 13): deletes jobs that finished before `prune.before()` (their
     /// finish time is the `now` of the `complete` or `fail` that finished them), dead ones too
     /// unless kept, with their payloads, failures and marks; at most
     /// [`PRUNE_BATCH`](crate::PRUNE_BATCH) per transaction, so workers go on between them. Open
@@ -215,7 +215,7 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn prune(&self, prune: &crate::Prune) -> Result<u64>;
 
-    /// The fence floor (section 12): the highest fence of any job this store ever pruned, where
+    /// The fence floor (section 13): the highest fence of any job this store ever pruned, where
     /// every job inserted from now on starts; 0 for a store that never pruned.
     ///
     /// ```
@@ -226,7 +226,7 @@ pub trait Leases: std::fmt::Debug + Send {
     /// ```
     fn fence_floor(&self) -> Result<i64>;
 
-    /// What one job may carry in this store (section 12): the largest payload, result and error
+    /// What one job may carry in this store (section 13): the largest payload, result and error
     /// text, as it was opened with ([`OpenOptions::limits`](crate::OpenOptions::limits)). The
     /// worker runtimes read it to fail an attempt whose result is too big rather than stop.
     ///

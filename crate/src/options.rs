@@ -185,7 +185,7 @@ impl OpenOptions {
     }
 
     /// The largest payload, result and failure error text the store accepts (docs/contract.md
-    /// section 12; defaults 1 MiB, 1 MiB and 64 KiB). A bigger one is `invalid_argument` naming
+    /// section 13; defaults 1 MiB, 1 MiB and 64 KiB). A bigger one is `invalid_argument` naming
     /// its size and the limit, and nothing changes. Both backends.
     ///
     /// ```

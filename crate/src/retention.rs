@@ -1,4 +1,4 @@
-//! Retention (docs/contract.md section 12): which finished jobs [`Leases::prune`] deletes, and
+//! Retention (docs/contract.md section 13): which finished jobs [`Leases::prune`] deletes, and
 //! the size of its transactions. The fence floor that keeps a pruned id's fences from being
 //! handed out again lives in each backend's schema (a trigger), so that no writer can skip it.
 //!

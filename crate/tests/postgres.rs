@@ -1966,7 +1966,7 @@ fn opening_repairs_a_disabled_or_replaced_trigger_and_missing_indexes() {
     assert_eq!(enabled, "O");
 }
 
-/// docs/contract.md section 12 on PostgreSQL: a job pruned and enqueued again under its id. With
+/// docs/contract.md section 13 on PostgreSQL: a job pruned and enqueued again under its id. With
 /// the fence floor the old holder's token is refused and a fence guard elsewhere accepts the new
 /// holder; with the floor's row deleted behind the store's back (floor 0, the test-only switch)
 /// both go wrong, which is what the floor prevents.

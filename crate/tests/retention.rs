@@ -1,4 +1,5 @@
-//! Retention and limits on SQLite (docs/contract.md section 12): the fence floor seen to matter
+#![cfg(not(target_arch = "wasm32"))]
+//! Retention and limits on SQLite (docs/contract.md section 13): the fence floor seen to matter
 //! (with its trigger dropped, the stale write gets through), prune's bounds and what it keeps,
 //! the limits at open, the cap on failure records, and a file from before prune brought up to
 //! date. PostgreSQL runs the same floor story in tests/postgres.rs.

@@ -597,7 +597,7 @@ fn drain_once_each(db: &Path, jobs: usize) {
     );
 }
 
-/// docs/contract.md section 12: a command that writes far more than the result limit to
+/// docs/contract.md section 13: a command that writes far more than the result limit to
 /// standard output fails its attempt, saying so, and `work` holds no more than the limit of it
 /// in memory (its peak resident size, from wait4, stays far below the output's 200 MB); standard
 /// error's last 64 KiB become the error text, its end kept.

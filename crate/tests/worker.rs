@@ -911,7 +911,7 @@ fn a_fenced_completion_on_a_busy_database_is_retried_within_the_lease_and_droppe
     );
 }
 
-/// docs/contract.md section 12 in the worker runtime: a handler's result over the store's limit
+/// docs/contract.md section 13 in the worker runtime: a handler's result over the store's limit
 /// fails that attempt (the error names the sizes) and the worker goes on with the next job, one
 /// at a time and with many in flight (where one big result would otherwise refuse the group's
 /// complete_many); an error text over the limit is cut to its end, not refused.
@@ -960,7 +960,7 @@ fn a_result_over_the_limit_fails_its_attempt_and_the_worker_goes_on() {
     }
 }
 
-/// The worker runtime's retention (docs/contract.md section 12): off unless asked for; with it,
+/// The worker runtime's retention (docs/contract.md section 13): off unless asked for; with it,
 /// completed jobs older than `done` are pruned between claims, a backlog one bounded batch per
 /// tick, dead jobs kept until their own age (`dead`), open and newer jobs never.
 #[test]

@@ -78,7 +78,7 @@ const OPERATIONS = Object.freeze([
   // The worker registry: a worker's beat with its renewals (one transaction), and every worker.
   { name: 'heartbeat', params: ['owner', 'leases', 'now', 'ttl', 'worker'], returns: 'Answer<boolean>[]' },
   { name: 'listWorkers', params: ['now'], returns: 'WorkerInfo[]' },
-  // Retention (section 12): finished jobs older than `before` deleted, at most `limit` of them.
+  // Retention (section 13): finished jobs older than `before` deleted, at most `limit` of them.
   { name: 'prune', params: ['before', 'keepDead?', 'limit?', 'onlyDead?'], returns: 'number' },
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));
 

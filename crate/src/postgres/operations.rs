@@ -35,7 +35,7 @@ pub(crate) trait Connections {
         work: impl AsyncFnOnce(&mut Self::Wire<'_>) -> Result<T>,
     ) -> impl Future<Output = Result<T>>;
 
-    /// What one job may carry (section 12): the store's limits, the defaults where the client
+    /// What one job may carry (section 13): the store's limits, the defaults where the client
     /// was opened without any.
     fn limits(&self) -> crate::Limits {
         crate::Limits::default()

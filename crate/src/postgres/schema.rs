@@ -21,7 +21,7 @@ const SCHEMA_LOCK: i64 = 0x6C65_6173_6566_656E;
 /// Besides the copies, it keeps `base` (the fence the job started at, from which its attempts
 /// count), `finished` (prune's finish time: the operation that finished a
 /// job writes its `now` in the same statement, before this trigger runs; a job finished by
-/// anyone else gets the server's clock) and the fence floor of section 12: a job inserted below
+/// anyone else gets the server's clock) and the fence floor of section 13: a job inserted below
 /// the floor is raised to it at once, whoever inserted it.
 pub(crate) const TRACK_BODY: &str = concat!(
     "\nDECLARE\n",

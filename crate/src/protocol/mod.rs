@@ -225,7 +225,7 @@ pub enum Request {
         now: f64,
     },
     /// Deletes jobs that finished before `before` (dead ones too unless `keep_dead`; dead ones
-    /// only with `only_dead`), at most `limit` of them (section 12); answers how many.
+    /// only with `only_dead`), at most `limit` of them (section 13); answers how many.
     Prune {
         before: f64,
         keep_dead: Option<bool>,

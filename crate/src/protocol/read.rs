@@ -72,7 +72,7 @@ pub(crate) enum Op {
     ListWorkers,
     /// `oldest_waiting` / `oldestWaiting`: each queue's longest wait
     OldestWaiting,
-    /// `prune`: deletes jobs finished before a time (section 12)
+    /// `prune`: deletes jobs finished before a time (section 13)
     Prune,
 }
 

@@ -1,4 +1,4 @@
-//! What one job may carry (docs/contract.md section 12): the largest payload, result and
+//! What one job may carry (docs/contract.md section 13): the largest payload, result and
 //! failure error text a store accepts, set when it is opened, and how many failure records a
 //! job keeps. Checked before anything is written, so a refused call changes nothing.
 

@@ -12,7 +12,7 @@
 //! - `queues`: queue names, queue lists and the claim rank of section 11;
 //! - `schedule`: recurring jobs' cron patterns, time zones and due slots (section 11);
 //! - `fenced`: the statements of fenced writes, and which tables they may not write;
-//! - `limits`: the largest payload, result and error text a store accepts (section 12);
+//! - `limits`: the largest payload, result and error text a store accepts (section 13);
 //! - `fenced_tx`: the order of a fenced transaction, over each backend's steps;
 //! - [`target`]: whether an `open` target names a PostgreSQL server, and its label (no password);
 //! - `path_kind`: the refusal of a database path that is not a regular file;

@@ -1,4 +1,4 @@
-//! Retention on SQLite (docs/contract.md section 12): prune in bounded transactions, the fence
+//! Retention on SQLite (docs/contract.md section 13): prune in bounded transactions, the fence
 //! floor it raises, and the cap on a job's failure records.
 
 use rusqlite::{params, Connection};

@@ -44,7 +44,7 @@ pub(crate) const SIDE_TABLES: [&str; 7] = [
 ];
 
 /// The indexes beside `jobs`' own: the claim order of section 11, each job's failures, and the
-/// finished jobs in finish order (prune, section 12).
+/// finished jobs in finish order (prune, section 13).
 const SIDE_INDEXES: [&str; 3] = [
     "leasefence_next",
     "leasefence_failures_of_job",

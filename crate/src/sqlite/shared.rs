@@ -80,7 +80,7 @@ struct Shared {
     /// Signalled whenever a group has been answered and the lead is free.
     answered: Condvar,
     path: Option<PathBuf>,
-    /// The store's limits (section 12), read without a turn in the queue.
+    /// The store's limits (section 13), read without a turn in the queue.
     limits: crate::Limits,
 }
 

@@ -76,7 +76,7 @@ pub struct WorkerOptions {
     pub(super) retention: Option<Retention>,
 }
 
-/// How long a worker keeps finished jobs (docs/contract.md section 12): completed jobs for
+/// How long a worker keeps finished jobs (docs/contract.md section 13): completed jobs for
 /// `done`, dead jobs for `dead` (`None`: for ever, to inspect or revive). The worker prunes at
 /// most once a minute, one bounded transaction per tick while there is a backlog, between its
 /// claims; many workers with the same retention share the work harmlessly.

@@ -307,7 +307,7 @@ impl Worker {
         }
     }
 
-    /// Retention (docs/contract.md section 12), ticking with the schedules: when due, one
+    /// Retention (docs/contract.md section 13), ticking with the schedules: when due, one
     /// bounded transaction of completed jobs past `done` and one of dead jobs past `dead`; again
     /// at the next tick while a batch came back full (a backlog), else a minute later. A busy
     /// store is retried at the next tick; another error ends the run, as a claim's would.

@@ -1,4 +1,4 @@
-//! The fence floor's story (docs/contract.md section 12), run on any backend: a job pruned and
+//! The fence floor's story (docs/contract.md section 13), run on any backend: a job pruned and
 //! enqueued again under the same id, the old holder and a fence guard elsewhere. With the floor
 //! every stale write is refused and the new holder's write accepted; `floor_off` (the test-only
 //! switch: it drops the floor's trigger behind the store's back) shows what the floor prevents.

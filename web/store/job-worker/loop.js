@@ -24,7 +24,7 @@ import { timersFor } from './timers.js';
 class JobWorker {
   #store;
   #dueAt = -Infinity; // the clock at the last enqueueDue
-  #retention; // {done, dead} seconds, or null (docs/contract.md section 12)
+  #retention; // {done, dead} seconds, or null (docs/contract.md section 13)
   #pruneAt = -Infinity; // when retention prunes next, on the worker's clock
   #ops; // where the store calls go: the store itself, or store.grouped with concurrency > 1
   #concurrency;
@@ -205,7 +205,7 @@ class JobWorker {
   }
 
   /**
-   * Retention (docs/contract.md section 12), ticking with the schedules: when due, one bounded
+   * Retention (docs/contract.md section 13), ticking with the schedules: when due, one bounded
    * transaction of completed jobs past `retention.done` and one of dead jobs past
    * `retention.dead`; again at the next tick while a batch came back full (a backlog), else a
    * minute later. A storage error goes to `onError` and is retried at the next tick.

@@ -84,7 +84,7 @@ function workerOptions(options) {
   checked.host = hostName;
   if (!(Number.isInteger(pid) && pid >= 0 && pid <= 0xffffffff)) throw invalidArgument('JobWorker: `pid` must be a process id (an integer from 0)');
   checked.pid = pid;
-  // Retention (docs/contract.md section 12): `{done: SECONDS, dead: SECONDS | null}`, null: off.
+  // Retention (docs/contract.md section 13): `{done: SECONDS, dead: SECONDS | null}`, null: off.
   if (retention === null || retention === undefined) checked.retention = null;
   else if (typeof retention === 'object') {
     const { done, dead = null, ...rest } = retention;

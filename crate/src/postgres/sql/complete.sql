@@ -1,5 +1,5 @@
 -- $1 job, $2 owner, $3 fence, $4 now, $5 result. One row when the lease matched. The job's
--- finish time (prune, section 12) is this `now`, written in the same statement; the trigger,
+-- finish time (prune, section 13) is this `now`, written in the same statement; the trigger,
 -- which fires after it, keeps it.
 WITH done AS (
     UPDATE jobs SET result = $5, done = 1

@@ -10,7 +10,7 @@ completed AS (
     UPDATE jobs j SET result = i.result, done = 1 FROM items i
     WHERE j.id = i.job AND j.owner = i.owner AND j.fence = i.fence AND j.done = 0 AND j.until > $5
     RETURNING i.ord, j.id),
--- The finish time prune reads (section 12); the trigger, firing after this statement, keeps it.
+-- The finish time prune reads (section 13); the trigger, firing after this statement, keeps it.
 stamped AS (
     UPDATE leasefence_order SET finished = $5 WHERE id IN (SELECT id FROM completed))
 SELECT i.ord, c.ord IS NOT NULL, j.owner, j.until, j.fence, j.done, j.id IS NOT NULL

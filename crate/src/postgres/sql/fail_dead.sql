@@ -6,7 +6,7 @@ WITH failed AS (
     RETURNING id, fence),
 recorded AS (
     INSERT INTO leasefence_failures(job, fence, at, error) SELECT id, fence, $4, $5 FROM failed),
--- The finish time prune reads (section 12); the trigger, firing after this statement, keeps it.
+-- The finish time prune reads (section 13); the trigger, firing after this statement, keeps it.
 stamped AS (
     UPDATE leasefence_order SET finished = $4 WHERE id IN (SELECT id FROM failed))
 INSERT INTO leasefence_dead(job, fence, at) SELECT id, fence, $4 FROM failed

@@ -1,4 +1,4 @@
--- $1 before, $2 keep_dead, $3 at most, $4 only_dead: one bounded transaction of prune (section 12). The oldest
+-- $1 before, $2 keep_dead, $3 at most, $4 only_dead: one bounded transaction of prune (section 13). The oldest
 -- finished jobs through the partial index, locked (a row another session holds is left for the
 -- next run); the floor raised to their highest fence; the jobs deleted, their side rows going
 -- with them by the foreign keys' ON DELETE CASCADE. Answers how many were deleted.

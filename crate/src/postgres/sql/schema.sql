@@ -28,7 +28,7 @@ DO $do$ BEGIN
     END IF;
 END $do$;
 ALTER TABLE leasefence_order ALTER COLUMN enqueued SET DEFAULT extract(epoch FROM clock_timestamp());
--- When each job finished (prune, section 12): the `now` of the operation that finished it, kept
+-- When each job finished (prune, section 13): the `now` of the operation that finished it, kept
 -- by the trigger. A table from before it gains the column, its finished jobs stamped with the
 -- time of this change (the closest known).
 DO $do$ BEGIN
@@ -42,7 +42,7 @@ END $do$;
 -- The fence each job started at (the floor when it was inserted): its attempts count from
 -- there. Every job of a schema from before it started at 0. A constant default: no rewrite.
 ALTER TABLE leasefence_order ADD COLUMN IF NOT EXISTS base BIGINT NOT NULL DEFAULT 0;
--- The fence floor (section 12): the highest fence of any job prune deleted; the trigger starts
+-- The fence floor (section 13): the highest fence of any job prune deleted; the trigger starts
 -- every inserted job there. No row: floor 0.
 CREATE TABLE IF NOT EXISTS leasefence_floor(id INTEGER PRIMARY KEY CHECK (id = 1),
     floor BIGINT NOT NULL);

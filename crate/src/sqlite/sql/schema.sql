@@ -32,7 +32,7 @@ CREATE INDEX IF NOT EXISTS leasefence_next
 -- `base`: the fence the job started at (the fence floor when it was inserted, below): its
 -- attempts count from there, so a job enqueued after a prune is on its first attempt at its
 -- first claim, whatever the floor.
--- `finished`: when the job finished (done), for prune (section 12). leasefence writes the `now`
+-- `finished`: when the job finished (done), for prune (section 13). leasefence writes the `now`
 -- of the complete / fail that finished it right after, in the same transaction; a job finished
 -- by a program that knows only `jobs` gets the store's clock here. Not done: NULL.
 CREATE TRIGGER IF NOT EXISTS leasefence_order_insert AFTER INSERT ON jobs WHEN NEW.id IS NOT NULL
@@ -55,7 +55,7 @@ END;
 CREATE INDEX IF NOT EXISTS leasefence_finished ON leasefence_order(finished)
     WHERE finished IS NOT NULL;
 
--- The fence floor (section 12): the highest fence of any job prune ever deleted. A job inserted
+-- The fence floor (section 13): the highest fence of any job prune ever deleted. A job inserted
 -- by anyone starts at the floor, so an id enqueued again after its row was pruned is never
 -- handed a fence it had before. One row, or none (floor 0: a store that never pruned behaves as
 -- section 2 says, and this trigger's condition is false).
