@@ -262,7 +262,7 @@ pub struct PostgresError(pub(crate) PgFailure);
 #[derive(Debug)]
 pub(crate) enum PgFailure {
     /// The native client's error.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(web))]
     Client(postgres::Error),
     /// A failure described in words (and the SQLSTATE when a server answered): an answer this
     /// crate could not read.
@@ -288,7 +288,7 @@ impl PostgresError {
     /// ```
     pub fn sqlstate(&self) -> Option<&str> {
         match &self.0 {
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(not(web))]
             PgFailure::Client(source) => source.code().map(|state| state.code()),
             PgFailure::Reported { sqlstate, .. } => sqlstate.as_deref(),
         }
@@ -299,7 +299,7 @@ impl PostgresError {
 impl fmt::Display for PostgresError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(not(web))]
             PgFailure::Client(source) => source.fmt(f),
             PgFailure::Reported { message, .. } => f.write_str(message),
         }
@@ -310,7 +310,7 @@ impl fmt::Display for PostgresError {
 impl std::error::Error for PostgresError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.0 {
-            #[cfg(not(target_arch = "wasm32"))]
+            #[cfg(not(web))]
             PgFailure::Client(source) => Some(source),
             PgFailure::Reported { .. } => None,
         }
@@ -400,7 +400,7 @@ impl fmt::Display for Error {
                             write!(f, " (SQLSTATE {code})")?;
                         }
                     }
-                    #[cfg(not(target_arch = "wasm32"))]
+                    #[cfg(not(web))]
                     PgFailure::Client(source) => write_client_error(f, source)?,
                 }
                 if *disconnected {
@@ -482,7 +482,7 @@ fn io_advice(err: &rusqlite::Error) -> Option<&'static str> {
 
 /// The native client's error in words: the server's message with its SQLSTATE, or the client's
 /// own words and their causes.
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(all(feature = "postgres", not(web)))]
 fn write_client_error(f: &mut fmt::Formatter<'_>, source: &postgres::Error) -> fmt::Result {
     match source.as_db_error() {
         Some(db) => {

@@ -4,7 +4,7 @@
 
 /// What a complete record says about its owner.
 // `thread` is read only by the Node package (a worker thread's lock, freed by its parent).
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) struct Owner {
     pub thread: Option<u32>,
     pub pid: u32,

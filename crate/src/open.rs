@@ -1,9 +1,9 @@
 //! Opening a store by target: a file path means SQLite, a `postgres://` URL PostgreSQL. The
 //! one place that knows both backends.
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 use crate::error::Result;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 use crate::leases::Leases;
 pub use crate::rules::target::is_postgres_url;
 
@@ -37,7 +37,7 @@ pub fn target_label(target: impl AsRef<std::path::Path>) -> String {
 /// assert_eq!(store.claim("job", "me", 0.0, 30.0)?.granted(), Some(1));
 /// # Ok::<(), leasefence::Error>(())
 /// ```
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub fn open(target: impl AsRef<std::path::Path>) -> Result<Box<dyn Leases>> {
     open_with(target, &crate::OpenOptions::new())
 }
@@ -54,7 +54,7 @@ pub fn open(target: impl AsRef<std::path::Path>) -> Result<Box<dyn Leases>> {
 /// assert_eq!(store.state("nothing")?, None);
 /// # Ok::<(), leasefence::Error>(())
 /// ```
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub fn open_with(
     target: impl AsRef<std::path::Path>,
     options: &crate::OpenOptions,
@@ -66,14 +66,14 @@ pub fn open_with(
     }
 }
 
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(all(feature = "postgres", not(web)))]
 fn open_postgres(url: &str, options: &crate::OpenOptions) -> Result<Box<dyn Leases>> {
     Ok(Box::new(crate::postgres::PgStore::connect_with(
         url, options,
     )?))
 }
 
-#[cfg(all(not(feature = "postgres"), not(target_arch = "wasm32")))]
+#[cfg(all(not(feature = "postgres"), not(web)))]
 fn open_postgres(url: &str, _options: &crate::OpenOptions) -> Result<Box<dyn Leases>> {
     Err(crate::Error::Open {
         path: crate::rules::target::url_label(url),

@@ -38,7 +38,7 @@ pub struct OpenOptions {
     pub(crate) locking: Locking,
     pub(crate) write_gate: bool,
     /// Whether a missing file is created (native files only; see [`OpenOptions::create`]).
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    #[cfg_attr(web, allow(dead_code))]
     pub(crate) create: bool,
     pub(crate) limits: crate::Limits,
 }
@@ -66,10 +66,7 @@ pub enum Locking {
 pub(crate) const SHARED_WITH_NODE: i32 = 0x4C46_4E44;
 
 /// Marks the file as shared with Node (idempotent).
-#[cfg_attr(
-    not(any(feature = "node", not(target_arch = "wasm32"))),
-    allow(dead_code)
-)]
+#[cfg_attr(not(any(feature = "node", not(web))), allow(dead_code))]
 pub(crate) fn mark_shared_with_node(conn: &rusqlite::Connection) -> crate::Result<()> {
     let id: i32 = conn
         .query_row("PRAGMA application_id", [], |row| row.get(0))

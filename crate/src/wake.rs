@@ -39,7 +39,7 @@ pub struct Watch {
 
 impl Watch {
     /// A watch kept alive by `running` (whose drop ends it). The wasm builds watch nothing.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    #[cfg_attr(web, allow(dead_code))]
     pub(crate) fn new(running: impl Send + 'static) -> Watch {
         Watch {
             _running: Box::new(running),
@@ -67,7 +67,7 @@ pub(crate) struct NextDue {
 
 /// Reads [`NextDue`] from `store`: one index probe per (queue, priority) for the job, the stored
 /// schedules for the slot. (The worker runtime's; the protocol awaits the two parts itself.)
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub(crate) fn next_due(
     store: &(impl crate::Leases + ?Sized),
     now: f64,

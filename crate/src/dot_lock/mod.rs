@@ -37,9 +37,9 @@
 
 pub(crate) mod protocol;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub(crate) mod native_fs;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub(crate) mod sqlite_vfs;
 
 pub(crate) use protocol::{DotLock, LockStats};

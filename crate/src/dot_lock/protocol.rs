@@ -200,7 +200,7 @@ pub(crate) fn gc(fs: &impl LockFs, lock_path: &str) -> u32 {
 /// Breaks the lock of `db_path` when its record names this process and worker thread
 /// `thread_id`, which has exited: its owner can no longer release it, and its process is alive,
 /// so it cannot be proven stale otherwise. Returns true if a lock was broken.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) fn break_dead_thread_lock(
     fs: &impl LockFs,
     db_path: &str,

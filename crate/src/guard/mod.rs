@@ -24,7 +24,7 @@
 //! For stores with conditional writes (S3, GCS, etcd) the same check is a recipe, not code: see
 //! docs/fencing.md.
 
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(all(feature = "postgres", not(web)))]
 pub mod postgres;
 pub mod sqlite;
 

@@ -99,7 +99,7 @@ pub struct SqliteGuard {
 impl SqliteGuard {
     /// Opens (creating if missing) the SQLite file at `path` with a 10 s busy timeout, and
     /// creates the guard's table in it.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(web))]
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<SqliteGuard> {
         let path = path.as_ref();
         if let Ok(meta) = std::fs::metadata(path) {
@@ -161,7 +161,7 @@ impl SqliteGuard {
 /// browser's `guardWrite`): the check, then the statements under the authorizer (`protect` says
 /// which tables they may not write), then the commit; a refusal writes nothing. The columns and
 /// rows of the last statement.
-#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+#[cfg(any(web, feature = "addon"))]
 pub(crate) fn write_statements(
     conn: &Connection,
     protect: crate::sqlite::Protected,

@@ -19,7 +19,7 @@ pub(crate) async fn install(wire: &mut impl Wire) -> Result<()> {
 /// How many rows this transaction wrote to the guard's table so far: a guarded write reads it
 /// after its check and after your statements, and refuses them when it moved (they may write
 /// anything of yours, but not the fences).
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) async fn writes(wire: &mut impl Wire) -> Result<Option<i64>> {
     wire.run("guard", Sql::GuardWrites, vec![])
         .await?
@@ -28,7 +28,7 @@ pub(crate) async fn writes(wire: &mut impl Wire) -> Result<Option<i64>> {
 }
 
 /// The refusal of statements that wrote the guard's table.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) fn refused_writes() -> crate::Error {
     crate::Error::invalid(
         "statements",

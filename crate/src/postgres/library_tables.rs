@@ -37,7 +37,7 @@ pub(crate) type Reading = [Option<String>; 7];
 
 /// The rows of a reading ([`Sql::Fingerprint`](crate::postgres::wire::Sql::Fingerprint) or
 /// `FingerprintAfter`) as a client's [`Wire`](crate::postgres::wire::Wire) answers them.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) fn readings(answer: &Answer) -> Result<Vec<Reading>> {
     answer
         .rows

@@ -121,24 +121,24 @@ pub(crate) mod tls_settings;
 pub(crate) mod wire;
 
 // The native client (the `postgres` crate) and what is built on it.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod batch;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod failure;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod fenced;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod listen;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub(crate) mod native_wire;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod session;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod store;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod tls;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub use fenced::PgFencedTx;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub use store::{PgStore, CLAIM_MANY_CONNECTIONS};

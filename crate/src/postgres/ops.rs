@@ -235,7 +235,7 @@ pub(crate) async fn state(wire: &mut impl Wire, job: &str) -> Result<Option<JobS
 }
 
 /// Every job, in insertion order (natively `Leases::jobs`; the protocol has no such request).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub(crate) async fn jobs(wire: &mut impl Wire) -> Result<Vec<JobState>> {
     let answer = wire.run("jobs", Sql::Jobs, Vec::new()).await?;
     answer

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 /// A statement of the backend: its text (from `sql/*.sql` where it is longer than a line) and
 /// the types of its parameters, so that every client prepares it the same way.
 // In wasm the batch and listing statements wait for their operations to be carried over.
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+#[cfg_attr(web, allow(dead_code))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Sql {
     /// The session's settings ([`SESSION_SETTINGS`]), `$1` the lock timeout.
@@ -339,7 +339,7 @@ pub(crate) const SESSION_SETTINGS: &str = "SELECT set_config('lock_timeout', $1,
      set_config('plan_cache_mode', 'force_generic_plan', false)";
 
 // What Node's `pg` sends (and the tests check natively).
-#[cfg(any(test, target_arch = "wasm32"))]
+#[cfg(any(test, web))]
 impl PgType {
     /// The type's name in SQL.
     fn sql_name(self) -> &'static str {
@@ -355,7 +355,7 @@ impl PgType {
     }
 }
 
-#[cfg(any(test, target_arch = "wasm32"))]
+#[cfg(any(test, web))]
 impl Sql {
     /// The text with each parameter cast to its type (`$1` becomes `($1::text)`), for a client
     /// that cannot declare parameter types when it prepares (Node's `pg`): the server then infers
@@ -756,7 +756,7 @@ mod tests {
     /// infers exactly the declared types. Needs `LEASEFENCE_PG_URL` (`bash scripts/postgres.sh`).
     #[test]
     #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh"]
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(web))]
     fn the_cast_statements_prepare_with_the_declared_types_on_a_server() {
         use crate::postgres::native_wire::native_type;
         let url = std::env::var("LEASEFENCE_PG_URL").expect("LEASEFENCE_PG_URL");

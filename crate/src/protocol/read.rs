@@ -119,7 +119,7 @@ impl Op {
     }
 
     /// The operation JavaScript calls `name` (`claimNext`).
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    #[cfg_attr(not(web), allow(dead_code))]
     pub(crate) fn from_js(name: &str) -> Option<Op> {
         OP_NAMES
             .iter()
@@ -129,7 +129,7 @@ impl Op {
 }
 
 /// A protocol name as JavaScript spells it: `run_at` is `runAt`.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) fn js_name(name: &str) -> String {
     let mut parts = name.split('_');
     let mut out = parts.next().unwrap_or_default().to_owned();

@@ -9,10 +9,7 @@ pub(crate) struct ColumnSpec {
     /// The declared type on SQLite.
     pub(crate) sqlite_type: &'static str,
     /// The type on PostgreSQL, as `format_type` spells it.
-    #[cfg_attr(
-        not(all(feature = "postgres", not(target_arch = "wasm32"))),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(all(feature = "postgres", not(web))), allow(dead_code))]
     pub(crate) postgres_type: &'static str,
     pub(crate) not_null: bool,
     pub(crate) default: Option<&'static str>,

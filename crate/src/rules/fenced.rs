@@ -226,10 +226,7 @@ pub(crate) fn refused_table(table: &str) -> Error {
 /// store's client does not, and `LOCK`, `ANALYZE` and `VACUUM` act on tables as a whole (the
 /// library's among them). The same effects reached from a function or a `DO` block are caught by
 /// PostgreSQL's fenced path itself (see `postgres/fenced/`).
-#[cfg_attr(
-    not(all(feature = "postgres", not(target_arch = "wasm32"))),
-    allow(dead_code)
-)]
+#[cfg_attr(not(all(feature = "postgres", not(web))), allow(dead_code))]
 const FORBIDDEN_FIRST_WORDS: [(&str, &str); 19] = [
     ("BEGIN", TRANSACTION),
     ("START", TRANSACTION),
@@ -263,10 +260,7 @@ const TABLES: &str = "it acts on whole tables, and the library's tables and thei
 
 /// The first keyword of `sql`, after white space and comments (`-- ...`, `/* ... */`, nested as
 /// PostgreSQL nests them), upper-cased; empty when the text starts with something else.
-#[cfg_attr(
-    not(all(feature = "postgres", not(target_arch = "wasm32"))),
-    allow(dead_code)
-)]
+#[cfg_attr(not(all(feature = "postgres", not(web))), allow(dead_code))]
 pub(crate) fn first_word(sql: &str) -> String {
     let bytes = sql.as_bytes();
     let mut i = 0;
@@ -307,10 +301,7 @@ pub(crate) fn first_word(sql: &str) -> String {
 
 /// Refuses a statement that controls the transaction or the session (PostgreSQL's check; SQLite's
 /// authorizer refuses these by their action code).
-#[cfg_attr(
-    not(all(feature = "postgres", not(target_arch = "wasm32"))),
-    allow(dead_code)
-)]
+#[cfg_attr(not(all(feature = "postgres", not(web))), allow(dead_code))]
 pub(crate) fn check_statement_kind(sql: &str) -> Result<()> {
     let word = first_word(sql);
     if let Some((_, why)) = FORBIDDEN_FIRST_WORDS.iter().find(|(w, _)| *w == word) {

@@ -153,7 +153,7 @@ impl Limits {
 /// handler's error says what finally went wrong; the cut is marked and falls on a character
 /// boundary. What the worker runtimes record as a failure's error text (the Rust runtime's: the
 /// wasm builds have no worker of their own).
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+#[cfg_attr(web, allow(dead_code))]
 pub(crate) fn keep_end(text: &str, limit: usize) -> std::borrow::Cow<'_, str> {
     if limit == 0 || text.len() <= limit {
         return text.into();

@@ -25,7 +25,7 @@ pub(crate) mod fenced;
 pub(crate) mod fenced_tx;
 pub(crate) mod limits;
 pub(crate) mod listing;
-#[cfg(any(not(target_arch = "wasm32"), pg))]
+#[cfg(any(not(web), pg))]
 pub(crate) mod owners;
 pub(crate) mod path_kind;
 pub(crate) mod queues;
@@ -37,9 +37,9 @@ pub(crate) mod window;
 pub(crate) mod worker;
 
 pub use limits::{Limits, MAX_FAILURE_RECORDS};
-#[cfg(any(not(target_arch = "wasm32"), pg))]
+#[cfg(any(not(web), pg))]
 pub(crate) use owners::check_owner_count;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub use owners::MAX_CLAIM_MANY_OWNERS;
 pub use queues::{DEFAULT_QUEUE, MAX_QUEUES};
 pub(crate) use reasons::{

@@ -4,7 +4,7 @@
 /// What a path holds when it is not a regular file, in the words an error shows: the file type
 /// as each target's `stat` tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(all(target_arch = "wasm32", not(feature = "node")), allow(dead_code))]
+#[cfg_attr(all(web, not(feature = "node")), allow(dead_code))]
 pub(crate) enum PathKind {
     Directory,
     Fifo,
@@ -14,7 +14,7 @@ pub(crate) enum PathKind {
     Other,
 }
 
-#[cfg_attr(all(target_arch = "wasm32", not(feature = "node")), allow(dead_code))]
+#[cfg_attr(all(web, not(feature = "node")), allow(dead_code))]
 impl PathKind {
     fn words(self) -> &'static str {
         match self {
@@ -31,7 +31,7 @@ impl PathKind {
 /// The refusal of a database path that exists and is not a regular file, made before SQLite opens
 /// it: a FIFO would block the opener for ever, and a device (`/dev/zero`) would fail later with
 /// advice meant for a failed commit.
-#[cfg_attr(all(target_arch = "wasm32", not(feature = "node")), allow(dead_code))]
+#[cfg_attr(all(web, not(feature = "node")), allow(dead_code))]
 pub(crate) fn not_a_regular_file(path: &str, kind: PathKind) -> crate::error::Error {
     crate::error::Error::Open {
         path: path.to_string(),

@@ -120,7 +120,7 @@ impl Pattern {
 
     /// The first slot after `slot`, if there is one.
     // The native worker's rest uses it (next_slot); the wasm builds have no Rust worker.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    #[cfg_attr(web, allow(dead_code))]
     pub(crate) fn after(&self, slot: i64) -> Option<i64> {
         let slot = Timestamp::from_second(slot)
             .ok()?
@@ -175,7 +175,7 @@ pub(crate) fn now_seconds(now: f64) -> Result<i64> {
 /// The first slot of any of `stored` after `now` (Unix seconds, as `now` is read), when an idle
 /// worker should wake to enqueue it; `None` when no schedule has one. Rows that no longer parse
 /// are skipped, as in [`due`].
-#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+#[cfg_attr(web, allow(dead_code))]
 pub(crate) fn next_slot(stored: &[StoredSchedule], now: f64) -> Option<f64> {
     let now = now_seconds(now).ok()?;
     stored

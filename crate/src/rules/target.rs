@@ -32,7 +32,7 @@ pub fn is_postgres_url(target: &str) -> bool {
 /// be its port), or with an `@` in a host (`postgres://app:p@ss@db/q`: the rest of a password
 /// that held an `@` not written `%40`), is shown as
 /// `postgres://(a URL that does not parse; not shown)`.
-#[cfg_attr(all(target_arch = "wasm32", not(pg)), allow(dead_code))]
+#[cfg_attr(all(web, not(pg)), allow(dead_code))]
 pub(crate) fn url_label(url: &str) -> String {
     parse_label(url).unwrap_or_else(|| {
         let scheme = if url.len() > 13 && url[..13].eq_ignore_ascii_case("postgresql://") {
@@ -45,7 +45,7 @@ pub(crate) fn url_label(url: &str) -> String {
 }
 
 /// The settings of `url` that are shown, as a label; `None` where the client would refuse it.
-#[cfg_attr(all(target_arch = "wasm32", not(pg)), allow(dead_code))]
+#[cfg_attr(all(web, not(pg)), allow(dead_code))]
 fn parse_label(url: &str) -> Option<String> {
     let (scheme, mut rest) = ["postgresql://", "postgres://"].iter().find_map(|scheme| {
         let head = url.get(..scheme.len())?;
@@ -122,7 +122,7 @@ fn parse_label(url: &str) -> Option<String> {
 }
 
 /// A port as the client reads one: empty (the default, 5432) or a number up to 65535.
-#[cfg_attr(all(target_arch = "wasm32", not(pg)), allow(dead_code))]
+#[cfg_attr(all(web, not(pg)), allow(dead_code))]
 fn is_port(port: &str) -> bool {
     port.is_empty() || (port.bytes().all(|b| b.is_ascii_digit()) && port.parse::<u16>().is_ok())
 }

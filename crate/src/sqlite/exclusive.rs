@@ -46,7 +46,7 @@ pub(crate) fn hot_journal_of_node_file(header: &[u8], journal_start: &[u8]) -> b
 }
 
 /// Whether `header` is that of a WAL file (the native default) that no Node owner left.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) fn plain_wal(header: &[u8]) -> bool {
     header.len() >= 100
         && header.starts_with(b"SQLite format 3\0")
@@ -103,7 +103,7 @@ pub(crate) fn recover_wal(
 /// journal, then `synchronous = FULL`, which syncs the WAL at every commit (every acknowledged
 /// commit is durable, as in every other mode of the library). The switch writes the header, so
 /// the connection holds the lock from here to its close.
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) fn enter(conn: &Connection, label: &str, timeout: Duration) -> Result<()> {
     set_locking_mode(conn, label, "exclusive")?;
     no_busy_handler(conn)?;
@@ -124,7 +124,7 @@ pub(crate) fn enter(conn: &Connection, label: &str, timeout: Duration) -> Result
 }
 
 /// Whether `conn` is in exclusive WAL mode (entered by [`enter`]).
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) fn is_exclusive_wal(conn: &Connection) -> bool {
     let read = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, String>(0));
     matches!(read("PRAGMA locking_mode"), Ok(m) if m.eq_ignore_ascii_case("exclusive"))
@@ -134,7 +134,7 @@ pub(crate) fn is_exclusive_wal(conn: &Connection) -> bool {
 /// Leaves exclusive WAL mode before the close: checkpoints the WAL into the main file, deletes
 /// it, and puts the file back in `journal` mode, as every non-exclusive opener expects it. If
 /// this fails, the file stays in WAL mode and the next opener recovers it ([`recover_wal`]).
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[cfg_attr(not(web), allow(dead_code))]
 pub(crate) fn leave(conn: &Connection, journal: &str) -> Result<()> {
     conn.query_row(&format!("PRAGMA journal_mode = {journal}"), [], |row| {
         row.get::<_, String>(0)

@@ -23,12 +23,12 @@
 //! - `file.rs`, `claim_many.rs`, `shared.rs`: native only.
 
 mod batch;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod claim_many;
-#[cfg(any(feature = "node", not(target_arch = "wasm32")))]
+#[cfg(any(feature = "node", not(web)))]
 pub(crate) mod exclusive;
 mod fenced;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod file;
 #[cfg(target_os = "linux")]
 pub(crate) mod gate;
@@ -42,25 +42,25 @@ mod retention;
 mod schedule;
 mod schema;
 mod setup;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod shared;
 mod store;
 #[cfg(target_os = "linux")]
 pub(crate) mod watch;
 pub(crate) mod write_tx;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub(crate) use claim_many::claim_many_on;
 pub use fenced::FencedTx;
-#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+#[cfg(any(web, feature = "addon"))]
 pub(crate) use fenced::{run_protected, Protected};
 // The JavaScript engines re-create the fenced handle for each statement a callback runs.
-#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+#[cfg(any(web, feature = "addon"))]
 pub(crate) use fenced::Refusal;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub(crate) use file::refuse_non_file;
-#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+#[cfg(any(web, feature = "addon"))]
 pub(crate) use ops::immediate as immediate_tx;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub use shared::SharedStore;
 pub use store::LeaseStore;

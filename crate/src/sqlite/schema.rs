@@ -309,7 +309,7 @@ fn check_columns(conn: &Connection, foreign: &dyn Fn(String) -> Error) -> Result
     }
 }
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(all(test, not(web)))]
 mod tests {
     use super::*;
 

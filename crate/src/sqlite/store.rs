@@ -42,9 +42,9 @@ use crate::rules::{check_now, check_time, LeaseWindow};
 /// ```
 pub struct LeaseStore {
     pub(crate) conn: Connection,
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    #[cfg_attr(web, allow(dead_code))]
     pub(crate) path: Option<std::path::PathBuf>,
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    #[cfg_attr(web, allow(dead_code))]
     pub(crate) options: OpenOptions,
 }
 
@@ -458,7 +458,7 @@ impl LeaseStore {
         ops::claim(&self.conn, job, owner, window)
     }
 
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    #[cfg_attr(web, allow(dead_code))]
     pub(crate) fn renew_within(&self, lease: &Lease, window: LeaseWindow) -> Result<Outcome<()>> {
         ops::renew(&self.conn, lease, window)
     }

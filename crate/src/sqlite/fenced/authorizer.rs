@@ -44,7 +44,7 @@ pub(crate) struct PhaseState {
 }
 
 impl PhaseState {
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    #[cfg_attr(not(web), allow(dead_code))]
     pub(crate) fn protecting(protect: Protected) -> Refusal {
         Arc::new(Mutex::new(PhaseState {
             protect,

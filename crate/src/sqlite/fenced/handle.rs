@@ -32,7 +32,7 @@ impl<'c> FencedTx<'c> {
 
     /// The slot the authorizer writes its refusals to (the JavaScript engines re-create the
     /// handle for each call from JavaScript).
-    #[cfg_attr(not(any(target_arch = "wasm32", feature = "addon")), allow(dead_code))]
+    #[cfg_attr(not(any(web, feature = "addon")), allow(dead_code))]
     pub(crate) fn refusal_slot(&self) -> Refusal {
         self.refusal.clone()
     }

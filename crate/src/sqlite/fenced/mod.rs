@@ -31,11 +31,11 @@ mod handle;
 mod parameters;
 mod steps;
 
-#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+#[cfg(any(web, feature = "addon"))]
 pub(crate) use authorizer::{Protected, Refusal};
 pub use handle::FencedTx;
 pub(crate) use steps::enqueue_with_statements;
-#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+#[cfg(any(web, feature = "addon"))]
 pub(crate) use steps::run_protected;
 
 use crate::error::Result;

@@ -101,7 +101,7 @@ pub(crate) fn fenced_with<T>(
 /// Runs `statements` in order under the authorizer, protecting `protect`'s tables, inside a
 /// transaction the caller opened; the columns and rows of the last one. The fence guard's
 /// statement lists (JavaScript) run through this.
-#[cfg_attr(not(any(target_arch = "wasm32", feature = "addon")), allow(dead_code))]
+#[cfg_attr(not(any(web, feature = "addon")), allow(dead_code))]
 pub(crate) fn run_protected(
     conn: &Connection,
     protect: Protected,
