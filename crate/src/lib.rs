@@ -35,6 +35,8 @@
 //! machine; it is not a distributed queue. Workers on several machines share a PostgreSQL server.
 
 #![deny(missing_docs)]
+// The component (WASI) runs a subset: the worker runtime, the Node file protocol and POSIX paths stay out.
+#![cfg_attr(target_os = "wasi", allow(dead_code, unused_variables))]
 
 mod async_leases;
 mod batch;
@@ -56,28 +58,30 @@ mod wake;
 mod open;
 #[cfg(pg)]
 mod postgres;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod race;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub mod seed;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(native)]
 pub mod worker;
 // The dot-file lock of files shared with Node: one protocol for Node and native, and its owner
 // record.
-#[cfg(any(not(target_arch = "wasm32"), feature = "node"))]
+#[cfg(any(native, feature = "node"))]
 mod dot_lock;
-#[cfg(any(not(target_arch = "wasm32"), feature = "node"))]
+#[cfg(any(native, feature = "node"))]
 mod lock_record;
 #[cfg(target_os = "linux")]
 mod stale_lock;
 
-#[cfg(all(feature = "addon", not(target_arch = "wasm32")))]
+#[cfg(all(feature = "addon", not(web)))]
 mod addon;
-#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+#[cfg(all(feature = "component", target_os = "wasi"))]
+mod component;
+#[cfg(any(web, feature = "addon"))]
 mod js;
-#[cfg(target_arch = "wasm32")]
+#[cfg(web)]
 mod wasm;
-#[cfg(target_arch = "wasm32")]
+#[cfg(web)]
 pub use wasm::{check_arguments, WasmStore};
 
 pub use batch::{LeaseCompletion, NewJob, MAX_BATCH};
@@ -99,14 +103,14 @@ pub use rules::{Limits, DEFAULT_QUEUE, MAX_FAILURE_RECORDS, MAX_QUEUES};
 pub use schedule::{Missed, Schedule, StoredSchedule, MAX_MISSED_SLOTS};
 pub use sqlite::{FencedTx, LeaseStore};
 pub use wake::{Wakeup, Watch};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub use {
     open::{open, open_with},
     rules::MAX_CLAIM_MANY_OWNERS,
     sqlite::SharedStore,
 };
 
-#[cfg(all(feature = "postgres", not(target_arch = "wasm32")))]
+#[cfg(all(feature = "postgres", not(web)))]
 pub use postgres::{PgFencedTx, PgStore, CLAIM_MANY_CONNECTIONS};
 #[cfg(target_os = "linux")]
 pub use stale_lock::{clear_stale_lock, LockCheck};

@@ -75,6 +75,10 @@ impl OpenOptions {
         let open = |locking: Locking| {
             let conn = match locking {
                 Locking::Posix => Connection::open_with_flags(path, flags),
+                // WASI: SQLite's own VFS there is unix-dotfile (no file locks in wasi:filesystem).
+                #[cfg(target_os = "wasi")]
+                Locking::Dotfile => Connection::open_with_flags(path, flags),
+                #[cfg(not(target_os = "wasi"))]
                 Locking::Dotfile => {
                     crate::dot_lock::sqlite_vfs::register().map_err(|problem| {
                         open_err(format!("cannot set up dot-file locking: {problem}"))
@@ -102,7 +106,13 @@ impl OpenOptions {
             Locking::Posix if shared_with_node(path) => Locking::Dotfile,
             chosen => chosen,
         };
+        // WASI has no POSIX locks: always dot files, the lock directory SQLite's unix-dotfile
+        // makes, which the native and Node dot-file protocol also sees (docs/contract.md
+        // section 14).
+        #[cfg(target_os = "wasi")]
+        let locking = Locking::Dotfile;
         let conn = open(locking)?;
+        #[cfg(native)]
         if locking == Locking::Dotfile {
             if let Some(full) = conn.path() {
                 // Leftovers of processes that died while taking or breaking the lock.
@@ -244,13 +254,23 @@ fn refuse_foreign_header(path: &Path, label: &str) -> Result<()> {
 /// would block on a FIFO for ever, and fail on a device only at the first commit.
 pub(crate) fn refuse_non_file(meta: &std::fs::Metadata, label: &str) -> Result<()> {
     use crate::rules::path_kind::{not_a_regular_file, PathKind};
-    use std::os::unix::fs::FileTypeExt;
     let kind = meta.file_type();
     let what = if kind.is_file() {
         return Ok(());
     } else if kind.is_dir() {
         PathKind::Directory
-    } else if kind.is_fifo() {
+    } else {
+        special_kind(kind)
+    };
+    Err(not_a_regular_file(label, what))
+}
+
+/// What a path that is neither a file nor a directory is.
+#[cfg(unix)]
+fn special_kind(kind: std::fs::FileType) -> crate::rules::path_kind::PathKind {
+    use crate::rules::path_kind::PathKind;
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
         PathKind::Fifo
     } else if kind.is_char_device() {
         PathKind::CharacterDevice
@@ -260,8 +280,13 @@ pub(crate) fn refuse_non_file(meta: &std::fs::Metadata, label: &str) -> Result<(
         PathKind::Socket
     } else {
         PathKind::Other
-    };
-    Err(not_a_regular_file(label, what))
+    }
+}
+
+/// What a path that is neither a file nor a directory is: WASI tells no more kinds in stable std.
+#[cfg(not(unix))]
+fn special_kind(_kind: std::fs::FileType) -> crate::rules::path_kind::PathKind {
+    crate::rules::path_kind::PathKind::Other
 }
 
 impl LeaseStore {

@@ -6,7 +6,7 @@ use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish, Statement};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 use crate::rules::LeaseWindow;
 use crate::schedule::{Schedule, StoredSchedule};
 use crate::sqlite::LeaseStore;
@@ -206,7 +206,7 @@ impl Leases for LeaseStore {
 
     /// Natively on a file: one OS thread and connection per owner ([`LeaseStore::claim_many`]).
     /// In memory there is only this connection, so the claims take turns on it.
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(web))]
     fn claim_many(
         &self,
         job: &str,
@@ -215,10 +215,15 @@ impl Leases for LeaseStore {
         ttl: f64,
     ) -> Result<Vec<Outcome<Fence>>> {
         match self.path() {
+            // WASI has no threads: in turn there too (one claim per transaction all the same).
+            #[cfg(not(target_os = "wasi"))]
             Some(_) => LeaseStore::claim_many(self, job, owners, now, ttl),
             // In turn, on arguments checked once.
-            None => {
+            _ => {
                 let window = LeaseWindow::new(now, ttl)?;
+                // A file's claim_many takes as many owners in every build.
+                #[cfg(target_os = "wasi")]
+                crate::rules::check_owner_count(owners.len())?;
                 owners
                     .iter()
                     .map(|owner| self.claim_within(job, owner, window))

@@ -13,14 +13,14 @@ impl LeaseStore {
     /// Finishes opening a connection that a backend just opened on a file: checks the file by
     /// reading only, then (now known to be ours) sets the journal and durability and creates the
     /// schema. Every target's `open` ends here.
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    #[cfg_attr(web, allow(dead_code))]
     pub(crate) fn set_up(mut conn: Connection, label: &str, options: &OpenOptions) -> Result<Self> {
         set_busy_handler(&mut conn, options.busy_timeout)?;
         let ready = check_schema(&conn, label)?;
         // Only now, with the file known to be SQLite of the right shape (or empty), write to it.
         let journal = match options.journal {
             Journal::Wal => "WAL",
-            Journal::Rollback => "DELETE",
+            Journal::Rollback => ROLLBACK_MODE,
         };
         let current: String = conn
             .query_row("PRAGMA journal_mode", [], |row| row.get(0))
@@ -41,6 +41,11 @@ impl LeaseStore {
             });
         }
         set_synchronous(&conn, options.journal)?;
+        // WASI has no temporary directory (SQLITE_IOERR_GETTEMPPATH on the first sort or
+        // statement journal that spills): temporary tables and indexes in memory there.
+        #[cfg(target_os = "wasi")]
+        conn.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(Error::storage("open"))?;
         if !ready {
             create_schema(&conn)?;
         }
@@ -85,13 +90,22 @@ impl LeaseStore {
 /// blocking WAL locks are left out of the build, as on Linux they never block and lost under
 /// contention (docs/decisions/blocking-locks.md).
 fn set_busy_handler(conn: &mut Connection, timeout: std::time::Duration) -> Result<()> {
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(not(web))]
     conn.busy_handler(Some(patient_busy_handler(timeout, None)))
         .map_err(Error::storage("open"))?;
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(web)]
     conn.busy_timeout(timeout).map_err(Error::storage("open"))?;
     Ok(())
 }
+
+/// The rollback journal's mode. DELETE natively: the journal's unlink is the commit, made durable
+/// by syncing the directory (`synchronous = EXTRA`, below). WASI cannot sync a directory (wasmtime
+/// answers the fsync with an error, SQLite's `SQLITE_IOERR_DIR_FSYNC`), so there the journal stays
+/// and the commit is the zeroing of its header, synced with the journal file itself (PERSIST).
+#[cfg(not(target_os = "wasi"))]
+const ROLLBACK_MODE: &str = "DELETE";
+#[cfg(target_os = "wasi")]
+const ROLLBACK_MODE: &str = "PERSIST";
 
 /// Every commit is durable before claim() returns its fence; otherwise a power loss could roll
 /// back a claim whose fence a worker already holds, and the fence be handed out again. WAL: FULL
@@ -178,7 +192,7 @@ pub(crate) fn set_gated_busy_handler(
 /// throughput collapses. This one retries after short, growing, jittered sleeps (50 us up to
 /// 2 ms) until `timeout` has passed since the first try of this wait, or since `gate_start`'s
 /// instant when one is set (the write waited at the write gate first: one timeout for both).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 fn patient_busy_handler(
     timeout: std::time::Duration,
     gate_start: Option<std::sync::Arc<std::sync::Mutex<Option<std::time::Instant>>>>,
@@ -205,7 +219,7 @@ fn patient_busy_handler(
 }
 
 // Native only: the test needs a file (tempfile), and `wasm-pack test` builds this crate's tests too.
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(all(test, not(web)))]
 mod tests {
     use super::*;
 
