@@ -29,7 +29,7 @@ pub(crate) mod json;
 mod line;
 mod read;
 mod response;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 mod target_backend;
 
 use crate::batch::NewJob;
@@ -38,18 +38,18 @@ use crate::outcome::Fence;
 use crate::rules;
 use crate::rules::fenced::{Finish, Statement};
 // The wasm calls answer with the typed value (no JSON in between).
-#[cfg_attr(not(target_arch = "wasm32"), allow(unused_imports))]
+#[cfg_attr(not(web), allow(unused_imports))]
 pub(crate) use dispatch::answer;
-#[cfg(all(pg, target_arch = "wasm32"))]
+#[cfg(all(pg, web))]
 pub(crate) use dispatch::run;
 pub use dispatch::{execute, respond, Backend};
-#[cfg(any(target_arch = "wasm32", feature = "addon"))]
+#[cfg(any(web, feature = "addon"))]
 pub(crate) use read::js_name;
 pub use read::WorkerFields;
 pub(crate) use read::{FencedArgs, Members, Op, Source, OP_NAMES};
 pub use response::Response;
 pub(crate) use response::{Answer, Returned};
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(web))]
 pub use target_backend::TargetBackend;
 
 /// One parsed request: an operation and its arguments, named as in docs/contract.md section 2.
@@ -503,11 +503,66 @@ impl Request {
                 owners, now, ttl, ..
             } => {
                 rules::lease_end(*now, *ttl)?;
-                #[cfg(not(target_arch = "wasm32"))]
+                #[cfg(not(web))]
                 rules::check_owner_count(owners.len())?;
                 let _ = owners;
                 Ok(())
             }
         }
+    }
+}
+
+/// The component's WIT (wit/leasefence.wit) is held to the one list of operations: every
+/// operation is a method of its typed `store`, or is named here as reachable only through its
+/// `protocol` interface (with why).
+#[cfg(test)]
+mod wit_follows_the_operations {
+    use super::OP_NAMES;
+
+    /// Dashboard and registry reads and fenced writes (docs/contract.md sections 8 and 9): their
+    /// shapes are the protocol's JSON; a host runs them through `protocol.handle`.
+    const PROTOCOL_ONLY: [&str; 5] = [
+        "fenced",
+        "list_jobs",
+        "heartbeat",
+        "list_workers",
+        "oldest_waiting",
+    ];
+
+    fn store_methods() -> Vec<String> {
+        let wit = include_str!("../../wit/leasefence.wit");
+        let body = wit
+            .split("resource store {")
+            .nth(1)
+            .and_then(|rest| rest.split("\n    }").next())
+            .expect("wit/leasefence.wit has a `resource store { ... }`");
+        body.lines()
+            .filter_map(|line| line.trim().split_once(": "))
+            .filter(|(_, rest)| rest.starts_with("func(") || rest.starts_with("static func("))
+            .map(|(name, _)| name.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn every_operation_is_a_store_method_or_protocol_only() {
+        let methods = store_methods();
+        for (_, name, _) in OP_NAMES {
+            let method = name.replace('_', "-");
+            let typed = methods.contains(&method);
+            let protocol_only = PROTOCOL_ONLY.contains(&name);
+            assert!(
+                typed != protocol_only,
+                "operation {name}: add `{method}` to the store resource of wit/leasefence.wit, \
+                 or list it in PROTOCOL_ONLY (typed: {typed}, protocol only: {protocol_only})"
+            );
+        }
+        for method in &methods {
+            let op = method.replace('-', "_");
+            assert!(
+                method == "open" || OP_NAMES.iter().any(|(_, name, _)| *name == op),
+                "the store resource's `{method}` is no operation of the protocol"
+            );
+        }
+        assert_eq!(methods.len(), OP_NAMES.len() - PROTOCOL_ONLY.len() + 1);
     }
 }
