@@ -77,6 +77,14 @@ bash scripts/build-web.sh
 bounded 25 wasm-pack test --headless --chrome crate --features browser --test browser_worker
 bounded 20 "${NODE_TEST[@]}" tests/browser/
 
+step "component: the WebAssembly component on wasmtime (Python) and jco (Node): vectors, reasons, processes, a crash"
+bash scripts/build-component.sh
+WASI_SYSROOT="$PWD/target/wasi-sysroot" cargo clippy -p leasefence --target wasm32-wasip1 \
+  --no-default-features --features component --quiet -- -D warnings
+python3 -c 'import wasmtime.component' 2>/dev/null || python3 -m pip install --quiet 'wasmtime==51.0.0'
+bounded 10 python3 tests/component/test_component.py
+bounded 10 "${NODE_TEST[@]}" tests/component/
+
 step "fuzz: a short libFuzzer run on the batch protocol (scripts/fuzz.sh SECONDS for longer)"
 FUZZ_SANITIZER=none bash scripts/fuzz.sh "${LEASEFENCE_FUZZ_SECONDS:-30}"
 
