@@ -30,7 +30,19 @@ done
 WASI_SYSROOT="$PWD/$sysroot" cargo build --quiet -p leasefence --target wasm32-wasip1 \
   --profile wasm --no-default-features --features component
 mkdir -p "$(dirname "$out")"
-node_modules/.bin/jco new target/wasm32-wasip1/wasm/leasefence.wasm --wasi-reactor -o "$out" >/dev/null
+# binaryen's wasm-opt (npm's: Debian's writes broken wasm) on the core module, before it is
+# wrapped; it keeps the component-type section wit-bindgen wrote. Cached by the hash of its input
+# and flags, as scripts/build-wasm.sh does: it takes 20-30 s here.
+core=target/wasm32-wasip1/wasm/leasefence.wasm
+opt_flags=(-Os --strip-debug --strip-producers)
+cache=target/component-build/wasm-opt
+key=$( (cat "$core"; echo "${opt_flags[*]}") | sha256sum | cut -d' ' -f1)
+if [ ! -f "$cache/$key.wasm" ]; then
+  rm -rf "$cache" && mkdir -p "$cache"
+  node_modules/.bin/wasm-opt "${opt_flags[@]}" "$core" -o "$cache/$key.wasm.tmp"
+  mv "$cache/$key.wasm.tmp" "$cache/$key.wasm"
+fi
+node_modules/.bin/jco new "$cache/$key.wasm" --wasi-reactor -o "$out" >/dev/null
 # The same component as an ES module for Node (the tests in tests/component run it): jco
 # transpile, beside a package.json that says it is one.
 js=target/component-js
@@ -39,4 +51,4 @@ node_modules/.bin/jco transpile "$out" -o "$js" --name leasefence --quiet >/dev/
 echo '{"type": "module"}' > "$js/package.json"
 size=$(stat -c %s "$out")
 gz=$(gzip -9 -c "$out" | wc -c)
-echo "leasefence: built $out ($size bytes, $gz gzipped)"
+echo "leasefence: built $out ($size bytes, $gz gzipped; sha256 $(sha256sum "$out" | cut -c1-16))"

@@ -335,5 +335,46 @@ class Processes(unittest.TestCase):
             self.assertIn(str(total), out)
 
 
+def readme_block(language):
+    """The README's `language` example in its "WebAssembly component" section."""
+    section = (ROOT / "README.md").read_text().split("## WebAssembly component", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+class ReadmeExamples(unittest.TestCase):
+    """The README's two examples run as written, from a folder laid out as a user's would be."""
+
+    def folder(self, tmp):
+        (Path(tmp) / "data").mkdir()
+        (Path(tmp) / "dist").symlink_to(ROOT / "dist")
+        (Path(tmp) / "node_modules").symlink_to(ROOT / "node_modules")
+        (Path(tmp) / "leasefence-js").symlink_to(ROOT / "target" / "component-js")
+
+    def test_the_python_example(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.folder(tmp)
+            (Path(tmp) / "example.py").write_text(readme_block("python"))
+            subprocess.run([sys.executable, "example.py"], cwd=tmp, check=True)
+            self.assertTrue((Path(tmp) / "data" / "queue.db").is_file())
+
+    def test_the_node_example(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.folder(tmp)
+            lines = readme_block("js").splitlines()
+            # Each commented call's answer, checked: `x; // { ... }` becomes an assertion.
+            checked = []
+            for line in lines:
+                call, _, answer = line.partition("; // ")
+                if answer.startswith("{"):
+                    checked.append(f"assert.deepEqual({call}, {answer});")
+                else:
+                    checked.append(line)
+            script = "import assert from 'node:assert/strict';\n" + "\n".join(checked) + "\n"
+            (Path(tmp) / "example.mjs").write_text(script)
+            subprocess.run(["node", "example.mjs"], cwd=tmp, check=True)
+            self.assertTrue((Path(tmp) / "data" / "queue.db").is_file())
+
+
 if __name__ == "__main__":
     unittest.main()
