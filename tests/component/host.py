@@ -1,7 +1,8 @@
 """The leasefence component (dist/leasefence.wasm) on PyPI's wasmtime: what the tests use, and a
 small command line the process tests start as children.
 
-    python3 host.py claim-all DIR FILE OWNER OUT    claims jobs with claim_next until none is left,
+    python3 host.py claim-all DIR FILE OWNER OUT    prints "ready", waits for DIR/go, then claims
+                                                    jobs with claim_next until none is left,
                                                     writing one claimed job id per line to OUT
     python3 host.py enqueue-forever DIR FILE        enqueues batches of 1000 jobs until killed,
                                                     printing "batch N" after each commit
@@ -14,6 +15,7 @@ rest, so a refusal is the `reason` variant (`Variant(tag='stale-fence', payload=
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import wasmtime
@@ -121,6 +123,10 @@ def record(**fields):
 
 def _claim_all(directory, file, owner, out):
     store = Host(directory).open_store(f"/data/{file}")
+    # Start together: say so once compiled and open, then wait for the go file.
+    print("ready", flush=True)
+    while not (Path(directory) / "go").exists():
+        time.sleep(0.01)
     claimed = []
     now = 0.0
     while True:

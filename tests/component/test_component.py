@@ -248,14 +248,19 @@ class Processes(unittest.TestCase):
     def test_two_component_processes_hand_each_job_out_once(self):
         with tempfile.TemporaryDirectory() as tmp:
             store = Host(tmp).open_store("/data/q.db")
-            jobs = [f"j{i}" for i in range(300)]
+            jobs = [f"j{i}" for i in range(600)]
             self.assertTrue(all(store.enqueue_many([new_job(j) for j in jobs])))
             outs = [Path(tmp) / f"{owner}.txt" for owner in ("A", "B")]
             children = [subprocess.Popen([sys.executable, str(HERE / "host.py"), "claim-all", tmp,
-                                          "q.db", owner, str(out)])
+                                          "q.db", owner, str(out)], stdout=subprocess.PIPE,
+                                         text=True)
                         for owner, out in zip(("A", "B"), outs)]
             for child in children:
+                self.assertEqual(child.stdout.readline().strip(), "ready")
+            (Path(tmp) / "go").touch()
+            for child in children:
                 self.assertEqual(child.wait(timeout=600), 0)
+                child.stdout.close()
             a, b = (set(out.read_text().split()) for out in outs)
             self.assertEqual(a & b, set(), "no job was handed to both processes")
             self.assertEqual(a | b, set(jobs), "every job was handed out")
