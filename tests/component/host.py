@@ -91,6 +91,12 @@ class Host:
     def open_store(self, path):
         return TypedStore(self, self.call("leases", "[static]store.open", path))
 
+    def open_store_with(self, path, busy_timeout=None, payload_limit=None, result_limit=None,
+                        error_limit=None):
+        options = record(busy_timeout=busy_timeout, payload_limit=payload_limit,
+                         result_limit=result_limit, error_limit=error_limit)
+        return TypedStore(self, self.call("leases", "[static]store.open-with", path, options))
+
 
 class TypedStore:
     """The `store` resource: `store.claim(...)` calls `[method]store.claim` on it."""

@@ -218,6 +218,47 @@ class TypedStore(unittest.TestCase):
         self.assertEqual(path.read_text(), "not a database")
 
 
+class OpenOptions(unittest.TestCase):
+    def test_limits_of_its_own(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Host(tmp).open_store_with("/data/q.db", payload_limit=10, result_limit=0)
+            self.assertTrue(store.enqueue(new_job("fits", payload="x" * 10)))
+            with self.assertRaises(StoreError) as caught:
+                store.enqueue(new_job("big", payload="x" * 11))
+            self.assertEqual(caught.exception.code, "invalid-argument")
+            self.assertIn("payload", caught.exception.message)
+            self.assertIsNone(store.state("big"))
+            # result-limit 0: no limit at all.
+            self.assertEqual(store.claim("fits", "A", 0.0, 10.0), 1)
+            self.assertIsNone(store.complete("fits", "A", 1, 1.0, "r" * (2 << 20)))
+
+    def test_a_bad_option_opens_nothing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for options in ({"busy_timeout": -1.0}, {"busy_timeout": math.nan},
+                            {"busy_timeout": math.inf}):
+                with self.assertRaises(StoreError) as caught:
+                    Host(tmp).open_store_with("/data/q.db", **options)
+                self.assertEqual(caught.exception.code, "invalid-argument")
+                self.assertIn("busy-timeout", caught.exception.message)
+            self.assertEqual(os.listdir(tmp), [], "no file was created")
+
+    def test_the_busy_timeout_bounds_the_wait_for_a_held_lock(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            Host(tmp).open_store("/data/q.db")
+            # A holder's lock, as SQLite's unix-dotfile makes it (a directory).
+            (Path(tmp) / "q.db.lock").mkdir()
+            start = time.monotonic()
+            with self.assertRaises(StoreError) as caught:
+                Host(tmp).open_store_with("/data/q.db", busy_timeout=0.3)
+            waited = time.monotonic() - start
+            self.assertTrue(caught.exception.retryable)
+            self.assertIn("<db>.lock", caught.exception.message)
+            self.assertLess(waited, 5.0, "the default 10 s was not used")
+            (Path(tmp) / "q.db.lock").rmdir()
+            self.assertTrue(Host(tmp).open_store_with("/data/q.db", busy_timeout=0.3)
+                            .enqueue(new_job("j")))
+
+
 class WorkerRules(unittest.TestCase):
     def test_the_shared_rule_vectors(self):
         cases = json.loads(RULES.read_text())["cases"]

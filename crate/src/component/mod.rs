@@ -33,8 +33,9 @@ wit_bindgen::generate!({
 use exports::leasefence::store::leases::{Guest as LeasesGuest, GuestStore};
 use exports::leasefence::store::protocol::Guest as ProtocolGuest;
 use exports::leasefence::store::types::{
-    ClaimedJob, Fence, Inspection, JobCounts, JobState, LeaseItem, NewJob, NextDue, PruneOptions,
-    QueueCounts, Reason, Schedule, StoreError, StoredSchedule,
+    ClaimedJob, Fence, Inspection, JobCounts, JobState, LeaseItem, NewJob, NextDue,
+    OpenOptions as WitOpenOptions, PruneOptions, QueueCounts, Reason, Schedule, StoreError,
+    StoredSchedule,
 };
 use exports::leasefence::store::worker_rules::Guest as WorkerRulesGuest;
 
@@ -49,6 +50,47 @@ export!(Component);
 /// can run; the options force them there), the library's defaults otherwise.
 fn open_store(path: &str) -> Result<LeaseStore> {
     OpenOptions::new().open(path)
+}
+
+/// `open-with`'s options as the library's, checked: nothing is opened when one is out of range.
+fn options_of(options: WitOpenOptions) -> Result<OpenOptions> {
+    let mut opened = OpenOptions::new();
+    if let Some(seconds) = options.busy_timeout {
+        if !(seconds.is_finite() && (0.0..=86_400.0).contains(&seconds)) {
+            return Err(crate::Error::invalid(
+                "busy-timeout",
+                format!("must be a number of seconds from 0 to 86400, got {seconds}"),
+            ));
+        }
+        opened = opened.busy_timeout(std::time::Duration::from_secs_f64(seconds));
+    }
+    let bytes = |name: &'static str, value: Option<u64>, default: usize| match value {
+        None => Ok(default),
+        Some(n) => usize::try_from(n).map_err(|_| {
+            crate::Error::invalid(
+                name,
+                format!("is {n} bytes, more than a component's memory can hold; 0 means no limit"),
+            )
+        }),
+    };
+    let defaults = crate::Limits::default();
+    let limits = crate::Limits::default()
+        .payload(bytes(
+            "payload-limit",
+            options.payload_limit,
+            defaults.payload_bytes(),
+        )?)
+        .result(bytes(
+            "result-limit",
+            options.result_limit,
+            defaults.result_bytes(),
+        )?)
+        .error(bytes(
+            "error-limit",
+            options.error_limit,
+            defaults.error_bytes(),
+        )?);
+    Ok(opened.limits(limits))
 }
 
 /// The one dispatch's backend on an open store.
@@ -80,6 +122,18 @@ impl GuestStore for StoreResource {
         path: String,
     ) -> std::result::Result<exports::leasefence::store::leases::Store, StoreError> {
         let store = open_store(&path).map_err(|err| convert::store_error(&err))?;
+        Ok(exports::leasefence::store::leases::Store::new(
+            StoreResource { store },
+        ))
+    }
+
+    fn open_with(
+        path: String,
+        options: WitOpenOptions,
+    ) -> std::result::Result<exports::leasefence::store::leases::Store, StoreError> {
+        let store = options_of(options)
+            .and_then(|options| options.open(&path))
+            .map_err(|err| convert::store_error(&err))?;
         Ok(exports::leasefence::store::leases::Store::new(
             StoreResource { store },
         ))
