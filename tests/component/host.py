@@ -59,8 +59,15 @@ class Host:
         linker = wc.Linker(engine)
         linker.add_wasip2()
         self.instance = linker.instantiate(self.store, component)
+        self._funcs = {}
 
     def func(self, interface, name):
+        key = (interface, name)
+        if key not in self._funcs:
+            self._funcs[key] = self._lookup(interface, name)
+        return self._funcs[key]
+
+    def _lookup(self, interface, name):
         scope = self.instance.get_export_index(self.store, f"{PACKAGE}/{interface}@{VERSION}")
         index = self.instance.get_export_index(self.store, name, scope)
         if index is None:
