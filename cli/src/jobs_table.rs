@@ -18,7 +18,7 @@ pub(crate) fn jobs(backend: &mut TargetBackend, json: bool, now: f64) -> i32 {
                 }
                 .to_json()
             );
-            return crate::exit_status_of(err.code());
+            return crate::exit_status_of(err.error_code());
         }
     };
     if json {

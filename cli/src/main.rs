@@ -41,10 +41,9 @@ const EXIT_STORAGE: i32 = 3;
 /// The one rule from an error code to the exit status: `storage` (retrying may help) is 3,
 /// every other code (the call itself is wrong) is 2.
 #[cfg(not(target_arch = "wasm32"))]
-fn exit_status_of(code: &str) -> i32 {
-    if code == "storage" {
-        EXIT_STORAGE
-    } else {
-        EXIT_INVALID
+fn exit_status_of(code: leasefence::ErrorCode) -> i32 {
+    match code {
+        leasefence::ErrorCode::Storage => EXIT_STORAGE,
+        _ => EXIT_INVALID,
     }
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use leasefence::protocol::{execute, Request, Response, TargetBackend};
-use leasefence::{Locking, OpenOptions};
+use leasefence::{ErrorCode, Locking, OpenOptions};
 use serde_json::json;
 
 use clap::Parser as _;
@@ -346,7 +346,10 @@ fn with_json_member(
 
 fn exit_code(request: &Request, response: &Response) -> i32 {
     match response {
-        Response::Failed { code, .. } => crate::exit_status_of(code),
+        Response::Failed { .. } => {
+            // A code the CLI does not know is no storage failure: the call is what to fix.
+            crate::exit_status_of(response.error_code().unwrap_or(ErrorCode::BadRequest))
+        }
         Response::Answered { value, .. } => {
             let refused = match request {
                 Request::Init | Request::Stats { .. } => false,

@@ -189,7 +189,7 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
         Ok(worker) => worker,
         Err(err) => {
             eprintln!("leasefence work: {err}");
-            return crate::exit_status_of(err.code());
+            return crate::exit_status_of(err.error_code());
         }
     };
     if let Err(message) = watch_stop_signals(worker.stop_handle()) {

@@ -141,18 +141,97 @@ pub enum Error {
 /// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What kind of failure a call met: the stable codes of docs/contract.md section 4, typed, so
+/// a program matches on them rather than on text. Nothing changed in every case.
+///
+/// ```
+/// use leasefence::{ErrorCode, Leases, LeaseStore};
+/// let store = LeaseStore::open_in_memory()?;
+/// let err = store.claim("job", "A", 0.0, -1.0).unwrap_err(); // a ttl must be > 0
+/// match err.error_code() {
+///     ErrorCode::InvalidArgument => {} // fix the call; retrying cannot help
+///     other => panic!("{other}"),
+/// }
+/// assert_eq!(ErrorCode::parse("storage"), Some(ErrorCode::Storage));
+/// assert_eq!(ErrorCode::Storage.as_str(), "storage");
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The request line was not one the protocol reads (not JSON, unknown op, a missing or
+    /// mistyped field): fix the request.
+    BadRequest,
+    /// An argument was out of range (a ttl <= 0, a NaN time, a payload over the limit): fix the
+    /// call.
+    InvalidArgument,
+    /// The store could not do it (busy, I/O, not a leasefence file, the server unreachable):
+    /// [`Error::is_retryable`] says whether the same call may succeed later.
+    Storage,
+}
+
+impl ErrorCode {
+    /// The code as the protocol, JavaScript and the CLI write it: `bad_request`,
+    /// `invalid_argument`, `storage`.
+    ///
+    /// ```
+    /// assert_eq!(leasefence::ErrorCode::BadRequest.as_str(), "bad_request");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::InvalidArgument => "invalid_argument",
+            ErrorCode::Storage => "storage",
+        }
+    }
+
+    /// The code a protocol response names, or `None` for a name that is no code.
+    ///
+    /// ```
+    /// use leasefence::ErrorCode;
+    /// assert_eq!(ErrorCode::parse("invalid_argument"), Some(ErrorCode::InvalidArgument));
+    /// assert_eq!(ErrorCode::parse("busy"), None);
+    /// ```
+    pub fn parse(code: &str) -> Option<Self> {
+        [
+            ErrorCode::BadRequest,
+            ErrorCode::InvalidArgument,
+            ErrorCode::Storage,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == code)
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl Error {
     /// The stable, machine-readable code: `invalid_argument` for bad input, `storage` for
-    /// everything the database could not do.
+    /// everything the database could not do ([`Error::error_code`], as text).
     ///
     /// ```
     /// let err = leasefence::Error::FenceExhausted { job: "j".into() };
     /// assert_eq!(err.code(), "storage");
     /// ```
     pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
+    }
+
+    /// The typed code: [`ErrorCode::InvalidArgument`] for bad input, [`ErrorCode::Storage`] for
+    /// everything the database could not do.
+    ///
+    /// ```
+    /// let err = leasefence::Error::FenceExhausted { job: "j".into() };
+    /// assert_eq!(err.error_code(), leasefence::ErrorCode::Storage);
+    /// ```
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            Error::InvalidArgument { .. } => "invalid_argument",
-            _ => "storage",
+            Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            _ => ErrorCode::Storage,
         }
     }
 

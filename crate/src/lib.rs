@@ -87,7 +87,7 @@ pub use wasm::{check_arguments, WasmStore};
 pub use batch::{LeaseCompletion, NewJob, MAX_BATCH};
 #[cfg(pg)]
 pub use error::PostgresError;
-pub use error::{Error, Result, SqliteError};
+pub use error::{Error, ErrorCode, Result, SqliteError};
 pub use lease::Lease;
 pub use leases::{fenced_value, Leases};
 pub use listing::{JobPage, JobQuery, JobStatus, JobSummary, QueueCounts, QueueWaiting, MAX_PAGE};

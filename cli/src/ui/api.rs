@@ -25,7 +25,10 @@ pub(crate) fn error(status: u16, code: &str, message: impl Into<String>) -> Answ
 }
 
 fn storage(err: leasefence::Error) -> Answer {
-    let status = if err.code() == "storage" { 503 } else { 400 };
+    let status = match err.error_code() {
+        leasefence::ErrorCode::Storage => 503,
+        _ => 400,
+    };
     error(status, err.code(), err.to_string())
 }
 

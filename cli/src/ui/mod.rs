@@ -92,7 +92,7 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
             // A label, not the raw --db: a PostgreSQL URL may hold a password.
             let target = leasefence::target_label(db);
             eprintln!("leasefence ui: cannot open {target}: {err}");
-            crate::exit_status_of(err.code())
+            crate::exit_status_of(err.error_code())
         })
     };
     let store = match open() {

@@ -10,8 +10,8 @@ type Answered<T> = std::result::Result<T, wit::StoreError>;
 /// A crate error as the WIT's: its code, its message, whether to try again.
 pub(super) fn store_error(err: &crate::Error) -> wit::StoreError {
     wit::StoreError {
-        code: match err.code() {
-            "invalid_argument" => wit::ErrorCode::InvalidArgument,
+        code: match err.error_code() {
+            crate::ErrorCode::InvalidArgument => wit::ErrorCode::InvalidArgument,
             _ => wit::ErrorCode::Storage,
         },
         message: err.to_string(),

@@ -69,6 +69,17 @@ impl Response {
         }
     }
 
+    /// The typed error code, when the request failed.
+    ///
+    /// ```
+    /// use leasefence::{protocol::Response, ErrorCode};
+    /// let r = Response::Failed { code: "bad_request", message: "not JSON".into() };
+    /// assert_eq!(r.error_code(), Some(ErrorCode::BadRequest));
+    /// ```
+    pub fn error_code(&self) -> Option<crate::ErrorCode> {
+        self.code().and_then(crate::ErrorCode::parse)
+    }
+
     pub(super) fn failed(err: &Error) -> Self {
         Response::Failed {
             code: err.code(),
