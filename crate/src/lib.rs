@@ -36,7 +36,7 @@
 
 #![deny(missing_docs)]
 // The component (WASI) runs a subset: the worker runtime, the Node file protocol and POSIX paths stay out.
-#![cfg_attr(target_os = "wasi", allow(dead_code, unused_variables))]
+#![cfg_attr(target_os = "wasi", allow(dead_code))]
 
 mod async_leases;
 mod batch;

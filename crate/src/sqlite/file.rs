@@ -102,13 +102,14 @@ impl OpenOptions {
         };
         // A file that Node processes share is locked with dot files, which POSIX locks do not
         // see: follow the file's own protocol, read from its header before taking any lock.
+        #[cfg(not(target_os = "wasi"))]
         let locking = match self.locking {
             Locking::Posix if shared_with_node(path) => Locking::Dotfile,
             chosen => chosen,
         };
         // WASI has no POSIX locks: always dot files, the lock directory SQLite's unix-dotfile
         // makes, which the native and Node dot-file protocol also sees (docs/contract.md
-        // section 14).
+        // section 14). No need to read the header for the mark first.
         #[cfg(target_os = "wasi")]
         let locking = Locking::Dotfile;
         let conn = open(locking)?;
