@@ -19,22 +19,33 @@ pub(super) fn store_error(err: &crate::Error) -> wit::StoreError {
     }
 }
 
-/// The answer's value through `shape`; a value of another shape is a bug of this module, reported
-/// as an error rather than a trap.
+/// An answer's value in the WIT's shape, or the value itself when it has another shape.
+pub(super) type Shaped<T> = std::result::Result<T, Returned>;
+
+/// The error for what the component cannot return: a bug of the dispatch or of this module,
+/// reported as an error rather than a trap.
+fn bug(message: String) -> wit::StoreError {
+    wit::StoreError {
+        code: wit::ErrorCode::Storage,
+        message: format!("{message}: a leasefence bug, please report it"),
+        retryable: false,
+    }
+}
+
+/// The answer's value through `shape`; only a value of another shape is written out, for the
+/// error.
 pub(super) fn expect<T>(
     answer: Answer,
     op: &str,
-    shape: impl FnOnce(Returned) -> Option<T>,
+    shape: impl FnOnce(Returned) -> Shaped<T>,
 ) -> Answered<T> {
-    let shown = format!("{:?}", answer.value);
-    shape(answer.value).ok_or_else(|| wit::StoreError {
-        code: wit::ErrorCode::Storage,
-        message: format!(
-            "{op} answered {shown}, which the component cannot return: a leasefence bug, \
-             please report it"
-        ),
-        retryable: false,
-    })
+    shape(answer.value).map_err(|other| unexpected(op, &other))
+}
+
+fn unexpected(op: &str, value: &Returned) -> wit::StoreError {
+    bug(format!(
+        "{op} answered {value:?}, which the component cannot return"
+    ))
 }
 
 pub(super) fn reason(reason: Reason) -> wit::Reason {
@@ -50,14 +61,12 @@ pub(super) fn reason(reason: Reason) -> wit::Reason {
     }
 }
 
-/// A refusal without a reason is a bug of the dispatch; `not-owner` is never a wrong guess for
-/// "the write did not happen", but report it rather than invent one.
+/// Why the store said no; a refusal without a reason is a bug of the dispatch, reported rather
+/// than guessed.
 fn refusal(answer_reason: Option<Reason>, op: &str) -> Answered<wit::Reason> {
-    answer_reason.map(reason).ok_or_else(|| wit::StoreError {
-        code: wit::ErrorCode::Storage,
-        message: format!("{op} was refused without a reason: a leasefence bug, please report it"),
-        retryable: false,
-    })
+    answer_reason
+        .map(reason)
+        .ok_or_else(|| bug(format!("{op} was refused without a reason")))
 }
 
 /// `claim`: the new fence, or why not.
@@ -65,14 +74,7 @@ pub(super) fn fence_or_reason(answer: Answer) -> Answered<Result<wit::Fence, wit
     match answer.value {
         Returned::Fence(fence) => Ok(Ok(fence)),
         Returned::Null => Ok(Err(refusal(answer.reason, "claim")?)),
-        other => expect(
-            Answer {
-                value: other,
-                reason: None,
-            },
-            "claim",
-            |_| None,
-        ),
+        other => Err(unexpected("claim", &other)),
     }
 }
 
@@ -81,14 +83,7 @@ pub(super) fn unit_or_reason(answer: Answer) -> Answered<Result<(), wit::Reason>
     match answer.value {
         Returned::Bool(true) => Ok(Ok(())),
         Returned::Bool(false) => Ok(Err(refusal(answer.reason, "the write")?)),
-        other => expect(
-            Answer {
-                value: other,
-                reason: None,
-            },
-            "a write",
-            |_| None,
-        ),
+        other => Err(unexpected("a write", &other)),
     }
 }
 
@@ -96,49 +91,42 @@ pub(super) fn unit_or_reason(answer: Answer) -> Answered<Result<(), wit::Reason>
 pub(super) fn per_lease(answer: Answer) -> Answered<Vec<Result<(), wit::Reason>>> {
     match answer.value {
         Returned::Answers(items) => items.into_iter().map(unit_or_reason).collect(),
-        other => expect(
-            Answer {
-                value: other,
-                reason: None,
-            },
-            "a batch",
-            |_| None,
-        ),
+        other => Err(unexpected("a batch", &other)),
     }
 }
 
-pub(super) fn bool_value(value: Returned) -> Option<bool> {
+pub(super) fn bool_value(value: Returned) -> Shaped<bool> {
     match value {
-        Returned::Bool(b) => Some(b),
-        _ => None,
+        Returned::Bool(b) => Ok(b),
+        other => Err(other),
     }
 }
 
-pub(super) fn bools(value: Returned) -> Option<Vec<bool>> {
+pub(super) fn bools(value: Returned) -> Shaped<Vec<bool>> {
     match value {
-        Returned::Bools(list) => Some(list),
-        _ => None,
+        Returned::Bools(list) => Ok(list),
+        other => Err(other),
     }
 }
 
-pub(super) fn count(value: Returned) -> Option<u64> {
+pub(super) fn count(value: Returned) -> Shaped<u64> {
     match value {
-        Returned::Count(n) => Some(n),
-        _ => None,
+        Returned::Count(n) => Ok(n),
+        other => Err(other),
     }
 }
 
-pub(super) fn strings(value: Returned) -> Option<Vec<String>> {
+pub(super) fn strings(value: Returned) -> Shaped<Vec<String>> {
     match value {
-        Returned::Strings(list) => Some(list),
-        _ => None,
+        Returned::Strings(list) => Ok(list),
+        other => Err(other),
     }
 }
 
-pub(super) fn fences(value: Returned) -> Option<Vec<Option<wit::Fence>>> {
+pub(super) fn fences(value: Returned) -> Shaped<Vec<Option<wit::Fence>>> {
     match value {
-        Returned::Fences(list) => Some(list),
-        _ => None,
+        Returned::Fences(list) => Ok(list),
+        other => Err(other),
     }
 }
 
@@ -153,11 +141,11 @@ fn state(s: crate::JobState) -> wit::JobState {
     }
 }
 
-pub(super) fn optional_state(value: Returned) -> Option<Option<wit::JobState>> {
+pub(super) fn optional_state(value: Returned) -> Shaped<Option<wit::JobState>> {
     match value {
-        Returned::State(s) => Some(Some(state(s))),
-        Returned::Null => Some(None),
-        _ => None,
+        Returned::State(s) => Ok(Some(state(s))),
+        Returned::Null => Ok(None),
+        other => Err(other),
     }
 }
 
@@ -170,18 +158,18 @@ fn claimed(c: crate::ClaimedJob) -> wit::ClaimedJob {
     }
 }
 
-pub(super) fn optional_claimed(value: Returned) -> Option<Option<wit::ClaimedJob>> {
+pub(super) fn optional_claimed(value: Returned) -> Shaped<Option<wit::ClaimedJob>> {
     match value {
-        Returned::Claimed(c) => Some(Some(claimed(c))),
-        Returned::Null => Some(None),
-        _ => None,
+        Returned::Claimed(c) => Ok(Some(claimed(c))),
+        Returned::Null => Ok(None),
+        other => Err(other),
     }
 }
 
-pub(super) fn claimed_list(value: Returned) -> Option<Vec<wit::ClaimedJob>> {
+pub(super) fn claimed_list(value: Returned) -> Shaped<Vec<wit::ClaimedJob>> {
     match value {
-        Returned::ClaimedList(list) => Some(list.into_iter().map(claimed).collect()),
-        _ => None,
+        Returned::ClaimedList(list) => Ok(list.into_iter().map(claimed).collect()),
+        other => Err(other),
     }
 }
 
@@ -195,30 +183,29 @@ fn job_counts(c: crate::JobCounts) -> wit::JobCounts {
     }
 }
 
-pub(super) fn counts(value: Returned) -> Option<wit::JobCounts> {
+pub(super) fn counts(value: Returned) -> Shaped<wit::JobCounts> {
     match value {
-        Returned::Counts(c) => Some(job_counts(c)),
-        _ => None,
+        Returned::Counts(c) => Ok(job_counts(c)),
+        other => Err(other),
     }
 }
 
-pub(super) fn queue_counts(value: Returned) -> Option<Vec<wit::QueueCounts>> {
+pub(super) fn queue_counts(value: Returned) -> Shaped<Vec<wit::QueueCounts>> {
     match value {
-        Returned::QueueCounts(list) => Some(
-            list.into_iter()
-                .map(|q| wit::QueueCounts {
-                    queue: q.queue,
-                    counts: job_counts(q.counts),
-                })
-                .collect(),
-        ),
-        _ => None,
+        Returned::QueueCounts(list) => Ok(list
+            .into_iter()
+            .map(|q| wit::QueueCounts {
+                queue: q.queue,
+                counts: job_counts(q.counts),
+            })
+            .collect()),
+        other => Err(other),
     }
 }
 
-pub(super) fn optional_inspection(value: Returned) -> Option<Option<wit::Inspection>> {
+pub(super) fn optional_inspection(value: Returned) -> Shaped<Option<wit::Inspection>> {
     match value {
-        Returned::Inspection(i) => Some(Some(wit::Inspection {
+        Returned::Inspection(i) => Ok(Some(wit::Inspection {
             state: state(i.state),
             attempts: i.attempts,
             dead: i.dead,
@@ -235,43 +222,42 @@ pub(super) fn optional_inspection(value: Returned) -> Option<Option<wit::Inspect
             queue: i.queue,
             priority: i.priority,
         })),
-        Returned::Null => Some(None),
-        _ => None,
+        Returned::Null => Ok(None),
+        other => Err(other),
     }
 }
 
-pub(super) fn next_due(value: Returned) -> Option<wit::NextDue> {
+pub(super) fn next_due(value: Returned) -> Shaped<wit::NextDue> {
     match value {
-        Returned::NextDue(d) => Some(wit::NextDue {
+        Returned::NextDue(d) => Ok(wit::NextDue {
             job: d.job,
             slot: d.slot,
         }),
-        _ => None,
+        other => Err(other),
     }
 }
 
-pub(super) fn schedules(value: Returned) -> Option<Vec<wit::StoredSchedule>> {
+pub(super) fn schedules(value: Returned) -> Shaped<Vec<wit::StoredSchedule>> {
     match value {
-        Returned::Schedules(list) => Some(
-            list.into_iter()
-                .map(|s| wit::StoredSchedule {
-                    schedule: wit::Schedule {
-                        name: s.schedule.name,
-                        cron: s.schedule.cron,
-                        tz: s.schedule.tz,
-                        queue: s.schedule.queue,
-                        priority: s.schedule.priority,
-                        payload: s.schedule.payload,
-                        missed: match s.schedule.missed {
-                            crate::Missed::Latest => wit::Missed::Latest,
-                            crate::Missed::All => wit::Missed::All,
-                        },
+        Returned::Schedules(list) => Ok(list
+            .into_iter()
+            .map(|s| wit::StoredSchedule {
+                schedule: wit::Schedule {
+                    name: s.schedule.name,
+                    cron: s.schedule.cron,
+                    tz: s.schedule.tz,
+                    queue: s.schedule.queue,
+                    priority: s.schedule.priority,
+                    payload: s.schedule.payload,
+                    missed: match s.schedule.missed {
+                        crate::Missed::Latest => wit::Missed::Latest,
+                        crate::Missed::All => wit::Missed::All,
                     },
-                    last: s.last,
-                })
-                .collect(),
-        ),
-        _ => None,
+                },
+                last: s.last,
+            })
+            .collect()),
+        other => Err(other),
     }
 }
 
