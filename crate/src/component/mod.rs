@@ -64,33 +64,26 @@ fn options_of(options: WitOpenOptions) -> Result<OpenOptions> {
         }
         opened = opened.busy_timeout(std::time::Duration::from_secs_f64(seconds));
     }
-    let bytes = |name: &'static str, value: Option<u64>, default: usize| match value {
-        None => Ok(default),
-        Some(n) => usize::try_from(n).map_err(|_| {
-            crate::Error::invalid(
-                name,
-                format!("is {n} bytes, more than a component's memory can hold; 0 means no limit"),
-            )
-        }),
+    let bytes = |name: &'static str, value: Option<u64>| {
+        value
+            .map(|n| {
+                usize::try_from(n).map_err(|_| {
+                    crate::Error::invalid(
+                        name,
+                        format!(
+                            "is {n} bytes, more than a component's memory can hold; 0 means no \
+                             limit"
+                        ),
+                    )
+                })
+            })
+            .transpose()
     };
-    let defaults = crate::Limits::default();
-    let limits = crate::Limits::default()
-        .payload(bytes(
-            "payload-limit",
-            options.payload_limit,
-            defaults.payload_bytes(),
-        )?)
-        .result(bytes(
-            "result-limit",
-            options.result_limit,
-            defaults.result_bytes(),
-        )?)
-        .error(bytes(
-            "error-limit",
-            options.error_limit,
-            defaults.error_bytes(),
-        )?);
-    Ok(opened.limits(limits))
+    Ok(opened.limits(crate::Limits::given_or_default(
+        bytes("payload-limit", options.payload_limit)?,
+        bytes("result-limit", options.result_limit)?,
+        bytes("error-limit", options.error_limit)?,
+    )))
 }
 
 /// The one dispatch's backend on an open store.
@@ -398,16 +391,11 @@ impl GuestStore for StoreResource {
     }
 
     fn prune(&self, options: PruneOptions) -> std::result::Result<u64, StoreError> {
-        let limit = match options.limit.map(i64::try_from) {
-            None => None,
-            Some(Ok(n)) => Some(n),
-            // More jobs than a table can hold: no limit at all.
-            Some(Err(_)) => None,
-        };
         let answer = self.run(Request::Prune {
             before: options.before,
             keep_dead: Some(options.keep_dead),
-            limit,
+            // More jobs than a table can hold: no limit at all.
+            limit: options.limit.and_then(|n| i64::try_from(n).ok()),
             only_dead: Some(options.only_dead),
         })?;
         expect(answer, "prune", convert::count)

@@ -62,21 +62,21 @@ pub(crate) fn limits_of(
     result: Option<f64>,
     error: Option<f64>,
 ) -> Result<crate::Limits, ArgError> {
-    let bytes = |name: &str, value: Option<f64>, default: usize| match value {
-        None => Ok(default),
+    let bytes = |name: &str, value: Option<f64>| match value {
+        None => Ok(None),
         Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= usize::MAX as f64 => {
-            Ok(n as usize)
+            Ok(Some(n as usize))
         }
         Some(n) => Err(ArgError(format!(
             "LeaseStore.open(): `limits.{name}` must be a whole number of bytes >= 0 (0: no \
              limit), got {n}"
         ))),
     };
-    let defaults = crate::Limits::default();
-    Ok(crate::Limits::default()
-        .payload(bytes("payload", payload, defaults.payload_bytes())?)
-        .result(bytes("result", result, defaults.result_bytes())?)
-        .error(bytes("error", error, defaults.error_bytes())?))
+    Ok(crate::Limits::given_or_default(
+        bytes("payload", payload)?,
+        bytes("result", result)?,
+        bytes("error", error)?,
+    ))
 }
 
 /// `nothing (the argument is missing)`, `null`, `a number`: what a wrong value was, for messages.

@@ -42,6 +42,25 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The limits a caller gave, each one it left out the default: what the JavaScript and the
+    /// component openers read from their options.
+    #[cfg_attr(
+        not(any(web, feature = "addon", feature = "component")),
+        allow(dead_code)
+    )]
+    pub(crate) fn given_or_default(
+        payload: Option<usize>,
+        result: Option<usize>,
+        error: Option<usize>,
+    ) -> Self {
+        let defaults = Limits::default();
+        Limits {
+            payload: payload.unwrap_or(defaults.payload),
+            result: result.unwrap_or(defaults.result),
+            error: error.unwrap_or(defaults.error),
+        }
+    }
+
     /// No limit on anything (each `0`): what a store without limits accepted.
     ///
     /// ```
