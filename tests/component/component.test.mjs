@@ -12,6 +12,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { _setPreopens } from '@bytecodealliance/preview2-shim/filesystem';
 
+import { vectors } from '../node/vector-runner.mjs';
+
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MODULE = path.join(ROOT, 'target/component-js/leasefence.js');
 
@@ -57,12 +59,10 @@ function problemWith(step, got) {
 }
 
 test('every shared contract vector through the protocol interface', () => {
-  const dir = path.join(ROOT, 'tests/vectors');
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
-  assert.ok(files.length > 30, 'the shared vectors are there');
+  const all = vectors();
+  assert.ok(all.length > 30, 'the shared vectors are there');
   const failures = [];
-  for (const file of files) {
-    const vector = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+  for (const [file, vector] of all) {
     protocol.open(`/data/${path.basename(file, '.json')}.db`);
     for (const [index, step] of vector.steps.entries()) {
       const got = JSON.parse(protocol.handle(requestLine(step)));

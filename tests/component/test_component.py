@@ -24,15 +24,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "interop"))
 sys.dont_write_bytecode = True
 
 import host  # noqa: E402
 from host import Host, StoreError, new_job, record  # noqa: E402
+# The Python vector runner's JSON equality and non-finite spellings (tests/interop).
+from run_vectors import NONFINITE, VECTORS, same  # noqa: E402
 
 ROOT = HERE.parents[1]
-VECTORS = ROOT / "tests" / "vectors"
 RULES = ROOT / "tests" / "worker-vectors" / "rules" / "rules.json"
-NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def request_line(step):
@@ -44,19 +45,6 @@ def request_line(step):
     for key, size in step.get("sized", {}).items():
         request[key] = "x" * size
     return json.dumps(request)
-
-
-def same(a, b):
-    """JSON equality where numbers compare by value (10 equals 10.0)."""
-    number = (int, float)
-    if isinstance(a, number) and isinstance(b, number) and not isinstance(a, bool) \
-            and not isinstance(b, bool):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
 
 
 def check_step(step, got):
