@@ -810,6 +810,68 @@ fn processes_opening_a_new_schema_at_once_create_it_once() {
     }
 }
 
+/// A repair at open (of a dropped index and a disabled trigger) while other stores write: every
+/// open succeeds, and every write the writers were told is stored is there, in the side table too.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn a_repair_at_open_while_others_write_loses_nothing() {
+    let base = server("a_repair_at_open_while_others_write");
+    let _server = shared_server();
+    let schema = Schema::new(&base, "repair_busy");
+    PgStore::connect(&schema.url).unwrap();
+    let stop = AtomicBool::new(false);
+    let written = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for writer in 0..3 {
+            let (url, stop, written) = (&schema.url, &stop, &written);
+            scope.spawn(move || {
+                let store = PgStore::connect(url).unwrap();
+                let owner = format!("w{writer}");
+                let mut n = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let job = format!("{owner}-{n}");
+                    // A writer may itself be the victim: only what it was told is stored counts.
+                    if store.enqueue(&job).is_ok() {
+                        written.fetch_add(1, Ordering::SeqCst);
+                    }
+                    if let Ok(Some(claim)) = store.claim_next(&owner, 0.0, 60.0) {
+                        let _ = store.complete(&claim.lease(), 1.0, Some("r"));
+                    }
+                    n += 1;
+                }
+            });
+        }
+        let mut admin = schema.admin();
+        for round in 0..20 {
+            // Each its own transaction: the two in one would deadlock with the writers too.
+            let broken = admin
+                .batch_execute("DROP INDEX leasefence_seq")
+                .and_then(|()| {
+                    admin.batch_execute("ALTER TABLE jobs DISABLE TRIGGER leasefence_track")
+                });
+            if let Err(err) = broken {
+                stop.store(true, Ordering::SeqCst);
+                panic!("round {round}: breaking the schema failed: {err}");
+            }
+            let opened = PgStore::connect(&schema.url)
+                .and_then(|store| store.enqueue(&format!("opened-{round}")));
+            if let Err(err) = opened {
+                stop.store(true, Ordering::SeqCst);
+                panic!("round {round}: opening during writes failed: {err}");
+            }
+            written.fetch_add(1, Ordering::SeqCst);
+        }
+        stop.store(true, Ordering::SeqCst);
+    });
+    let mut admin = schema.admin();
+    let jobs: i64 = admin
+        .query_one("SELECT count(*) FROM jobs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(jobs as usize, written.load(Ordering::SeqCst));
+    assert_order_table_consistent(&schema);
+}
+
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn claim_many_and_the_cli_run_unchanged_on_postgres() {

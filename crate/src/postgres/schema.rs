@@ -198,14 +198,41 @@ async fn check_columns(wire: &mut impl Wire) -> Result<std::result::Result<(), S
 }
 
 /// Creates whatever is missing and repairs the trigger, in one transaction holding the schema
-/// lock.
+/// lock (`init`: always, whatever is in place).
 pub(crate) async fn create_schema(wire: &mut impl Wire, operation: &'static str) -> Result<()> {
     in_transaction(wire, operation, async |wire| {
-        wire.run(operation, Sql::SchemaLock, vec![SCHEMA_LOCK.into()])
-            .await?;
-        wire.run(operation, Sql::TrackBody, vec![TRACK_BODY.into()])
-            .await?;
-        wire.batch(operation, include_str!("sql/schema.sql")).await
+        lock_schema(wire, operation).await?;
+        run_schema_script(wire, operation).await
+    })
+    .await
+}
+
+/// Takes the transaction-scoped lock that serializes schema creation between processes.
+async fn lock_schema(wire: &mut impl Wire, operation: &'static str) -> Result<()> {
+    wire.run(operation, Sql::SchemaLock, vec![SCHEMA_LOCK.into()])
+        .await
+        .map(drop)
+}
+
+/// `sql/schema.sql`, its trigger body set first.
+async fn run_schema_script(wire: &mut impl Wire, operation: &'static str) -> Result<()> {
+    wire.run(operation, Sql::TrackBody, vec![TRACK_BODY.into()])
+        .await?;
+    wire.batch(operation, include_str!("sql/schema.sql")).await
+}
+
+/// Makes or repairs the schema found not in place at open. Under the lock it checks again: when
+/// several processes open a new schema at once, all but the first find it made by then and run
+/// nothing. Running `sql/schema.sql` again on tables already in use deadlocked with the first
+/// processes' writers (its DDL locks the side tables in another order than an insert does).
+async fn create_missing_schema(wire: &mut impl Wire, label: &str) -> Result<()> {
+    const OP: &str = "connect";
+    in_transaction(wire, OP, async |wire| {
+        lock_schema(wire, OP).await?;
+        if check_schema(wire, label).await? {
+            return Ok(());
+        }
+        run_schema_script(wire, OP).await
     })
     .await
 }
@@ -231,7 +258,7 @@ pub(crate) async fn session_settings(wire: &mut impl Wire, lock_timeout: &str) -
 pub(crate) async fn set_up(wire: &mut impl Wire, lock_timeout: &str, label: &str) -> Result<()> {
     session_settings(wire, lock_timeout).await?;
     if !check_schema(wire, label).await? {
-        create_schema(wire, "connect").await?;
+        create_missing_schema(wire, label).await?;
     }
     Ok(())
 }
