@@ -4,7 +4,7 @@ use std::io::{BufRead, Read, Write};
 
 use leasefence::protocol::{respond, Response, TargetBackend};
 
-use crate::{EXIT_OK, EXIT_STORAGE};
+use crate::exit::{EXIT_OK, EXIT_STORAGE};
 
 /// The longest request line `batch` reads; longer lines get `bad_request`.
 const MAX_LINE_BYTES: u64 = 64 << 20;

@@ -1,7 +1,6 @@
 //! The command line: the global options and the subcommands, as clap reads them.
 
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -441,15 +440,8 @@ pub(crate) enum Command {
     },
 }
 
-pub(crate) fn wall_clock() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
 impl Clock {
     pub(crate) fn now(&self) -> f64 {
-        self.now.unwrap_or_else(wall_clock)
+        self.now.unwrap_or_else(crate::clock::wall_clock)
     }
 }

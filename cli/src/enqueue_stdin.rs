@@ -11,7 +11,7 @@ use leasefence::protocol::{execute, Request, Response, TargetBackend};
 use leasefence::{NewJob, MAX_BATCH};
 use serde_json::{json, Value};
 
-use crate::{EXIT_INVALID, EXIT_OK, EXIT_STORAGE};
+use crate::exit::{EXIT_INVALID, EXIT_OK, EXIT_STORAGE};
 
 /// Reads every job from standard input, then adds them; prints `{"value": {"added", "existed"}}`.
 pub(crate) fn enqueue_stdin(backend: &mut TargetBackend) -> i32 {

@@ -4,7 +4,7 @@ use leasefence::protocol::{Backend as _, Response, TargetBackend};
 use leasefence::JobState;
 use serde_json::json;
 
-use crate::EXIT_OK;
+use crate::exit::EXIT_OK;
 
 pub(crate) fn jobs(backend: &mut TargetBackend, json: bool, now: f64) -> i32 {
     let rows = match backend.leases().and_then(|store| store.jobs()) {
@@ -18,7 +18,7 @@ pub(crate) fn jobs(backend: &mut TargetBackend, json: bool, now: f64) -> i32 {
                 }
                 .to_json()
             );
-            return crate::exit_status_of(err.error_code());
+            return crate::exit::exit_status_of(err.error_code());
         }
     };
     if json {

@@ -10,9 +10,8 @@ use serde_json::json;
 use clap::Parser as _;
 
 use crate::commands::{Cli, Command, Lease, LockingArg};
-use crate::{
-    batch, enqueue_stdin, jobs_table, unlock, EXIT_INVALID, EXIT_OK, EXIT_REJECTED, EXIT_STORAGE,
-};
+use crate::exit::{EXIT_INVALID, EXIT_OK, EXIT_REJECTED, EXIT_STORAGE};
+use crate::{batch, enqueue_stdin, jobs_table, unlock};
 
 pub(crate) fn run() -> i32 {
     let cli = match Cli::try_parse() {
@@ -348,7 +347,7 @@ fn exit_code(request: &Request, response: &Response) -> i32 {
     match response {
         Response::Failed { .. } => {
             // A code the CLI does not know is no storage failure: the call is what to fix.
-            crate::exit_status_of(response.error_code().unwrap_or(ErrorCode::BadRequest))
+            crate::exit::exit_status_of(response.error_code().unwrap_or(ErrorCode::BadRequest))
         }
         Response::Answered { value, .. } => {
             let refused = match request {

@@ -3,7 +3,7 @@
 use leasefence::protocol::Response;
 use serde_json::json;
 
-use crate::{EXIT_INVALID, EXIT_OK, EXIT_REJECTED, EXIT_STORAGE};
+use crate::exit::{EXIT_INVALID, EXIT_OK, EXIT_REJECTED, EXIT_STORAGE};
 
 pub(crate) fn unlock(db: &std::path::Path) -> i32 {
     if db.to_str().is_some_and(leasefence::is_postgres_url) {

@@ -155,7 +155,7 @@ fn watch_stop_signals(stop: StopHandle) -> Result<(), String> {
 pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
     if let Err(message) = check(&args) {
         eprintln!("leasefence work: {message}");
-        return crate::EXIT_INVALID;
+        return crate::exit::EXIT_INVALID;
     }
     let owner = args.owner.clone().unwrap_or_else(default_owner);
     let mut options = WorkerOptions::new(owner.clone())
@@ -189,12 +189,12 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
         Ok(worker) => worker,
         Err(err) => {
             eprintln!("leasefence work: {err}");
-            return crate::exit_status_of(err.error_code());
+            return crate::exit::exit_status_of(err.error_code());
         }
     };
     if let Err(message) = watch_stop_signals(worker.stop_handle()) {
         eprintln!("leasefence work: {message}");
-        return crate::EXIT_STORAGE;
+        return crate::exit::EXIT_STORAGE;
     }
     let grace = Duration::from_secs_f64(args.grace);
     let db_text = db.as_os_str().to_owned();
@@ -203,10 +203,10 @@ pub fn run(db: &Path, open: &OpenOptions, args: WorkArgs) -> i32 {
     let counters = worker.counters();
     println!("{}", serde_json::to_string(&counters).unwrap_or_default());
     match answer {
-        Ok(_) => crate::EXIT_OK,
+        Ok(_) => crate::exit::EXIT_OK,
         Err(err) => {
             eprintln!("leasefence work: stopped: {err}");
-            crate::EXIT_STORAGE
+            crate::exit::EXIT_STORAGE
         }
     }
 }

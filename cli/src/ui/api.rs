@@ -2,9 +2,7 @@
 //! schedules, revive. Every answer is a
 //! status and a JSON value; an error is `{"error": {"code", "message"}}`.
 
-use leasefence::{
-    JobCounts, JobQuery, JobStatus, JobSummary, Leases, Outcome, QueueCounts, Reason,
-};
+use leasefence::{JobCounts, JobQuery, JobStatus, JobSummary, Leases, Outcome, Reason};
 use serde_json::{json, Value};
 
 use super::sampler::Sampler;
@@ -40,23 +38,6 @@ pub(crate) fn stored(c: &JobCounts) -> u64 {
 fn counts(c: &JobCounts) -> Value {
     json!({"queued": c.queued, "scheduled": c.scheduled, "leased": c.leased,
            "done": c.done, "dead": c.dead})
-}
-
-/// The counts by state of every queue (`queue_stats`, one pass in the store) and their sum.
-pub(crate) fn stats_per_queue(
-    store: &dyn Leases,
-    now: f64,
-) -> leasefence::Result<(JobCounts, Vec<QueueCounts>)> {
-    let queues = store.queue_stats(now)?;
-    let mut all = JobCounts::default();
-    for q in &queues {
-        all.queued += q.counts.queued;
-        all.scheduled += q.counts.scheduled;
-        all.leased += q.counts.leased;
-        all.done += q.counts.done;
-        all.dead += q.counts.dead;
-    }
-    Ok((all, queues))
 }
 
 /// `GET /api/stats`: `{"now", "all": {state: n}, "queues": {queue: {state: n}}, "oldest_waiting":

@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::{EXIT_INVALID, EXIT_STORAGE};
+use crate::exit::{EXIT_INVALID, EXIT_STORAGE};
 
 /// Options of `leasefence ui` (the subcommand's help is in commands.rs).
 #[derive(clap::Args)]
@@ -92,7 +92,7 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
             // A label, not the raw --db: a PostgreSQL URL may hold a password.
             let target = leasefence::target_label(db);
             eprintln!("leasefence ui: cannot open {target}: {err}");
-            crate::exit_status_of(err.error_code())
+            crate::exit::exit_status_of(err.error_code())
         })
     };
     let store = match open() {
@@ -139,5 +139,5 @@ pub(crate) fn run(db: &Path, options: &leasefence::OpenOptions, args: UiArgs) ->
         eprintln!("leasefence ui: the server stopped: {err}");
         return EXIT_STORAGE;
     }
-    crate::EXIT_OK
+    crate::exit::EXIT_OK
 }

@@ -195,10 +195,27 @@ impl Sampler {
     }
 }
 
+/// The counts by state of every queue (`queue_stats`, one pass in the store) and their sum.
+fn stats_per_queue(
+    store: &dyn Leases,
+    now: f64,
+) -> leasefence::Result<(JobCounts, Vec<QueueCounts>)> {
+    let queues = store.queue_stats(now)?;
+    let mut all = JobCounts::default();
+    for q in &queues {
+        all.queued += q.counts.queued;
+        all.scheduled += q.counts.scheduled;
+        all.leased += q.counts.leased;
+        all.done += q.counts.done;
+        all.dead += q.counts.dead;
+    }
+    Ok((all, queues))
+}
+
 fn count(store: &dyn Leases) -> Result<Arc<Sample>, String> {
-    let at = crate::commands::wall_clock();
+    let at = crate::clock::wall_clock();
     let started = Instant::now();
-    let (all, queues) = super::api::stats_per_queue(store, at).map_err(|err| err.to_string())?;
+    let (all, queues) = stats_per_queue(store, at).map_err(|err| err.to_string())?;
     let workers = store.list_workers(at).map_err(|err| err.to_string())?;
     let waiting = store.oldest_waiting(at).map_err(|err| err.to_string())?;
     let floor = store.fence_floor().map_err(|err| err.to_string())?;

@@ -403,7 +403,7 @@ async fn answer(request: Request<Incoming>, config: &Config, store: &StoreThread
              (…/?token=…), or send Authorization: Bearer TOKEN",
         ));
     }
-    let now = crate::commands::wall_clock();
+    let now = crate::clock::wall_clock();
     // HEAD is GET without the body (hyper leaves it out).
     let get = parts.method == Method::GET || parts.method == Method::HEAD;
     // The page's own files (its modules, its style).
