@@ -28,10 +28,11 @@ pub(crate) struct Cli {
         hide_env_values = true
     )]
     pub(crate) db: Option<PathBuf>,
-    /// How long to wait for another process's write lock, in milliseconds (on PostgreSQL:
-    /// the session's lock_timeout and the connect timeout).
-    #[arg(long, global = true, value_name = "MS", default_value_t = 10_000)]
-    pub(crate) busy_timeout: u64,
+    /// How long to wait for another process's write lock, in seconds like every time here
+    /// (`0.25` is a quarter second; on PostgreSQL: the session's lock_timeout and the connect
+    /// timeout).
+    #[arg(long, global = true, value_name = "SECONDS", default_value = "10", value_parser = crate::clock::seconds)]
+    pub(crate) busy_timeout: std::time::Duration,
     /// Locking protocol: `posix` (default; fastest) or `dotfile` (to share the file with
     /// Node processes; files a Node process created use it automatically).
     #[arg(long, global = true, value_name = "PROTOCOL", default_value = "posix")]
@@ -68,6 +69,7 @@ pub(crate) struct Lease {
 #[derive(Subcommand)]
 pub(crate) enum Command {
     /// Create the jobs table if it is missing.
+    #[command(after_help = "Example:\n  leasefence --db queue.db init")]
     Init,
     /// Add a job; false when the id exists (nothing changes, its payload included).
     ///
@@ -104,11 +106,15 @@ pub(crate) enum Command {
         stdin: bool,
     },
     /// Print a job's stored row, or null.
+    #[command(after_help = "Example:\n  leasefence --db queue.db state resize-7")]
     State {
         /// The job id.
         job: String,
     },
     /// Take a lease on a job; prints the new fence, or null with the reason.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db claim resize-7 --owner worker-1 --ttl 30"
+    )]
     Claim {
         /// The job id.
         job: String,
@@ -122,6 +128,9 @@ pub(crate) enum Command {
         clock: Clock,
     },
     /// Extend your live lease to now + ttl.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db renew resize-7 --owner worker-1 --fence 1 --ttl 30"
+    )]
     Renew {
         #[command(flatten)]
         lease: Lease,
@@ -132,6 +141,9 @@ pub(crate) enum Command {
         clock: Clock,
     },
     /// Store the result and mark the job done, if your lease is current and live.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db complete resize-7 --owner worker-1 --fence 1 --result thumbs/7.png"
+    )]
     Complete {
         #[command(flatten)]
         lease: Lease,
@@ -142,11 +154,17 @@ pub(crate) enum Command {
         clock: Clock,
     },
     /// Give your lease up early; the fence is kept.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db release resize-7 --owner worker-1 --fence 1"
+    )]
     Release {
         #[command(flatten)]
         lease: Lease,
     },
     /// Claim one job for several owners at once, each on its own thread and connection.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db claim-many resize-7 --owner a,b,c --ttl 30"
+    )]
     ClaimMany {
         /// The job id.
         job: String,
@@ -160,6 +178,9 @@ pub(crate) enum Command {
         clock: Clock,
     },
     /// Claim the next claimable job (highest priority, then earliest lease end, then oldest).
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db claim-next --owner worker-1 --ttl 30\n  leasefence --db queue.db claim-next --owner worker-1 --ttl 30 --queue images --queue mail"
+    )]
     ClaimNext {
         /// Who takes the lease.
         #[arg(long)]
@@ -175,6 +196,9 @@ pub(crate) enum Command {
     },
     /// Claim up to N jobs for one owner in one transaction: N successive claim-next calls.
     /// Prints the list of claimed jobs (empty, exit 1, when none was claimable).
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db claim-next-many --owner worker-1 --n 10 --ttl 30"
+    )]
     ClaimNextMany {
         /// Who takes the leases.
         #[arg(long)]
@@ -193,6 +217,9 @@ pub(crate) enum Command {
     },
     /// Renew several of your leases in one transaction. Prints one answer per lease, in order:
     /// {"value": true} or {"value": false, "reason": ...}; exit 1 when any was refused.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db renew-many --owner worker-1 --ttl 30 --leases '[{\"job\": \"a\", \"fence\": 1}, {\"job\": \"b\", \"fence\": 3}]'"
+    )]
     RenewMany {
         /// Who holds the leases.
         #[arg(long)]
@@ -208,6 +235,9 @@ pub(crate) enum Command {
     },
     /// Complete several of your leases, each with its result, in one transaction. Prints one
     /// answer per lease, in order; exit 1 when any was refused.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db complete-many --owner worker-1 --leases '[{\"job\": \"a\", \"fence\": 1, \"result\": \"ok\"}, {\"job\": \"b\", \"fence\": 3}]'"
+    )]
     CompleteMany {
         /// Who holds the leases.
         #[arg(long)]
@@ -221,6 +251,9 @@ pub(crate) enum Command {
     },
     /// Record a failure of your live lease: retry at a time, or make the job dead.
     #[command(group(clap::ArgGroup::new("then").required(true).args(["retry_at", "dead"])))]
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db fail resize-7 --owner worker-1 --fence 1 --retry-at 1767225600 --error timeout\n  leasefence --db queue.db fail resize-7 --owner worker-1 --fence 1 --dead --error 'bad image'"
+    )]
     Fail {
         #[command(flatten)]
         lease: Lease,
@@ -237,6 +270,7 @@ pub(crate) enum Command {
         clock: Clock,
     },
     /// Bring a dead job back: claimable from now, its fence kept.
+    #[command(after_help = "Example:\n  leasefence --db queue.db revive resize-7")]
     Revive {
         /// The job id.
         job: String,
@@ -244,6 +278,7 @@ pub(crate) enum Command {
         clock: Clock,
     },
     /// Print everything stored about a job: row, attempts, dead, payload, failures.
+    #[command(after_help = "Example:\n  leasefence --db queue.db inspect resize-7")]
     Inspect {
         /// The job id.
         job: String,
@@ -253,6 +288,9 @@ pub(crate) enum Command {
     /// Counts the stored jobs at --now. What one `work` process did (claimed, completed,
     /// failed, dead, leases lost, stale writes refused, renewals) is the JSON line it prints
     /// at exit.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db stats\n  leasefence --db queue.db stats --queue images"
+    )]
     Stats {
         /// Count only the jobs of this queue.
         #[arg(long, value_name = "NAME")]
@@ -261,12 +299,14 @@ pub(crate) enum Command {
         clock: Clock,
     },
     /// Print every queue that has a job, with its jobs in each state, as JSON.
+    #[command(after_help = "Example:\n  leasefence --db queue.db queue-stats")]
     QueueStats {
         #[command(flatten)]
         clock: Clock,
     },
     /// Print, as JSON, each queue with a claimable job and since when its longest-waiting one has
     /// waited (`since`, Unix seconds: the later of its run time and its enqueue time).
+    #[command(after_help = "Example:\n  leasefence --db queue.db oldest-waiting")]
     OldestWaiting {
         #[command(flatten)]
         clock: Clock,
@@ -293,6 +333,7 @@ pub(crate) enum Command {
     },
     /// Print the worker registry as JSON: every worker of the last hour (alive first) with its
     /// host, process id, last beat, counters and the leases it holds.
+    #[command(after_help = "Example:\n  leasefence --db queue.db workers")]
     Workers {
         #[command(flatten)]
         clock: Clock,
@@ -300,6 +341,9 @@ pub(crate) enum Command {
     /// Print one page of jobs as JSON: `{"jobs": [...], "next"}`; pass `next` to --after for
     /// the following page. Newest enqueued first; --state queued: longest due first, scheduled:
     /// next due first, leased: next to expire first.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db list-jobs --state dead --limit 20\n  leasefence --db queue.db list-jobs --state dead --limit 20 --after CURSOR"
+    )]
     ListJobs {
         /// Only jobs in this state.
         #[arg(long, value_parser = ["queued", "scheduled", "leased", "done", "dead"])]
@@ -348,18 +392,24 @@ pub(crate) enum Command {
         missed: Option<String>,
     },
     /// Remove a schedule; prints true, or false (exit 1) when there was none. Its jobs stay.
+    #[command(after_help = "Example:\n  leasefence --db queue.db unschedule nightly-report")]
     Unschedule {
         /// The schedule's name.
         name: String,
     },
     /// Print every stored schedule (with `last`, its latest slot enqueued) as JSON.
+    #[command(after_help = "Example:\n  leasefence --db queue.db schedules")]
     Schedules,
     /// Enqueue every schedule's due slot at --now; prints the ids added ([] when they exist).
+    #[command(after_help = "Example:\n  leasefence --db queue.db enqueue-due")]
     EnqueueDue {
         #[command(flatten)]
         clock: Clock,
     },
     /// Print every job and its lease as a table.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db jobs\n  leasefence --db queue.db jobs --json"
+    )]
     Jobs {
         /// Print one JSON object per line instead of a table.
         #[arg(long)]
@@ -368,6 +418,9 @@ pub(crate) enum Command {
         clock: Clock,
     },
     /// Serve the JSON-lines protocol: one request per stdin line, one response per line.
+    #[command(
+        after_help = "Example:\n  echo '{\"op\": \"enqueue\", \"job\": \"resize-7\"}' | leasefence --db queue.db batch"
+    )]
     Batch,
     /// Run a command once for each claimed job, renewing the lease while it runs.
     ///
@@ -419,10 +472,14 @@ pub(crate) enum Command {
     /// process would wait on forever. Stop every process using the file, then run this (as
     /// root, or as the user of all of them: their open files are read from /proc). Prints
     /// {"value":"free"|"cleared"} (exit 0) or {"value":"in_use","pids":[...]} (exit 1).
+    #[command(after_help = "Example:\n  leasefence --db queue.db unlock")]
     Unlock,
     /// Run your SQL statements in the transaction that checks your lease: committed only
     /// while the lease is current, all or nothing; with --complete the job completes in the
     /// same commit. Writes to `jobs` or a `leasefence_*` table are refused.
+    #[command(
+        after_help = "Example:\n  leasefence --db queue.db fenced resize-7 --owner worker-1 --fence 1 --complete --statements '[{\"sql\": \"INSERT INTO thumbs(job, path) VALUES ($1, $2)\", \"params\": [\"resize-7\", \"7.png\"]}]'"
+    )]
     Fenced {
         #[command(flatten)]
         lease: Lease,
@@ -443,5 +500,65 @@ pub(crate) enum Command {
 impl Clock {
     pub(crate) fn now(&self) -> f64 {
         self.now.unwrap_or_else(crate::clock::wall_clock)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// The example lines of a subcommand's `--help`: after `Example:`, each indented line, the
+    /// part a pipe feeds (`echo ... | leasefence ...`).
+    fn examples(help: &str) -> Vec<String> {
+        let Some((_, after)) = help.split_once("Example:\n") else {
+            return Vec::new();
+        };
+        after
+            .lines()
+            .take_while(|line| line.starts_with("  "))
+            .map(|line| line.rsplit(" | ").next().unwrap().trim().to_owned())
+            .collect()
+    }
+
+    /// Every subcommand's `--help` ends with an example of it, and every example is a command
+    /// line this CLI reads (a renamed or removed flag fails here).
+    #[test]
+    fn every_subcommand_has_an_example_that_parses() {
+        let cli = Cli::command();
+        let mut checked = 0;
+        for sub in cli.get_subcommands() {
+            let name = sub.get_name();
+            let help = sub
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            let lines = examples(&help);
+            assert!(
+                !lines.is_empty(),
+                "`leasefence {name} --help` shows no example"
+            );
+            let mut own = 0;
+            for line in lines {
+                let words = shlex::split(&line)
+                    .unwrap_or_else(|| panic!("{name}: unbalanced quotes in {line}"));
+                assert_eq!(
+                    words.first().map(String::as_str),
+                    Some("leasefence"),
+                    "{line}"
+                );
+                let matches = Cli::command()
+                    .try_get_matches_from(&words)
+                    .unwrap_or_else(|err| panic!("{name}: the example `{line}` fails: {err}"));
+                // A workflow may show its neighbours too (`work`: enqueue, work, stats).
+                own += usize::from(matches.subcommand_name() == Some(name));
+                checked += 1;
+            }
+            assert!(
+                own > 0,
+                "no example of `leasefence {name} --help` runs {name}"
+            );
+        }
+        assert!(checked >= 30, "only {checked} examples found");
     }
 }

@@ -1,8 +1,6 @@
 //! The subcommands run: each operation as the protocol's own [`Request`], checked, dispatched
 //! and answered as a `batch` line would be, its response printed and turned into the exit status.
 
-use std::time::Duration;
-
 use leasefence::protocol::{execute, Request, Response, TargetBackend};
 use leasefence::{ErrorCode, Locking, OpenOptions};
 use serde_json::json;
@@ -42,7 +40,7 @@ pub(crate) fn run() -> i32 {
         }
     }
     let options = OpenOptions::new()
-        .busy_timeout(Duration::from_millis(cli.busy_timeout))
+        .busy_timeout(cli.busy_timeout)
         .locking(locking)
         .create(!reads_only);
     // The backend opens lazily: building it touches nothing, so `unlock` can sit beside

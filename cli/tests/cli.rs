@@ -68,7 +68,7 @@ fn a_dashboard_that_cannot_connect_never_prints_the_password() {
                 "--db",
                 url,
                 "--busy-timeout",
-                "500",
+                "0.5",
                 "ui",
                 "--listen",
                 "127.0.0.1:0",

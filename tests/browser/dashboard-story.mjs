@@ -56,7 +56,7 @@ export function pauseOutsideAWrite(child, db) {
     child.kill('SIGSTOP');
     // kill(2) returns before the threads stop: probe only once every one has.
     waitStopped(child.pid);
-    const probe = spawnSync(cli, ['--db', db, '--busy-timeout', '300', 'revive', 'no-such-job-probe'], { encoding: 'utf8' });
+    const probe = spawnSync(cli, ['--db', db, '--busy-timeout', '0.3', 'revive', 'no-such-job-probe'], { encoding: 'utf8' });
     // 1: answered "no such job" (the write lock was had); 3: a storage error (busy).
     if (probe.status === 0 || probe.status === 1) return;
     child.kill('SIGCONT');

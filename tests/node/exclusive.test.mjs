@@ -172,7 +172,7 @@ test('another process, Node or native, is refused at once with the reason while 
       assert.ok(answer.ms < 5_000, `refused after ${answer.ms} ms: it waited for the busy timeout`);
     }
     const started = performance.now();
-    const cli = spawnSync(nativeCli(), ['--db', db, '--busy-timeout', '10000', 'stats', '--now', '1'], { encoding: 'utf8' });
+    const cli = spawnSync(nativeCli(), ['--db', db, '--busy-timeout', '10', 'stats', '--now', '1'], { encoding: 'utf8' });
     const ms = performance.now() - started;
     const said = cli.stdout + cli.stderr;
     assert.equal(cli.status, 3, `the native CLI: ${said}`);

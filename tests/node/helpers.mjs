@@ -192,7 +192,7 @@ export function sleep(ms) {
 /** One `leasefence batch` process on `db` (a file or a postgres:// URL), driven one request at a time. */
 export class NativeBatch {
   constructor(db, busyTimeoutMs = 60_000) {
-    this.child = spawnTracked(nativeCli(), ['--db', db, '--busy-timeout', String(busyTimeoutMs), 'batch'], {
+    this.child = spawnTracked(nativeCli(), ['--db', db, '--busy-timeout', String(busyTimeoutMs / 1000), 'batch'], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.stderr = '';

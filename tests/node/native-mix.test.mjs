@@ -259,7 +259,7 @@ test('the two kinds exclude each other: a native batch waits for a stopped Node 
  * moment it holds the dot-file lock: its record, naming its pid, is `<db>.lock`.
  */
 async function nativeHolder(db, round) {
-  const child = spawnTracked(CLI, ['--db', db, '--busy-timeout', '60000', 'batch'], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const child = spawnTracked(CLI, ['--db', db, '--busy-timeout', '60', 'batch'], { stdio: ['pipe', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
   child.stdin.on('error', () => {}); // EPIPE once it is killed
@@ -307,7 +307,7 @@ test('a native process killed while it holds the lock is broken by the next open
       times.node.push(performance.now() - killed);
       store.close();
     } else {
-      const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '5000', 'enqueue', `after-${round}`], { encoding: 'utf8' });
+      const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '5', 'enqueue', `after-${round}`], { encoding: 'utf8' });
       assert.equal(cli.status, 0, `round ${round}: the native opener did not get through: ${cli.stdout}${cli.stderr}`);
       assert.deepEqual(JSON.parse(cli.stdout), { value: true });
       times.native.push(performance.now() - killed);
@@ -355,7 +355,7 @@ test('a Node process killed while it holds the lock is broken by the next native
   assert.ok(caught, 'never stopped the Node holder while it held the lock');
   child.kill('SIGKILL');
   assert.equal(await exited, 'SIGKILL');
-  const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '5000', 'enqueue', 'after-node'], { encoding: 'utf8' });
+  const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '5', 'enqueue', 'after-node'], { encoding: 'utf8' });
   assert.equal(cli.status, 0, `the native opener did not get through: ${cli.stdout}${cli.stderr}`);
   assert.deepEqual(JSON.parse(cli.stdout), { value: true });
   assert.equal(fs.existsSync(`${db}.lock`), false);
@@ -432,7 +432,7 @@ test(
       assert.ok(caught, 'never stopped the writer mid-commit');
       const journal = fileHash(`${db}-journal`);
       const bytes = fileHash(db);
-      const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '300', 'state', 'p0'], { encoding: 'utf8' });
+      const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '0.3', 'state', 'p0'], { encoding: 'utf8' });
       // The native side must only wait for the live writer's lock ...
       assert.equal(cli.status, 3, `the native CLI should fail with "locked": ${cli.stdout}`);
       // ... and must leave its journal and the database alone.

@@ -30,26 +30,17 @@ pub struct UiArgs {
     read_only: bool,
     /// Seconds a client has to send a request's head (also how long a kept-alive connection may
     /// idle). Hidden: the tests shorten it.
-    #[arg(long, hide = true, env = "LEASEFENCE_UI_HEADER_TIMEOUT", default_value = "10", value_parser = seconds)]
+    #[arg(long, hide = true, env = "LEASEFENCE_UI_HEADER_TIMEOUT", default_value = "10", value_parser = crate::clock::positive_seconds)]
     header_timeout: Duration,
     /// Seconds a client has to send a request's body.
-    #[arg(long, hide = true, env = "LEASEFENCE_UI_BODY_TIMEOUT", default_value = "10", value_parser = seconds)]
+    #[arg(long, hide = true, env = "LEASEFENCE_UI_BODY_TIMEOUT", default_value = "10", value_parser = crate::clock::positive_seconds)]
     body_timeout: Duration,
     /// Seconds a client has to take an answer.
-    #[arg(long, hide = true, env = "LEASEFENCE_UI_WRITE_TIMEOUT", default_value = "30", value_parser = seconds)]
+    #[arg(long, hide = true, env = "LEASEFENCE_UI_WRITE_TIMEOUT", default_value = "30", value_parser = crate::clock::positive_seconds)]
     write_timeout: Duration,
     /// Connections served at once.
     #[arg(long, hide = true, env = "LEASEFENCE_UI_MAX_CONNECTIONS", default_value = "64", value_parser = clap::value_parser!(u16).range(1..))]
     max_connections: u16,
-}
-
-/// A positive number of seconds.
-fn seconds(text: &str) -> Result<Duration, String> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|s| s.is_finite() && *s > 0.0 && *s < 86_400.0)
-        .map(Duration::from_secs_f64)
-        .ok_or_else(|| format!("`{text}` is not a number of seconds between 0 and 86400"))
 }
 
 impl UiArgs {
