@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -19,7 +19,7 @@ use clap::{Args, Parser, Subcommand};
 pub(crate) struct Cli {
     /// The SQLite database file (created if missing), or a PostgreSQL server as
     /// postgres://user:password@host:port/database (tables created if missing).
-    /// (`hide_env_values`: a URL in LEASEFENCE_DB may hold a password, and --help would print it.)
+    // `hide_env_values`: a URL in LEASEFENCE_DB may hold a password, and --help would print it.
     #[arg(
         long,
         global = true,
@@ -39,6 +39,113 @@ pub(crate) struct Cli {
     pub(crate) locking: LockingArg,
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// The subcommands as the top-level `--help` lists them: by what the reader is doing, a worker's
+/// calls together, the ways to look at jobs together (every subcommand in exactly one group; a
+/// test holds the list to the subcommands).
+const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "Add work",
+        &[
+            "enqueue",
+            "schedule",
+            "unschedule",
+            "schedules",
+            "enqueue-due",
+        ],
+    ),
+    ("Run workers and tools", &["work", "ui", "batch"]),
+    (
+        "Hold a lease (what a worker calls)",
+        &[
+            "claim-next",
+            "claim",
+            "renew",
+            "complete",
+            "fail",
+            "release",
+            "fenced",
+        ],
+    ),
+    (
+        "The same, many in one transaction",
+        &[
+            "claim-next-many",
+            "claim-many",
+            "renew-many",
+            "complete-many",
+        ],
+    ),
+    ("Look at one job", &["state", "inspect"]),
+    (
+        "Look at many jobs",
+        &[
+            "list-jobs",
+            "jobs",
+            "stats",
+            "queue-stats",
+            "oldest-waiting",
+            "workers",
+        ],
+    ),
+    (
+        "Look after the store",
+        &["init", "revive", "prune", "unlock"],
+    ),
+];
+
+/// The first sentence of a subcommand's description, for the grouped list.
+fn first_sentence(about: &str) -> &str {
+    let end = about
+        .find(". ")
+        .or_else(|| about.find("; "))
+        .map(|i| i + 1)
+        .unwrap_or(about.len());
+    about[..end].trim_end_matches(['.', ';'])
+}
+
+/// The grouped list of subcommands, aligned like clap's own.
+fn grouped_commands(cli: &clap::Command) -> String {
+    let width = GROUPS
+        .iter()
+        .flat_map(|(_, names)| names.iter())
+        .map(|name| name.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for (heading, names) in GROUPS {
+        out.push_str(heading);
+        out.push_str(":\n");
+        for name in *names {
+            let about = cli
+                .find_subcommand(name)
+                .and_then(|sub| sub.get_about())
+                .map(|about| about.to_string())
+                .unwrap_or_default();
+            out.push_str(&format!("  {name:<width$}  {}\n", first_sentence(&about)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The command line as clap reads it, its `--help` listing the subcommands by group.
+pub(crate) fn command() -> clap::Command {
+    let cli = Cli::command();
+    let template = format!(
+        "{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{}\
+         Each command's --help gives its options and an example: leasefence help claim-next\n\n\
+         Options:\n{{options}}{{after-help}}",
+        grouped_commands(&cli)
+    );
+    cli.help_template(template)
+}
+
+/// Reads the process's arguments (with the grouped `--help`).
+pub(crate) fn parse() -> Result<Cli, clap::Error> {
+    let matches = command().try_get_matches()?;
+    Cli::from_arg_matches(&matches)
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -505,7 +612,7 @@ impl Clock {
 
 #[cfg(test)]
 mod tests {
-    use super::Cli;
+    use super::{command, Cli, GROUPS};
     use clap::CommandFactory;
 
     /// The example lines of a subcommand's `--help`: after `Example:`, each indented line, the
@@ -560,5 +667,32 @@ mod tests {
             );
         }
         assert!(checked >= 30, "only {checked} examples found");
+    }
+
+    /// The grouped `--help` lists every subcommand exactly once, and names nothing else.
+    #[test]
+    fn the_grouped_help_lists_every_subcommand_once() {
+        let listed: Vec<&str> = GROUPS
+            .iter()
+            .flat_map(|(_, names)| names.iter().copied())
+            .collect();
+        let cli = Cli::command();
+        let mut real: Vec<&str> = cli.get_subcommands().map(|sub| sub.get_name()).collect();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        real.sort_unstable();
+        assert_eq!(sorted, real, "GROUPS and the subcommands differ");
+        let help = command().render_help().to_string();
+        for name in listed {
+            let lines = help
+                .lines()
+                .filter(|line| line.split_whitespace().next() == Some(name))
+                .count();
+            assert_eq!(lines, 1, "`{name}` is listed {lines} times in:\n{help}");
+        }
+        assert!(
+            help.contains("Options:") && help.contains("--busy-timeout"),
+            "{help}"
+        );
     }
 }

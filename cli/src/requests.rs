@@ -5,14 +5,12 @@ use leasefence::protocol::{execute, Request, Response, TargetBackend};
 use leasefence::{ErrorCode, Locking, OpenOptions};
 use serde_json::json;
 
-use clap::Parser as _;
-
-use crate::commands::{Cli, Command, Lease, LockingArg};
+use crate::commands::{Command, Lease, LockingArg};
 use crate::exit::{EXIT_INVALID, EXIT_OK, EXIT_REJECTED, EXIT_STORAGE};
 use crate::{batch, enqueue_stdin, jobs_table, unlock};
 
 pub(crate) fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    let cli = match crate::commands::parse() {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
