@@ -2,7 +2,7 @@
 // index.html (by their data-i18n keys) and the controller's and views' messages, one table per
 // language in messages/; here the page's language and t(), which looks a key up. Text may mark code with `backticks`, emphasis with **stars**, a key with [[K]]
 // and a cited title with *stars*; the views draw those as <code>, <strong>, <kbd> and <cite>,
-// always as text nodes (view/dom.js rich()).
+// always as text nodes (dom.js rich()).
 //
 // Words left in English inside the Japanese and Chinese texts are code (operation and column
 // names, in backticks), job ids, and names (leasefence, SQLite, OPFS, JSON); the browser test
