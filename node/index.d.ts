@@ -746,9 +746,10 @@ export interface JobWorkerOptions {
    * Told about every storage error the runtime retries (a busy database). `retryIn`: for a renew,
    * the seconds until it is tried again (the same rule wherever the heartbeat runs). `op` names the
    * call (`claimNext`, `renew`, ..., `enqueueDue` for the schedules' due slots the worker enqueues
-   * as it ticks, at most once a second). Default: nothing.
+   * as it ticks, at most once a second); `event` (with `event` named) for what a listener of `on`
+   * threw, which is then whatever it threw. Default: nothing.
    */
-  onError?: (error: LeaseError, context: { op: string; job?: string; retryIn?: number }) => void;
+  onError?: (error: LeaseError, context: { op: string; job?: string; retryIn?: number; event?: keyof WorkerEvents }) => void;
   /**
    * Where the lease is renewed. `'loop'` (the default): on the event loop, so a handler that
    * blocks it past the lease loses the lease (safe: a hung handler cannot keep a job). `'thread'`
@@ -790,8 +791,37 @@ export interface JobWorkerOptions {
  * process.on('SIGTERM', () => worker.stop());
  * await worker.run(async (job, { signal, payload }) => render(payload, { signal }));
  */
+/**
+ * What `JobWorker.on` tells, each once the write behind it has committed (a `lost` lease wrote
+ * nothing): the job and the fence of the attempt, and what happened.
+ */
+export interface WorkerEvents {
+  /** The job is done; `result` is the text stored. */
+  completed: { job: string; fence: Fence; attempt: number; result: string | null };
+  /** The attempt failed; the job runs again from `retryAt` (seconds). */
+  failed: { job: string; fence: Fence; attempt: number; error: string; retryAt: number };
+  /** The job failed for good (its last attempt, or a crash loop): `revive` brings it back. */
+  dead: { job: string; fence: Fence; attempt: number; error: string | null };
+  /** `stop()` gave the lease back, fence kept. */
+  released: { job: string; fence: Fence };
+  /** The lease ended or was taken over before the attempt could write; its result was discarded. */
+  lost: { job: string; fence: Fence; reason: Reason; message: string };
+}
+
 export declare class JobWorker {
   constructor(store: LeaseStore | PgLeaseStore, options: JobWorkerOptions);
+  /**
+   * Calls `listener` each time `event` happens to a job, once it is durable (unlike the handler's
+   * promise, which settles before its completion is written). A listener that throws or rejects
+   * goes to `onError` (op `event`). Returns the worker.
+   *
+   * ```ts
+   * worker.on('completed', ({ job, result }) => console.log(`${job}: ${result}`));
+   * ```
+   */
+  on<E extends keyof WorkerEvents>(event: E, listener: (detail: WorkerEvents[E]) => unknown): this;
+  /** Removes a listener `on` added. Returns the worker. */
+  off<E extends keyof WorkerEvents>(event: E, listener: (detail: WorkerEvents[E]) => unknown): this;
   readonly owner: string;
   /** A copy of the counters. */
   readonly stats: WorkerStats;

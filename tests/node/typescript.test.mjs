@@ -378,6 +378,12 @@ export async function worker(s: LeaseStore): Promise<void> {
   exact<string>()(wk.owner);
   const stats = exact<WorkerStats>()(wk.stats);
   exact<number>()(stats.claimed + stats.completed + stats.failed + stats.dead + stats.leasesLost + stats.staleWritesRefused + stats.renewals);
+  // Events: each listener gets its event's detail; on and off chain.
+  exact<typeof wk>()(wk.on('completed', (d) => exact<string | null>()(d.result)).on('failed', (d) => exact<number>()(d.retryAt + d.attempt)));
+  wk.on('dead', (d) => exact<string | null>()(d.error)).on('released', (d) => exact<string>()(d.job)).on('lost', (d) => exact<Reason>()(d.reason));
+  wk.off('completed', () => undefined);
+  // @ts-expect-error: there is no event 'complete'
+  wk.on('complete', () => undefined);
 
   const lost = new LeaseLostError('lease_lost', 'the lease ended', { code: 'expired', until: 3 });
   exact<Error>()(lost as Error);

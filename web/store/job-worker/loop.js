@@ -14,6 +14,9 @@ import { newLease } from './lease.js';
 import { workerOptions } from './options.js';
 import { timersFor } from './timers.js';
 
+/** What `JobWorker.on` can listen to. */
+const WORKER_EVENTS = Object.freeze(['completed', 'failed', 'dead', 'released', 'lost']);
+
 /**
  * Runs a handler on every job it claims from `store`, up to `concurrency` (default 1) at once, each
  * with its own lease and signal, all under the worker's one owner.
@@ -54,6 +57,7 @@ class JobWorker {
     staleWritesRefused: 0,
     renewals: 0,
   };
+  #listeners = new Map(); // event name -> Set of listeners (on / off)
   #running = false;
   #stopping = false;
   #wake = null; // ends the idle wait early, on stop or when a slot frees
@@ -103,6 +107,48 @@ class JobWorker {
   /** The owner name this worker claims as. */
   get owner() {
     return this.#owner;
+  }
+
+  /**
+   * Calls `listener(detail)` each time `event` happens to a job, once it is durable: the write
+   * that made it so has committed (as BullMQ's `completed` and `failed`, and unlike the handler's
+   * own promise, which settles before its completion is written). Events, each with `job` and
+   * `fence`: `completed` (`attempt`, `result`: the text stored), `failed` (`attempt`, `error`,
+   * `retryAt`: when it may run again), `dead` (`attempt`, `error`), `released` (given back by
+   * `stop()`), `lost` (`reason`, `message`: the lease ended or was taken over; nothing of the
+   * attempt was written). A listener that throws or rejects goes to `onError` (op `event`) and the
+   * worker goes on. Returns the worker, so calls chain.
+   *
+   *   worker.on('completed', ({ job, result }) => log(`${job} done: ${result}`))
+   *         .on('dead', ({ job, error }) => alert(job, error));
+   */
+  on(event, listener) {
+    if (!WORKER_EVENTS.includes(event)) {
+      throw invalidArgument(`JobWorker.on(): \`${String(event)}\` is no event; the events are ${WORKER_EVENTS.join(', ')}`);
+    }
+    if (typeof listener !== 'function') throw invalidArgument('JobWorker.on(): `listener` must be a function');
+    if (!this.#listeners.has(event)) this.#listeners.set(event, new Set());
+    this.#listeners.get(event).add(listener);
+    return this;
+  }
+
+  /** Removes a listener `on` added (nothing when it is not there). Returns the worker. */
+  off(event, listener) {
+    this.#listeners.get(event)?.delete(listener);
+    return this;
+  }
+
+  /** Tells the listeners of `event`; a listener's failure is reported, never thrown into the loop. */
+  #emit(event, detail) {
+    for (const listener of [...(this.#listeners.get(event) ?? [])]) {
+      const report = (error) => this.#onError(error, { op: 'event', event, job: detail.job });
+      try {
+        const returned = listener(detail);
+        if (returned && typeof returned.then === 'function') returned.then(undefined, report);
+      } catch (error) {
+        report(error);
+      }
+    }
   }
 
   /** A copy of the counters: claimed, completed, failed, dead, leasesLost, staleWritesRefused, renewals. */
@@ -388,7 +434,9 @@ class JobWorker {
         return;
       }
       if (!verdict.run) {
-        await this.#finish(lease, 'fail', (now) => [job, this.#owner, fence, now, null, verdict.error], 'dead');
+        await this.#finish(lease, 'fail', (now) => [job, this.#owner, fence, now, null, verdict.error], 'dead', {
+          detail: () => ({ attempt, error: verdict.error }),
+        });
         return;
       }
       this.#keep(lease, claimedAt);
@@ -396,7 +444,7 @@ class JobWorker {
       await lease.quiet();
       if (lease.signal.aborted) {
         if (lease.signal.reason?.code === 'stopped') {
-          await this.#finish(lease, 'release', () => [job, this.#owner, fence], null);
+          await this.#finish(lease, 'release', () => [job, this.#owner, fence], null, { event: 'released' });
         }
         return; // the lease is gone or given up: the result is discarded, never written
       }
@@ -416,11 +464,16 @@ class JobWorker {
           return;
         }
         if (!fenced) {
-          await this.#finish(lease, 'complete', (now) => [job, this.#owner, fence, now, text], 'completed');
+          await this.#finish(lease, 'complete', (now) => [job, this.#owner, fence, now, text], 'completed', {
+            detail: () => ({ attempt, result: text }),
+          });
           return;
         }
         try {
-          await this.#finish(lease, 'fenced', (now) => [job, this.#owner, fence, now, fenced.statements, { complete: true, result: text }], 'completed', { retryOnlyRetryable: true });
+          await this.#finish(lease, 'fenced', (now) => [job, this.#owner, fence, now, fenced.statements, { complete: true, result: text }], 'completed', {
+            retryOnlyRetryable: true,
+            detail: () => ({ attempt, result: text }),
+          });
         } catch (error) {
           // The store rolled the statements back: a statement's failure is the handler's.
           if (!isStatementError(error)) throw error;
@@ -509,7 +562,9 @@ class JobWorker {
       retryAt = await this.#rules.retryAt(now, attempt, this.#maxAttempts, delay);
       return [lease.job, this.#owner, lease.fence, now, retryAt, text];
     };
-    await this.#finish(lease, 'fail', args, () => (retryAt === null ? 'dead' : 'failed'));
+    await this.#finish(lease, 'fail', args, () => (retryAt === null ? 'dead' : 'failed'), {
+      detail: () => (retryAt === null ? { attempt, error: text } : { attempt, error: text, retryAt }),
+    });
   }
 
   /** Runs the handler; after the lease is lost, waits at most `abandonAfter` for it to settle. */
@@ -529,15 +584,19 @@ class JobWorker {
 
   /**
    * One write that ends the lease (complete, fail, release), retried on storage errors (a busy
-   * database) while the lease lasts. A refusal counts as a stale write and a lost lease.
+   * database) while the lease lasts. A refusal counts as a stale write and a lost lease. Once the
+   * write is granted (committed), the counter named `counter` counts it and the listeners of the
+   * event of that name (or `event`) hear of it, with `detail()` added to the job and fence.
    */
-  async #finish(lease, op, args, counter, retry) {
-    const answer = await this.#withinLease(lease, op, args, retry);
+  async #finish(lease, op, args, counter, { retryOnlyRetryable = false, event = null, detail = () => ({}) } = {}) {
+    const answer = await this.#withinLease(lease, op, args, { retryOnlyRetryable });
     if (answer === null) {
       this.#lose(lease, { code: 'expired', until: lease.end }, `could not ${op} before the lease ended: the store kept failing`);
     } else if (answer.value) {
       const name = typeof counter === 'function' ? counter() : counter;
       if (name) this.#counts[name] += 1;
+      const heard = event ?? name;
+      if (heard) this.#emit(heard, { job: lease.job, fence: lease.fence, ...detail() });
     } else {
       this.#counts.staleWritesRefused += 1;
       this.#lose(lease, answer.reason, `the store refused ${op}: the lease was lost`);
@@ -569,7 +628,8 @@ class JobWorker {
     if (lease.signal.aborted) return;
     this.#counts.leasesLost += 1;
     lease.abort(new LeaseLostError('lease_lost', `${lease.job} (fence ${lease.fence}): ${message}`, reason));
+    this.#emit('lost', { job: lease.job, fence: lease.fence, reason, message });
   }
 }
 
-export { JobWorker };
+export { JobWorker, WORKER_EVENTS };
