@@ -5,7 +5,7 @@ const path = require('node:path');
 const { engine } = require('./engine.cjs');
 const { leaseErrors } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
-const { DEFAULT_BUSY_TIMEOUT_MS } = require('./lease-store.cjs');
+const { busyTimeoutMsOf } = require('./busy-timeout.cjs');
 const { acceptOnPg, connectArguments, openPgGuard, refuseUrlAsPath } = require('./pg-store.cjs');
 
 const CONSTRUCT = Symbol('FenceGuard.open');
@@ -25,17 +25,17 @@ class FenceGuard {
    * (`invalid_argument`): this answers the synchronous guard, so a PostgreSQL URL goes to
    * `FenceGuard.connect`.
    * @param {string} file
-   * @param {{busyTimeoutMs?: number}} [options]
+   * @param {{busyTimeout?: number}} [options]
    */
   static async open(file, options = {}) {
     if (typeof file !== 'string' || file === '') {
       throw invalidArgument('FenceGuard.open(): `path` must be a non-empty string (a database file path)');
     }
     refuseUrlAsPath(file, 'FenceGuard');
-    const busyTimeoutMs = options?.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
-      throw invalidArgument('FenceGuard.open(): `busyTimeoutMs` must be a finite number >= 0');
+    if (options === null || typeof options !== 'object') {
+      throw invalidArgument('FenceGuard.open(): `options` must be an object');
     }
+    const busyTimeoutMs = busyTimeoutMsOf(options, 'FenceGuard.open()');
     const guard = new FenceGuard(CONSTRUCT);
     guard.#inner = leaseErrors(() => engine().openGuard(path.resolve(file), busyTimeoutMs));
     return guard;
@@ -46,10 +46,10 @@ class FenceGuard {
    * `leasefence_guard` where missing; its `write` answers a Promise. A file path is refused: that
    * is `FenceGuard.open`.
    * @param {string} url
-   * @param {{busyTimeoutMs?: number, maxConnections?: number}} [options]
+   * @param {{busyTimeout?: number, maxConnections?: number}} [options]
    */
   static async connect(url, options = {}) {
-    return openPgGuard(url, connectArguments(url, options, 'FenceGuard', DEFAULT_BUSY_TIMEOUT_MS));
+    return openPgGuard(url, connectArguments(url, options, 'FenceGuard'));
   }
 
   /**

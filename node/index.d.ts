@@ -262,8 +262,12 @@ export interface StoredSchedule {
 }
 
 export interface OpenOptions {
-  /** How long to wait for another process's lock before failing with `storage` (default 10000). */
-  busyTimeoutMs?: number;
+  /**
+   * How long to wait for another process's lock before failing with `storage`, in seconds like
+   * every time here (default 10; `0.25` is a quarter second). Before 0.1.0 this was
+   * `busyTimeoutMs`, in milliseconds: that name is now refused with `invalid_argument`.
+   */
+  busyTimeout?: number;
 }
 
 /** How `LeaseStore.open` opens its file: {@link OpenOptions} and `exclusive`. */
@@ -782,7 +786,7 @@ export interface JobWorkerOptions {
  * would keep a hung handler's job for ever. Split long CPU work with `await` (or move it to a
  * worker thread of your own) so the loop can renew, or choose `heartbeat: 'thread'`.
  *
- * Open the store with a `busyTimeoutMs` well below `heartbeatEvery` (a Node store call waits for
+ * Open the store with a `busyTimeout` well below `heartbeatEvery` (a Node store call waits for
  * the file's lock on the event loop); renews and writes that still fail with `storage` are retried
  * while the lease lasts.
  *

@@ -9,12 +9,12 @@ const { engine } = require('./engine.cjs');
 const { LeaseStoreCore, LeaseError, leaseErrors, wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
 const { openPostgres, refuseUrlAsPath, connectArguments } = require('./pg-store.cjs');
+const { busyTimeoutMsOf } = require('./busy-timeout.cjs');
 
 // The worker rules computed by this process's engine (the same for every store): see WORKER_RULES
 // in core.js.
 const WORKER_RULES = workerRulesOver((rule, args) => engine().rule(wasmRuleName(rule), args));
 
-const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const CONSTRUCT = Symbol('LeaseStore.open');
 let busyTimeoutOf; // (store) => its busyTimeoutMs, for the heartbeat thread's own connection
 let exclusiveOf; // (store) => whether it owns its file alone (no second connection can open it)
@@ -53,7 +53,7 @@ class LeaseStore extends LeaseStoreCore {
    * @param {string} file
    * `limits`: the largest payload, result and error text the store accepts, in bytes
    * (docs/contract.md section 13; defaults 1 MiB, 1 MiB, 64 KiB; 0: no limit).
-   * @param {{busyTimeoutMs?: number, exclusive?: boolean, limits?: {payload?: number, result?: number, error?: number}}} [options]
+   * @param {{busyTimeout?: number, exclusive?: boolean, limits?: {payload?: number, result?: number, error?: number}}} [options]
    */
   static async open(file, options = {}) {
     if (typeof file !== 'string' || file === '') {
@@ -63,10 +63,7 @@ class LeaseStore extends LeaseStoreCore {
     if (options === null || typeof options !== 'object') {
       throw invalidArgument('LeaseStore.open(): `options` must be an object');
     }
-    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
-      throw invalidArgument('LeaseStore.open(): `busyTimeoutMs` must be a finite number >= 0');
-    }
+    const busyTimeoutMs = busyTimeoutMsOf(options, 'LeaseStore.open()');
     const exclusive = options.exclusive ?? false;
     if (typeof exclusive !== 'boolean') {
       throw invalidArgument('LeaseStore.open(): `exclusive` must be true or false');
@@ -86,10 +83,10 @@ class LeaseStore extends LeaseStoreCore {
    * schema is checked (and made where missing) on a first connection, so a wrong password or an
    * unreachable server rejects here. A file path is refused: that is `LeaseStore.open`.
    * @param {string} url
-   * @param {{busyTimeoutMs?: number, maxConnections?: number}} [options]
+   * @param {{busyTimeout?: number, maxConnections?: number}} [options]
    */
   static async connect(url, options = {}) {
-    return openPostgres(url, connectArguments(url, options, 'LeaseStore', DEFAULT_BUSY_TIMEOUT_MS));
+    return openPostgres(url, connectArguments(url, options, 'LeaseStore'));
   }
 
   /**
@@ -298,7 +295,6 @@ class LeaseStore extends LeaseStoreCore {
 
 module.exports = {
   LeaseStore,
-  DEFAULT_BUSY_TIMEOUT_MS,
   busyTimeoutOf: (store) => busyTimeoutOf(store),
   exclusiveOf: (store) => exclusiveOf(store),
 };

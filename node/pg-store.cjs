@@ -10,6 +10,7 @@ const path = require('node:path');
 const wasm = require('./wasm/leasefence.js');
 const { LeaseStoreCore, leaseErrors, toLeaseError, wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 const { invalidArgument } = require('./errors.cjs');
+const { busyTimeoutMsOf } = require('./busy-timeout.cjs');
 
 const CONSTRUCT = Symbol('PgLeaseStore');
 
@@ -50,13 +51,13 @@ function refuseUrlAsPath(target, what) {
 
 /**
  * The checks of `<what>.connect(url, options)`, made before `pg` is loaded: a postgres:// URL, and
- * the options a server takes. Answers the options with the busy timeout filled in.
+ * the options a server takes. Answers the options with the busy timeout in milliseconds
+ * (`busyTimeoutMs`, what the engine takes) for the `busyTimeout` in seconds given.
  * @param {unknown} url
  * @param {unknown} options
  * @param {'LeaseStore' | 'FenceGuard'} what
- * @param {number} defaultBusyTimeoutMs
  */
-function connectArguments(url, options, what, defaultBusyTimeoutMs) {
+function connectArguments(url, options, what) {
   if (typeof url !== 'string' || !isPostgresUrl(url)) {
     throw invalidArgument(
       `${what}.connect(): \`url\` must be a postgres:// or postgresql:// URL (a PostgreSQL server); ` +
@@ -69,11 +70,8 @@ function connectArguments(url, options, what, defaultBusyTimeoutMs) {
   if (options.exclusive !== undefined) {
     throw invalidArgument(`${what}.connect(): \`exclusive\` is for SQLite files (${what}.open), not a PostgreSQL server`);
   }
-  const busyTimeoutMs = options.busyTimeoutMs ?? defaultBusyTimeoutMs;
-  if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw invalidArgument(`${what}.connect(): \`busyTimeoutMs\` must be a finite number >= 0`);
-  }
-  return { ...options, busyTimeoutMs };
+  const { busyTimeout: _seconds, ...rest } = options;
+  return { ...rest, busyTimeoutMs: busyTimeoutMsOf(options, `${what}.connect()`) };
 }
 
 /** Awaits `f()`, turning what it rejects with into a LeaseError. */

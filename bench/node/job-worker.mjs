@@ -151,7 +151,7 @@ async function withRows(count, oneCommit) {
 // Signal latency: the lease ends with every renew refused as busy; the handler notes when told.
 const rounds = Number(values['signal-rounds']);
 const lateMs = [];
-const busyStore = await LeaseStore.open(path.join(dir, 'signal.db'), { busyTimeoutMs: 10 });
+const busyStore = await LeaseStore.open(path.join(dir, 'signal.db'), { busyTimeout: 0.01 });
 for (let i = 0; i < rounds; i++) busyStore.enqueue(`s${i}`);
 const lock = `${busyStore.path}.lock`;
 const worker = new JobWorker(busyStore, { owner: 'signal', ttl: 0.3, idle: 0.01 });

@@ -47,7 +47,7 @@ let store;
 const openBy = Date.now() + 30 * 60 * 1000;
 while (!store) {
   try {
-    store = await LeaseStore.open(values.db, { busyTimeoutMs: Number(values['busy-timeout-ms']) });
+    store = await LeaseStore.open(values.db, { busyTimeout: Number(values['busy-timeout-ms']) / 1000 });
   } catch (error) {
     if (!error?.retryable || Date.now() > openBy) throw error;
   }

@@ -280,7 +280,7 @@ test('LeaseStore.open: bad paths and options', async () => {
     });
   }
   const good = path.join(dir, 'options.db');
-  const badOptions = [null, 'x', 5, true, { busyTimeoutMs: -1 }, { busyTimeoutMs: NaN }, { busyTimeoutMs: Infinity }, { busyTimeoutMs: -Infinity }, { busyTimeoutMs: '100' }, { busyTimeoutMs: true }, { busyTimeoutMs: {} }, { busyTimeoutMs: 1n }];
+  const badOptions = [null, 'x', 5, true, { busyTimeout: -1 }, { busyTimeout: NaN }, { busyTimeout: Infinity }, { busyTimeout: -Infinity }, { busyTimeout: '100' }, { busyTimeout: true }, { busyTimeout: {} }, { busyTimeout: 1n }, { busyTimeoutMs: 250 }];
   for (const bad of badOptions) {
     await assert.rejects(LeaseStore.open(good, bad), (e) => {
       assert.equal(e.code, 'invalid_argument', `open(path, ${label(bad)}): ${e.message}`);
@@ -289,7 +289,7 @@ test('LeaseStore.open: bad paths and options', async () => {
     assert.equal(fs.existsSync(good), false, `open(path, ${label(bad)}) created the file`);
   }
   // Good options still open.
-  for (const ok of [undefined, {}, { busyTimeoutMs: 0 }, { busyTimeoutMs: 250.5 }, { busyTimeoutMs: undefined }]) {
+  for (const ok of [undefined, {}, { busyTimeout: 0 }, { busyTimeout: 0.2505 }, { busyTimeout: undefined }]) {
     const store = await LeaseStore.open(good, ok);
     assert.equal(store.path, good);
     store.close();

@@ -31,7 +31,7 @@ const now = () => Date.now() / 1000;
 
 if (mode === 'check') {
   const started = performance.now();
-  const store = await LeaseStore.open(db, { busyTimeoutMs });
+  const store = await LeaseStore.open(db, { busyTimeout: busyTimeoutMs / 1000 });
   store.enqueue(name);
   const fence = store.claim(name, 'checker', now(), 60);
   const completed = fence !== null && store.complete(name, 'checker', fence, now(), 'checked');
@@ -40,7 +40,7 @@ if (mode === 'check') {
   say({ fence, completed, ms, stats: JSON.parse(wasm.vfsStats()) });
 } else if (mode === 'loop') {
   say({ opening: process.pid });
-  const store = await LeaseStore.open(db, { busyTimeoutMs });
+  const store = await LeaseStore.open(db, { busyTimeout: busyTimeoutMs / 1000 });
   const errors = [];
   let stop = false;
   let made = 0;

@@ -216,7 +216,7 @@ test('a live, stopped lock holder is never broken: others wait and fail with sto
     // In this process: opening needs the lock too, so it waits, then fails.
     for (const busyTimeoutMs of [0, 50, 300]) {
       const t0 = performance.now();
-      await assert.rejects(LeaseStore.open(db, { busyTimeoutMs }), (e) => {
+      await assert.rejects(LeaseStore.open(db, { busyTimeout: busyTimeoutMs / 1000 }), (e) => {
         assert.equal(e.code, 'storage', e.message);
         assert.match(e.message, /locked/);
         assert.equal(e.retryable, true, 'a lock held elsewhere is worth waiting out');
@@ -250,7 +250,7 @@ test('a live, stopped lock holder is never broken: others wait and fail with sto
   assert.equal(end.stats.lost, 0, 'the holder lost its lock while it was stopped');
   assertIntegrity(db);
   // And afterwards the file works for everybody.
-  const store = await LeaseStore.open(db, { busyTimeoutMs: 1000 });
+  const store = await LeaseStore.open(db, { busyTimeout: 1 });
   assert.equal(store.enqueue('after'), true);
   store.close();
 });
@@ -272,7 +272,7 @@ test('a running writer and short busy timeouts: operations work or fail with sto
   let now = Date.now() / 1000;
   while (Date.now() < end) {
     try {
-      store ??= await LeaseStore.open(db, { busyTimeoutMs: 2 });
+      store ??= await LeaseStore.open(db, { busyTimeout: 0.002 });
       now = Math.max(now, Date.now() / 1000);
       const grant = store.claimNext('short', now, 0.05);
       if (grant) {
@@ -342,7 +342,7 @@ test(
     }
     assert.ok(left, 'no terminate() hit a transaction');
     // The thread is gone; this process (and every other) must be able to use the file again.
-    const store = await LeaseStore.open(db, { busyTimeoutMs: 1000 });
+    const store = await LeaseStore.open(db, { busyTimeout: 1 });
     try {
       assert.notEqual(store.claimNext('main', 1e9, 1), null);
     } finally {

@@ -12,7 +12,7 @@ const now = () => Date.now() / 1000;
 
 async function freshStore() {
   const db = path.join(tempDir(), 'errors.db');
-  return { db, store: await LeaseStore.open(db, { busyTimeoutMs: 200 }) };
+  return { db, store: await LeaseStore.open(db, { busyTimeout: 0.2 }) };
 }
 
 /** What `f` throws, or what the Promise it returns rejects with. */
@@ -91,7 +91,7 @@ test('storage errors are LeaseErrors: a closed store, a failing statement, a cal
 test('a lease lost in JobWorker signals a LeaseLostError, which is a LeaseError', async () => {
   const { db, store } = await freshStore();
   store.enqueue('stolen');
-  const thief = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+  const thief = await LeaseStore.open(db, { busyTimeout: 0.05 });
   const worker = new JobWorker(store, { owner: 'slow', ttl: 0.6, idle: 0.05 });
   let reason = null;
   await worker.run(

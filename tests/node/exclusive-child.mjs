@@ -25,7 +25,7 @@ const say = (obj) => fs.writeSync(1, `${JSON.stringify(obj)}\n`);
 if (mode === 'open') {
   const started = performance.now();
   try {
-    const store = await LeaseStore.open(db, { exclusive: flag === '1', busyTimeoutMs: Number(timeout ?? 10_000) });
+    const store = await LeaseStore.open(db, { exclusive: flag === '1', busyTimeout: Number(timeout ?? 10_000) / 1000 });
     const jobs = store.stats(1e9);
     store.close();
     say({ opened: true, stats: jobs, ms: performance.now() - started });

@@ -79,7 +79,7 @@ test('while the owner has it open: the file is in WAL mode and a second store in
     assert.equal(fs.existsSync(`${db}-shm`), false, 'no shared memory file: the WAL index is in heap memory');
     for (const exclusive of [false, true]) {
       const started = performance.now();
-      await assert.rejects(LeaseStore.open(db, { exclusive, busyTimeoutMs: 10_000 }), (e) => {
+      await assert.rejects(LeaseStore.open(db, { exclusive, busyTimeout: 10 }), (e) => {
         assert.equal(e.code, 'storage');
         assert.match(e.message, new RegExp(`process ${process.pid} .*exclusive mode`));
         assert.match(e.message, /Close that store/);
@@ -200,7 +200,7 @@ for (const next of ['non-exclusive Node', 'exclusive Node', 'native CLI']) {
       const cli = spawnSync(nativeCli(), ['--db', db, 'stats', '--now', '1'], { encoding: 'utf8' });
       assert.equal(cli.status, 0, `the native CLI after the kill: ${cli.stdout} ${cli.stderr}`);
     } else {
-      const store = await withTimeout(LeaseStore.open(db, { exclusive: next === 'exclusive Node', busyTimeoutMs: 5_000 }), 20_000, 'open after the kill');
+      const store = await withTimeout(LeaseStore.open(db, { exclusive: next === 'exclusive Node', busyTimeout: 5 }), 20_000, 'open after the kill');
       try {
         for (const a of acks) {
           for (const job of a.jobs ?? []) assert.notEqual(store.state(job), null, `acknowledged job ${job} lost`);

@@ -79,7 +79,7 @@ test('I/O errors: every injected EIO or ENOSPC is a storage error that changed n
   let checked = 0;
   const lost = [];
   for (const { db, acks } of files) {
-    const store = await withTimeout(LeaseStore.open(db, { busyTimeoutMs: 5_000 }), 20_000, `open ${db}`);
+    const store = await withTimeout(LeaseStore.open(db, { busyTimeout: 5 }), 20_000, `open ${db}`);
     try {
       checked += acks.length;
       lost.push(...lostAcks(store, acks));
@@ -153,7 +153,7 @@ test('a simulated power loss during claimNext, renew, complete, fail and release
         assert.equal(acks.length, 0, `trial ${t}: the file is gone after ${acks.length} answers`);
         continue;
       }
-      const store = await withTimeout(LeaseStore.open(db, { busyTimeoutMs: 5_000 }), 20_000, `open after cut ${cut}`);
+      const store = await withTimeout(LeaseStore.open(db, { busyTimeout: 5 }), 20_000, `open after cut ${cut}`);
       try {
         checked += acks.length;
         lost.push(...lostAcks(store, acks).map((p) => `trial ${t} round ${round} cut ${cut} of ${syncs}: ${p}`));

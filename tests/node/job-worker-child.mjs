@@ -13,7 +13,7 @@ const { LeaseStore, JobWorker } = require(process.env.LEASEFENCE_PKG);
 const [mode, db, owner, ttlText, maxText, how] = process.argv.slice(2);
 const ttl = Number(ttlText);
 const print = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
-const store = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+const store = await LeaseStore.open(db, { busyTimeout: 0.05 });
 
 if (mode === 'held') {
   // Renews late in the lease: the test pauses this process between renews, never holding the file's lock.

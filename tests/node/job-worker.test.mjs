@@ -15,7 +15,7 @@ const dir = tempDir('leasefence-jobworker-');
 after(killLiveChildren);
 
 let files = 0;
-async function freshStore(options = { busyTimeoutMs: 50 }) {
+async function freshStore(options = { busyTimeout: 0.05 }) {
   const db = path.join(dir, `w${files++}.db`);
   return { db, store: await LeaseStore.open(db, options) };
 }
@@ -25,7 +25,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 test('the heartbeat keeps the lease across a handler that runs several ttls; a rival cannot claim meanwhile', async () => {
   const { db, store } = await freshStore();
   store.enqueue('long', null, 'the payload');
-  const rival = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+  const rival = await LeaseStore.open(db, { busyTimeout: 0.05 });
   const ttl = 1;
   const worker = new JobWorker(store, { owner: 'a', ttl, idle: 0.05 });
   const refusals = [];
@@ -64,7 +64,7 @@ test('the heartbeat keeps the lease across a handler that runs several ttls; a r
 test('a renew the store refuses (a newer fence holds the job) signals the handler with the reason, and its result is discarded', async () => {
   const { db, store } = await freshStore();
   store.enqueue('stolen');
-  const thief = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+  const thief = await LeaseStore.open(db, { busyTimeout: 0.05 });
   const ttl = 0.6;
   const worker = new JobWorker(store, { owner: 'slow', ttl, idle: 0.05 });
   let signalledAfter = null;
@@ -214,7 +214,7 @@ test('a paused worker process loses its lease to another process; after SIGCONT 
 });
 
 test('a busy database: renews are retried within the lease (the handler keeps it), and when the lease ends first the handler is signalled', async () => {
-  const { db, store } = await freshStore({ busyTimeoutMs: 20 });
+  const { db, store } = await freshStore({ busyTimeout: 0.02 });
   store.enqueue('through-busy');
   store.enqueue('busy-to-the-end');
   const ttl = 1.2;
@@ -421,7 +421,7 @@ test("heartbeat: 'thread' renews from a worker thread: a handler blocking the ev
   const { db, store } = await freshStore();
   store.enqueue('cpu-bound');
   store.enqueue('stolen');
-  const thief = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+  const thief = await LeaseStore.open(db, { busyTimeout: 0.05 });
   const ttl = 0.4;
   const worker = new JobWorker(store, { owner: 't', ttl, idle: 0.02, heartbeat: 'thread' });
   const seen = {};
@@ -465,8 +465,8 @@ test("heartbeat: 'loop' and 'thread' keep a lease by one rule: the same retry de
   // are the rule's, not the lock's.
   const ttl = 2.4; // renew every 0.8 s
   const runMode = async (heartbeat) => {
-    const { db, store } = await freshStore({ busyTimeoutMs: 0 });
-    const thief = await LeaseStore.open(db, { busyTimeoutMs: 0 });
+    const { db, store } = await freshStore({ busyTimeout: 0 });
+    const thief = await LeaseStore.open(db, { busyTimeout: 0 });
     for (const job of ['busy-then-free', 'busy-to-the-end', 'stolen']) store.enqueue(job);
     const retries = { 'busy-then-free': [], 'busy-to-the-end': [] };
     const lost = {};
@@ -580,7 +580,7 @@ test('fencedResult: the handler\'s rows and the completion commit together; a st
   const own = callerTables(store);
   store.enqueue('sum', null, '1,2,3');
   store.enqueue('stolen');
-  const rival = await LeaseStore.open(db, { busyTimeoutMs: 50 });
+  const rival = await LeaseStore.open(db, { busyTimeout: 0.05 });
   // ttl 30: the first heartbeat is 10 s away, so the only check a stale write meets is the store's.
   const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02 });
   // The rival's answers, asserted after the run: an assert thrown here would fail the stolen job,

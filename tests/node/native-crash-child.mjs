@@ -9,7 +9,7 @@ import { loadPackage } from './helpers.mjs';
 
 const [db, owner, mode] = process.argv.slice(2);
 const { LeaseStore } = loadPackage();
-const store = await LeaseStore.open(db, { busyTimeoutMs: 30_000 });
+const store = await LeaseStore.open(db, { busyTimeout: 30 });
 const say = (line) => fs.writeSync(1, `${JSON.stringify(line)}\n`); // unbuffered: printed means acknowledged
 const api = mode === 'grouped' ? store.grouped : store;
 say({ ready: store.engine });

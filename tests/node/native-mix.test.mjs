@@ -239,7 +239,7 @@ test('the two kinds exclude each other: a native batch waits for a stopped Node 
   // open): Node waits and fails, and `leasefence unlock` clears it.
   fs.mkdirSync(`${db}.lock`);
   try {
-    await assert.rejects(LeaseStore.open(db, { busyTimeoutMs: 200 }), (e) => e.code === 'storage' && /locked/.test(e.message));
+    await assert.rejects(LeaseStore.open(db, { busyTimeout: 0.2 }), (e) => e.code === 'storage' && /locked/.test(e.message));
     assert.ok(fs.statSync(`${db}.lock`).isDirectory(), 'Node removed a native lock');
     const unlock = spawnSync(CLI, ['--db', db, 'unlock'], { encoding: 'utf8' });
     assert.equal(unlock.status, 0, unlock.stdout + unlock.stderr);
@@ -248,7 +248,7 @@ test('the two kinds exclude each other: a native batch waits for a stopped Node 
   } finally {
     if (fs.existsSync(`${db}.lock`)) fs.rmdirSync(`${db}.lock`);
   }
-  const store = await LeaseStore.open(db, { busyTimeoutMs: 200 });
+  const store = await LeaseStore.open(db, { busyTimeout: 0.2 });
   assert.equal(store.enqueue('after'), true);
   store.close();
   assertIntegrity(db);
@@ -295,14 +295,14 @@ test('a native process killed while it holds the lock is broken by the next open
   for (let round = 0; round < ROUNDS; round++) {
     const holder = await nativeHolder(db, round);
     // Stopped, it is alive: nobody breaks its lock.
-    await assert.rejects(LeaseStore.open(db, { busyTimeoutMs: 200 }), (e) => e.code === 'storage' && /locked/.test(e.message));
+    await assert.rejects(LeaseStore.open(db, { busyTimeout: 0.2 }), (e) => e.code === 'storage' && /locked/.test(e.message));
     assert.ok(fs.readFileSync(`${db}.lock`, 'utf8').includes(`\npid=${holder.child.pid}\n`), 'a live native lock was broken');
     holder.child.kill('SIGKILL');
     assert.equal(await holder.exited, 'SIGKILL');
     const killed = performance.now();
     const kind = round % 2 === 0 ? 'node' : 'native';
     if (kind === 'node') {
-      const store = await LeaseStore.open(db, { busyTimeoutMs: 5000 });
+      const store = await LeaseStore.open(db, { busyTimeout: 5 });
       assert.equal(store.enqueue(`after-${round}`), true);
       times.node.push(performance.now() - killed);
       store.close();
@@ -373,7 +373,7 @@ test('a native WAL file is refused by LeaseStore.open with storage and a WAL mes
   const listing = fs.readdirSync(sub).sort();
   const hashes = Object.fromEntries(listing.map((f) => [f, fileHash(path.join(sub, f))]));
 
-  for (const options of [undefined, { busyTimeoutMs: 0 }]) {
+  for (const options of [undefined, { busyTimeout: 0 }]) {
     await assert.rejects(LeaseStore.open(db, options), (e) => {
       assert.ok(e instanceof Error);
       assert.equal(e.code, 'storage', e.message);

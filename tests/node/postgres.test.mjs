@@ -202,7 +202,7 @@ test('JobWorkers on PostgreSQL: two of them, concurrency 6 each, drain one queue
 
 test('a server restart mid-run: errors are retryable, nothing acknowledged is lost, the store carries on', { skip: skip || (!process.env.LEASEFENCE_PG_RESTART && 'needs LEASEFENCE_PG_RESTART') }, async () => {
   const url = await freshSchema('restart');
-  const store = await LeaseStore.connect(url, { busyTimeoutMs: 2000 });
+  const store = await LeaseStore.connect(url, { busyTimeout: 2 });
   const acknowledged = [];
   const errors = [];
   let restarted = false;
@@ -256,7 +256,7 @@ test('an unknown database is refused for good, an unreachable server is retryabl
   });
   // A port nobody listens on (the server's, plus one; chosen free by scripts/postgres.sh's range).
   const closed = `postgres://someone:s3cret-pass@127.0.0.1:${Number(server.port) + 1}/db`;
-  await assert.rejects(LeaseStore.connect(closed, { busyTimeoutMs: 1000 }), (error) => {
+  await assert.rejects(LeaseStore.connect(closed, { busyTimeout: 1 }), (error) => {
     assert.equal(error.code, 'storage');
     assert.equal(error.retryable, true, error.message);
     assert.ok(!error.message.includes('s3cret-pass'), error.message);

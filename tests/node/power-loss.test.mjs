@@ -117,7 +117,7 @@ for (const exclusive of [false, true]) {
       }
       if (fs.existsSync(`${db}.lock`)) locksLeft += 1;
       // The next opener: recovers the journal and the lock by itself, within its busy timeout.
-      const store = await withTimeout(LeaseStore.open(db, { busyTimeoutMs: 5_000 }), 20_000, `open after cut ${cut}`);
+      const store = await withTimeout(LeaseStore.open(db, { busyTimeout: 5 }), 20_000, `open after cut ${cut}`);
       try {
         for (const a of acks) {
           const row = store.state(a.job);
@@ -162,7 +162,7 @@ test('a power loss in the middle of a group: acknowledged answers kept, and each
       assert.equal(acks.length, 0, `cut ${cut}: the file is gone, but ${acks.length} answers were given`);
       continue;
     }
-    const store = await withTimeout(LeaseStore.open(db, { busyTimeoutMs: 5_000 }), 20_000, `open after cut ${cut}`);
+    const store = await withTimeout(LeaseStore.open(db, { busyTimeout: 5 }), 20_000, `open after cut ${cut}`);
     try {
       for (const a of acks) {
         const row = store.state(a.job);
@@ -199,7 +199,7 @@ async function fileWithJob() {
 }
 
 async function claimsWithin(db, ms) {
-  const store = await LeaseStore.open(db, { busyTimeoutMs: ms });
+  const store = await LeaseStore.open(db, { busyTimeout: ms / 1000 });
   try {
     return store.claim('j', 'W', 0, 10);
   } finally {

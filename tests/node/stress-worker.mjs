@@ -44,7 +44,7 @@ async function runLoop(config) {
   const ttlMax = config.ttlMax ?? 6;
   const random = rng(config.seed ?? 1);
   const pick = (n) => Math.floor(random() * n);
-  const store = await LeaseStore.open(db, { busyTimeoutMs: config.busyTimeoutMs ?? 30_000 });
+  const store = await LeaseStore.open(db, { busyTimeout: (config.busyTimeoutMs ?? 30_000) / 1000 });
   const out = {
     id,
     ops: 0,

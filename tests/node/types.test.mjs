@@ -68,7 +68,7 @@ test('open() answers only the file store and connect() only the PostgreSQL one: 
   const dir = tempDir('leasefence-entry-');
   for (const [klass, name] of [[LeaseStore, 'LeaseStore'], [FenceGuard, 'FenceGuard']]) {
     for (const url of ['postgres://app:s3cret@127.0.0.1:1/queue', 'postgresql://db.internal/queue', 'POSTGRES://db/queue']) {
-      await assert.rejects(klass.open(url, { busyTimeoutMs: 100 }), (error) => {
+      await assert.rejects(klass.open(url, { busyTimeout: 0.1 }), (error) => {
         assert.equal(error.code, 'invalid_argument', `${name}.open(${url}): ${error.message}`);
         assert.match(error.message, new RegExp(`^${name}\\.open\\(\\): \`path\` is a PostgreSQL URL.*\`await ${name}\\.connect\\(url\\)\``));
         assert.ok(!error.message.includes('s3cret'), error.message);
@@ -95,6 +95,8 @@ test('open() answers only the file store and connect() only the PostgreSQL one: 
   }
   await assert.rejects(LeaseStore.connect('postgres://db/queue', { exclusive: true }),
     (error) => error.code === 'invalid_argument' && /^LeaseStore\.connect\(\): `exclusive` is for SQLite files/.test(error.message));
-  await assert.rejects(LeaseStore.connect('postgres://db/queue', { busyTimeoutMs: -1 }),
-    (error) => error.code === 'invalid_argument' && /^LeaseStore\.connect\(\): `busyTimeoutMs`/.test(error.message));
+  await assert.rejects(LeaseStore.connect('postgres://db/queue', { busyTimeout: -1 }),
+    (error) => error.code === 'invalid_argument' && /^LeaseStore\.connect\(\): `busyTimeout` must be a finite number of seconds/.test(error.message));
+  await assert.rejects(LeaseStore.connect('postgres://db/queue', { busyTimeoutMs: 5000 }),
+    (error) => error.code === 'invalid_argument' && /`busyTimeoutMs` is now `busyTimeout`, in seconds/.test(error.message));
 });

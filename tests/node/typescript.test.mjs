@@ -170,7 +170,7 @@ export function describe(reason: Reason): string {
 }
 
 export async function postgres(url: string): Promise<void> {
-  const options: PgOpenOptions = { busyTimeoutMs: 500, maxConnections: 4 };
+  const options: PgOpenOptions = { busyTimeout: 0.5, maxConnections: 4 };
   const p = exact<PgLeaseStore>()(await LeaseStore.connect(url, options));
   exact<PgLeaseStore>()(await LeaseStore.connect('postgresql://db.internal/queue'));
   exact<string>()(p.url);
@@ -211,7 +211,7 @@ export async function fromString(target: string): Promise<void> {
 }
 
 export async function store(file: string): Promise<void> {
-  const options: OpenOptions = { busyTimeoutMs: 500 };
+  const options: OpenOptions = { busyTimeout: 0.5 };
   const exclusiveOptions: LeaseStoreOpenOptions = { ...options, exclusive: true };
   exact<boolean | undefined>()(exclusiveOptions.exclusive);
   const s = exact<LeaseStore>()(await LeaseStore.open(file, options));
@@ -331,7 +331,7 @@ export async function store(file: string): Promise<void> {
 }
 
 export async function guard(file: string): Promise<void> {
-  const g = exact<FenceGuard>()(await FenceGuard.open(file, { busyTimeoutMs: 100 }));
+  const g = exact<FenceGuard>()(await FenceGuard.open(file, { busyTimeout: 0.1 }));
   exact<FenceGuard>()(await FenceGuard.open(file));
   const answer = exact<GuardAnswer>()(g.write('key', 3, [{ sql: 'UPDATE t SET a = $1', params: [1] }]));
   if (answer.accepted) {

@@ -13,8 +13,8 @@ after(killLiveChildren);
 let files = 0;
 async function twoConnections() {
   const db = path.join(dir, `e${files++}.db`);
-  const store = await LeaseStore.open(db, { busyTimeoutMs: 2000 });
-  const observer = await LeaseStore.open(db, { busyTimeoutMs: 2000 });
+  const store = await LeaseStore.open(db, { busyTimeout: 2 });
+  const observer = await LeaseStore.open(db, { busyTimeout: 2 });
   return { store, observer };
 }
 
