@@ -348,11 +348,6 @@ export declare class LeaseStore {
   /** The worker runtime's rules, computed by the crate's core; JobWorker uses them. */
   readonly workerRules: WorkerRules;
   /**
-   * Why the last operation returned false or null, or null.
-   * @deprecated Use `withReason.<op>(...)`, which answers the reason with the call that caused it.
-   */
-  lastReason: Reason | null;
-  /**
    * Adds a job; false when the id exists (nothing changes, its payload included). Nobody can claim
    * it before `runAt` (default: at once); `payload` is handed to whoever claims it.
    */

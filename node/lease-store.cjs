@@ -27,7 +27,6 @@ let exclusiveOf; // (store) => whether it owns its file alone (no second connect
  *
  * The operations and `withReason` come from the shared core (web/store/core.js)
  * over a synchronous transport: the engine's store on this thread, and worker threads for claimMany.
- * `lastReason` (deprecated: use `withReason`) is kept because calls here are synchronous.
  */
 class LeaseStore extends LeaseStoreCore {
   #inner;
@@ -124,7 +123,6 @@ class LeaseStore extends LeaseStoreCore {
           return self.#inner.callGroup(calls);
         },
       },
-      { trackLastReason: true },
     );
     self = this;
     this.#inner = inner;
@@ -189,7 +187,6 @@ class LeaseStore extends LeaseStoreCore {
         'claimMany(): each owner claims on a connection of its own, which a store opened with `exclusive: true` admits none of; open the store without `exclusive` to race claims',
       );
     }
-    this.lastReason = null;
     if (owners.length === 0) return { value: [], reasons: [] };
     const gate = new Int32Array(new SharedArrayBuffer(8)); // [ready count, go flag]
     const file = this.#path;

@@ -218,7 +218,8 @@ export async function store(file: string): Promise<void> {
   exact<LeaseStore>()(await LeaseStore.open(file));
   exact<boolean>()(await LeaseStore.releaseTerminatedWorkerLock(file, 2));
   exact<string>()(s.path);
-  exact<Reason | null>()(s.lastReason);
+  // @ts-expect-error: no lastReason; withReason answers the reason with its call
+  void s.lastReason;
 
   exact<boolean>()(s.enqueue('a'));
   exact<boolean>()(s.enqueue('b', 10));

@@ -214,22 +214,14 @@ class GroupCommit {
 /**
  * The store over a transport `{call(op, args)}`. Every operation of OPERATIONS is a method
  * answering the bare value, and `withReason.<op>` answers `{value, reason}` with the reason of
- * that very call, so concurrent calls never see each other's reasons.
- *
- * `trackLastReason` keeps the deprecated `lastReason` property up to date; only for transports
- * that answer synchronously (Node), where no other call can run between an answer and its read.
+ * that very call, so concurrent calls never see each other's reasons (the one way to read why:
+ * no "last reason" kept on the store).
  */
 class LeaseStoreCore {
   #transport;
-  #trackLastReason;
 
-  constructor(transport, { trackLastReason = false } = {}) {
+  constructor(transport) {
     this.#transport = transport;
-    this.#trackLastReason = trackLastReason;
-    if (trackLastReason) {
-      /** @deprecated use `withReason.<op>(...)`, which returns the reason with its call. */
-      this.lastReason = null;
-    }
     const withReason = {};
     for (const { name, params, returns } of OPERATIONS) {
       const shape = returns === 'Answer<boolean>[]' ? withItemReasons : withReasonOf;
@@ -251,8 +243,6 @@ class LeaseStoreCore {
   #answer(op, args) {
     let answer = leaseErrors(() => this.#transport.call(op, args));
     if (isThenable(answer)) answer = answer.then(undefined, (error) => { throw toLeaseError(error); });
-    // A Promise (Node's claimMany) has no single reason; its transport clears lastReason.
-    if (this.#trackLastReason && !isThenable(answer)) this.lastReason = answer.reason ?? null;
     return answer;
   }
 }

@@ -1,9 +1,8 @@
 // The browser face of leasefence (docs/contract.md section 5), for pages: every call crosses to the
 // store's dedicated worker, so every method returns a Promise. Errors are LeaseErrors, as in Node.
 // The operations and `withReason` come from the core shared with Node (./core.js), over a
-// transport of messages to the worker. There is no `lastReason` here: calls are concurrent, so a
-// shared "last" reason could belong to any of them; `withReason.<op>(...)` resolves to
-// `{value, reason}` with the reason of that call.
+// transport of messages to the worker. `withReason.<op>(...)` resolves to `{value, reason}` with
+// the reason of that call.
 //
 // Why the request/response plumbing below (#send, the worker's onmessage) is hand-written rather
 // than comlink 4.4.2, the well-kept library for it (measured for issue 13):
