@@ -207,8 +207,8 @@ export interface WorkerCounters {
   completed: number;
   failed: number;
   dead: number;
-  leases_lost: number;
-  stale_writes_refused: number;
+  leasesLost: number;
+  staleWritesRefused: number;
   renewals: number;
 }
 
@@ -228,7 +228,7 @@ export interface WorkerInfo {
   host: string;
   pid: number;
   started: number;
-  last_seen: number;
+  lastSeen: number;
   until: number;
   stopped: number | null;
   alive: boolean;

@@ -49,6 +49,11 @@ async function runVectorInPage(vector) {
     if (['renew_many', 'complete_many', 'heartbeat'].includes(step.op) && Array.isArray(expect.value)) {
       expect.value = expect.value.map((item) => ({ value: item.value, reason: item.reason ?? null }));
     }
+    // A worker row in JavaScript's one casing (`lastSeen`, `counters.leasesLost`).
+    if (step.op === 'list_workers' && Array.isArray(expect.value)) {
+      const jsKeys = (o) => Object.fromEntries(Object.entries(o).map(([key, value]) => [jsName(key), value]));
+      expect.value = expect.value.map((worker) => ({ ...jsKeys(worker), counters: jsKeys(worker.counters) }));
+    }
     return expect;
   };
   // One database for every vector, erased in between: the OPFS pool is small and per origin.

@@ -77,6 +77,11 @@ function jsExpect(step) {
   if (['renew_many', 'complete_many', 'heartbeat'].includes(step.op) && Array.isArray(expect.value)) {
     expect.value = expect.value.map((item) => ({ value: item.value, reason: item.reason ?? null }));
   }
+  // A worker row in JavaScript's one casing (`lastSeen`, `counters.leasesLost`).
+  if (step.op === 'list_workers' && Array.isArray(expect.value)) {
+    const jsKeys = (o) => Object.fromEntries(Object.entries(o).map(([key, value]) => [jsName(key), value]));
+    expect.value = expect.value.map((worker) => ({ ...jsKeys(worker), counters: jsKeys(worker.counters) }));
+  }
   return expect;
 }
 

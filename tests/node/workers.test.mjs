@@ -11,16 +11,8 @@ import { loadPackage, tempDir } from './helpers.mjs';
 
 const { LeaseStore, JobWorker } = loadPackage();
 
-/** The worker's counters as the registry spells them. */
-const asStored = (stats) => ({
-  claimed: stats.claimed,
-  completed: stats.completed,
-  failed: stats.failed,
-  dead: stats.dead,
-  leases_lost: stats.leasesLost,
-  stale_writes_refused: stats.staleWritesRefused,
-  renewals: stats.renewals,
-});
+/** The registry's counters: the worker's own, spelled the same (one casing in JavaScript). */
+const asStored = (stats) => ({ ...stats });
 
 test('a JobWorker is alive in the registry while it runs, holding its leases, and gone with its counters after', async () => {
   const db = path.join(tempDir(), 'q.db');
@@ -57,6 +49,8 @@ test('a JobWorker is alive in the registry while it runs, holding its leases, an
   const row = seen.find((w) => w.owner === 'node-w');
   assert.ok(row, `node-w is not in the registry: ${JSON.stringify(seen)}`);
   assert.equal(row.alive, true);
+  assert.equal(typeof row.lastSeen, 'number', 'a worker row is spelled as JavaScript spells the rest (lastSeen)');
+  assert.equal('last_seen' in row, false);
   assert.equal(row.host, os.hostname());
   assert.equal(row.pid, process.pid);
   assert.deepEqual(row.holding.map((l) => l.job), ['slow']);

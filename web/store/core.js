@@ -243,9 +243,25 @@ class LeaseStoreCore {
   #answer(op, args) {
     let answer = leaseErrors(() => this.#transport.call(op, args));
     if (isThenable(answer)) answer = answer.then(undefined, (error) => { throw toLeaseError(error); });
-    return answer;
+    const spelled = JS_SPELLING[op];
+    return spelled ? settle(answer, (a) => (Array.isArray(a.value) ? { ...a, value: a.value.map(spelled) } : a)) : answer;
   }
 }
+
+/** A protocol name in JavaScript's spelling: `leases_lost` is `leasesLost`. */
+const camelName = (name) => name.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+
+/** `object` with every key in JavaScript's spelling. */
+const camelKeys = (object) => Object.fromEntries(Object.entries(object).map(([key, value]) => [camelName(key), value]));
+
+/**
+ * The answers whose items the wire (the protocol, the SQL) spells in snake_case, in the one casing
+ * of the JavaScript surface: a worker row's `lastSeen` and its counters (`leasesLost`,
+ * `staleWritesRefused`), as `JobWorker.stats` and the heartbeat's report spell them.
+ */
+const JS_SPELLING = {
+  listWorkers: (worker) => ({ ...camelKeys(worker), counters: camelKeys(worker.counters ?? {}) }),
+};
 
 // The bare-value methods, one per operation: `store.claim(...)` is `withReason.claim(...).value`
 // (or a Promise of it). Arguments are passed positionally, exactly as many as the operation has.
