@@ -123,10 +123,10 @@ async function measure(ui) {
   // fetches them: six at a time), then together the counts, the chart, the schedules, the first
   // page of jobs, the leases and the workers. A refresh: every 2 s the counts, chart, schedules
   // and first page, every second the leases and workers; timed here as all of them once.
-  const files = ['/dashboard/style.css', '/dashboard/main.js', '/shared/i18n.js', '/shared/dom.js',
+  const files = ['/dashboard/style.css', '/dashboard/main.js', '/common/i18n.js', '/common/dom.js',
     '/dashboard/model/lanes.js', '/dashboard/view/counts-view.js', '/dashboard/view/jobs-view.js',
-    '/dashboard/view/lanes-view.js', '/dashboard/view/registry-view.js', '/shared/messages/en.js',
-    '/shared/messages/ja.js', '/shared/messages/zh.js'];
+    '/dashboard/view/lanes-view.js', '/dashboard/view/registry-view.js', '/common/messages/en.js',
+    '/common/messages/ja.js', '/common/messages/zh.js'];
   const api = ['/api/stats', '/api/history', '/api/schedules', '/api/jobs?limit=50',
     '/api/jobs?state=leased&limit=500', '/api/workers'];
   const load = [];

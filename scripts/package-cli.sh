@@ -2,7 +2,7 @@
 # Packages the crate and the CLI as crates.io would get them, and builds the packaged copies
 # (cargo package verifies by building each from its .crate file, away from the workspace).
 # The CLI embeds the dashboard's page, which lives in web/ beside the pieces it shares with the
-# playground (web/shared/): this copies the page's folders into cli/dashboard-assets/ first (ignored by git,
+# playground (web/common/): this copies the page's folders into cli/dashboard-assets/ first (ignored by git,
 # packaged through Cargo.toml's `include`), where cli/build.rs finds them in a packaged crate.
 # cli/build.rs follows the page's imports, so a file missing from the copy fails the build.
 set -euo pipefail
@@ -12,7 +12,7 @@ rm -rf "$assets"
 mkdir -p "$assets/app"
 cp -R web/dashboard "$assets/dashboard"
 rm -f "$assets/dashboard/README.md"
-cp -R web/shared "$assets/shared"
+cp -R web/common "$assets/common"
 cp web/app/icon.svg "$assets/app/"
 # cargo package verifies the CLI against the just-packaged library through a local registry in
 # target/package, and unpacks it under CARGO_HOME's registry/src keyed by that registry's path and

@@ -35,7 +35,7 @@ test('from the first paint, the story panel shows the loading line or the story,
     await page.goto(server.url);
     await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
     const { seen, free, story, loading } = await page.evaluate(async () => {
-      const { t } = await import('/shared/i18n.js');
+      const { t } = await import('/common/i18n.js');
       const { findScenario, narration, STORY_ID } = await import('/app/model/scenarios.js');
       const plain = (text) => text.replace(/`/g, '');
       return {

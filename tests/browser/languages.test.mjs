@@ -141,7 +141,7 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
           .filter((text) => text !== undefined);
       }, lang);
       const probe = await page.evaluate(async (list) => {
-        const { rich } = await import('/shared/dom.js');
+        const { rich } = await import('/common/dom.js');
         const box = document.createElement('div');
         box.id = 'probe';
         document.body.append(box);

@@ -3,8 +3,8 @@
 // draw. The model (./model/) decides what a timeline means; the views (./view/) only draw what
 // they are given.
 import * as TL from './model/timeline.js';
-import { LANGUAGES, isLanguage, languageTag, pickLanguage } from '../shared/i18n.js';
-import { byId, h, replace } from '../shared/dom.js';
+import { LANGUAGES, isLanguage, languageTag, pickLanguage } from '../common/i18n.js';
+import { byId, h, replace } from '../common/dom.js';
 import { LANG_KEY, compact, setRedraw, state, ui } from './control/state.js';
 import { clearInput, invalidField } from './control/input.js';
 import { schedule } from './control/queue.js';

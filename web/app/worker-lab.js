@@ -16,7 +16,7 @@
 // the completion's transaction.
 import { JobWorker, fencedResult } from '../store/job-worker.js';
 import { LAB_MODES, LAB_WAKE } from './model/timeline.js';
-import { t } from '../shared/i18n.js';
+import { t } from '../common/i18n.js';
 // The report's body is data, in English ("A's report"); the lab's view draws it in the page's language.
 
 const JOB = 'job-report';

@@ -1,8 +1,8 @@
 // The dashboard's controller (`leasefence ui`): asks the JSON API under /api/ (the page's cookie
 // carries the token), keeps the lanes model up to date, and has the views draw; picks the
 // language (en, ja, zh) as the playground does. No state but what is drawn and the lanes.
-import { LANGUAGES, languageTag, pickLanguage, t as text } from '../shared/i18n.js';
-import { byId, h, replace, translatePage } from '../shared/dom.js';
+import { LANGUAGES, languageTag, pickLanguage, t as text } from '../common/i18n.js';
+import { byId, h, replace, translatePage } from '../common/dom.js';
 import { followLeases } from './model/lanes.js';
 import { renderChart, renderCounts } from './view/counts-view.js';
 import { duration } from './model/shown.js';

@@ -3,8 +3,8 @@
 import * as TL from '../model/timeline.js';
 import { fenceMemory, knownJobs, leases, usesQueues } from '../model/derive.js';
 import { fmt, statusLine } from '../model/describe.js';
-import { t } from '../../shared/i18n.js';
-import { h, replace } from '../../shared/dom.js';
+import { t } from '../../common/i18n.js';
+import { h, replace } from '../../common/dom.js';
 import { renderTimeline } from '../view/timeline-view.js';
 import { JOBS_COLUMNS, LEASE_ONLY_COLUMNS, QUEUE_COLUMNS, renderJobs } from '../view/table-view.js';
 import { renderCheck } from '../view/check-view.js';

@@ -1,7 +1,7 @@
 // Input errors: a banner saying what is wrong, and the field it is about marked invalid until the
 // next intent goes through or the person types into it. Below the lab and the intents, which
 // both check what was typed.
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 import { clearBanner, showBanner } from '../view/banner-view.js';
 import { state, ui } from './state.js';
 

@@ -2,7 +2,7 @@
 import * as TL from '../model/timeline.js';
 import { fenceFor, fenceMemory } from '../model/derive.js';
 import { fmt } from '../model/describe.js';
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 import { findScenario, scenarioDoc, stepPlayhead } from '../model/scenarios.js';
 import { clearBanner, showBanner } from '../view/banner-view.js';
 import { PLAY_MS, redraw, scenario, state, ui } from './state.js';

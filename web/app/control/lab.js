@@ -2,9 +2,9 @@
 // and a run kept outside the store while it lasts. Its settings go into saves and links through
 // sync.js's withLab; a run opened in the timeline is loaded by sharing.js's openLabRun.
 import * as TL from '../model/timeline.js';
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 import { parseSaved, serializeSaved } from '../model/saved.js';
-import { replace } from '../../shared/dom.js';
+import { replace } from '../../common/dom.js';
 import { LAB_PENDING_KEY, state, ui } from './state.js';
 import { stopPlaying } from './play.js';
 import { clearInput, inputError } from './input.js';

@@ -1,9 +1,9 @@
 // The page's language.
 import * as TL from '../model/timeline.js';
-import { MESSAGES, isLanguage, languageTag, t } from '../../shared/i18n.js';
+import { MESSAGES, isLanguage, languageTag, t } from '../../common/i18n.js';
 import { SCENARIOS, scenarioTitle } from '../model/scenarios.js';
 import { storageLine } from '../model/storage.js';
-import { h, replace, translatePage } from '../../shared/dom.js';
+import { h, replace, translatePage } from '../../common/dom.js';
 import { LANG_KEY, redraw, state, ui } from './state.js';
 
 function setLanguage(code, { remember = true } = {}) {

@@ -1,11 +1,11 @@
 // Opening the store: one tab at a time, the saved or shared timeline, storage persistence.
 import { PlaygroundStore } from '../playground-store.js';
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 import { STORY_ID, findScenario, scenarioDoc } from '../model/scenarios.js';
 import { parseSaved } from '../model/saved.js';
 import { storageLine } from '../model/storage.js';
 import initHost, { storagePersist } from '../pkg/leasefence_playground.js';
-import { replace } from '../../shared/dom.js';
+import { replace } from '../../common/dom.js';
 import { clearBanner, showBanner } from '../view/banner-view.js';
 import { DB_NAME, LOCK, SAVE_KEY, state, ui } from './state.js';
 import { schedule } from './queue.js';

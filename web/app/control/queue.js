@@ -1,5 +1,5 @@
 // One intent at a time. Seeks coalesce (dragging the slider asks for many; only the last counts).
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 import { showBanner } from '../view/banner-view.js';
 import { redraw, state, ui } from './state.js';
 import { stopPlaying } from './play.js';

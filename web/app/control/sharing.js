@@ -2,9 +2,9 @@
 // loading one with undo.
 import * as TL from '../model/timeline.js';
 import { docToHash, hashToDoc } from '../model/encoding.js';
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 import { findScenario, stepPlayhead, storyOn } from '../model/scenarios.js';
-import { h, replace } from '../../shared/dom.js';
+import { h, replace } from '../../common/dom.js';
 import { clearBanner, showBanner } from '../view/banner-view.js';
 import { state, ui } from './state.js';
 import { inputError } from './input.js';

@@ -2,9 +2,9 @@
 // the views put them on the page as text, never as markup.
 import { granted, jobOf } from './derive.js';
 
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 
-export { LANGUAGES, isLanguage } from '../../shared/i18n.js';
+export { LANGUAGES, isLanguage } from '../../common/i18n.js';
 
 /** Numbers as people write them: 10, 12.5, never 12.499999999. */
 export function fmt(n) {

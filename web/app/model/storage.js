@@ -1,6 +1,6 @@
 // The storage line under the timeline: what the browser answered to persist() and how much of the
 // origin's quota is used (both come from Rust over web-sys: crate/src/wasm/browser_host.rs).
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 
 const UNITS = ['B', 'kB', 'MB', 'GB', 'TB'];
 

@@ -1,6 +1,6 @@
 // Banners: errors (role=alert) and notices (role=status), each with optional buttons. The message
-// is always text (its `code` marks drawn as <code>, shared/dom.js rich()); buttons get their handlers from the controller.
-import { h, rich } from '../../shared/dom.js';
+// is always text (its `code` marks drawn as <code>, common/dom.js rich()); buttons get their handlers from the controller.
+import { h, rich } from '../../common/dom.js';
 
 /** Shows a banner; returns it. kind: 'error' | 'notice'. actions: [{label, run, id?}]. */
 export function showBanner(region, { kind, title, message, actions = [], key }) {

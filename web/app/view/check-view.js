@@ -2,10 +2,10 @@
 // recorded them (crate/src/wasm/trace.rs), for leasefence's `jobs` and the lease-only table side
 // by side, with one sentence on what the check decided. It draws what it is given; nothing here
 // writes SQL.
-import { h, replace, rich } from '../../shared/dom.js';
+import { h, replace, rich } from '../../common/dom.js';
 import { outcomeText, reasonText, statusLine } from '../model/describe.js';
 import { granted } from '../model/derive.js';
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 
 function statementItem(statement, lang) {
   const withValues = statement.expanded && statement.expanded !== statement.sql;

@@ -2,8 +2,8 @@
 // real JobWorker made and the store's answers: heartbeats as ticks, the stall as a band, the
 // lost-lease signal where it fired, the report bucket's writes, then what the bucket and the job
 // hold at the end; with the time slider before the end, what comes later is dimmed. Drawing only.
-import { h, replace, rich } from '../../shared/dom.js';
-import { t } from '../../shared/i18n.js';
+import { h, replace, rich } from '../../common/dom.js';
+import { t } from '../../common/i18n.js';
 
 const LANES = ['A', 'B', 'bucket'];
 

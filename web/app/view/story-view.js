@@ -1,8 +1,8 @@
 // The story panel: the scenario's title, the step, its source (presets from real incidents) and
 // the narration, all in the chosen language.
-import { replace, rich } from '../../shared/dom.js';
+import { replace, rich } from '../../common/dom.js';
 import { narration, pointsAtTables, scenarioSource, scenarioTitle } from '../model/scenarios.js';
-import { languageTag, t } from '../../shared/i18n.js';
+import { languageTag, t } from '../../common/i18n.js';
 
 export function renderStory(nodes, scenario, step, lang) {
   nodes.narration.setAttribute('lang', languageTag(lang));

@@ -2,9 +2,9 @@
 // lease-only counterfactual's `lease_only_jobs`, whose cells that differ from leasefence's are
 // marked. A dead job says so in `done` (its last error in the cell's title); a job backing off
 // after a failure has a "waits" pill by its `until`. Text only.
-import { h, replace } from '../../shared/dom.js';
+import { h, replace } from '../../common/dom.js';
 import { fmt } from '../model/describe.js';
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 
 export const JOBS_COLUMNS = Object.freeze(['id', 'owner', 'until', 'fence', 'result', 'done']);
 /** With a queue or a priority in use (derive.js usesQueues): the two columns section 11 adds. */

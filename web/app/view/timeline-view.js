@@ -1,11 +1,11 @@
 // Draws the timeline: one lane for the store and one per worker, every entry as a card in its
 // lane at its time, with its outcome in words; leases as bars; the playhead as a line. It only
 // renders what it is given (entries, outcomes, playhead, leases): no store, no state of its own.
-import { h, replace } from '../../shared/dom.js';
+import { h, replace } from '../../common/dom.js';
 import { LANES } from '../model/timeline.js';
 import { granted, jobOf } from '../model/derive.js';
 import { argsText, fmt, opName, outcomeText, statusLine, storeChipText } from '../model/describe.js';
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 
 const SIZES = {
   wide: { label: 60, card: 146, gap: 8, pxPerSec: 14, cardH: 72, shortH: 58, chipH: 24, bar: 16, pad: 12 },

@@ -1,10 +1,10 @@
 // The worker panels: what each worker remembers (its last fence for the selected job), and
 // whether that fence is still the store's current one.
-import { replace, h, rich } from '../../shared/dom.js';
+import { replace, h, rich } from '../../common/dom.js';
 import { WORKERS } from '../model/timeline.js';
 import { fenceFor } from '../model/derive.js';
 import { fmt } from '../model/describe.js';
-import { t } from '../../shared/i18n.js';
+import { t } from '../../common/i18n.js';
 
 // The message parts: strings, {job} (drawn as data) and {strong}.
 function parts(list) {

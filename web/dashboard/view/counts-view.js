@@ -1,6 +1,6 @@
 // The counts by queue and state (GET /api/stats), and the chart of the last minutes
 // (GET /api/history). Drawing only, from what they are given.
-import { h, replace } from '../../shared/dom.js';
+import { h, replace } from '../../common/dom.js';
 import { codeText } from './text-view.js';
 
 export const STATES = ['queued', 'scheduled', 'leased', 'done', 'dead'];

@@ -2,7 +2,7 @@
 // the last error and when it failed; and a job's own page (GET /api/job/ID): its row, payload,
 // result, current lease and every failed attempt. Drawing only: what a click does is the
 // controller's (`onRevive`); a job's link is its own address (`#job=ID`).
-import { h, append, replace } from '../../shared/dom.js';
+import { h, append, replace } from '../../common/dom.js';
 import { codeText, longText } from './text-view.js';
 
 /** The address of a job's page: this page with `#job=ID`. */

@@ -1,7 +1,7 @@
 // The leases in flight as lanes (model/lanes.js): one row per lease, its bar the time left of
 // the lease's length, its words what the polls saw: time left and renewals, expired, taken over,
 // ended. Drawing only.
-import { h, replace } from '../../shared/dom.js';
+import { h, replace } from '../../common/dom.js';
 import { laneLook } from '../model/lanes.js';
 import { codeText } from './text-view.js';
 

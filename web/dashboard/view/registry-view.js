@@ -1,7 +1,7 @@
 // The worker registry (GET /api/workers): alive, stopped or gone; what each holds; its counters,
 // the stale writes the store refused among them. And the recurring jobs (GET /api/schedules).
 // Drawing only.
-import { h, replace } from '../../shared/dom.js';
+import { h, replace } from '../../common/dom.js';
 import { codeText } from './text-view.js';
 
 export function renderWorkers(tbody, answer, { t, span }) {

@@ -1,7 +1,7 @@
 // Values the dashboard does not control, drawn so that none can widen the page or pose as
 // another: ids and owners cut to a line with invisible characters escaped (the whole in the
 // tooltip), long texts (payloads, results, errors) cut with a button that shows the whole.
-import { h } from '../../shared/dom.js';
+import { h } from '../../common/dom.js';
 import { clip, visible } from '../model/shown.js';
 
 /** How much of an id or owner a table cell shows. */
