@@ -26,4 +26,4 @@ function busyTimeoutMsOf(options, what) {
   return seconds * 1000;
 }
 
-module.exports = { busyTimeoutMsOf, DEFAULT_BUSY_TIMEOUT };
+module.exports = { busyTimeoutMsOf };

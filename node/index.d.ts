@@ -771,6 +771,23 @@ export interface JobWorkerOptions {
 }
 
 /**
+ * What `JobWorker.on` tells, each once the write behind it has committed (a `lost` lease wrote
+ * nothing): the job and the fence of the attempt, and what happened.
+ */
+export interface WorkerEvents {
+  /** The job is done; `result` is the text stored. */
+  completed: { job: string; fence: Fence; attempt: number; result: string | null };
+  /** The attempt failed; the job runs again from `retryAt` (seconds). */
+  failed: { job: string; fence: Fence; attempt: number; error: string; retryAt: number };
+  /** The job failed for good (its last attempt, or a crash loop): `revive` brings it back. */
+  dead: { job: string; fence: Fence; attempt: number; error: string | null };
+  /** `stop()` gave the lease back, fence kept. */
+  released: { job: string; fence: Fence };
+  /** The lease ended or was taken over before the attempt could write; its result was discarded. */
+  lost: { job: string; fence: Fence; reason: Reason; message: string };
+}
+
+/**
  * The worker runtime: claims jobs one at a time with `claimNext`, renews the lease while the
  * handler runs, signals the handler when the lease is lost, completes or fails the job.
  *
@@ -790,23 +807,6 @@ export interface JobWorkerOptions {
  * process.on('SIGTERM', () => worker.stop());
  * await worker.run(async (job, { signal, payload }) => render(payload, { signal }));
  */
-/**
- * What `JobWorker.on` tells, each once the write behind it has committed (a `lost` lease wrote
- * nothing): the job and the fence of the attempt, and what happened.
- */
-export interface WorkerEvents {
-  /** The job is done; `result` is the text stored. */
-  completed: { job: string; fence: Fence; attempt: number; result: string | null };
-  /** The attempt failed; the job runs again from `retryAt` (seconds). */
-  failed: { job: string; fence: Fence; attempt: number; error: string; retryAt: number };
-  /** The job failed for good (its last attempt, or a crash loop): `revive` brings it back. */
-  dead: { job: string; fence: Fence; attempt: number; error: string | null };
-  /** `stop()` gave the lease back, fence kept. */
-  released: { job: string; fence: Fence };
-  /** The lease ended or was taken over before the attempt could write; its result was discarded. */
-  lost: { job: string; fence: Fence; reason: Reason; message: string };
-}
-
 export declare class JobWorker {
   constructor(store: LeaseStore | PgLeaseStore, options: JobWorkerOptions);
   /**

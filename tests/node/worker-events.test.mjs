@@ -11,10 +11,15 @@ const dir = tempDir('leasefence-events-');
 after(killLiveChildren);
 
 let files = 0;
-async function twoConnections() {
+/** The worker's store and an observer's, on one fresh file, both closed when test `t` ends. */
+async function twoConnections(t) {
   const db = path.join(dir, `e${files++}.db`);
   const store = await LeaseStore.open(db, { busyTimeout: 2 });
   const observer = await LeaseStore.open(db, { busyTimeout: 2 });
+  t.after(() => {
+    store.close();
+    observer.close();
+  });
   return { store, observer };
 }
 
@@ -27,8 +32,8 @@ function record(worker, observer) {
   return heard;
 }
 
-test('completed, failed and dead are told after their writes commit, with what was written', async () => {
-  const { store, observer } = await twoConnections();
+test('completed, failed and dead are told after their writes commit, with what was written', async (t) => {
+  const { store, observer } = await twoConnections(t);
   store.enqueue('ok');
   store.enqueue('flaky');
   store.enqueue('bad');
@@ -69,12 +74,10 @@ test('completed, failed and dead are told after their writes commit, with what w
   const flaky = heard.filter((h) => h.detail.job === 'flaky');
   assert.deepEqual(flaky.map((h) => [h.detail.attempt, h.detail.error ?? null]), [[1, 'Error: once broken'], [2, null]]);
   assert.deepEqual(worker.stats, { ...worker.stats, completed: 2, failed: 2, dead: 1 });
-  store.close();
-  observer.close();
 });
 
-test('lost: a lease that ended while the handler blocked the event loop is told, and its retry completes', async () => {
-  const { store, observer } = await twoConnections();
+test('lost: a lease that ended while the handler blocked the event loop is told, and its retry completes', async (t) => {
+  const { store, observer } = await twoConnections(t);
   store.enqueue('blocked');
   const worker = new JobWorker(store, { owner: 'w', ttl: 0.3, idle: 0.02 });
   const heard = record(worker, observer);
@@ -94,12 +97,10 @@ test('lost: a lease that ended while the handler blocked the event loop is told,
   assert.equal(lost.detail.reason.code, 'expired');
   assert.match(lost.detail.message, /blocked the event loop/);
   assert.equal(lost.seen.state.done, false, 'the lost attempt wrote nothing');
-  store.close();
-  observer.close();
 });
 
-test('released: stop() gives the lease back, told once the release committed', async () => {
-  const { store, observer } = await twoConnections();
+test('released: stop() gives the lease back, told once the release committed', async (t) => {
+  const { store, observer } = await twoConnections(t);
   store.enqueue('long');
   const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02 });
   const heard = record(worker, observer);
@@ -118,12 +119,10 @@ test('released: stop() gives the lease back, told once the release committed', a
   assert.deepEqual(detail, { job: 'long', fence: 1 });
   assert.equal(seen.state.owner, null, 'released told while the lease was still held');
   assert.equal(seen.state.done, false);
-  store.close();
-  observer.close();
 });
 
-test('a listener that throws or rejects goes to onError and the worker goes on; off removes one', async () => {
-  const { store, observer } = await twoConnections();
+test('a listener that throws or rejects goes to onError and the worker goes on; off removes one', async (t) => {
+  const { store, observer } = await twoConnections(t);
   for (const job of ['a', 'b', 'c']) store.enqueue(job);
   const errors = [];
   const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, onError: (error, context) => errors.push({ message: error.message, ...context }) });
@@ -147,12 +146,10 @@ test('a listener that throws or rejects goes to onError and the worker goes on; 
     ['a', 'b', 'c'].flatMap((job) => [['event', 'completed', job, 'listener broke'], ['event', 'completed', job, 'listener rejected']]).sort(),
   );
   for (const job of ['a', 'b', 'c']) assert.equal(observer.state(job).done, true);
-  store.close();
-  observer.close();
 });
 
-test('on refuses an unknown event and a listener that is not a function', async () => {
-  const { store, observer } = await twoConnections();
+test('on refuses an unknown event and a listener that is not a function', async (t) => {
+  const { store, observer } = await twoConnections(t);
   const worker = new JobWorker(store, { owner: 'w', ttl: 30 });
   for (const [event, listener, words] of [
     ['complete', () => {}, /no event; the events are completed, failed, dead, released, lost/],
@@ -163,6 +160,4 @@ test('on refuses an unknown event and a listener that is not a function', async 
       (e) => e instanceof LeaseError && e.code === 'invalid_argument' && words.test(e.message),
     );
   }
-  store.close();
-  observer.close();
 });

@@ -1,5 +1,6 @@
 //! The page: `web/dashboard/` (its shell, controller, lanes model and views) with the pieces it
-//! shares with the playground (`web/common/`: `dom.js`, the language and the words), compiled into the binary so `leasefence ui` needs no files beside it.
+//! shares with the playground (`web/common/`: `dom.js`, the language and the words), compiled
+//! into the binary so `leasefence ui` needs no files beside it.
 //! Which files those are, build.rs finds by following the modules' imports.
 
 /// One file of the page: its path under the server's root and its text.
