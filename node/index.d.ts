@@ -347,6 +347,7 @@ export declare class LeaseStore {
   watch(onChange: () => void): { close(): void } | null;
   /** The worker runtime's rules, computed by the crate's core; JobWorker uses them. */
   readonly workerRules: WorkerRules;
+  // <generated operations: scripts/generate-operations.mjs>
   /**
    * Adds a job; false when the id exists (nothing changes, its payload included). Nobody can claim
    * it before `runAt` (default: at once); `payload` is handed to whoever claims it.
@@ -356,56 +357,73 @@ export declare class LeaseStore {
   state(job: string): JobState | null;
   /** The new fence, or null when missing, done or held. */
   claim(job: string, owner: string, now: number, ttl: number): Fence | null;
-  /** Extends your live lease to now + ttl. */
+  /** Extends your live lease to `now + ttl`. */
   renew(job: string, owner: string, fence: Fence, now: number, ttl: number): boolean;
   /** Stores the result and marks the job done, for the current live lease only. */
   complete(job: string, owner: string, fence: Fence, now: number, result: string | null): boolean;
   /** Gives your lease up early; the fence is kept. */
   release(job: string, owner: string, fence: Fence): boolean;
-  /** Claims the claimable job with the earliest lease end, then the oldest. */
-  claimNext(owner: string, now: number, ttl: number, queues?: string[] | null): ClaimedJob | null;
-  /** Claims one job for every owner at once, each on its own worker thread and connection. */
+  /**
+   * Claims one job for every owner at once; on a claimable job exactly one gets a fence. In Node
+   * each owner claims on its own worker thread and connection.
+   */
   claimMany(job: string, owners: string[], now: number, ttl: number): Promise<(Fence | null)[]>;
+  /**
+   * Claims the next claimable job of `queues` (null: every queue): higher priority first, then the
+   * earliest due.
+   */
+  claimNext(owner: string, now: number, ttl: number, queues?: string[] | null): ClaimedJob | null;
   /**
    * Records a failure of your live lease (the checks of complete). With a `retryAt` the job waits,
    * unowned, until then (fence kept); with null it is dead: done with no result, until `revive`.
    */
   fail(job: string, owner: string, fence: Fence, now: number, retryAt: number | null, error?: string | null): boolean;
-  /** Brings a dead job back, claimable from `now`, its fence kept; reason `not_found` or `not_dead`. */
+  /**
+   * Brings a dead job back, claimable from `now`, its fence kept; reason `not_found` or `not_dead`.
+   */
   revive(job: string, now: number): boolean;
   /** Row, attempts, dead mark, payload and failures of a job, or null. */
   inspect(job: string): Inspection | null;
   /** How many jobs are queued, scheduled, leased, done and dead at `now`. */
   stats(now: number, queue?: string | null): JobCounts;
   /**
-   * Fenced write: runs your statements (a list, or a synchronous callback) inside the transaction
-   * that checks your lease with renew's checks, and commits them only if the lease is current;
-   * with `{complete: true, result}` the job completes in the same commit. All or nothing: false
-   * (with the reason) when the lease is not current. Writes to `jobs` or `leasefence_*` tables,
-   * transaction control and PRAGMA throw `invalid_argument`; a failing statement throws `storage`.
+   * Fenced write: runs your statements inside the transaction that checks your lease with renew's
+   * checks, and commits them only if the lease is current; with `{complete: true, result}` the job
+   * completes in the same commit. All or nothing: false (with the reason) when the lease is not
+   * current. Writes to `jobs` or `leasefence_*` tables, transaction control and PRAGMA are refused
+   * with `invalid_argument`; a failing statement with `storage`. In Node `statements` may also be a
+   * synchronous callback `(tx) => void` running them.
    */
   fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): boolean;
   /**
    * Many jobs in one transaction (one sync): `enqueue` of every job, answered in order (false for
    * an id that exists or appeared earlier in the list). At most 1024 jobs; a longer list or a bad
-   * item throws `invalid_argument` and nothing changes. With `statements` (a list of `{sql,
-   * params}`, as `fenced` takes) they run first in the same transaction, without a lease: the
-   * jobs commit with your rows or not at all. A statement writing `jobs` or a `leasefence_*`
-   * table, or controlling the transaction, throws `invalid_argument`; a failing one throws
-   * `storage` with `statement` (its index); either way nothing changes.
+   * item is refused with `invalid_argument` and nothing changes. With `statements` (a list of
+   * `{sql, params}`, as `fenced` takes) they run first in the same transaction, without a lease:
+   * the jobs commit with your rows or not at all. A statement writing `jobs` or a `leasefence_*`
+   * table, or controlling the transaction, is refused with `invalid_argument`; a failing one fails
+   * with `storage` naming its index (`statement`); either way nothing changes.
    */
   enqueueMany(jobs: NewJob[], statements?: FencedStatement[] | null): boolean[];
-  /** Up to `n` (1 to 1024) successive claimNext calls in one transaction; fewer (or none) when fewer jobs are claimable. */
+  /**
+   * Up to `n` (1 to 1024) successive `claimNext` calls in one transaction; fewer (or none) when
+   * fewer jobs are claimable.
+   */
   claimNextMany(owner: string, n: number, now: number, ttl: number, queues?: string[] | null): ClaimedJob[];
-  /** `renew` of each of your leases in one transaction: one `{value, reason}` per lease, in order. */
+  /**
+   * `renew` of each of your leases in one transaction: one `{value, reason}` per lease, in order.
+   */
   renewMany(owner: string, leases: LeaseRef[], now: number, ttl: number): Answer<boolean>[];
-  /** `complete` of each of your leases with its result in one transaction: one `{value, reason}` per lease, in order. */
+  /**
+   * `complete` of each of your leases with its result in one transaction: one `{value, reason}` per
+   * lease, in order.
+   */
   completeMany(owner: string, leases: LeaseCompletion[], now: number): Answer<boolean>[];
   /**
    * Stores a recurring job (replacing one of the same name; its latest slot enqueued is kept): a
-   * 5-field cron pattern (minute hour day-of-month month day-of-week) read in `options.tz`. Each
-   * slot becomes the job `name@YYYY-MM-DDTHH:MM:SSZ` (the slot in UTC, runAt the slot). A bad
-   * pattern, time zone or option throws `invalid_argument` and nothing changes.
+   * 5-field cron pattern (minute hour day-of-month month day-of-week) read in the time zone `tz`.
+   * Each slot becomes the job `name@YYYY-MM-DDTHH:MM:SSZ` (the slot in UTC, `runAt` the slot). A
+   * bad pattern, time zone or option is refused with `invalid_argument` and nothing changes.
    */
   schedule(name: string, cron: string, options?: ScheduleOptions): boolean;
   /** Removes a schedule: true, or false when there was none. Its jobs stay. */
@@ -414,49 +432,51 @@ export declare class LeaseStore {
   schedules(): StoredSchedule[];
   /**
    * Enqueues every schedule's due slot at `now` in one transaction (the latest slot at or before
-   * `now`; with `missed: "all"` every missed one) and answers the ids it added: `[]` when they
-   * exist already. A JobWorker calls it as it ticks.
+   * `now`; with `missed: "all"` every missed one) and answers the ids it added: none when they
+   * exist already. A worker calls it as it ticks.
    */
   enqueueDue(now: number): string[];
   /**
    * When an idle worker serving `queues` (every queue when null) has something to look at again
-   * without being woken: `job`, the earliest time an open job of those queues falls due (a delayed
-   * job, a retry, a lease's end; at or before `now` when one is claimable already), and `slot`, the
-   * next slot of any schedule after `now`; each null when there is none. A JobWorker rests until
-   * the earlier of them (or its poll) unless woken.
+   * without being woken: `job`, the earliest time an open job of those queues falls due (at or
+   * before `now` when one is claimable already), and `slot`, the next slot of any schedule after
+   * `now`; each null when there is none.
    */
   nextDue(now: number, queues?: string[] | null): NextDue;
   /**
    * One page of jobs at `now` (of `status` and `queue` when given), read through an index: newest
-   * enqueued first; `queued` longest due first, `scheduled` next due first, `leased` next to
-   * expire first. `limit` 1 to 1000 (default 50); pass the page's `next` as `after` for more.
+   * enqueued first; `queued` longest due first, `scheduled` next due first, `leased` next to expire
+   * first. `limit` 1 to 1000 (default 50); pass the page's `next` as `after` for more.
    */
   listJobs(now: number, status?: JobStatus | null, queue?: string | null, after?: string | null, limit?: number | null): JobPage;
   /** Every queue that has a job, by name, with its jobs in each state at `now`. */
   queueStats(now: number): QueueCounts[];
   /**
+   * The worker registry: records `owner`'s beat (alive until `now + ttl`, gone at once when the
+   * worker is stopping) and renews `leases` to `now + ttl`, in one transaction: one `{value,
+   * reason}` per lease, as `renewMany` answers. Rows of workers gone for an hour are deleted by the
+   * next beat.
+   */
+  heartbeat(owner: string, leases: LeaseRef[], now: number, ttl: number, worker: WorkerReport): Answer<boolean>[];
+  /**
+   * Every worker of the registry (alive first, then the latest seen; at most 1000) with the live
+   * leases it holds.
+   */
+  listWorkers(now: number): WorkerInfo[];
+  /**
    * Each queue with a job claimable at `now`, with since when its longest-waiting claimable job has
-   * waited: the later of the job's `until` (run time, retry time, a lapsed lease's end) and its
-   * enqueue time, stamped by the store's clock. The age is `now - since`.
+   * waited: the later of the job's `until` and its enqueue time, stamped by the store's clock. The
+   * age is `now - since`.
    */
   oldestWaiting(now: number): QueueWaiting[];
   /**
    * Deletes jobs that finished (completed, or dead unless `keepDead`) before `before`, Unix
    * seconds, with their payloads and failures, at most `limit` of them (null: all), 1,000 per
-   * transaction so workers go on meanwhile. Open and unfinished jobs are never touched. Answers
-   * how many it deleted. The store's fence floor rises to the highest fence deleted, so an id
-   * enqueued again starts above every fence it had. `onlyDead`: dead jobs only.
+   * transaction so workers go on meanwhile. Open and unfinished jobs are never touched. Answers how
+   * many it deleted. The store's fence floor rises to the highest fence deleted, so an id enqueued
+   * again starts above every fence it had. `onlyDead`: dead jobs only.
    */
   prune(before: number, keepDead?: boolean | null, limit?: number | null, onlyDead?: boolean | null): number;
-  /**
-   * The worker registry: records `owner`'s beat (alive until `now + ttl`, gone at once when
-   * `worker.stopping`) and renews `leases` to `now + ttl`, in one transaction: one `{value,
-   * reason}` per lease, as renewMany answers. A JobWorker sends it with its renewals, so being
-   * seen costs no sync of its own. Rows of workers gone for an hour are deleted by the next beat.
-   */
-  heartbeat(owner: string, leases: LeaseRef[], now: number, ttl: number, worker: WorkerReport): Answer<boolean>[];
-  /** Every worker of the registry (alive first, then the latest seen; at most 1000) with the live leases it holds. */
-  listWorkers(now: number): WorkerInfo[];
   /**
    * The same operations, answering `{value, reason}` (`reason` null when the store agreed), and
    * `claimMany` `{value, reasons}`: one reason (or null) per owner, in the order of `owners`. The
@@ -469,13 +489,8 @@ export declare class LeaseStore {
     renew(job: string, owner: string, fence: Fence, now: number, ttl: number): Answer<boolean>;
     complete(job: string, owner: string, fence: Fence, now: number, result: string | null): Answer<boolean>;
     release(job: string, owner: string, fence: Fence): Answer<boolean>;
+    claimMany(job: string, owners: string[], now: number, ttl: number): Promise<{ value: (Fence | null)[]; reasons: (Reason | null)[] }>;
     claimNext(owner: string, now: number, ttl: number, queues?: string[] | null): Answer<ClaimedJob | null>;
-    claimMany(
-      job: string,
-      owners: string[],
-      now: number,
-      ttl: number,
-    ): Promise<{ value: (Fence | null)[]; reasons: (Reason | null)[] }>;
     fail(job: string, owner: string, fence: Fence, now: number, retryAt: number | null, error?: string | null): Answer<boolean>;
     revive(job: string, now: number): Answer<boolean>;
     inspect(job: string): Answer<Inspection | null>;
@@ -492,11 +507,12 @@ export declare class LeaseStore {
     nextDue(now: number, queues?: string[] | null): Answer<NextDue>;
     listJobs(now: number, status?: JobStatus | null, queue?: string | null, after?: string | null, limit?: number | null): Answer<JobPage>;
     queueStats(now: number): Answer<QueueCounts[]>;
-    oldestWaiting(now: number): Answer<QueueWaiting[]>;
     heartbeat(owner: string, leases: LeaseRef[], now: number, ttl: number, worker: WorkerReport): Answer<Answer<boolean>[]>;
     listWorkers(now: number): Answer<WorkerInfo[]>;
+    oldestWaiting(now: number): Answer<QueueWaiting[]>;
     prune(before: number, keepDead?: boolean | null, limit?: number | null, onlyDead?: boolean | null): Answer<number>;
   };
+  // </generated operations>
   /** Closes the connection; later calls throw with code `storage`. */
   close(): void;
   /**

@@ -28,6 +28,8 @@ step "format and lints"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 cargo fmt --all -- --check
 node scripts/check-imports.mjs
+# The npm package's operation table and typings are generated from the crate's catalogue.
+node scripts/generate-operations.mjs --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The Node-API addon (feature addon) is no workspace default: lint it as scripts/build-addon.sh builds it.
 cargo clippy -p leasefence --no-default-features --features addon --quiet -- -D warnings

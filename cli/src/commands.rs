@@ -55,7 +55,10 @@ const GROUPS: &[(&str, &[&str])] = &[
             "enqueue-due",
         ],
     ),
-    ("Run workers and tools", &["work", "ui", "batch"]),
+    (
+        "Run workers and tools",
+        &["work", "ui", "batch", "operations"],
+    ),
     (
         "Hold a lease (what a worker calls)",
         &[
@@ -581,6 +584,13 @@ pub(crate) enum Command {
     /// {"value":"free"|"cleared"} (exit 0) or {"value":"in_use","pids":[...]} (exit 1).
     #[command(after_help = "Example:\n  leasefence --db queue.db unlock")]
     Unlock,
+    /// Print every operation of the protocol as JSON: its name, its positional parameters (kind,
+    /// optional, nullable), what it answers and what it does. Needs no --db.
+    ///
+    /// Bindings in other languages are generated from it; the npm package's method table and
+    /// typings are (scripts/generate-operations.mjs).
+    #[command(after_help = "Example:\n  leasefence operations")]
+    Operations,
     /// Run your SQL statements in the transaction that checks your lease: committed only
     /// while the lease is current, all or nothing; with --complete the job completes in the
     /// same commit. Writes to `jobs` or a `leasefence_*` table are refused.

@@ -21,6 +21,8 @@ mod exit;
 #[cfg(not(target_arch = "wasm32"))]
 mod jobs_table;
 #[cfg(not(target_arch = "wasm32"))]
+mod operations;
+#[cfg(not(target_arch = "wasm32"))]
 mod requests;
 #[cfg(not(target_arch = "wasm32"))]
 mod ui;

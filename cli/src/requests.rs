@@ -21,6 +21,10 @@ pub(crate) fn run() -> i32 {
             };
         }
     };
+    // The only command that needs no database.
+    if let Command::Operations = cli.command {
+        return crate::operations::print();
+    }
     let Some(db) = cli.db else {
         eprintln!("leasefence: --db PATH|URL is required (or set LEASEFENCE_DB)");
         return EXIT_INVALID;
@@ -46,6 +50,7 @@ pub(crate) fn run() -> i32 {
     let mut backend = TargetBackend::new(db.clone(), options.clone());
     let request = match cli.command {
         Command::Unlock => return unlock::unlock(&db),
+        Command::Operations => return crate::operations::print(),
         Command::Batch => return batch::batch(&mut backend),
         Command::Work(args) => return crate::work::run(&db, &options, args),
         Command::Ui(args) => return crate::ui::run(&db, &options, args),

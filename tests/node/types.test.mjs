@@ -1,9 +1,11 @@
-// node/index.d.ts is hand-written for its comments, but its operations are checked against the one
-// table of operations (web/store/core.js, bundled into the package's index.cjs): names, parameter names and types,
-// and return types. Change the table or the types alone and this fails.
+// The operations of node/index.d.ts and the table of web/store/operations.js (bundled into the
+// package's index.cjs) are generated from the crate's one definition of the operations by
+// scripts/generate-operations.mjs: a stale file fails here, and the declarations are checked
+// against the table (names, parameter names and types, returns).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import test from 'node:test';
 import { PKG, ROOT, tempDir } from './helpers.mjs';
@@ -16,10 +18,15 @@ function declarations() {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '').replace(/\s+/g, ' ').replace(/,\s*\)/g, ')').replace(/\(\s+/g, '(').replace(/\s+\)/g, ')');
 }
 
-function signature({ params, types: own }, types) {
-  const typeOf = (name) => own[name] ?? types[name];
-  return params.map((p) => `${p}: ${typeOf(p.replace(/\?$/, ''))}`).join(', ');
+function signature({ params, types }) {
+  return params.map((p) => `${p}: ${types[p.replace(/\?$/, '')]}`).join(', ');
 }
+
+test('web/store/operations.js and the operations of index.d.ts are what the crate generates', () => {
+  // Runs the generator in --check mode: it asks the CLI (cargo run) for the catalogue.
+  const run = spawnSync(process.execPath, [path.join(ROOT, 'scripts/generate-operations.mjs'), '--check'], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(run.status, 0, `${run.stdout}${run.stderr}`);
+});
 
 test('the package bundles web/store/core.js: its store has the operations of the table, in order', async () => {
   const { LeaseStore } = require(path.join(PKG, 'index.cjs'));
@@ -42,14 +49,14 @@ test('protocolName gives the protocol spelling of the table names', async () => 
 });
 
 test('index.d.ts declares exactly the operations of the table, with its parameters and returns', async () => {
-  const { OPERATIONS, PARAM_TYPES } = await import(path.join(ROOT, 'web/store/core.js'));
+  const { OPERATIONS } = await import(path.join(ROOT, 'web/store/core.js'));
   const d = declarations();
   const klass = d.slice(d.indexOf('export declare class LeaseStore'), d.indexOf('readonly withReason'));
   const from = d.indexOf('readonly withReason');
   // The class's own close(), after the table (other interfaces may declare a close() earlier).
   const withReason = d.slice(from, d.indexOf('close(): void', from));
   for (const op of OPERATIONS) {
-    const args = signature(op, PARAM_TYPES);
+    const args = signature(op);
     const returns = op.name === 'claimMany' ? `Promise<${op.returns}>` : op.returns;
     assert.ok(klass.includes(` ${op.name}(${args}): ${returns};`), `LeaseStore.${op.name}(${args}): ${returns} not declared`);
     const answer = op.name === 'claimMany'

@@ -1,86 +1,11 @@
 // The JavaScript core of leasefence, shared by Node (node/index.cjs, bundled with it into the npm
-// package by scripts/package.sh) and the browser (./lease-store.js, served as is):
-// the table of operations of docs/contract.md section 5, written once, and the store class built
-// over a transport. The transport runs one operation and answers `{value, reason}`: synchronously
+// package by scripts/package.sh) and the browser (./lease-store.js, served as is): the store class
+// built over a transport, one method per operation of ./operations.js (generated from the crate's
+// one definition of the operations by scripts/generate-operations.mjs). The transport runs one operation and answers `{value, reason}`: synchronously
 // in Node (the wasm store on the caller's thread), as a Promise in the browser (messages to the
 // store's worker). Argument checks, the contract and the error codes stay in Rust.
 
-/** Parameter types, by name: node/index.d.ts is checked against them (tests/node/types.test.mjs). */
-const PARAM_TYPES = Object.freeze({
-  job: 'string',
-  owner: 'string',
-  owners: 'string[]',
-  fence: 'Fence',
-  now: 'number',
-  ttl: 'number',
-  result: 'string | null',
-  runAt: 'number | null',
-  payload: 'string | null',
-  retryAt: 'number | null',
-  error: 'string | null',
-  statements: 'FencedStatement[] | FencedWork',
-  options: 'FencedOptions',
-  jobs: 'NewJob[]',
-  n: 'number',
-  leases: 'LeaseRef[]',
-  queue: 'string | null',
-  priority: 'number | null',
-  queues: 'string[] | null',
-  name: 'string',
-  cron: 'string',
-  status: 'JobStatus | null',
-  after: 'string | null',
-  limit: 'number | null',
-  worker: 'WorkerReport',
-  before: 'number',
-  keepDead: 'boolean | null',
-  onlyDead: 'boolean | null',
-});
-
-/**
- * The operations, in the contract's order: name, positional parameters and what they return. A
- * parameter whose name ends in `?` may be left out (undefined means the same as null). `types`
- * overrides PARAM_TYPES for one operation (completeMany's leases carry a result).
- */
-const OPERATIONS = Object.freeze([
-  // Queues and priorities (section 11): optional trailing arguments.
-  { name: 'enqueue', params: ['job', 'runAt?', 'payload?', 'queue?', 'priority?'], returns: 'boolean' },
-  { name: 'state', params: ['job'], returns: 'JobState | null' },
-  { name: 'claim', params: ['job', 'owner', 'now', 'ttl'], returns: 'Fence | null' },
-  { name: 'renew', params: ['job', 'owner', 'fence', 'now', 'ttl'], returns: 'boolean' },
-  { name: 'complete', params: ['job', 'owner', 'fence', 'now', 'result'], returns: 'boolean' },
-  { name: 'release', params: ['job', 'owner', 'fence'], returns: 'boolean' },
-  { name: 'claimNext', params: ['owner', 'now', 'ttl', 'queues?'], returns: 'ClaimedJob | null' },
-  { name: 'claimMany', params: ['job', 'owners', 'now', 'ttl'], returns: '(Fence | null)[]' },
-  { name: 'fail', params: ['job', 'owner', 'fence', 'now', 'retryAt', 'error?'], returns: 'boolean' },
-  { name: 'revive', params: ['job', 'now'], returns: 'boolean' },
-  { name: 'inspect', params: ['job'], returns: 'Inspection | null' },
-  { name: 'stats', params: ['now', 'queue?'], returns: 'JobCounts' },
-  // Fenced writes: `statements` is a list of {sql, params}, or in Node a synchronous callback.
-  { name: 'fenced', params: ['job', 'owner', 'fence', 'now', 'statements', 'options?'], returns: 'boolean' },
-  // Many jobs per transaction (section 10): each item answered as its single operation would be.
-  // Enqueue in your own transaction (section 11): your statements, then the jobs, one commit.
-  { name: 'enqueueMany', params: ['jobs', 'statements?'], returns: 'boolean[]', types: { statements: 'FencedStatement[] | null' } },
-  { name: 'claimNextMany', params: ['owner', 'n', 'now', 'ttl', 'queues?'], returns: 'ClaimedJob[]' },
-  { name: 'renewMany', params: ['owner', 'leases', 'now', 'ttl'], returns: 'Answer<boolean>[]' },
-  { name: 'completeMany', params: ['owner', 'leases', 'now'], returns: 'Answer<boolean>[]', types: { leases: 'LeaseCompletion[]' } },
-  // Recurring jobs (section 11): the cron patterns and time zones are read by the crate's core.
-  { name: 'schedule', params: ['name', 'cron', 'options?'], returns: 'boolean', types: { options: 'ScheduleOptions' } },
-  { name: 'unschedule', params: ['name'], returns: 'boolean' },
-  { name: 'schedules', params: [], returns: 'StoredSchedule[]' },
-  { name: 'enqueueDue', params: ['now'], returns: 'string[]' },
-  // Waking (section 11): when an idle worker looks again unless woken.
-  { name: 'nextDue', params: ['now', 'queues?'], returns: 'NextDue' },
-  // What a dashboard reads: a page of jobs through an index, every queue's counts at once.
-  { name: 'listJobs', params: ['now', 'status?', 'queue?', 'after?', 'limit?'], returns: 'JobPage' },
-  { name: 'queueStats', params: ['now'], returns: 'QueueCounts[]' },
-  { name: 'oldestWaiting', params: ['now'], returns: 'QueueWaiting[]' },
-  // The worker registry: a worker's beat with its renewals (one transaction), and every worker.
-  { name: 'heartbeat', params: ['owner', 'leases', 'now', 'ttl', 'worker'], returns: 'Answer<boolean>[]' },
-  { name: 'listWorkers', params: ['now'], returns: 'WorkerInfo[]' },
-  // Retention (section 13): finished jobs older than `before` deleted, at most `limit` of them.
-  { name: 'prune', params: ['before', 'keepDead?', 'limit?', 'onlyDead?'], returns: 'number' },
-].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types ?? {}) })));
+import { OPERATIONS } from './operations.js';
 
 /**
  * The protocol's name (docs/contract.md section 4) for a name of the table above: an operation's
@@ -291,4 +216,4 @@ function workerRulesOver(call) {
   return Object.freeze(Object.fromEntries(WORKER_RULES.map((rule) => [rule, (...args) => call(rule, args)])));
 }
 
-export { OPERATIONS, PARAM_TYPES, LeaseStoreCore, LeaseError, toLeaseError, leaseErrors, settle, protocolName, WORKER_RULES, wasmRuleName, workerRulesOver };
+export { OPERATIONS, LeaseStoreCore, LeaseError, toLeaseError, leaseErrors, settle, protocolName, WORKER_RULES, wasmRuleName, workerRulesOver };

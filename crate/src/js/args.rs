@@ -226,6 +226,8 @@ impl<'a, V: JsArg + Clone> Source for Args<'a, V> {
     }
     fn options<T>(
         &mut self,
+        // Errors keep saying `options` (the name callers and tests know), for a worker's too.
+        _name: &'static str,
         read: impl FnOnce(&mut Member<'a, V>) -> Result<T, ArgError>,
     ) -> Result<T, ArgError> {
         // JavaScript's options are one object argument; left out or null, it has no members.

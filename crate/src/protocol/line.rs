@@ -183,6 +183,7 @@ impl<'a> Source for Fields<'a> {
 
     fn options<T>(
         &mut self,
+        _name: &'static str,
         read: impl FnOnce(&mut Fields<'a>) -> Result<T, Response>,
     ) -> Result<T, Response> {
         // The protocol's options are members of the request itself.

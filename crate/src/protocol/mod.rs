@@ -24,6 +24,7 @@
 //! # Ok::<(), leasefence::Error>(())
 //! ```
 
+mod catalogue;
 mod dispatch;
 pub(crate) mod json;
 mod line;
@@ -38,6 +39,7 @@ use crate::outcome::Fence;
 use crate::rules;
 use crate::rules::fenced::{Finish, Statement};
 // The wasm calls answer with the typed value (no JSON in between).
+pub use catalogue::{operations, Operation, Parameter};
 #[cfg_attr(not(web), allow(unused_imports))]
 pub(crate) use dispatch::answer;
 #[cfg(all(pg, web))]

@@ -156,8 +156,14 @@ pub(crate) trait Members {
     fn number(&mut self, name: &'static str) -> Result<f64, Self::Error>;
     /// An optional string: absent or null is `None` (`payload`, `error`).
     fn maybe_string(&mut self, name: &'static str) -> Result<Option<String>, Self::Error>;
-    /// An optional number: absent or null is `None` (`run_at`, `retry_at`).
+    /// An optional number: absent or null is `None` (`run_at`).
     fn maybe_number(&mut self, name: &'static str) -> Result<Option<f64>, Self::Error>;
+    /// A number or null that callers are asked always to pass, because null means something
+    /// (`retry_at`: null makes the job dead). Read as [`Members::maybe_number`] (absent is null);
+    /// only the operations' signatures ([`super::catalogue`]) tell it apart.
+    fn nullable_number(&mut self, name: &'static str) -> Result<Option<f64>, Self::Error> {
+        self.maybe_number(name)
+    }
     /// A fence: an integer.
     fn fence(&mut self, name: &'static str) -> Result<Fence, Self::Error>;
     /// An optional integer within `i64`: absent or null is `None` (`priority`). A number that is
@@ -193,10 +199,12 @@ pub(crate) trait Source: Members {
     ) -> Result<Option<Vec<Statement>>, Self::Error>;
     /// The tail of a `fenced` request: its statements, whether the job completes, the result.
     fn fenced_writes(&mut self) -> Result<FencedArgs, Self::Error>;
-    /// The options of a `schedule` request, read by `read`: members of the request itself in
-    /// the protocol, the members of one options object (`{tz, queue, ...}`) in JavaScript.
+    /// The options of a `schedule` request (or a heartbeat's `worker`), read by `read`: members
+    /// of the request itself in the protocol, the members of one object argument (`{tz, queue,
+    /// ...}`) in JavaScript. `name` is that argument's name in a positional signature.
     fn options<T>(
         &mut self,
+        name: &'static str,
         read: impl FnOnce(&mut Self::Item) -> Result<T, Self::Error>,
     ) -> Result<T, Self::Error>;
     /// Called once every field was read: the place for a held-back value error.
@@ -280,7 +288,7 @@ impl Request {
                 owner: s.string("owner")?,
                 fence: s.fence("fence")?,
                 now: s.number("now")?,
-                retry_at: s.maybe_number("retry_at")?,
+                retry_at: s.nullable_number("retry_at")?,
                 error: s.maybe_string("error")?,
             },
             Op::Revive => Request::Revive {
@@ -326,7 +334,7 @@ impl Request {
             },
             Op::Schedule => {
                 let (name, cron) = (s.string("name")?, s.string("cron")?);
-                let options = s.options(|o| {
+                let options = s.options("options", |o| {
                     Ok(ScheduleOptions {
                         tz: o.maybe_string("tz")?,
                         queue: o.maybe_string("queue")?,
@@ -370,7 +378,7 @@ impl Request {
                 let owner = s.string("owner")?;
                 let leases = s.objects("leases", |item| lease_item(item, false))?;
                 let (now, ttl) = (s.number("now")?, s.number("ttl")?);
-                let worker = s.options(|o| {
+                let worker = s.options("worker", |o| {
                     let count = |o: &mut S::Item, name| o.maybe_integer(name);
                     Ok(WorkerFields {
                         host: o.string("host")?,
