@@ -25,12 +25,29 @@ export type Reason =
   /** `revive` only: the job is not dead. */
   | { code: 'not_dead' };
 
-/** The job `claimNext` claimed, with the payload given at enqueue (or null). */
-export interface ClaimedJob {
+/**
+ * A lease: who holds which generation of a job. `claimLease` and `claimNext` answer one, and
+ * `renew`, `complete`, `fail`, `release` and `fenced` take it in place of `(job, owner, fence)`;
+ * a list of `renewMany`, `completeMany` or `heartbeat` may hold leases of the call's owner.
+ * @example
+ * const lease = store.claimNext('worker-a', Date.now() / 1000, 30);
+ * if (lease) store.complete(lease, Date.now() / 1000, 'done');
+ */
+export interface Lease {
   job: string;
+  /** Who claimed it. */
+  owner: string;
+  /** The generation this lease holds: the store refuses every write made with an older one. */
+  fence: Fence;
+}
+
+/** The job `claimNext` claimed: its lease, with the payload given at enqueue (or null). */
+export interface ClaimedJob extends Lease {
   /** The new lease's fence. */
   fence: Fence;
   payload: string | null;
+  /** Which attempt this is: 1 for the first claim (`fence - (base ?? 0)`). */
+  attempt: number;
   /**
    * The fence the job started at, present when not 0: the store's fence floor when the job was
    * enqueued (after a `prune`). The attempt is `fence - (base ?? 0)`.
@@ -358,11 +375,11 @@ export declare class LeaseStore {
   /** The new fence, or null when missing, done or held. */
   claim(job: string, owner: string, now: number, ttl: number): Fence | null;
   /** Extends your live lease to `now + ttl`. */
-  renew(job: string, owner: string, fence: Fence, now: number, ttl: number): boolean;
+  renew(...args: [job: string, owner: string, fence: Fence, now: number, ttl: number] | [lease: Lease, now: number, ttl: number]): boolean;
   /** Stores the result and marks the job done, for the current live lease only. */
-  complete(job: string, owner: string, fence: Fence, now: number, result: string | null): boolean;
+  complete(...args: [job: string, owner: string, fence: Fence, now: number, result: string | null] | [lease: Lease, now: number, result: string | null]): boolean;
   /** Gives your lease up early; the fence is kept. */
-  release(job: string, owner: string, fence: Fence): boolean;
+  release(...args: [job: string, owner: string, fence: Fence] | [lease: Lease]): boolean;
   /**
    * Claims one job for every owner at once; on a claimable job exactly one gets a fence. In Node
    * each owner claims on its own worker thread and connection.
@@ -377,7 +394,7 @@ export declare class LeaseStore {
    * Records a failure of your live lease (the checks of complete). With a `retryAt` the job waits,
    * unowned, until then (fence kept); with null it is dead: done with no result, until `revive`.
    */
-  fail(job: string, owner: string, fence: Fence, now: number, retryAt: number | null, error?: string | null): boolean;
+  fail(...args: [job: string, owner: string, fence: Fence, now: number, retryAt: number | null, error?: string | null] | [lease: Lease, now: number, retryAt: number | null, error?: string | null]): boolean;
   /**
    * Brings a dead job back, claimable from `now`, its fence kept; reason `not_found` or `not_dead`.
    */
@@ -394,7 +411,7 @@ export declare class LeaseStore {
    * with `invalid_argument`; a failing statement with `storage`. In Node `statements` may also be a
    * synchronous callback `(tx) => void` running them.
    */
-  fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): boolean;
+  fenced(...args: [job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions] | [lease: Lease, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions]): boolean;
   /**
    * Many jobs in one transaction (one sync): `enqueue` of every job, answered in order (false for
    * an id that exists or appeared earlier in the list). At most 1024 jobs; a longer list or a bad
@@ -478,6 +495,16 @@ export declare class LeaseStore {
    */
   prune(before: number, keepDead?: boolean | null, limit?: number | null, onlyDead?: boolean | null): number;
   /**
+   * The store's fence floor: the highest fence `prune` ever deleted (0 before any). Every job
+   * enqueued since starts above it, so no fence is ever handed out twice.
+   */
+  fenceFloor(): Fence;
+  /**
+   * `claim`, answering the lease (`{job, owner, fence}`, what `renew`, `complete`, `fail`,
+   * `release` and `fenced` take) or null.
+   */
+  claimLease(job: string, owner: string, now: number, ttl: number): Lease | null;
+  /**
    * The same operations, answering `{value, reason}` (`reason` null when the store agreed), and
    * `claimMany` `{value, reasons}`: one reason (or null) per owner, in the order of `owners`. The
    * browser build answers the same shapes (as Promises).
@@ -486,16 +513,16 @@ export declare class LeaseStore {
     enqueue(job: string, runAt?: number | null, payload?: string | null, queue?: string | null, priority?: number | null): Answer<boolean>;
     state(job: string): Answer<JobState | null>;
     claim(job: string, owner: string, now: number, ttl: number): Answer<Fence | null>;
-    renew(job: string, owner: string, fence: Fence, now: number, ttl: number): Answer<boolean>;
-    complete(job: string, owner: string, fence: Fence, now: number, result: string | null): Answer<boolean>;
-    release(job: string, owner: string, fence: Fence): Answer<boolean>;
+    renew(...args: [job: string, owner: string, fence: Fence, now: number, ttl: number] | [lease: Lease, now: number, ttl: number]): Answer<boolean>;
+    complete(...args: [job: string, owner: string, fence: Fence, now: number, result: string | null] | [lease: Lease, now: number, result: string | null]): Answer<boolean>;
+    release(...args: [job: string, owner: string, fence: Fence] | [lease: Lease]): Answer<boolean>;
     claimMany(job: string, owners: string[], now: number, ttl: number): Promise<{ value: (Fence | null)[]; reasons: (Reason | null)[] }>;
     claimNext(owner: string, now: number, ttl: number, queues?: string[] | null): Answer<ClaimedJob | null>;
-    fail(job: string, owner: string, fence: Fence, now: number, retryAt: number | null, error?: string | null): Answer<boolean>;
+    fail(...args: [job: string, owner: string, fence: Fence, now: number, retryAt: number | null, error?: string | null] | [lease: Lease, now: number, retryAt: number | null, error?: string | null]): Answer<boolean>;
     revive(job: string, now: number): Answer<boolean>;
     inspect(job: string): Answer<Inspection | null>;
     stats(now: number, queue?: string | null): Answer<JobCounts>;
-    fenced(job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions): Answer<boolean>;
+    fenced(...args: [job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions] | [lease: Lease, now: number, statements: FencedStatement[] | FencedWork, options?: FencedOptions]): Answer<boolean>;
     enqueueMany(jobs: NewJob[], statements?: FencedStatement[] | null): Answer<boolean[]>;
     claimNextMany(owner: string, n: number, now: number, ttl: number, queues?: string[] | null): Answer<ClaimedJob[]>;
     renewMany(owner: string, leases: LeaseRef[], now: number, ttl: number): Answer<Answer<boolean>[]>;
@@ -511,6 +538,8 @@ export declare class LeaseStore {
     listWorkers(now: number): Answer<WorkerInfo[]>;
     oldestWaiting(now: number): Answer<QueueWaiting[]>;
     prune(before: number, keepDead?: boolean | null, limit?: number | null, onlyDead?: boolean | null): Answer<number>;
+    fenceFloor(): Answer<Fence>;
+    claimLease(job: string, owner: string, now: number, ttl: number): Answer<Lease | null>;
   };
   // </generated operations>
   /** Closes the connection; later calls throw with code `storage`. */
@@ -552,7 +581,11 @@ export interface PgFencedTx {
 export type PgFencedWork = (tx: PgFencedTx) => Promise<unknown> | void;
 
 /** `fenced` on PostgreSQL: a statement list, or a callback that may await. */
-type PgFenced<R> = (job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | PgFencedWork, options?: FencedOptions) => Promise<R>;
+type PgFenced<R> = (
+  ...args:
+    | [job: string, owner: string, fence: Fence, now: number, statements: FencedStatement[] | PgFencedWork, options?: FencedOptions]
+    | [lease: Lease, now: number, statements: FencedStatement[] | PgFencedWork, options?: FencedOptions]
+) => Promise<R>;
 
 /**
  * A lease store on a PostgreSQL server (`await LeaseStore.connect('postgres://...')`): the

@@ -156,6 +156,7 @@ class PgLeaseStore extends LeaseStoreCore {
         if (op === 'fenced' && typeof args[4] === 'function') return fencedWith(inner, ...args.slice(0, 5), args[5]);
         return inner.call(op, args);
       },
+      promised: true,
     });
     this.#pool = pool;
     this.#inner = inner;

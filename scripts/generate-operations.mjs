@@ -35,6 +35,8 @@ function catalogue() {
 // Promise; a fenced write's statements may also be a synchronous callback (Node).
 const NOT_IN_JAVASCRIPT = new Set(['init']);
 const PROMISED = new Set(['claimMany']);
+// The parameters that make a lease (web/store/core.js spreads a lease object into them).
+const LEASE_PARAMS = ['job', 'owner', 'fence'];
 const JS_NOTES = {
   claimMany: 'In Node each owner claims on its own worker thread and connection.',
   fenced: 'In Node `statements` may also be a synchronous callback `(tx) => void` running them.',
@@ -152,9 +154,30 @@ function docComment(text, indent) {
   return [`${indent}/**`, ...lines.map((l) => `${indent} * ${l}`), `${indent} */`].join('\n');
 }
 
-const signature = (op) => op.params.map((p) => `${p}: ${op.types[p.replace(/\?$/, '')]}`).join(', ');
+const parameters = (op, params) => params.map((p) => `${p}: ${op.types[p.replace(/\?$/, '')]}`).join(', ');
 
-function typingsSection(ops) {
+/**
+ * An operation's parameters as TypeScript declares them; one starting with `(job, owner, fence)`
+ * takes a Lease in their place, as a union of two argument lists (one signature, which mapped
+ * types such as GroupedStore keep whole, where they would drop an overload).
+ */
+function signature(op) {
+  if (!LEASE_PARAMS.every((name, i) => op.params[i] === name)) return parameters(op, op.params);
+  const rest = op.params.slice(LEASE_PARAMS.length);
+  return `...args: [${parameters(op, op.params)}] | [${['lease: Lease', parameters(op, rest)].filter(Boolean).join(', ')}]`;
+}
+
+/** JavaScript's own operations, beside the table's (web/store/core.js makes them). */
+const JS_ONLY = [{
+  name: 'claimLease',
+  params: ['job', 'owner', 'now', 'ttl'],
+  types: { job: 'string', owner: 'string', now: 'number', ttl: 'number' },
+  returns: 'Lease | null',
+  doc: '`claim`, answering the lease (`{job, owner, fence}`, what `renew`, `complete`, `fail`, `release` and `fenced` take) or null.',
+}];
+
+function typingsSection(tableOps) {
+  const ops = [...tableOps, ...JS_ONLY];
   const methods = ops.map((op) => {
     const returns = PROMISED.has(op.name) ? `Promise<${op.returns}>` : op.returns;
     return `${docComment(op.doc, '  ')}\n  ${op.name}(${signature(op)}): ${returns};`;

@@ -82,6 +82,7 @@ pub(crate) trait AsyncLeases {
     async fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>>;
     async fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>>;
     async fn prune(&self, prune: &crate::Prune) -> Result<u64>;
+    async fn fence_floor(&self) -> Result<i64>;
     async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>>;
     async fn fenced(
         &self,
@@ -216,6 +217,9 @@ impl AsyncLeases for dyn Leases + '_ {
     }
     async fn prune(&self, prune: &crate::Prune) -> Result<u64> {
         Leases::prune(self, prune)
+    }
+    async fn fence_floor(&self) -> Result<i64> {
+        Leases::fence_floor(self)
     }
     async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
         Leases::next_due_in(self, queues)

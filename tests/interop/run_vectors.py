@@ -58,7 +58,7 @@ BEYOND_SEED_OPS = {"fail", "revive", "inspect", "stats", "fenced",
                    "enqueue_many", "claim_next_many", "renew_many", "complete_many",
                    "schedule", "unschedule", "schedules", "enqueue_due", "next_due",
                    "list_jobs", "queue_stats", "heartbeat", "list_workers", "oldest_waiting",
-                   "prune"}
+                   "prune", "fence_floor"}
 BEYOND_SEED_ARGS = {"enqueue": {"run_at", "payload", "queue", "priority"},
                     "claim_next": {"queues"}}
 

@@ -35,7 +35,7 @@ const VALID = {
 // What the batch templates answer (section 10).
 const BATCH_ANSWERS = {
   enqueueMany: [true],
-  claimNextMany: [{ job: 'free', fence: 1, payload: null }],
+  claimNextMany: [{ job: 'free', owner: 'B', fence: 1, payload: null, attempt: 1 }],
   renewMany: [{ value: true, reason: null }],
   completeMany: [{ value: true, reason: null }],
 };
@@ -151,7 +151,7 @@ test('the valid calls used as templates do work (so every rejection below is the
     else if (method === 'inspect') assert.equal(answer.attempts, 1);
     else if (method === 'stats') assert.deepEqual(answer, { queued: 1, scheduled: 0, leased: 1, done: 1, dead: 1 });
     else if (method === 'claimMany') assert.deepEqual(answer.filter((f) => f !== null), [1]);
-    else if (method === 'claimNext') assert.deepEqual(answer, { job: 'free', fence: 1, payload: null });
+    else if (method === 'claimNext') assert.deepEqual(answer, { job: 'free', owner: 'B', fence: 1, payload: null, attempt: 1 });
     else if (method === 'claim') assert.equal(answer, 1);
     else if (method in BATCH_ANSWERS) assert.deepEqual(answer, BATCH_ANSWERS[method], method);
     else assert.equal(answer, true, method);

@@ -45,7 +45,7 @@ test('bare methods answer the value; renewMany and completeMany items are {value
   try {
     assert.deepEqual(store.enqueueMany([{ job: 'a' }, { job: 'b', payload: 'pb' }, { job: 'a' }]), [true, true, false]);
     const claimed = store.claimNextMany('w', 5, 0, 10);
-    assert.deepEqual(claimed, [{ job: 'a', fence: 1, payload: null }, { job: 'b', fence: 1, payload: 'pb' }]);
+    assert.deepEqual(claimed, [{ job: 'a', owner: 'w', fence: 1, payload: null, attempt: 1 }, { job: 'b', owner: 'w', fence: 1, payload: 'pb', attempt: 1 }]);
     const leases = claimed.map(({ job, fence }) => ({ job, fence }));
     assert.deepEqual(store.renewMany('w', [...leases, { job: 'a', fence: 7 }], 1, 10), [
       { value: true, reason: null },
@@ -55,7 +55,7 @@ test('bare methods answer the value; renewMany and completeMany items are {value
     const answer = store.withReason.completeMany('w', [{ job: 'a', fence: 1, result: 'ra' }, { job: 'zz', fence: 1 }], 2);
     assert.deepEqual(answer, { value: [{ value: true, reason: null }, { value: false, reason: { code: 'not_found' } }], reason: null });
     assert.equal('lastReason' in store, false, 'the one way to read a reason is withReason');
-    assert.deepEqual(store.withReason.claimNextMany('v', 3, 20, 10), { value: [{ job: 'b', fence: 2, payload: 'pb' }], reason: null });
+    assert.deepEqual(store.withReason.claimNextMany('v', 3, 20, 10), { value: [{ job: 'b', owner: 'v', fence: 2, payload: 'pb', attempt: 2 }], reason: null });
     assert.equal(store.state('a').result, 'ra');
   } finally {
     store.close();

@@ -44,7 +44,7 @@ test('the jobs commit with the rows: both present, the jobs claimable in order',
     assert.deepEqual(store.enqueueMany(jobs, [order('o1')]), [true, true]);
     assert.deepEqual(orders(), ['o1']);
     assert.equal(store.claimNext('w', 1, 30, ['mail', 'default']).job, 'ship-o1');
-    assert.deepEqual(store.claimNext('w', 1, 30, ['mail', 'default']), { job: 'bill-o1', fence: 1, payload: 'p' });
+    assert.deepEqual(store.claimNext('w', 1, 30, ['mail', 'default']), { job: 'bill-o1', owner: 'w', fence: 1, payload: 'p', attempt: 1 });
     // No statements (left out, null or empty): the plain enqueueMany.
     assert.deepEqual(store.enqueueMany([{ job: 'x' }], null), [true]);
     assert.deepEqual(store.enqueueMany([{ job: 'y' }], []), [true]);

@@ -19,7 +19,10 @@ function declarations() {
 }
 
 function signature({ params, types }) {
-  return params.map((p) => `${p}: ${types[p.replace(/\?$/, '')]}`).join(', ');
+  const list = (names) => names.map((p) => `${p}: ${types[p.replace(/\?$/, '')]}`).join(', ');
+  // An operation starting with (job, owner, fence) takes a Lease in their place.
+  if (params.slice(0, 3).join() !== 'job,owner,fence') return list(params);
+  return `...args: [${list(params)}] | [${['lease: Lease', list(params.slice(3))].filter(Boolean).join(', ')}]`;
 }
 
 test('web/store/operations.js and the operations of index.d.ts are what the crate generates', () => {
@@ -33,7 +36,7 @@ test('the package bundles web/store/core.js: its store has the operations of the
   const { OPERATIONS } = await import(path.join(ROOT, 'web/store/core.js'));
   const store = await LeaseStore.open(path.join(tempDir('leasefence-types-'), 'ops.db'));
   try {
-    assert.deepEqual(Object.keys(store.withReason), OPERATIONS.map((op) => op.name));
+    assert.deepEqual(Object.keys(store.withReason), [...OPERATIONS.map((op) => op.name), 'claimLease']);
     for (const { name } of OPERATIONS) assert.equal(typeof store[name], 'function', name);
   } finally {
     store.close();
@@ -65,7 +68,7 @@ test('index.d.ts declares exactly the operations of the table, with its paramete
     assert.ok(withReason.includes(` ${op.name}(${args}): ${answer};`), `withReason.${op.name}(${args}): ${answer} not declared`);
   }
   const declared = [...withReason.matchAll(/ (\w+)\(/g)].map((m) => m[1]);
-  assert.deepEqual(declared, OPERATIONS.map((op) => op.name), 'withReason declares other operations than the table');
+  assert.deepEqual(declared, [...OPERATIONS.map((op) => op.name), 'claimLease'], 'withReason declares other operations than the table');
 });
 
 test('open() answers only the file store and connect() only the PostgreSQL one: a URL given to open, or a path to connect, is refused naming the other', async () => {

@@ -116,6 +116,7 @@ import type {
   JobState,
   Reason,
   ClaimedJob,
+  Lease,
   Failure,
   Inspection,
   JobCounts,
@@ -257,9 +258,20 @@ export async function store(file: string): Promise<void> {
 
   const next = exact<ClaimedJob | null>()(s.claimNext('me', 5, 30));
   if (next !== null) {
-    const claimed: [string, Fence, string | null] = [next.job, next.fence, next.payload];
+    const claimed: [string, string, Fence, string | null, number] = [next.job, next.owner, next.fence, next.payload, next.attempt];
     void claimed;
+    // A claim's lease in place of (job, owner, fence), and in a list of the owner's leases.
+    exact<boolean>()(s.renew(next, 5, 30));
+    exact<boolean>()(s.fenced(next, 5, [{ sql: 'DELETE FROM t' }], { complete: true, result: 'r' }));
+    exact<boolean>()(s.fail(next, 5, null, 'boom'));
+    exact<boolean>()(s.release(next));
+    exact<Answer<boolean>>()(s.withReason.complete(next, 5, 'r'));
+    exact<Promise<boolean>>()(s.grouped.complete(next, 5, 'r'));
+    exact<Answer<boolean>[]>()(s.renewMany('me', [next], 5, 30));
+    exact<Answer<boolean>[]>()(s.completeMany('me', [{ ...next, result: 'r' }], 5));
   }
+  const lease = exact<Lease | null>()(s.claimLease('b', 'me', 5, 30));
+  if (lease !== null) exact<boolean>()(s.complete(lease, 5, null));
   exact<(Fence | null)[]>()(await s.claimMany('a', ['x', 'y'], 6, 30));
   exact<boolean>()(s.revive('a', 7));
   const inspection = exact<Inspection | null>()(s.inspect('a'));
@@ -494,7 +506,9 @@ export async function wrong(s: LeaseStore, reason: Reason): Promise<void> {
   const untyped: any = s;
   exact<LeaseStore>()(untyped); // expect TS2554
   s.enqueue('job', 'soon'); // expect TS2345
-  s.fenced('job', 'me', 1, 0, [{ sql: 'UPDATE t SET a = $1', params: [{}] }]); // expect TS2322
+  s.fenced('job', 'me', 1, 0, [{ sql: 'UPDATE t SET a = $1', params: [{}] }]); // expect TS2345
+  s.renew({ job: 'job', fence: 1 }, 0, 30); // expect TS2345
+  s.complete(s.claimLease('job', 'me', 0, 30), 0, null); // expect TS2345
   s.withReason.stats(0).value.running; // expect TS2339
   s.grouped.complete('job', 'me', 1, 0, 'r').value; // expect TS2339
   s.enqueueMany([{ job: 'j', run_at: 5 }]); // expect TS2561

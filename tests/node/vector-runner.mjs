@@ -77,6 +77,10 @@ function jsExpect(step) {
   if (['renew_many', 'complete_many', 'heartbeat'].includes(step.op) && Array.isArray(expect.value)) {
     expect.value = expect.value.map((item) => ({ value: item.value, reason: item.reason ?? null }));
   }
+  // A claimed job is the lease its owner holds: the call's owner and the attempt beside the wire's.
+  const lease = (claimed) => ({ ...claimed, owner: step.owner, attempt: claimed.fence - (claimed.base ?? 0) });
+  if (step.op === 'claim_next' && expect.value !== null && typeof expect.value === 'object') expect.value = lease(expect.value);
+  if (step.op === 'claim_next_many' && Array.isArray(expect.value)) expect.value = expect.value.map(lease);
   // A worker row in JavaScript's one casing (`lastSeen`, `counters.leasesLost`).
   if (step.op === 'list_workers' && Array.isArray(expect.value)) {
     const jsKeys = (o) => Object.fromEntries(Object.entries(o).map(([key, value]) => [jsName(key), value]));

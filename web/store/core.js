@@ -137,7 +137,8 @@ class GroupCommit {
 }
 
 /**
- * The store over a transport `{call(op, args)}`. Every operation of OPERATIONS is a method
+ * The store over a transport `{call(op, args), promised}` (`promised`: its answers are Promises,
+ * so refusals are rejections). Every operation of OPERATIONS is a method
  * answering the bare value, and `withReason.<op>` answers `{value, reason}` with the reason of
  * that very call, so concurrent calls never see each other's reasons (the one way to read why:
  * no "last reason" kept on the store).
@@ -148,10 +149,25 @@ class LeaseStoreCore {
   constructor(transport) {
     this.#transport = transport;
     const withReason = {};
-    for (const { name, params, returns } of OPERATIONS) {
-      const shape = returns === 'Answer<boolean>[]' ? withItemReasons : withReasonOf;
-      withReason[name] = (...args) => settle(this.#answer(name, params.map((_, i) => args[i])), shape);
+    for (const op of OPERATIONS) {
+      const shape = op.returns === 'Answer<boolean>[]' ? withItemReasons : withReasonOf;
+      withReason[op.name] = (...args) => {
+        let positional;
+        try {
+          positional = leaseArguments(op, args);
+        } catch (error) {
+          // A store answering Promises rejects, as it does for every refused argument.
+          if (transport.promised) return Promise.reject(error);
+          throw error;
+        }
+        return settle(this.#answer(op.name, positional), shape);
+      };
     }
+    // claimLease: claim, answering the lease (or null) instead of the fence.
+    withReason.claimLease = (...args) => settle(withReason.claim(...args), (answer) => ({
+      ...answer,
+      value: answer.value === null ? null : { job: args[0], owner: args[1], fence: answer.value },
+    }));
     /** The same operations, answering `{value, reason}` instead of the bare value. */
     this.withReason = Object.freeze(withReason);
     if (typeof transport.callGroup === 'function') {
@@ -161,15 +177,15 @@ class LeaseStoreCore {
        * (e.g. by concurrent handlers) share one transaction and one sync, each checked and
        * answered as if it ran alone. `store.grouped.complete(...)`, `store.grouped.withReason.renew(...)`.
        */
-      this.grouped = new LeaseStoreCore({ call: (op, args) => commit.call(op, args) });
+      this.grouped = new LeaseStoreCore({ call: (op, args) => commit.call(op, args), promised: true });
     }
   }
 
   #answer(op, args) {
     let answer = leaseErrors(() => this.#transport.call(op, args));
     if (isThenable(answer)) answer = answer.then(undefined, (error) => { throw toLeaseError(error); });
-    const spelled = JS_SPELLING[op];
-    return spelled ? settle(answer, (a) => (Array.isArray(a.value) ? { ...a, value: a.value.map(spelled) } : a)) : answer;
+    const shaped = JS_ANSWERS[op];
+    return shaped ? settle(answer, (a) => ({ ...a, value: shaped(a.value, args) })) : answer;
   }
 }
 
@@ -184,13 +200,71 @@ const camelKeys = (object) => Object.fromEntries(Object.entries(object).map(([ke
  * of the JavaScript surface: a worker row's `lastSeen` and its counters (`leasesLost`,
  * `staleWritesRefused`), as `JobWorker.stats` and the heartbeat's report spell them.
  */
-const JS_SPELLING = {
-  listWorkers: (worker) => ({ ...camelKeys(worker), counters: camelKeys(worker.counters ?? {}) }),
+const spelledWorker = (worker) => ({ ...camelKeys(worker), counters: camelKeys(worker.counters ?? {}) });
+
+/**
+ * A claimed job as the lease its owner holds (docs/decisions/npm-api-rules.md): the claim's
+ * `owner` and the `attempt` (`fence - base`) beside the wire's `job`, `fence`, `payload`, `base`,
+ * so it can be handed as is to renew, complete, fail, release and fenced.
+ */
+const claimedLease = (owner) => (claimed) => ({ ...claimed, owner, attempt: claimed.fence - (claimed.base ?? 0) });
+
+/**
+ * Answers reshaped for JavaScript, by operation, from the wire's value and the call's arguments:
+ * claims answer leases; rows the wire spells in snake_case get one casing.
+ */
+const JS_ANSWERS = {
+  listWorkers: (workers) => workers.map(spelledWorker),
+  claimNext: (claimed, [owner]) => (claimed === null ? null : claimedLease(owner)(claimed)),
+  claimNextMany: (claimed, [owner]) => claimed.map(claimedLease(owner)),
 };
+
+/** The parameters that make a lease: an operation starting with them takes a lease object instead. */
+const LEASE_PARAMS = ['job', 'owner', 'fence'];
+/** The members a lease object may carry beside a list item's own (`{job, fence, result}`). */
+const LEASE_EXTRAS = ['owner', 'payload', 'base', 'attempt'];
+
+const isObject = (value) => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+function leaseRefused(op, message) {
+  return new LeaseError(`${op}(): ${message}`, { code: 'invalid_argument', retryable: false });
+}
+
+/** The fields of a lease object, refused with a clear error when one is missing. */
+function leaseFields(op, lease) {
+  const missing = LEASE_PARAMS.filter((key) => lease[key] === undefined);
+  if (missing.length > 0) {
+    throw leaseRefused(op, `a lease object needs job, owner and fence (as claimNext and claimLease answer them); this one has no ${missing.join(', ')}`);
+  }
+  return LEASE_PARAMS.map((key) => lease[key]);
+}
+
+/**
+ * The call's positional arguments, exactly as many as `op` has: a lease object in place of
+ * `(job, owner, fence)` is spread into them, and a `leases` list may hold lease objects (their
+ * owner must be the call's; what else a lease carries is dropped).
+ */
+function leaseArguments(op, args) {
+  let positional = args;
+  if (LEASE_PARAMS.every((name, i) => op.params[i] === name) && isObject(args[0])) {
+    positional = [...leaseFields(op.name, args[0]), ...args.slice(1)];
+  }
+  positional = op.params.map((_, i) => positional[i]);
+  const at = op.params.indexOf('leases');
+  if (at >= 0 && Array.isArray(positional[at]) && positional[at].some((item) => isObject(item) && item.owner !== undefined)) {
+    const owner = positional[op.params.indexOf('owner')];
+    positional[at] = positional[at].map((item, i) => {
+      if (!isObject(item) || item.owner === undefined) return item;
+      if (item.owner !== owner) throw leaseRefused(op.name, `leases[${i}] is ${JSON.stringify(item.owner)}'s lease, not ${JSON.stringify(owner)}'s`);
+      return Object.fromEntries(Object.entries(item).filter(([key]) => !LEASE_EXTRAS.includes(key)));
+    });
+  }
+  return positional;
+}
 
 // The bare-value methods, one per operation: `store.claim(...)` is `withReason.claim(...).value`
 // (or a Promise of it). Arguments are passed positionally, exactly as many as the operation has.
-for (const { name } of OPERATIONS) {
+for (const name of [...OPERATIONS.map((op) => op.name), 'claimLease']) {
   const method = {
     [name](...args) {
       return settle(this.withReason[name](...args), (answer) => answer.value);

@@ -98,6 +98,7 @@ export class LeaseStore extends LeaseStoreCore {
           ? answer.then((value) => (self.#woke(), value))
           : answer;
       },
+      promised: true,
     });
     self = this;
     this.#worker = worker;

@@ -34,6 +34,7 @@ const OPERATIONS = Object.freeze([
   {"name":"listWorkers","params":["now"],"types":{"now":"number"},"returns":"WorkerInfo[]"},
   {"name":"oldestWaiting","params":["now"],"types":{"now":"number"},"returns":"QueueWaiting[]"},
   {"name":"prune","params":["before","keepDead?","limit?","onlyDead?"],"types":{"before":"number","keepDead":"boolean | null","limit":"number | null","onlyDead":"boolean | null"},"returns":"number"},
+  {"name":"fenceFloor","params":[],"types":{},"returns":"Fence"},
 ].map((op) => Object.freeze({ ...op, params: Object.freeze(op.params), types: Object.freeze(op.types) })));
 
 export { OPERATIONS };

@@ -351,9 +351,7 @@ pub(crate) async fn prune(c: &impl Connections, prune: &crate::Prune) -> Result<
     Ok(run.total())
 }
 
-/// The fence floor on PostgreSQL: the highest fence prune ever deleted (0 if none). Node's
-/// PostgreSQL store (wasm) has no `fence_floor` operation yet.
-#[cfg_attr(web, allow(dead_code))]
+/// The fence floor on PostgreSQL: the highest fence prune ever deleted (0 if none).
 pub(crate) async fn fence_floor(c: &impl Connections) -> Result<i64> {
     c.on_connection("fence_floor", async |wire| {
         wire.run("fence_floor", Sql::FenceFloor, Vec::new())

@@ -117,6 +117,7 @@ fn answer(op: Op) -> &'static str {
         Op::ListWorkers => "list<worker-info>",
         Op::OldestWaiting => "list<queue-waiting>",
         Op::Prune => "u64",
+        Op::FenceFloor => "fence",
     }
 }
 
@@ -230,6 +231,10 @@ fn doc(op: Op) -> &'static str {
              touched. Answers how many it deleted. The store's fence floor rises to the highest \
              fence deleted, so an id enqueued again starts above every fence it had. \
              `only_dead`: dead jobs only."
+        }
+        Op::FenceFloor => {
+            "The store's fence floor: the highest fence `prune` ever deleted (0 before any). Every \
+             job enqueued since starts above it, so no fence is ever handed out twice."
         }
     }
 }
@@ -360,5 +365,65 @@ impl Source for Recorder {
         read: impl FnOnce(&mut Recorder) -> Result<T, Infallible>,
     ) -> Result<T, Infallible> {
         Ok(self.object(name, "object", read))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::operations;
+    use crate::protocol::{respond, Backend};
+    use crate::LeaseStore;
+
+    struct Memory(LeaseStore);
+    impl Backend for Memory {
+        fn store(&mut self) -> crate::Result<&LeaseStore> {
+            Ok(&self.0)
+        }
+    }
+
+    /// The signatures are what the protocol reads: a request with no fields is refused naming
+    /// the first parameter the catalogue calls required, and one without parameters is not
+    /// refused for its shape.
+    #[test]
+    fn the_catalogue_names_the_fields_the_protocol_requires_first() {
+        let mut backend = Memory(LeaseStore::open_in_memory().unwrap());
+        for op in operations() {
+            let response = respond(&mut backend, &format!(r#"{{"op":"{}"}}"#, op.name));
+            let first = op
+                .parameters
+                .iter()
+                .find(|p| !p.optional && p.kind != "object");
+            match first {
+                Some(p) if !p.nullable => {
+                    assert_eq!(response.code(), Some("bad_request"), "{}", op.name);
+                    let text = response.to_json();
+                    assert!(
+                        text.contains(&format!(r#"\"{}\""#, p.name)),
+                        "{}: {text}",
+                        op.name
+                    );
+                }
+                _ => assert_ne!(response.code(), Some("bad_request"), "{}", op.name),
+            }
+        }
+    }
+
+    #[test]
+    fn lease_calls_start_with_job_owner_fence_and_answers_are_named() {
+        let ops = operations();
+        for name in ["renew", "complete", "release", "fail", "fenced"] {
+            let op = ops.iter().find(|op| op.name == name).unwrap();
+            let first: Vec<_> = op.parameters.iter().take(3).map(|p| p.name).collect();
+            assert_eq!(first, ["job", "owner", "fence"], "{name}");
+        }
+        assert!(ops
+            .iter()
+            .all(|op| !op.answer.is_empty() && !op.doc.is_empty()));
+        let fail = ops.iter().find(|op| op.name == "fail").unwrap();
+        let retry_at = &fail.parameters[4];
+        assert_eq!(
+            (retry_at.name, retry_at.optional, retry_at.nullable),
+            ("retry_at", false, true)
+        );
     }
 }

@@ -356,6 +356,7 @@ pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) 
         Request::OldestWaiting { now } => {
             plain(Returned::Waiting(store.oldest_waiting(*now).await?))
         }
+        Request::FenceFloor => plain(Returned::Fence(store.fence_floor().await?)),
         Request::NextDue { now, queues } => {
             let names = queue_names(queues);
             plain(Returned::NextDue(crate::wake::NextDue {

@@ -234,6 +234,9 @@ pub enum Request {
         limit: Option<i64>,
         only_dead: Option<bool>,
     },
+    /// The highest fence `prune` ever deleted (section 13): every job enqueued since starts
+    /// above it.
+    FenceFloor,
 }
 
 /// One item of `renew_many`'s and `complete_many`'s `leases`: a job and the fence its owner
@@ -446,7 +449,7 @@ impl Request {
                 rules::check_time("run_at", *run_at)?;
                 rules::queues::check_optional_queue("queue", queue.as_deref())
             }
-            Request::Release { .. } => Ok(()),
+            Request::Release { .. } | Request::FenceFloor => Ok(()),
             Request::Complete { now, .. } | Request::Revive { now, .. } => rules::check_now(*now),
             Request::Stats { now, queue } => {
                 rules::check_now(*now)?;
@@ -523,8 +526,9 @@ mod wit_follows_the_operations {
 
     /// Dashboard and registry reads and fenced writes (docs/contract.md sections 8 and 9): their
     /// shapes are the protocol's JSON; a host runs them through `protocol.handle`.
-    const PROTOCOL_ONLY: [&str; 5] = [
+    const PROTOCOL_ONLY: [&str; 6] = [
         "fenced",
+        "fence_floor",
         "list_jobs",
         "heartbeat",
         "list_workers",

@@ -74,10 +74,12 @@ pub(crate) enum Op {
     OldestWaiting,
     /// `prune`: deletes jobs finished before a time (section 13)
     Prune,
+    /// `fence_floor` / `fenceFloor`: the highest fence ever pruned (section 13)
+    FenceFloor,
 }
 
 /// Every operation with its protocol name and its JavaScript name, in the protocol's order.
-pub(crate) const OP_NAMES: [(Op, &str, &str); 29] = [
+pub(crate) const OP_NAMES: [(Op, &str, &str); 30] = [
     (Op::Init, "init", "init"),
     (Op::Enqueue, "enqueue", "enqueue"),
     (Op::State, "state", "state"),
@@ -107,6 +109,7 @@ pub(crate) const OP_NAMES: [(Op, &str, &str); 29] = [
     (Op::ListWorkers, "list_workers", "listWorkers"),
     (Op::OldestWaiting, "oldest_waiting", "oldestWaiting"),
     (Op::Prune, "prune", "prune"),
+    (Op::FenceFloor, "fence_floor", "fenceFloor"),
 ];
 
 impl Op {
@@ -416,6 +419,7 @@ impl Request {
                 limit: s.maybe_integer("limit")?,
                 only_dead: s.maybe_bool("only_dead")?,
             },
+            Op::FenceFloor => Request::FenceFloor,
             Op::Fenced => {
                 let (job, owner) = (s.string("job")?, s.string("owner")?);
                 let (fence, now) = (s.fence("fence")?, s.number("now")?);

@@ -276,6 +276,9 @@ impl AsyncLeases for NodePgStore {
     async fn prune(&self, prune: &crate::Prune) -> Result<u64> {
         operations::prune(self, prune).await
     }
+    async fn fence_floor(&self) -> Result<i64> {
+        operations::fence_floor(self).await
+    }
     async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
         operations::next_due(self, queues).await
     }
