@@ -83,14 +83,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("Look at one job", &["state", "inspect"]),
     (
         "Look at many jobs",
-        &[
-            "list-jobs",
-            "jobs",
-            "stats",
-            "queue-stats",
-            "oldest-waiting",
-            "workers",
-        ],
+        &["jobs", "stats", "queue-stats", "oldest-waiting", "workers"],
     ),
     (
         "Look after the store",
@@ -448,28 +441,6 @@ pub(crate) enum Command {
         #[command(flatten)]
         clock: Clock,
     },
-    /// Print one page of jobs as JSON: `{"jobs": [...], "next"}`; pass `next` to --after for
-    /// the following page. Newest enqueued first; --state queued: longest due first, scheduled:
-    /// next due first, leased: next to expire first.
-    #[command(
-        after_help = "Example:\n  leasefence --db queue.db list-jobs --state dead --limit 20\n  leasefence --db queue.db list-jobs --state dead --limit 20 --after CURSOR"
-    )]
-    ListJobs {
-        /// Only jobs in this state.
-        #[arg(long, value_parser = ["queued", "scheduled", "leased", "done", "dead"])]
-        state: Option<String>,
-        /// Only jobs of this queue.
-        #[arg(long, value_name = "NAME")]
-        queue: Option<String>,
-        /// The `next` of the previous page.
-        #[arg(long, value_name = "CURSOR")]
-        after: Option<String>,
-        /// At most this many jobs (1 to 1000; default 50).
-        #[arg(long)]
-        limit: Option<i64>,
-        #[command(flatten)]
-        clock: Clock,
-    },
     /// Store a recurring job: each slot of CRON becomes the job NAME@YYYY-MM-DDTHH:MM:SSZ.
     ///
     /// CRON is 5 fields (minute hour day-of-month month day-of-week), read in --tz (default
@@ -516,12 +487,30 @@ pub(crate) enum Command {
         #[command(flatten)]
         clock: Clock,
     },
-    /// Print every job and its lease as a table.
+    /// List jobs, one page at a time: a table for people, or with --json the page as the
+    /// protocol's `list_jobs` answers it (`{"value": {"jobs": [...], "next"}}`).
+    ///
+    /// Read through an index, so it stays fast on a million jobs. Newest enqueued first; with
+    /// --state queued: longest due first, scheduled: next due first, leased: next to expire
+    /// first. When more jobs follow, the table's last line (and the JSON's `next`) is the cursor
+    /// to pass to --after. One job in full (its attempts, payload and failures): `inspect JOB`.
     #[command(
-        after_help = "Example:\n  leasefence --db queue.db jobs\n  leasefence --db queue.db jobs --json"
+        after_help = "Example:\n  leasefence --db queue.db jobs\n  leasefence --db queue.db jobs --state dead --queue mail --limit 20\n  leasefence --db queue.db jobs --json --after CURSOR"
     )]
     Jobs {
-        /// Print one JSON object per line instead of a table.
+        /// Only jobs in this state.
+        #[arg(long, value_parser = ["queued", "scheduled", "leased", "done", "dead"])]
+        state: Option<String>,
+        /// Only jobs of this queue.
+        #[arg(long, value_name = "NAME")]
+        queue: Option<String>,
+        /// The cursor the previous page ended with (its `next`).
+        #[arg(long, value_name = "CURSOR")]
+        after: Option<String>,
+        /// At most this many jobs (1 to 1000; default 50).
+        #[arg(long)]
+        limit: Option<i64>,
+        /// Print the page as JSON instead of a table.
         #[arg(long)]
         json: bool,
         #[command(flatten)]

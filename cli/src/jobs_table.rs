@@ -1,47 +1,44 @@
-//! `jobs`: every job and its lease, as a table for people or as JSON lines.
+//! `jobs` for people: one page of `list_jobs` as a table, with the cursor of the next page.
 
-use leasefence::protocol::{Backend as _, Response, TargetBackend};
-use leasefence::JobState;
-use serde_json::json;
+use leasefence::protocol::Response;
+use serde_json::Value;
 
 use crate::exit::EXIT_OK;
 
-pub(crate) fn jobs(backend: &mut TargetBackend, json: bool, now: f64) -> i32 {
-    let rows = match backend.leases().and_then(|store| store.jobs()) {
-        Ok(rows) => rows,
-        Err(err) => {
-            println!(
-                "{}",
-                Response::Failed {
-                    code: err.code(),
-                    message: err.to_string()
-                }
-                .to_json()
-            );
-            return crate::exit::exit_status_of(err.error_code());
-        }
-    };
-    if json {
-        for row in &rows {
-            println!("{}", json!(row));
-        }
-        return EXIT_OK;
-    }
+/// Prints the page in `response` (a `list_jobs` answer) as a table; `now` words the leases.
+pub(crate) fn print(response: &Response, now: f64) -> i32 {
+    let page: Value = serde_json::from_str(&response.to_json()).unwrap_or_default();
+    let rows = page["value"]["jobs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     print!("{}", table(&rows, now));
+    if let Some(next) = page["value"]["next"].as_str() {
+        println!("more: --after {}", shell_word(next));
+    }
     EXIT_OK
 }
 
-fn lease_state(row: &JobState, now: f64) -> String {
-    if row.done {
-        "done".into()
-    } else if row.until > now && row.owner.is_none() {
-        format!("scheduled, in {:.1}s", row.until - now)
-    } else if row.until > now {
-        format!("live, {:.1}s left", row.until - now)
-    } else if row.owner.is_some() {
-        "expired".into()
+/// `text` as one shell word (single-quoted when it holds anything but plain characters).
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.:/@=+,".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
     } else {
-        "free".into()
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// What the lease of a listed job means at `now`.
+fn lease_state(row: &Value, now: f64) -> String {
+    let until = row["until"].as_f64().unwrap_or(0.0);
+    match row["status"].as_str().unwrap_or("") {
+        "done" => "done".into(),
+        "dead" => "dead".into(),
+        "scheduled" => format!("scheduled, in {:.1}s", until - now),
+        "leased" => format!("live, {:.1}s left", until - now),
+        _ if row["owner"].is_string() => "expired".into(),
+        _ => "free".into(),
     }
 }
 
@@ -57,20 +54,22 @@ fn clip(text: &str, width: usize) -> String {
     }
 }
 
-fn table(rows: &[JobState], now: f64) -> String {
-    let header = ["JOB", "OWNER", "FENCE", "UNTIL", "LEASE", "RESULT"].map(String::from);
-    let mut cells: Vec<[String; 6]> = vec![header];
+fn table(rows: &[Value], now: f64) -> String {
+    let header = ["JOB", "QUEUE", "OWNER", "FENCE", "UNTIL", "LEASE", "RESULT"].map(String::from);
+    let mut cells: Vec<[String; 7]> = vec![header];
     for row in rows {
+        let text = |key: &str, width: usize| clip(row[key].as_str().unwrap_or("-"), width);
         cells.push([
-            clip(&row.id, 24),
-            clip(row.owner.as_deref().unwrap_or("-"), 16),
-            row.fence.to_string(),
-            row.until.to_string(),
+            text("id", 24),
+            text("queue", 12),
+            text("owner", 16),
+            row["fence"].to_string(),
+            row["until"].to_string(),
             lease_state(row, now),
-            clip(row.result.as_deref().unwrap_or("-"), 32),
+            text("result", 32),
         ]);
     }
-    let widths: Vec<usize> = (0..6)
+    let widths: Vec<usize> = (0..7)
         .map(|i| {
             cells
                 .iter()

@@ -54,7 +54,29 @@ pub(crate) fn run() -> i32 {
         Command::Batch => return batch::batch(&mut backend),
         Command::Work(args) => return crate::work::run(&db, &options, args),
         Command::Ui(args) => return crate::ui::run(&db, &options, args),
-        Command::Jobs { json, clock } => return jobs_table::jobs(&mut backend, json, clock.now()),
+        Command::Jobs {
+            state,
+            queue,
+            after,
+            limit,
+            json,
+            clock,
+        } => {
+            let now = clock.now();
+            let request = Request::ListJobs {
+                now,
+                status: state,
+                queue,
+                after,
+                limit,
+            };
+            let response = execute(&mut backend, &request);
+            if json || response.code().is_some() {
+                println!("{}", response.to_json());
+                return exit_code(&request, &response);
+            }
+            return jobs_table::print(&response, now);
+        }
         Command::Fenced {
             lease,
             statements,
@@ -172,19 +194,6 @@ pub(crate) fn run() -> i32 {
             limit,
             only_dead: None,
         },
-        Command::ListJobs {
-            state,
-            queue,
-            after,
-            limit,
-            clock,
-        } => Request::ListJobs {
-            now: clock.now(),
-            status: state,
-            queue,
-            after,
-            limit,
-        },
         Command::Stats { queue, clock } => Request::Stats {
             now: clock.now(),
             queue,
@@ -263,7 +272,6 @@ fn reads_only(command: &Command) -> bool {
         | Command::QueueStats { .. }
         | Command::Workers { .. }
         | Command::OldestWaiting { .. }
-        | Command::ListJobs { .. }
         | Command::Stats { .. }
         | Command::Jobs { .. } => true,
         _ => false,

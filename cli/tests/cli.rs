@@ -95,7 +95,7 @@ fn read_only_commands_never_create_a_database() {
         &["state", "job"][..],
         &["stats"],
         &["jobs"],
-        &["list-jobs"],
+        &["jobs", "--json", "--state", "dead"],
         &["inspect", "job"],
         &["workers"],
         &["schedules"],
@@ -179,4 +179,53 @@ fn prune_deletes_what_finished_longer_ago_than_the_duration() {
     assert_eq!(run(&["state", "dead"]), r#"{"value":null}"#);
     assert_ne!(run(&["state", "new"]), r#"{"value":null}"#);
     assert_ne!(run(&["state", "open"]), r#"{"value":null}"#);
+}
+
+/// `jobs` is the one way to list jobs: a page as a table with the next page's cursor, filters,
+/// the same page as JSON, and the cursor leading on to the rest.
+#[test]
+fn jobs_lists_a_page_at_a_time_as_a_table_or_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("jobs.db");
+    let db = db.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = leasefence(&[&["--db", db], args].concat(), &[]);
+        assert!(out.status.success(), "{args:?}: {}", all_output(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for job in ["a", "b", "it's c"] {
+        run(&["enqueue", job, "--queue", "mail"]);
+    }
+    run(&["claim", "a", "--owner", "w", "--ttl", "30", "--now", "10"]);
+
+    let first = run(&["jobs", "--limit", "2", "--now", "11"]);
+    let lines: Vec<&str> = first.lines().collect();
+    assert_eq!(lines.len(), 4, "{first}");
+    assert!(
+        lines[0].starts_with("JOB") && lines[0].contains("LEASE"),
+        "{first}"
+    );
+    assert!(
+        lines[1].starts_with("it's c") && lines[2].starts_with("b "),
+        "{first}"
+    );
+    let cursor = lines[3].strip_prefix("more: --after ").expect(&first);
+    let rest = run(&["jobs", "--limit", "2", "--now", "11", "--after", cursor]);
+    assert!(rest.lines().nth(1).unwrap().starts_with("a "), "{rest}");
+    assert!(
+        rest.contains("live, 29.0s left") && !rest.contains("more:"),
+        "{rest}"
+    );
+
+    let leased: serde_json::Value = serde_json::from_str(&run(&[
+        "jobs", "--json", "--state", "leased", "--now", "11",
+    ]))
+    .unwrap();
+    assert_eq!(leased["value"]["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!(leased["value"]["jobs"][0]["id"], "a");
+    assert_eq!(leased["value"]["next"], serde_json::Value::Null);
+
+    let out = leasefence(&["--db", db, "jobs", "--limit", "0"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", all_output(&out));
+    assert!(all_output(&out).contains("limit"), "{}", all_output(&out));
 }

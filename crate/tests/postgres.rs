@@ -928,7 +928,8 @@ fn claim_many_and_the_cli_run_unchanged_on_postgres() {
     );
     let (code, out) = cli(&["jobs", "--json"]);
     assert_eq!(code, 0);
-    let row: Value = serde_json::from_str(out.trim()).unwrap();
+    let page: Value = serde_json::from_str(out.trim()).unwrap();
+    let row = &page["value"]["jobs"][0];
     assert_eq!(row["fence"], 1);
     assert_eq!(row["done"], false);
     let (code, out) = cli(&["claim", "j", "--owner", "x", "--ttl", "0", "--now", "1"]);
