@@ -57,7 +57,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     (
         "Run workers and tools",
-        &["work", "ui", "batch", "operations"],
+        &["work", "ui", "batch", "call", "operations"],
     ),
     (
         "Hold a lease (what a worker calls)",
@@ -515,6 +515,21 @@ pub(crate) enum Command {
         json: bool,
         #[command(flatten)]
         clock: Clock,
+    },
+    /// Run any operation of the protocol by name, with an option for each of its parameters.
+    ///
+    /// The options are made from the operation's signature (`leasefence call OP --help` lists
+    /// them), so every operation the library has is here, with the checks and the answer of `batch`; the
+    /// other subcommands are the same operations with shorter spellings (positional job ids,
+    /// repeated --queue). `now` defaults to the wall clock; lists of objects are JSON.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Example:\n  leasefence --db queue.db call fence-floor\n  leasefence --db queue.db call renew --job j --owner w --fence 1 --ttl 30"
+    )]
+    Call {
+        /// The operation (`leasefence call --help` lists them) and its options.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "OP [OPTIONS]")]
+        args: Vec<String>,
     },
     /// Serve the JSON-lines protocol: one request per stdin line, one response per line.
     #[command(

@@ -11,6 +11,8 @@ fn main() {
 #[cfg(not(target_arch = "wasm32"))]
 mod batch;
 #[cfg(not(target_arch = "wasm32"))]
+mod call;
+#[cfg(not(target_arch = "wasm32"))]
 mod clock;
 #[cfg(not(target_arch = "wasm32"))]
 mod commands;

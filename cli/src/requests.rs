@@ -21,10 +21,17 @@ pub(crate) fn run() -> i32 {
             };
         }
     };
-    // The only command that needs no database.
+    // The commands that need no database (`call --help` and a bad `call` neither).
     if let Command::Operations = cli.command {
         return crate::operations::print();
     }
+    let called = match &cli.command {
+        Command::Call { args } => match call_request(args) {
+            Ok(request) => Some(request),
+            Err(status) => return status,
+        },
+        _ => None,
+    };
     let Some(db) = cli.db else {
         eprintln!("leasefence: --db PATH|URL is required (or set LEASEFENCE_DB)");
         return EXIT_INVALID;
@@ -49,6 +56,11 @@ pub(crate) fn run() -> i32 {
     // the other commands.
     let mut backend = TargetBackend::new(db.clone(), options.clone());
     let request = match cli.command {
+        // Read above, before the database was required.
+        Command::Call { .. } => match called {
+            Some(request) => request,
+            None => return EXIT_INVALID,
+        },
         Command::Unlock => return unlock::unlock(&db),
         Command::Operations => return crate::operations::print(),
         Command::Batch => return batch::batch(&mut backend),
@@ -260,6 +272,26 @@ pub(crate) fn run() -> i32 {
     let response = execute(&mut backend, &request);
     println!("{}", response.to_json());
     exit_code(&request, &response)
+}
+
+/// `call OP ...`: the request its options name, read by the command built from the operation's
+/// signature; or the exit status when there is none to run (`--help`, a bad option).
+fn call_request(args: &[String]) -> Result<Request, i32> {
+    let words = std::iter::once("call".to_owned()).chain(args.iter().cloned());
+    let matches = crate::call::command()
+        .try_get_matches_from(words)
+        .map_err(|err| {
+            let _ = err.print();
+            if err.use_stderr() {
+                EXIT_INVALID
+            } else {
+                EXIT_OK
+            }
+        })?;
+    crate::call::request(&matches, crate::clock::wall_clock()).map_err(|response| {
+        println!("{}", response.to_json());
+        EXIT_INVALID
+    })
 }
 
 /// Whether `command` only reads the store (so it must find one, never make one).

@@ -229,3 +229,46 @@ fn jobs_lists_a_page_at_a_time_as_a_table_or_json() {
     assert_eq!(out.status.code(), Some(2), "{}", all_output(&out));
     assert!(all_output(&out).contains("limit"), "{}", all_output(&out));
 }
+
+/// `call` reaches every operation from its signature, the ones with no subcommand of their own
+/// included (`fence-floor`), with the checks and exit statuses of the other subcommands.
+#[test]
+fn call_runs_any_operation_by_its_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("call.db");
+    let db = db.to_str().unwrap();
+    let call = |args: &[&str]| {
+        let out = leasefence(&[&["--db", db, "call"], args].concat(), &[]);
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        (out.status.code(), text)
+    };
+    assert_eq!(call(&["fence-floor"]), (Some(0), r#"{"value":0}"#.into()));
+    assert_eq!(call(&["enqueue", "--job", "a"]).1, r#"{"value":true}"#);
+    for (now, owner) in [("10", "w"), ("20", "v")] {
+        call(&[
+            "claim", "--job", "a", "--owner", owner, "--now", now, "--ttl", "5",
+        ]);
+    }
+    let done = call(&[
+        "complete", "--job", "a", "--owner", "v", "--fence", "2", "--now", "21", "--result", "r",
+    ]);
+    assert_eq!(done, (Some(0), r#"{"value":true}"#.into()));
+    let stale = call(&[
+        "complete", "--job", "a", "--owner", "w", "--fence", "1", "--now", "21",
+    ]);
+    assert_eq!(stale.0, Some(1), "{}", stale.1);
+    assert!(stale.1.contains(r#"{"code":"done"}"#), "{}", stale.1);
+    assert_eq!(call(&["prune", "--before", "100"]).1, r#"{"value":1}"#);
+    assert_eq!(call(&["fence-floor"]).1, r#"{"value":2}"#);
+    // A bad value is the protocol's error; a missing option clap's; neither runs anything.
+    let bad = call(&["claim", "--job", "b", "--owner", "w", "--ttl", "0"]);
+    assert_eq!(bad.0, Some(2), "{}", bad.1);
+    assert!(bad.1.contains("invalid_argument"), "{}", bad.1);
+    assert_eq!(call(&["claim", "--job", "b", "--ttl", "5"]).0, Some(2));
+    let help = leasefence(&["call", "fence-floor", "--help"], &[]);
+    assert!(
+        help.status.success() && all_output(&help).contains("fence floor"),
+        "{}",
+        all_output(&help)
+    );
+}
