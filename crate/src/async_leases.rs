@@ -12,9 +12,28 @@ use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome
 use crate::rules::fenced::{Finish, Statement};
 use crate::schedule::{Schedule, StoredSchedule};
 
-/// The protocol's operations on some store, as futures. See [`Leases`] for each one's contract.
-#[allow(async_fn_in_trait)] // Crate-internal: its futures are awaited where they are made.
-pub(crate) trait AsyncLeases {
+/// The trait and its implementation for every synchronous store, from one list of signatures:
+/// each is written once, and the implementation forwards each call to the [`Leases`] method of
+/// the same name.
+macro_rules! async_leases {
+    ($(async fn $name:ident(&self $(, $arg:ident: $ty:ty)* $(,)?) -> $answer:ty;)*) => {
+        /// The protocol's operations on some store, as futures. See [`Leases`] for each one's
+        /// contract.
+        #[allow(async_fn_in_trait)] // Crate-internal: its futures are awaited where they are made.
+        pub(crate) trait AsyncLeases {
+            $(async fn $name(&self $(, $arg: $ty)*) -> $answer;)*
+        }
+
+        /// Every synchronous store: each future is ready when first polled.
+        impl AsyncLeases for dyn Leases + '_ {
+            $(async fn $name(&self $(, $arg: $ty)*) -> $answer {
+                Leases::$name(self $(, $arg)*)
+            })*
+        }
+    };
+}
+
+async_leases! {
     async fn init(&self) -> Result<()>;
     async fn enqueue_job(&self, job: &NewJob) -> Result<bool>;
     async fn state(&self, job: &str) -> Result<Option<JobState>>;
@@ -91,148 +110,6 @@ pub(crate) trait AsyncLeases {
         statements: &[Statement],
         finish: Finish,
     ) -> Result<Outcome<()>>;
-}
-
-/// Every synchronous store: each future is ready when first polled.
-impl AsyncLeases for dyn Leases + '_ {
-    async fn init(&self) -> Result<()> {
-        Leases::init(self)
-    }
-    async fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
-        Leases::enqueue_job(self, job)
-    }
-    async fn state(&self, job: &str) -> Result<Option<JobState>> {
-        Leases::state(self, job)
-    }
-    async fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
-        Leases::claim(self, job, owner, now, ttl)
-    }
-    async fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
-        Leases::renew(self, lease, now, ttl)
-    }
-    async fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
-        Leases::complete(self, lease, now, result)
-    }
-    async fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
-        Leases::release(self, lease)
-    }
-    async fn claim_many(
-        &self,
-        job: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<Fence>>> {
-        Leases::claim_many(self, job, owners, now, ttl)
-    }
-    async fn claim_next_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Option<ClaimedJob>> {
-        Leases::claim_next_in(self, queues, owner, now, ttl)
-    }
-    async fn fail(
-        &self,
-        lease: &Lease,
-        now: f64,
-        retry_at: Option<f64>,
-        error: Option<&str>,
-    ) -> Result<Outcome<()>> {
-        Leases::fail(self, lease, now, retry_at, error)
-    }
-    async fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
-        Leases::revive(self, job, now)
-    }
-    async fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
-        Leases::inspect(self, job)
-    }
-    async fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
-        Leases::stats_in(self, queue, now)
-    }
-    async fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        Leases::enqueue_many(self, jobs)
-    }
-    async fn enqueue_many_with(
-        &self,
-        jobs: &[NewJob],
-        statements: &[Statement],
-    ) -> Result<Vec<bool>> {
-        Leases::enqueue_many_with(self, jobs, statements)
-    }
-    async fn claim_next_many_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<ClaimedJob>> {
-        Leases::claim_next_many_in(self, queues, owner, n, now, ttl)
-    }
-    async fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
-        Leases::renew_many(self, leases, now, ttl)
-    }
-    async fn complete_many(
-        &self,
-        completions: &[LeaseCompletion],
-        now: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        Leases::complete_many(self, completions, now)
-    }
-    async fn schedule(&self, schedule: &Schedule) -> Result<()> {
-        Leases::schedule(self, schedule)
-    }
-    async fn unschedule(&self, name: &str) -> Result<bool> {
-        Leases::unschedule(self, name)
-    }
-    async fn schedules(&self) -> Result<Vec<StoredSchedule>> {
-        Leases::schedules(self)
-    }
-    async fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
-        Leases::enqueue_due(self, now)
-    }
-    async fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
-        Leases::list_jobs(self, query, now)
-    }
-    async fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
-        Leases::queue_stats(self, now)
-    }
-    async fn heartbeat(
-        &self,
-        beat: &crate::WorkerBeat,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        Leases::heartbeat(self, beat, leases, now, ttl)
-    }
-    async fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
-        Leases::list_workers(self, now)
-    }
-    async fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
-        Leases::oldest_waiting(self, now)
-    }
-    async fn prune(&self, prune: &crate::Prune) -> Result<u64> {
-        Leases::prune(self, prune)
-    }
-    async fn fence_floor(&self) -> Result<i64> {
-        Leases::fence_floor(self)
-    }
-    async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
-        Leases::next_due_in(self, queues)
-    }
-    async fn fenced(
-        &self,
-        lease: &Lease,
-        now: f64,
-        statements: &[Statement],
-        finish: Finish,
-    ) -> Result<Outcome<()>> {
-        Leases::fenced(self, lease, now, statements, finish)
-    }
 }
 
 /// Drives `future` to its end where every step is ready at once (a synchronous store, a
