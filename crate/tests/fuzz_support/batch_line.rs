@@ -569,6 +569,13 @@ fn check_effects(
         "inspect" | "stats" | "schedules" | "queue_stats" | "list_workers" | "oldest_waiting" => {
             must(changes.is_empty(), "a read changed the table")
         }
+        "fence_floor" => {
+            must(changes.is_empty(), "fence_floor changed the table");
+            must(
+                value.as_i64() == Some(ctx.floor),
+                "fence_floor is not the store's floor",
+            );
+        }
         "list_jobs" => {
             must(changes.is_empty(), "list_jobs changed the table");
             // Every job listed is a job of the table, as the table holds it.
