@@ -20,9 +20,14 @@ const TYPINGS = path.join(ROOT, 'node/index.d.ts');
 const BEGIN = '// <generated operations: scripts/generate-operations.mjs>';
 const END = '// </generated operations>';
 
-/** The crate's catalogue, from the CLI (built by cargo if needed). */
+/**
+ * The crate's catalogue, from the CLI (built by cargo if needed). In a target directory of its
+ * own: built alone, the CLI resolves its dependencies' features differently from the workspace's
+ * tests, and a second copy of a crate in target/debug would make rustdoc's doctests see two.
+ */
 function catalogue() {
-  const json = execFileSync('cargo', ['run', '--quiet', '-p', 'leasefence-cli', '--', 'operations'], {
+  const args = ['run', '--quiet', '-p', 'leasefence-cli', '--target-dir', path.join(ROOT, 'target/operations'), '--', 'operations'];
+  const json = execFileSync('cargo', args, {
     cwd: ROOT,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
