@@ -734,6 +734,11 @@ export interface JobContext {
   fence: Fence;
   /** 1 for the first attempt: the fence (every claim is one attempt). */
   attempt: number;
+  /**
+   * The lease this attempt holds, for the store's lease calls made by the handler itself.
+   * @example await store.grouped.fenced(lease, Date.now() / 1000, [{ sql: 'INSERT INTO log(job) VALUES ($1)', params: [job] }]);
+   */
+  lease: Lease;
 }
 
 /**

@@ -98,3 +98,23 @@ test('the grouped store takes leases too, and rejects (does not throw) a bad one
   assert.equal(await store.grouped.complete(lease, 1, 'r'), true);
   assert.equal(store.state('g').result, 'r');
 });
+
+test("a JobWorker's handler gets its lease and writes under it; the worker completes after", async (t) => {
+  const { JobWorker } = loadPackage();
+  const store = await fresh(t);
+  assert.deepEqual(store.enqueueMany([], [{ sql: 'CREATE TABLE log (job TEXT, owner TEXT, fence INTEGER)' }]), []);
+  store.enqueue('w1');
+  const worker = new JobWorker(store, { owner: 'runner', ttl: 30, idle: 0.01 });
+  const seen = [];
+  await worker.run(async (job, { lease, fence }) => {
+    seen.push(lease);
+    const insert = { sql: 'INSERT INTO log VALUES ($1, $2, $3)', params: [lease.job, lease.owner, lease.fence] };
+    assert.equal(await store.grouped.fenced(lease, Date.now() / 1000, [insert]), true);
+    return `done at ${fence}`;
+  }, { untilEmpty: true });
+  assert.deepEqual(seen, [{ job: 'w1', owner: 'runner', fence: 1 }]);
+  assert.ok(Object.isFrozen(seen[0]));
+  assert.deepEqual(store.fenced(seen[0], Date.now() / 1000, [{ sql: 'DELETE FROM log' }]), false);
+  const state = store.state('w1');
+  assert.deepEqual([state.done, state.result], [true, 'done at 1']);
+});

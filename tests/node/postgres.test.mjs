@@ -26,6 +26,8 @@ import test, { after } from 'node:test';
 import { HERE, NativeBatch, PKG, jsonLines, killLiveChildren, loadPackage, runNode } from './helpers.mjs';
 import { operationsOf, runVector, vectors } from './vector-runner.mjs';
 
+const { OPERATIONS } = await import(path.join(HERE, '../../web/store/operations.js'));
+
 after(killLiveChildren);
 
 const URL_ = process.env.LEASEFENCE_PG_URL;
@@ -33,13 +35,12 @@ const skip = URL_ ? false : 'needs LEASEFENCE_PG_URL: run `bash scripts/postgres
 const { LeaseStore, JobWorker, FenceGuard, fencedResult } = loadPackage();
 const { Client } = createRequire(import.meta.url)('pg');
 
-/** The operations PostgreSQL from Node has: every one of the file store's (crate/src/wasm/postgres/store.rs). */
-const ON_POSTGRES = new Set([
-  'enqueue', 'state', 'claim', 'renew', 'complete', 'release', 'claimNext', 'fail', 'revive', 'stats', 'inspect',
-  'enqueueMany', 'claimNextMany', 'renewMany', 'completeMany', 'heartbeat', 'claimMany', 'fenced',
-  'schedule', 'unschedule', 'schedules', 'enqueueDue', 'nextDue', 'listJobs', 'queueStats', 'oldestWaiting', 'listWorkers',
-  'prune',
-]);
+/**
+ * The operations PostgreSQL from Node has: every one of the table (web/store/operations.js). Its
+ * store (crate/src/wasm/postgres/store.rs) implements the crate's async trait of every operation,
+ * so one it lacked would not compile; each vector below then shows the operation works there.
+ */
+const ON_POSTGRES = new Set(OPERATIONS.map((op) => op.name));
 
 /** What a vector needs that PostgreSQL from Node does not have. */
 function missingOn(vector) {

@@ -414,7 +414,9 @@ export async function worker(s: LeaseStore): Promise<void> {
   exact<unknown>()(result.result);
 
   const handler: JobHandler = async (job: string, context: JobContext) => {
-    const { signal, payload, fence, attempt } = context;
+    const { signal, payload, fence, attempt, lease } = context;
+    exact<Lease>()(lease);
+    exact<boolean>()(await s.grouped.renew(lease, 1, 30));
     exact<AbortSignal>()(signal);
     exact<string | null>()(payload);
     exact<Fence>()(fence);

@@ -569,7 +569,9 @@ class JobWorker {
 
   /** Runs the handler; after the lease is lost, waits at most `abandonAfter` for it to settle. */
   async #runHandler(lease, handler, { job, fence, payload, attempt }) {
-    const settled = new Promise((resolve) => resolve(handler(job, { signal: lease.signal, payload, fence, attempt }))).then(
+    // `lease`: what the store's lease calls take (a fenced write of the handler's own, say).
+    const held = Object.freeze({ job, owner: this.#owner, fence });
+    const settled = new Promise((resolve) => resolve(handler(job, { signal: lease.signal, payload, fence, attempt, lease: held }))).then(
       (value) => ({ ok: true, value }),
       (error) => ({ ok: false, error }),
     );
