@@ -18,10 +18,11 @@ function declarations() {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '').replace(/\s+/g, ' ').replace(/,\s*\)/g, ')').replace(/\(\s+/g, '(').replace(/\s+\)/g, ')');
 }
 
-function signature({ params, types }) {
+function signature({ params, lease, types }) {
   const list = (names) => names.map((p) => `${p}: ${types[p.replace(/\?$/, '')]}`).join(', ');
   // An operation starting with (job, owner, fence) takes a Lease in their place.
-  if (params.slice(0, 3).join() !== 'job,owner,fence') return list(params);
+  if (!lease) return list(params);
+  assert.deepEqual(params.slice(0, 3), ['job', 'owner', 'fence']);
   return `...args: [${list(params)}] | [${['lease: Lease', list(params.slice(3))].filter(Boolean).join(', ')}]`;
 }
 

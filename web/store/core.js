@@ -219,7 +219,7 @@ const JS_ANSWERS = {
   claimNextMany: (claimed, [owner]) => claimed.map(claimedLease(owner)),
 };
 
-/** The parameters that make a lease: an operation starting with them takes a lease object instead. */
+/** The parameters that make a lease: an operation starting with them (`op.lease`) takes a lease object instead. */
 const LEASE_PARAMS = ['job', 'owner', 'fence'];
 /** The members a lease object may carry beside a list item's own (`{job, fence, result}`). */
 const LEASE_EXTRAS = ['owner', 'payload', 'base', 'attempt'];
@@ -246,7 +246,7 @@ function leaseFields(op, lease) {
  */
 function leaseArguments(op, args) {
   let positional = args;
-  if (LEASE_PARAMS.every((name, i) => op.params[i] === name) && isObject(args[0])) {
+  if (op.lease && isObject(args[0])) {
     positional = [...leaseFields(op.name, args[0]), ...args.slice(1)];
   }
   positional = op.params.map((_, i) => positional[i]);
