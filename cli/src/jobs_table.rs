@@ -7,13 +7,16 @@ use crate::exit::EXIT_OK;
 
 /// Prints the page in `response` (a `list_jobs` answer) as a table; `now` words the leases.
 pub(crate) fn print(response: &Response, now: f64) -> i32 {
-    let page: Value = serde_json::from_str(&response.to_json()).unwrap_or_default();
-    let rows = page["value"]["jobs"]
+    let page = match response {
+        Response::Answered { value, .. } => value,
+        Response::Failed { .. } => &Value::Null,
+    };
+    let rows = page["jobs"]
         .as_array()
-        .cloned()
+        .map(Vec::as_slice)
         .unwrap_or_default();
-    print!("{}", table(&rows, now));
-    if let Some(next) = page["value"]["next"].as_str() {
+    print!("{}", table(rows, now));
+    if let Some(next) = page["next"].as_str() {
         println!("more: --after {}", shell_word(next));
     }
     EXIT_OK
