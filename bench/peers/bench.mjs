@@ -131,7 +131,7 @@ const fresh = (name) => {
   for (const suffix of ['', '-journal', '-wal', '-shm', '.lock']) rmSync(file + suffix, { recursive: true, force: true });
   return file;
 };
-const node = (system) => (mode, target, extra) => ['node', [nodeWorker, system, mode, '--target', target, ...extra]];
+const node = (system, env = {}) => (mode, target, extra) => ['node', [nodeWorker, system, mode, '--target', target, ...extra], env];
 const py = (system) => (mode, target, extra) => [python, [pyWorker, system, mode, '--target', target, ...extra]];
 const rust = (mode, target, extra) => [rustWorker, [mode, '--db', target, ...extra]];
 // The best-settings table leaves out the peers with no way to run jobs concurrently in one
@@ -141,8 +141,12 @@ const NO_CONCURRENCY = 'no concurrency option: its queue object is used by one t
 const SYSTEMS = [
   { id: 'leasefence-native', label: 'leasefence (Rust lib, SQLite file)', run: rust, store: 'SQLite file',
     prepare: () => fresh('lf-native.db') },
-  { id: 'leasefence-node', label: 'leasefence (npm package, SQLite file)', run: node('leasefence'), store: 'SQLite file',
-    prepare: () => fresh('lf-node.db') },
+  // The npm package's two engines: the addon (its default where it ships one) and the wasm
+  // fallback, each forced so that a missing addon cannot hide behind the fallback.
+  { id: 'leasefence-node', label: 'leasefence (npm package, SQLite file)', run: node('leasefence', { LEASEFENCE_ENGINE: 'native' }),
+    store: 'SQLite file', prepare: () => fresh('lf-node.db') },
+  { id: 'leasefence-node-wasm', label: 'leasefence (npm package, wasm fallback, SQLite file)',
+    run: node('leasefence', { LEASEFENCE_ENGINE: 'wasm' }), store: 'SQLite file', prepare: () => fresh('lf-node-wasm.db') },
   { id: 'leasefence-pg', label: 'leasefence (Rust lib, PostgreSQL)', run: rust, store: 'PostgreSQL',
     prepare: async () => `${await freshPgDatabase('peers_leasefence')}?sslmode=disable` },
   { id: 'leasefence-node-pg', label: 'leasefence (npm package, PostgreSQL)', run: node('leasefence'), store: 'PostgreSQL',
@@ -166,9 +170,9 @@ const SYSTEMS = [
 ].filter((s) => !opt.systems || opt.systems.split(',').includes(s.id));
 
 /** Runs a child to its end; rejects with its stderr when it fails. */
-function runToEnd(cmd, args) {
+function runToEnd(cmd, args, env = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => { out += d; });
@@ -181,8 +185,8 @@ function runToEnd(cmd, args) {
 async function drainWith(system, target, w, mode = 'work', extra = []) {
   const children = [];
   for (let i = 0; i < w; i++) {
-    const [cmd, args] = system.run(mode, target, ['--owner', `w${i}`, ...extra]);
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const [cmd, args, env = {}] = system.run(mode, target, ['--owner', `w${i}`, ...extra]);
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     const lines = createInterface({ input: child.stdout });
     let err = '';
     child.stderr.on('data', (d) => { err += d; });

@@ -167,15 +167,19 @@ async function settle(fn) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// leasefence, the npm package (wasm) on a file: rollback journal, synchronous=EXTRA, dot-file lock;
-// or, given a postgres:// target, on PostgreSQL (the crate's statements in wasm, `pg` carrying
+// leasefence, the npm package on a file: its native engine (the addon: WAL, synchronous=FULL, POSIX
+// locks, as the Rust library) or its wasm fallback (rollback journal, synchronous=EXTRA, dot-file
+// lock), as LEASEFENCE_ENGINE picks; or, given a postgres:// target, on PostgreSQL (the crate's statements in wasm, `pg` carrying
 // them; every call a Promise, so each is awaited: a file store's answers pass through `await`).
 const onPostgres = () => /^postgres(ql)?:/.test(opt.target);
 /** The package's store on the target: `LeaseStore.connect` for a postgres:// URL, `open` for a file. */
 const openLeasefence = (LeaseStore) => (onPostgres() ? LeaseStore.connect(opt.target) : LeaseStore.open(opt.target));
-const leasefenceDurability = () => (onPostgres()
-  ? 'PostgreSQL synchronous_commit=on'
-  : 'journal_mode=DELETE, synchronous=EXTRA (set by the package)');
+/** What the store's engine makes durable, by the engine the store reports it opened with. */
+const leasefenceDurability = (store) => {
+  if (onPostgres()) return 'PostgreSQL synchronous_commit=on';
+  if (store.engine === 'native') return 'journal_mode=WAL, synchronous=FULL (the native engine, set by the library)';
+  return 'journal_mode=DELETE, synchronous=EXTRA (the wasm engine, set by the package)';
+};
 const leasefence = {
   async load() {
     return requirePeer(path.join(repo, 'target/npm/leasefence'));
@@ -212,7 +216,7 @@ const leasefence = {
       (h) => h.job,
     );
     await store.close();
-    return { ...result, open_retries: openRetries, durability: leasefenceDurability() };
+    return { ...result, open_retries: openRetries, durability: leasefenceDurability(store) };
   },
   async best() {
     const { LeaseStore, JobWorker } = await this.load();
@@ -242,7 +246,7 @@ const leasefence = {
     const stats = await worker.run(() => hold().then(() => 'ok'), { untilEmpty: true });
     const end = wallMs();
     await store.close();
-    return watch.result(start, end, { stats, durability: leasefenceDurability(),
+    return watch.result(start, end, { stats, durability: leasefenceDurability(store),
       setting: `new JobWorker(store, {concurrency: ${concurrency}})${onPostgres() ? ' (its pool: 10 connections, the default)' : ''}` });
   },
   async stale() {

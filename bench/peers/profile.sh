@@ -6,7 +6,7 @@
 # on stderr.
 #
 #   bash bench/peers/profile.sh [N] [SYSTEMS...]    (after bench/peers/setup.sh)
-#   default: 300 leasefence-native leasefence-node plainjob liteque litequeue huey persist-queue,
+#   default: 300 leasefence-native leasefence-node leasefence-node-wasm plainjob liteque litequeue huey persist-queue,
 #   and leasefence-native-fdatasync when that build exists (below)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,7 +16,7 @@ jobs=${1:-300}
 shift || true
 systems=("$@")
 if [ ${#systems[@]} -eq 0 ]; then
-  systems=(leasefence-native leasefence-node plainjob liteque litequeue huey persist-queue)
+  systems=(leasefence-native leasefence-node leasefence-node-wasm plainjob liteque litequeue huey persist-queue)
   if [ -x target/fdatasync-exp/release/leasefence-peer-worker ]; then systems+=(leasefence-native-fdatasync); fi
 fi
 dir=target/bench-tmp/peers-profile
@@ -32,7 +32,8 @@ worker() { # SYSTEM MODE TARGET ARGS...
     #   LIBSQLITE3_FLAGS=-DHAVE_FDATASYNC=1 CARGO_TARGET_DIR=target/fdatasync-exp \
     #     cargo build --release -p leasefence-pg-bench --bin leasefence-peer-worker
     leasefence-native-fdatasync) target/fdatasync-exp/release/leasefence-peer-worker "$mode" --db "$target" "$@" ;;
-    leasefence-node) node bench/peers/node_worker.mjs leasefence "$mode" --target "$target" "$@" ;;
+    leasefence-node) LEASEFENCE_ENGINE=native node bench/peers/node_worker.mjs leasefence "$mode" --target "$target" "$@" ;;
+    leasefence-node-wasm) LEASEFENCE_ENGINE=wasm node bench/peers/node_worker.mjs leasefence "$mode" --target "$target" "$@" ;;
     plainjob | liteque) node bench/peers/node_worker.mjs "$system" "$mode" --target "$target" "$@" ;;
     litequeue | huey | persist-queue) "$py" bench/peers/py_worker.py "$system" "$mode" --target "$target" "$@" ;;
     *) echo "profile.sh: unknown system $system" >&2; exit 2 ;;

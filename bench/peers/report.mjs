@@ -36,10 +36,10 @@ const workers = [...new Set(runs.map((r) => r.workers))].sort((a, b) => a - b);
 const cell = (id, w) => runs.filter((r) => r.case === id && r.workers === w);
 
 /** Per repeat: this system's rate over leasefence-native's at the same W in the same repeat. */
-function ratios(id, w) {
+function ratios(id, w, base_ = BASE) {
   const out = [];
   for (const r of cell(id, w)) {
-    const base = runs.find((b) => b.case === BASE && b.workers === w && b.repeat === r.repeat);
+    const base = runs.find((b) => b.case === base_ && b.workers === w && b.repeat === r.repeat);
     if (base) out.push(r.rate / base.rate);
   }
   return out.length ? spread(out) : null;
@@ -144,13 +144,23 @@ for (const f of records.filter((r) => r.section === 'peers_failed' && r.best ===
   notes.push(`- **${f.label}** failed ${f.story ? 'the stale-worker story' : `at W=${f.workers}, repeat ${f.repeat + 1}`}: ${f.error.replace(/\|/g, '/')}`);
 }
 out.push('');
+// Issue 42's goal for the package's default engine: at least plainjob's throughput at every W.
+const npmOverPlainjob = workers.map((w) => [w, ratios('leasefence-node', w, 'plainjob')]).filter(([, r]) => r);
+if (npmOverPlainjob.length) {
+  const met = npmOverPlainjob.every(([, r]) => r.median >= 1);
+  out.push(`**The npm package (native engine) next to plainjob**, its throughput over plainjob's in the same repeat, ` +
+    `median (min–max): ${npmOverPlainjob.map(([w, r]) => `W=${w} ${r.median.toFixed(2)}× (${r.min.toFixed(2)}–${r.max.toFixed(2)})`).join(', ')}. ` +
+    `Goal (issue 42, at least 1× at every W measured): **${met ? 'met' : 'missed'}**` +
+    `${met && npmOverPlainjob.some(([, r]) => r.min < 1) ? ' by the median, not in every repeat' : ''}.`, '');
+}
 if (notes.length) out.push('Anomalies seen in this run (counted by the bench from the job ids every worker reports):', '', ...notes, '');
 
 out.push('**Durability.** Every row makes each claim and each completion durable before it is acknowledged, except ' +
   'where the column says otherwise: SQLite rows in WAL mode use `synchronous = FULL` (leasefence\'s own native ' +
   'setting; set by the bench where the peer\'s default is `NORMAL`, which can lose the last commits on power loss), ' +
-  'the leasefence npm package uses its rollback journal with `synchronous = EXTRA` (it cannot use WAL: see its ' +
-  'README), the PostgreSQL rows the server\'s `synchronous_commit = on`. BullMQ with `appendfsync always` fsyncs ' +
+  'the leasefence npm package\'s native engine (its default, the Node-API addon in the package) the same WAL and ' +
+  '`synchronous = FULL` as the Rust library, its wasm fallback a rollback journal with `synchronous = EXTRA` (it ' +
+  'cannot use WAL without memory shared between processes), the PostgreSQL rows the server\'s `synchronous_commit = on`. BullMQ with `appendfsync always` fsyncs ' +
   'its append-only file on every write; `everysec`, its default, fsyncs once a second and can lose about a second ' +
   'of acknowledged writes: it is shown for reference and is not equal durability. Each worker reads its setting ' +
   'back and reports it; the column shows what it read.', '');
@@ -266,15 +276,15 @@ if (profiles.length) {
     out.push(`| ${r.case} | ${r.fsync_per_job.toFixed(2)} | ${r.fdatasync_per_job.toFixed(2)} | ${r.calls_per_job.toFixed(1)} | ${r.sync_ms_per_job.toFixed(2)} | ${r.wall_ms_per_job.toFixed(2)} | ${r.top} |`);
   }
   out.push('');
-  out.push('- **The npm package against the Node SQLite peers (plainjob, liteque).** Its file is shared through ' +
-    'dot-file locks and a rollback journal (WAL needs shared memory between processes, which its `fs`-based VFS does ' +
-    'not have), and `synchronous = EXTRA` makes every commit durable including the journal\'s deletion: ' +
-    `${p['leasefence-node'] ? p['leasefence-node'].syncs_per_job.toFixed(0) : 'about 12'} syncs per job, where a WAL ` +
-    `commit costs one (${p.plainjob ? p.plainjob.syncs_per_job.toFixed(0) : '2'} per job for plainjob). On a disk whose sync takes milliseconds that is the whole ` +
-    'difference at W=1; with more processes it waits on the lock file as well (it polls for it, where WAL peers ' +
-    'wait in SQLite\'s busy handler on a POSIX lock). Not fixable in bench/: the choice of journal is the package\'s ' +
-    'sharing design (docs/guide/src/node.md). A Node program that needs more can run the native `leasefence batch` ' +
-    '(WAL) as a child process (not measured here).');
+  const syncs = (id, fallback) => (p[id] ? p[id].syncs_per_job.toFixed(0) : fallback);
+  out.push('- **The npm package against the Node SQLite peers (plainjob, liteque).** Its native engine (the addon, ' +
+    'its default) is the Rust library in the Node process: WAL, one sync per commit, ' +
+    `${syncs('leasefence-node', '2')} syncs per job as plainjob's ${syncs('plainjob', '2')}, and it waits for another ` +
+    'process\'s write lock in SQLite\'s busy handler on a POSIX lock, as the WAL peers do. Its wasm fallback (for ' +
+    'platforms without an addon) shares its file through dot-file locks and a rollback journal, and ' +
+    '`synchronous = EXTRA` makes every commit durable including the journal\'s deletion: ' +
+    `${syncs('leasefence-node-wasm', 'about 8')} syncs per job; on a disk whose sync takes milliseconds that is the ` +
+    'whole difference at W=1, and with more processes it polls for the lock file as well.');
   const walls = (id) => profiles.filter((r) => r.case === id).map((r) => r.wall_ms_per_job);
   const [plain, fdsync] = [walls('leasefence-native'), walls('leasefence-native-fdatasync')];
   const ab = fdsync.length
@@ -284,13 +294,21 @@ if (profiles.length) {
       `${Math.min(...fdsync, ...plain).toFixed(1)} to ${Math.max(...fdsync, ...plain).toFixed(1)} ms), within the noise: ` +
       'the flag is not a fix worth making on this disk, and nothing was changed.'
     : 'Building the worker with `LIBSQLITE3_FLAGS=-DHAVE_FDATASYNC=1` (see profile.sh) tests whether that matters.';
+  const pwrites = (id) => { const m = /pwrite64 ([0-9.]+)/.exec(p[id]?.top ?? ''); return m ? Number(m[1]) : null; };
+  const [ours, theirs] = [pwrites('leasefence-native'), pwrites('plainjob')];
+  const pages = ours !== null && theirs !== null
+    ? ` It does write more: ${ours.toFixed(1)} \`pwrite\` calls per job against plainjob's ${theirs.toFixed(1)} (SQLite ` +
+      'writes a WAL frame\'s header and its page in two calls), since a claim and a completion each rewrite the job\'s ' +
+      'row, its row in the claim-order table (`leasefence_order`, kept by triggers) and the indexes of both, and a ' +
+      'commit\'s sync takes longer the more pages it flushes. Fewer pages per commit means a leaner schema (issue ' +
+      '"PostgreSQL at peer speed" found the same side table costly there); not changed here.'
+    : '';
   out.push('- **The native library against the SQLite peers in WAL (huey, litequeue, plainjob, persist-queue).** Where ' +
     'it trails them (it did in some runs on this machine, led in others: the spread between repeats is wide), the ' +
-    'profile shows no extra work to remove: the same syncs per job as every WAL peer (two commits, one sync each) ' +
-    'and the fewest system calls per job. The one difference is the sync call: leasefence\'s bundled SQLite ' +
-    '(rusqlite\'s `bundled` build, like better-sqlite3\'s under plainjob and liteque) calls `fsync`, the system ' +
-    'SQLite under Python `fdatasync`. ' + ab + ' What decides these rows is the disk\'s sync time, shared with ' +
-    'everything else the machine runs.');
+    'syncs per job are those of every WAL peer (two commits, one sync each).' + pages + ' The sync call differs too: ' +
+    'leasefence\'s bundled SQLite (rusqlite\'s `bundled` build, like better-sqlite3\'s under plainjob and liteque) ' +
+    'calls `fsync`, the system SQLite under Python `fdatasync`. ' + ab + ' What decides these rows is the disk\'s ' +
+    'sync time, shared with everything else the machine runs.');
   out.push('');
 }
 
@@ -302,7 +320,8 @@ writeFileSync(path.join(outDir, 'peers.md'), out.join('\n'));
 
 // ---- peers-README-section.md: the short table for the README's Performance section ----------------
 const SHORT = {
-  'leasefence-native': 'WAL, FULL', 'leasefence-node': 'rollback journal, EXTRA', 'leasefence-pg': 'synchronous_commit on',
+  'leasefence-native': 'WAL, FULL', 'leasefence-node': 'WAL, FULL (native engine)',
+  'leasefence-node-wasm': 'rollback journal, EXTRA', 'leasefence-pg': 'synchronous_commit on',
   'leasefence-node-pg': 'synchronous_commit on',
   'bullmq-always': 'AOF, fsync always', 'bullmq-everysec': 'AOF, fsync every second (not equal)',
   'pg-boss': 'synchronous_commit on', 'graphile-worker': 'synchronous_commit on', plainjob: 'WAL, FULL (raised from NORMAL)',
@@ -333,7 +352,8 @@ const svg = lineChart({
   height: 460,
   series: systems.map((s) => ({
     name: s.label.replace(/ \(.*appendfsync (\w+)\)/, ' ($1)').replace('(Rust lib, SQLite file)', '(Rust, file)')
-      .replace('(npm package, SQLite file)', '(npm, file)').replace('(Rust lib, PostgreSQL)', '(Rust, PostgreSQL)'),
+      .replace('(npm package, SQLite file)', '(npm, file)')
+      .replace('(npm package, wasm fallback, SQLite file)', '(npm wasm, file)').replace('(Rust lib, PostgreSQL)', '(Rust, PostgreSQL)'),
     dashed: !s.case.startsWith('leasefence'),
     color: PALETTE[systems.indexOf(s) % PALETTE.length],
     points: workers.map((w) => { const c = cell(s.case, w); return c.length ? spread(c.map((r) => r.rate)) : null; }),

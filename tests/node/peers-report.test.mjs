@@ -113,3 +113,23 @@ test('the best-settings goal is not met below 10x, and the table is absent witho
   assert.match(split, /per repeat 8\.00× \(5\.00–20\.00\) over 3 repeat\(s\): \*\*not met\*\* \(by the median; some repeats reached it\)/);
   assert.doesNotMatch(report(records).md, /One process at its best settings/);
 });
+
+test('the npm package against plainjob: met only when its median reaches plainjob at every W measured', () => {
+  const npm = 'leasefence (npm package, SQLite file)';
+  const plain = 'plainjob (better-sqlite3)';
+  const at = (npmRates, plainRates) => report([
+    env,
+    ...npmRates.flatMap(([w, a, b]) => [run('leasefence-node', npm, 0, w, a), run('leasefence-node', npm, 1, w, b)]),
+    ...plainRates.flatMap(([w, a, b]) => [run('plainjob', plain, 0, w, a), run('plainjob', plain, 1, w, b)]),
+  ]).md;
+  const line = (md) => md.split('\n').find((l) => l.startsWith('**The npm package (native engine) next to plainjob**'));
+  // W=1 ahead (1.2x, 1.1x), W=8 behind in both repeats (0.9x): missed, each W's median shown.
+  const behind = line(at([[1, 120, 110], [8, 90, 90]], [[1, 100, 100], [8, 100, 100]]));
+  assert.match(behind, /W=1 1\.15× \(1\.10–1\.20\), W=8 0\.90× \(0\.90–0\.90\)/);
+  assert.match(behind, /\*\*missed\*\*/);
+  // Ahead at both W by the median, one repeat behind: met, said to be by the median.
+  const ahead = line(at([[1, 120, 95], [8, 130, 110]], [[1, 100, 100], [8, 100, 100]]));
+  assert.match(ahead, /\*\*met\*\* by the median, not in every repeat/);
+  // No plainjob rows: no verdict at all.
+  assert.equal(line(at([[1, 120, 110]], [])), undefined);
+});
