@@ -4,11 +4,11 @@
 const { workerData, parentPort } = require('node:worker_threads');
 const { engine } = require('./engine.cjs');
 
-const { file, busyTimeoutMs, job, owner, now, ttl, gate } = workerData;
+const { file, busyTimeoutMs, writeGate, job, owner, now, ttl, gate } = workerData;
 let store;
 try {
   // The same engine as the main thread's (chosen by the same environment).
-  store = engine().openStore(file, busyTimeoutMs, false);
+  store = engine().openStore(file, busyTimeoutMs, false, {}, writeGate);
 } catch (error) {
   parentPort.postMessage({ type: 'answer', error: { code: error.code, message: error.message, retryable: Boolean(error.retryable) } });
 }

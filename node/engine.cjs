@@ -89,13 +89,13 @@ class NativeGuardHandle {
 function nativeEngine(addon) {
   return {
     name: 'native',
-    openStore(file, busyTimeoutMs, exclusive, limits = {}) {
+    openStore(file, busyTimeoutMs, exclusive, limits = {}, writeGate = true) {
       if (exclusive) {
         throw invalidArgument(
           'LeaseStore.open(): `exclusive` is the wasm engine\'s mode (one process owning a file in WAL mode); the native engine shares WAL files between processes without it: leave it out',
         );
       }
-      return new NativeStoreHandle(unwrapOpened(addon.NativeStore.open(file, busyTimeoutMs, limits.payload, limits.result, limits.error)));
+      return new NativeStoreHandle(unwrapOpened(addon.NativeStore.open(file, busyTimeoutMs, limits.payload, limits.result, limits.error, writeGate)));
     },
     openGuard(file, busyTimeoutMs) {
       return new NativeGuardHandle(unwrapOpened(addon.NativeGuard.open(file, busyTimeoutMs)));
@@ -126,6 +126,7 @@ function wasmEngine() {
   const { leaseErrors } = require('../web/store/core.js');
   return {
     name: 'wasm',
+    // No `writeGate` here: the wasm engine's writers already queue on its dot-file lock.
     openStore: (file, busyTimeoutMs, exclusive, limits = {}) => leaseErrors(() => wasm.WasmStore.openFile(file, busyTimeoutMs, exclusive, limits.payload, limits.result, limits.error)),
     openGuard: (file, busyTimeoutMs) => leaseErrors(() => wasm.WasmGuard.openFile(file, busyTimeoutMs)),
     checkArguments: (op, args) => leaseErrors(() => wasm.checkArguments(op, args)),

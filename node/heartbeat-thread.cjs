@@ -15,7 +15,7 @@ const { wasmRuleName, workerRulesOver } = require('../web/store/core.js');
 // The renew times are the crate's rules on this thread's engine, as on the main thread.
 const rules = workerRulesOver((rule, args) => engine().rule(wasmRuleName(rule), args));
 
-const store = engine().openStore(workerData.file, workerData.busyTimeoutMs, false);
+const store = engine().openStore(workerData.file, workerData.busyTimeoutMs, false, {}, workerData.writeGate);
 const beats = new Map(); // id -> {stop}: the leases kept now
 
 /** Stops keeping lease `id` and tells the main thread why (`lost` or `stopped`). */

@@ -308,6 +308,15 @@ export interface LeaseStoreOpenOptions extends OpenOptions {
    * @example const store = await LeaseStore.open('queue.db', { limits: { result: 4 << 20 } });
    */
   limits?: { payload?: number; result?: number; error?: number };
+  /**
+   * The native engine: whether this store's writers (and those of the connections it opens for
+   * `claimMany` and `heartbeat: 'thread'`) queue first-come, first-served on
+   * `<file>-leasefence-gate` before taking SQLite's write lock, as the Rust library's do (default
+   * true). `false` leaves every wait to SQLite's busy handler. The wasm engine has no gate (its
+   * writers queue on its dot-file lock) and ignores it.
+   * @example const store = await LeaseStore.open('queue.db', { writeGate: false });
+   */
+  writeGate?: boolean;
 }
 
 /**

@@ -4,7 +4,7 @@
 const os = require('node:os');
 const { JobWorker: CoreJobWorker } = require('../web/store/job-worker.js');
 const { invalidArgument } = require('./errors.cjs');
-const { LeaseStore, busyTimeoutOf, exclusiveOf } = require('./lease-store.cjs');
+const { LeaseStore, busyTimeoutOf, exclusiveOf, writeGateOf } = require('./lease-store.cjs');
 const { ThreadHeartbeat } = require('./thread-heartbeat.cjs');
 
 /**
@@ -25,7 +25,7 @@ class JobWorker extends CoreJobWorker {
       if (options.clock !== undefined) {
         throw invalidArgument("JobWorker: `heartbeat: 'thread'` renews by the system clock; leave `clock` out");
       }
-      options = { ...options, heartbeat: new ThreadHeartbeat(store.path, busyTimeoutOf(store)) };
+      options = { ...options, heartbeat: new ThreadHeartbeat(store.path, busyTimeoutOf(store), writeGateOf(store)) };
     }
     // The worker registry shows the machine and the process.
     if (options !== null && typeof options === 'object' && options.host === undefined) options = { ...options, host: os.hostname() };

@@ -18,6 +18,7 @@ const WORKER_RULES = workerRulesOver((rule, args) => engine().rule(wasmRuleName(
 const CONSTRUCT = Symbol('LeaseStore.open');
 let busyTimeoutOf; // (store) => its busyTimeoutMs, for the heartbeat thread's own connection
 let exclusiveOf; // (store) => whether it owns its file alone (no second connection can open it)
+let writeGateOf; // (store) => whether its connections queue on the write gate, for those it opens
 
 /**
  * A lease store on one SQLite file. Open it with `await LeaseStore.open(path)` (a PostgreSQL
@@ -33,10 +34,12 @@ class LeaseStore extends LeaseStoreCore {
   #path;
   #busyTimeoutMs;
   #exclusive;
+  #writeGate;
 
   static {
     busyTimeoutOf = (store) => store.#busyTimeoutMs;
     exclusiveOf = (store) => store.#exclusive;
+    writeGateOf = (store) => store.#writeGate;
   }
 
   /**
@@ -52,7 +55,11 @@ class LeaseStore extends LeaseStoreCore {
    * @param {string} file
    * `limits`: the largest payload, result and error text the store accepts, in bytes
    * (docs/contract.md section 13; defaults 1 MiB, 1 MiB, 64 KiB; 0: no limit).
-   * @param {{busyTimeout?: number, exclusive?: boolean, limits?: {payload?: number, result?: number, error?: number}}} [options]
+   * `writeGate` (default true): on the native engine, this store's writers queue first-come,
+   * first-served on `<file>-leasefence-gate` before they take SQLite's write lock, as the Rust
+   * library's do (docs/decisions/write-gate.md); `false` leaves every wait to SQLite's busy
+   * handler. The wasm engine has no gate (its writers queue on its dot-file lock) and ignores it.
+   * @param {{busyTimeout?: number, exclusive?: boolean, limits?: {payload?: number, result?: number, error?: number}, writeGate?: boolean}} [options]
    */
   static async open(file, options = {}) {
     if (typeof file !== 'string' || file === '') {
@@ -71,9 +78,13 @@ class LeaseStore extends LeaseStoreCore {
     if (limits === null || typeof limits !== 'object' || Object.keys(limits).some((k) => !['payload', 'result', 'error'].includes(k))) {
       throw invalidArgument('LeaseStore.open(): `limits` must be an object with `payload`, `result` and `error` in bytes (each optional)');
     }
+    const writeGate = options.writeGate ?? true;
+    if (typeof writeGate !== 'boolean') {
+      throw invalidArgument('LeaseStore.open(): `writeGate` must be true or false');
+    }
     const absolute = path.resolve(file);
-    const inner = leaseErrors(() => engine().openStore(absolute, busyTimeoutMs, exclusive, limits));
-    return new LeaseStore(CONSTRUCT, inner, absolute, busyTimeoutMs, exclusive);
+    const inner = leaseErrors(() => engine().openStore(absolute, busyTimeoutMs, exclusive, limits, writeGate));
+    return new LeaseStore(CONSTRUCT, inner, absolute, busyTimeoutMs, exclusive, writeGate);
   }
 
   /**
@@ -105,7 +116,7 @@ class LeaseStore extends LeaseStoreCore {
     return leaseErrors(() => engine().breakDeadThreadLock(path.resolve(file), threadId));
   }
 
-  constructor(token, inner, file, busyTimeoutMs, exclusive = false) {
+  constructor(token, inner, file, busyTimeoutMs, exclusive = false, writeGate = true) {
     if (token !== CONSTRUCT) {
       throw new TypeError('use `await LeaseStore.open(path)` to open a store');
     }
@@ -129,6 +140,7 @@ class LeaseStore extends LeaseStoreCore {
     this.#path = file;
     this.#busyTimeoutMs = busyTimeoutMs;
     this.#exclusive = exclusive;
+    this.#writeGate = writeGate;
   }
 
   /** The worker runtime's rules (backoff, attempts, renew times), computed by the crate's core. */
@@ -193,7 +205,7 @@ class LeaseStore extends LeaseStoreCore {
     const workers = owners.map(
       (owner) =>
         new Worker(path.join(__dirname, 'claim-worker.cjs'), {
-          workerData: { file, busyTimeoutMs: this.#busyTimeoutMs, job, owner, now, ttl, gate },
+          workerData: { file, busyTimeoutMs: this.#busyTimeoutMs, writeGate: this.#writeGate, job, owner, now, ttl, gate },
         }),
     );
     const answers = workers.map(
@@ -294,4 +306,5 @@ module.exports = {
   LeaseStore,
   busyTimeoutOf: (store) => busyTimeoutOf(store),
   exclusiveOf: (store) => exclusiveOf(store),
+  writeGateOf: (store) => writeGateOf(store),
 };

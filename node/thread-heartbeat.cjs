@@ -16,20 +16,22 @@ const { storageError } = require('./errors.cjs');
 class ThreadHeartbeat {
   #file;
   #busyTimeoutMs;
+  #writeGate;
   #thread = null;
   #leases = new Map(); // id -> {events, onStopped}
   #nextId = 1;
   #ready = null; // settles once the thread has opened its connection
 
-  constructor(file, busyTimeoutMs) {
+  constructor(file, busyTimeoutMs, writeGate = true) {
     this.#file = file;
     this.#busyTimeoutMs = busyTimeoutMs;
+    this.#writeGate = writeGate;
   }
 
   #ensure() {
     if (this.#thread) return this.#thread;
     const thread = new Worker(path.join(__dirname, 'heartbeat-thread.cjs'), {
-      workerData: { file: this.#file, busyTimeoutMs: this.#busyTimeoutMs },
+      workerData: { file: this.#file, busyTimeoutMs: this.#busyTimeoutMs, writeGate: this.#writeGate },
     });
     thread.unref();
     let ready;

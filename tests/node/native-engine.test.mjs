@@ -228,3 +228,32 @@ test('the native engine refuses the wasm engine\'s `exclusive` option, naming it
   assert.match(answer.message, /`exclusive` is the wasm engine's mode/);
   assert.equal(fs.existsSync(db), false, 'a refused open made the file');
 });
+
+test('`writeGate: false` opens the native store (and the connections claimMany opens) without the write gate; the default queues on it', () => {
+  const script = `const { LeaseStore } = require(process.argv[1]);
+    (async () => {
+      const options = JSON.parse(process.argv[3]);
+      const store = await LeaseStore.open(process.argv[2], options);
+      store.enqueue('job');
+      const fences = await store.claimMany('job', ['a', 'b'], 0, 30);
+      store.close();
+      console.log(JSON.stringify({ granted: fences.filter((f) => f !== null).length }));
+    })().catch((e) => console.log(JSON.stringify({ code: e.code, message: e.message })))`;
+  const run = (name, options) => {
+    const db = path.join(dir, name);
+    const child = spawnSync(process.execPath, ['-e', script, PKG, db, JSON.stringify(options)], {
+      encoding: 'utf8', env: { ...process.env, LEASEFENCE_ENGINE: 'native' },
+    });
+    return { answer: JSON.parse(child.stdout), gate: fs.existsSync(`${db}-leasefence-gate`), db };
+  };
+  const ungated = run('ungated.db', { writeGate: false });
+  assert.deepEqual(ungated.answer, { granted: 1 });
+  assert.equal(ungated.gate, false, 'a store opened with writeGate: false (or one of its claimMany connections) made the gate file');
+  const gated = run('gated.db', {});
+  assert.deepEqual(gated.answer, { granted: 1 });
+  assert.equal(gated.gate, true, 'the default store did not queue on the gate file');
+  const wrong = run('wrong.db', { writeGate: 'no' });
+  assert.equal(wrong.answer.code, 'invalid_argument');
+  assert.match(wrong.answer.message, /`writeGate` must be true or false/);
+  assert.equal(fs.existsSync(wrong.db), false, 'a refused open made the file');
+});

@@ -105,8 +105,9 @@ pub struct NativeStore {
 #[napi]
 impl NativeStore {
     /// Opens (creating if missing) the database file at `path` with the library's defaults
-    /// (WAL, `synchronous = FULL`, POSIX locks, the write gate), waiting up to `busyTimeoutMs`
-    /// for another process's write lock. Answers the store, or `{error}`.
+    /// (WAL, `synchronous = FULL`, POSIX locks, the write gate unless `writeGate` is `false`),
+    /// waiting up to `busyTimeoutMs` for another process's write lock. Answers the store, or
+    /// `{error}`.
     #[napi]
     pub fn open(
         path: String,
@@ -114,6 +115,7 @@ impl NativeStore {
         payload_bytes: Option<f64>,
         result_bytes: Option<f64>,
         error_bytes: Option<f64>,
+        write_gate: Option<bool>,
     ) -> Either<NativeStore, Value> {
         if !busy_timeout_ms.is_finite() || busy_timeout_ms < 0.0 {
             return Either::B(arg_error_value(crate::js::ArgError(
@@ -125,7 +127,10 @@ impl NativeStore {
             Err(err) => return Either::B(arg_error_value(err)),
         };
         let timeout = Duration::from_secs_f64(busy_timeout_ms / 1000.0);
-        let options = OpenOptions::new().busy_timeout(timeout).limits(limits);
+        let options = OpenOptions::new()
+            .busy_timeout(timeout)
+            .limits(limits)
+            .write_gate(write_gate.unwrap_or(true));
         match options.open(&path) {
             Ok(store) => Either::A(NativeStore {
                 connection: Arc::new(Mutex::new(Some(store))),
