@@ -212,7 +212,7 @@ if (procs.length) {
   // Runs that were made; a skipped run (not enough memory for W Node processes) says why instead.
   const by = (c, w) => procs.filter((r) => r.case === c && r.workers === w && !r.skipped);
   const skipped = procs.filter((r) => r.skipped);
-  const native = procs.filter((r) => r.case !== 'npm' && !r.skipped);
+  const native = procs.filter((r) => ['gated', 'blocking', 'sleeping'].includes(r.case) && !r.skipped);
   const compiled = native.every((r) => r.setlk_compiled);
   const hasNpm = procs.some((r) => r.case === 'npm');
   const hasGated = procs.some((r) => r.case === 'gated');
@@ -255,7 +255,7 @@ if (procs.length) {
   md.push(`### Processes on one file: native (write gate, blocking WAL locks, sleeps)${hasNpm ? ' and the npm package' : ''}`, '',
     `W worker processes, each with its own store on one file of ${jobs} jobs, started together (each opens its store, then all are released at once), loop \`claim_next\` + \`complete\` until none is left; jobs/s is the jobs over the time from the release to the last process's end; latency is one cycle, from the \`claim_next\` that got the job to its granted \`complete\`, waiting included. A busy error (the lock still taken after the 10 s busy timeout) is counted and the call made again. ` +
     `Natively the file is WAL (synchronous=FULL): "gated" is the store as shipped, with the write gate (\`OpenOptions::write_gate(true)\`, lock timeout 0; [docs/decisions/write-gate.md](../decisions/write-gate.md)); "blocking" and "sleeping" turn the gate off (\`write_gate(false)\`) and set \`sqlite3_setlk_timeout\` to the busy timeout or to 0, in the same build. ` +
-    (hasNpm ? `"npm": W Node processes, each opening the file with the npm package (\`LeaseStore.open\`; bench/node/processes-worker.mjs), the same loop; the file is shared with Node (rollback journal kept between transactions, synchronous=EXTRA, the \`<db>.lock\` dot-file lock, so readers wait for writers too). ` : '') +
+    (hasNpm ? `"npm": W Node processes, each opening the file with the npm package on its native engine (\`LeaseStore.open\`; bench/node/processes-worker.mjs), the same loop on the same kind of file (WAL, synchronous=FULL, POSIX locks, the write gate). ` : '') +
     `The cases take turns for each W in every repeat (the order rotating), so a ratio is between runs a few seconds apart. ` +
     `The SQLite linked natively here ${compiled ? 'is' : 'is **not**'} compiled with \`SQLITE_ENABLE_SETLK_TIMEOUT\`${compiled ? '' : ', so the blocking and sleeping columns measure the same thing'}. Why blocking locks are off in the shipped builds: [docs/decisions/blocking-locks.md](../decisions/blocking-locks.md). ` +
     `Load average (1 min) at the runs' starts: ${loads.length ? `${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)}` : 'not recorded'}.`, '',
@@ -268,6 +268,7 @@ if (procs.length) {
     }).join(' '), ''] : []),
     'The goals (issue 23): 64 processes on one file at least the 8-process figure (no collapse), and p99 at most 10× p50 at 64 processes, each checked per repeat.', '', ...goals, '',
     ...(hasNpm ? ['The third goal, the npm package with one worker process at least plainjob\'s throughput, is a comparison with another project: the peers section ([peers.md](peers.md)) measures it.', ''] : []));
+  md.push(...gateTable(procs, counts, by));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -525,3 +526,26 @@ writeFileSync(path.join(outDir, 'README-section.md'), [
   'BENCH_REPEATS=3 npm run bench        # fewer repeats', 'BENCH_ONLY=native,node npm run bench  # some sections: native contention processes throughput scale node browser size postgres', '```', '',
 ].join('\n'));
 console.error(`  wrote ${path.join(outDir, 'results.md')}, README-section.md and ${Object.keys(charts).length} charts`);
+
+/**
+ * The write gate on and off for each kind of fleet the processes section ran (native, Node on the
+ * native engine, both on one file): jobs/s, p99 and the ratio on / off per repeat. Empty when the
+ * run had no pair.
+ */
+function gateTable(procs, counts, by) {
+  const fleets = [['native', 'gated', 'sleeping'], ['npm (Node, native engine)', 'npm', 'npm-ungated'],
+    ['mixed (half native, half Node)', 'mixed', 'mixed-ungated']]
+    .filter(([, on, off]) => procs.some((r) => r.case === on) && procs.some((r) => r.case === off));
+  if (!fleets.length) return [];
+  const rows = [];
+  for (const w of counts) {
+    for (const [label, on, off] of fleets) {
+      const rate = (c) => stat(by(c, w).map((r) => r.rate));
+      const p99 = (c) => stat(by(c, w).map((r) => r.p99_ms));
+      rows.push([String(w), label, spread(rate(on)), spread(rate(off)), xr(ratios(by(on, w), by(off, w))), spread(p99(on)), spread(p99(off))]);
+    }
+  }
+  return ['#### The write gate on and off, by who shares the file', '',
+    '"On" is each side\'s default (the Rust library\'s `write_gate(true)`, the npm package\'s `writeGate: true`); "off" is `write_gate(false)` natively (case "sleeping") and `LeaseStore.open(file, {writeGate: false})` in Node (case "npm-ungated"); "mixed" runs even-numbered workers natively and odd ones in Node on one WAL file, both sides with the gate ("mixed") or both without it ("mixed-ungated"). The ratio is on over off, per repeat.', '',
+    table(['processes', 'fleet', 'gate on jobs/s', 'gate off jobs/s', 'on vs off', 'gate on p99 ms', 'gate off p99 ms'], rows), ''];
+}

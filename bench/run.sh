@@ -90,7 +90,7 @@ if wants processes; then
   # processes would not fit in the free memory is skipped and the report says so.
   target/setlk/release/leasefence-bench processes --dir "$tmp" --repeats "$(( repeats < 3 ? repeats : 3 ))" \
     --jobs "${BENCH_PROCESSES_JOBS:-600}" --workers "${BENCH_PROCESSES_WORKERS:-1,8,64,256}" \
-    --cases gated,blocking,sleeping,npm --node "$(command -v node)" --npm-worker bench/node/processes-worker.mjs >>"$results"
+    --cases gated,blocking,sleeping,npm,npm-ungated,mixed,mixed-ungated --node "$(command -v node)" --npm-worker bench/node/processes-worker.mjs >>"$results"
 fi
 if wants throughput; then
   step "2c. throughput: one process, a worker at concurrency 1, 8, 64, 256, each job held 5 ms (native on SQLite and PostgreSQL, npm)"

@@ -8,7 +8,7 @@
 // granted, retries of that complete included; a busy error (retryable: the lock stayed taken past
 // the busy timeout) decides nothing, so it is counted and the call made again, as natively.
 //
-//   node bench/node/processes-worker.mjs --db FILE [--owner w0] [--busy-timeout-ms 10000]
+//   node bench/node/processes-worker.mjs --db FILE [--owner w0] [--busy-timeout-ms 10000] [--write-gate on|off]
 //   (LEASEFENCE_PKG: another package; the busy timeout is the package's default, as natively)
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -24,9 +24,16 @@ const NOW = 1000;
 const TTL = 30;
 
 const { values } = parseArgs({
-  options: { db: { type: 'string' }, owner: { type: 'string', default: 'w' }, 'busy-timeout-ms': { type: 'string', default: '10000' } },
+  options: {
+    db: { type: 'string' },
+    owner: { type: 'string', default: 'w' },
+    'busy-timeout-ms': { type: 'string', default: '10000' },
+    // on: the package's default, writers queue on the write gate; off: LeaseStore.open's `writeGate: false`.
+    'write-gate': { type: 'string', default: 'on' },
+  },
 });
 if (!values.db) throw new Error('processes-worker: --db FILE is required');
+if (!['on', 'off'].includes(values['write-gate'])) throw new Error('processes-worker: --write-gate on|off');
 const owner = values.owner;
 
 /** Runs `call` until it answers without a busy error; returns its answer and the busy errors. */
@@ -47,7 +54,10 @@ let store;
 const openBy = Date.now() + 30 * 60 * 1000;
 while (!store) {
   try {
-    store = await LeaseStore.open(values.db, { busyTimeout: Number(values['busy-timeout-ms']) / 1000 });
+    store = await LeaseStore.open(values.db, {
+      busyTimeout: Number(values['busy-timeout-ms']) / 1000,
+      writeGate: values['write-gate'] === 'on',
+    });
   } catch (error) {
     if (!error?.retryable || Date.now() > openBy) throw error;
   }

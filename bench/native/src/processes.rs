@@ -3,11 +3,14 @@
 //! gate (the default, `OpenOptions::write_gate(true)`: writers queue in the kernel on
 //! `<db>-leasefence-gate`, docs/decisions/write-gate.md); `sleeping`, no gate
 //! (`write_gate(false)`), every wait in the busy handler's sleeps; `blocking`, no gate, SQLite's
-//! blocking WAL locks on (`sqlite3_setlk_timeout` as the store sets it). And the npm package
-//! (case `npm`): W Node processes running bench/node/processes-worker.mjs, the same loop through
-//! `LeaseStore.open`, on a file shared with Node (rollback journal, the `<db>.lock` dot-file lock). All cases in one run, taking turns for
-//! each W in every repeat, so they see the same machine load. Blocking locks only act in a build
-//! of SQLite with `SQLITE_ENABLE_SETLK_TIMEOUT`; every record says whether this one is.
+//! blocking WAL locks on (`sqlite3_setlk_timeout` as the store sets it). The npm package: W Node
+//! processes running bench/node/processes-worker.mjs, the same loop through `LeaseStore.open`, on
+//! its native engine with the gate (`npm`) or without (`npm-ungated`), or on its wasm engine
+//! (`npm-wasm`, a rollback-journal file with the `<db>.lock` dot-file lock). And both on one WAL
+//! file: even workers native, odd ones Node, with the gate on both sides (`mixed`) or off
+//! (`mixed-ungated`). All cases in one run, taking turns for each W in every repeat, so they see
+//! the same machine load. Blocking locks only act in a build of SQLite with
+//! `SQLITE_ENABLE_SETLK_TIMEOUT`; every record says whether this one is.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -41,6 +44,19 @@ pub(crate) fn load_average() -> Option<Vec<f64>> {
         .collect()
 }
 
+/// Sleeps until the 1-minute load average is below `below`, or `longest` has passed.
+fn wait_for_load_below(below: f64, longest: std::time::Duration) {
+    let until = Instant::now() + longest;
+    while Instant::now() < until {
+        match load_average() {
+            Some(load) if load.first().is_some_and(|&one| one >= below) => {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+            _ => return,
+        }
+    }
+}
+
 pub(crate) fn processes(opts: &Opts) -> Result<()> {
     let dir = opts.dir()?;
     let repeats = opts.num("repeats", 3)?;
@@ -52,11 +68,25 @@ pub(crate) fn processes(opts: &Opts) -> Result<()> {
         .map(|c| c.trim().to_string())
         .collect();
     let compiled = setlk_compiled();
+    // A quiet machine before each run, where asked: the 1-minute load average below this, waited
+    // for up to `quiet-wait-secs` (the load each run started at is in its record either way).
+    let quiet_load: Option<f64> = match opts.0.get("quiet-load") {
+        Some(text) => Some(
+            text.parse()
+                .map_err(|_| format!("processes: --quiet-load {text:?} is not a number"))?,
+        ),
+        None => None,
+    };
+    let quiet_wait = std::time::Duration::from_secs(opts.num("quiet-wait-secs", 300)? as u64);
     let npm = NpmWorker {
         node: opts.text("node", "node"),
         script: opts.text("npm-worker", "bench/node/processes-worker.mjs"),
     };
-    if cases.iter().any(|c| c == "npm") && !Path::new(&npm.script).is_file() {
+    if cases
+        .iter()
+        .any(|c| c.starts_with("npm") || c.starts_with("mixed"))
+        && !Path::new(&npm.script).is_file()
+    {
         return Err(format!(
             "processes: the npm case's worker script {:?} is missing; run from the repository root or give --npm-worker",
             npm.script
@@ -68,14 +98,10 @@ pub(crate) fn processes(opts: &Opts) -> Result<()> {
             let mut order = cases.clone();
             order.rotate_left((k + r) % cases.len());
             for case in &order {
-                if !matches!(case.as_str(), "blocking" | "sleeping" | "gated" | "npm") {
-                    return Err(format!(
-                        "processes: unknown case {case:?}: gated, blocking, sleeping or npm"
-                    )
-                    .into());
-                }
-                if case == "npm" {
-                    if let Some(why) = too_little_memory(workers) {
+                let fleet = Fleet::of(case)?;
+                let node_processes = (0..workers).filter(|&w| fleet.runs_node(w)).count();
+                if node_processes > 0 {
+                    if let Some(why) = too_little_memory(node_processes) {
                         emit(
                             json!({"section": "processes", "case": case, "workers": workers,
                             "repeat": r, "jobs": jobs, "skipped": why}),
@@ -84,36 +110,26 @@ pub(crate) fn processes(opts: &Opts) -> Result<()> {
                             "processes",
                             r,
                             repeats,
-                            format!("npm      {workers:>3} processes not run: {why}"),
+                            format!("{case:<8} {workers:>3} processes not run: {why}"),
                         );
                         continue;
                     }
                 }
                 let path = fresh(&dir, &format!("processes-{case}.db"));
-                if case == "npm" {
-                    // The file as the Node package shares it (dot-file lock, rollback journal),
+                if fleet == Fleet::NpmWasm {
+                    // The file as the wasm engine shares it (dot-file lock, rollback journal),
                     // made natively the documented way; the Node workers open it as it is.
                     let store = OpenOptions::new().locking(Locking::Dotfile).open(&path)?;
                     fill(&store, jobs)?;
                 } else {
                     drop(store_with_jobs(&path, jobs)?);
                 }
+                if let Some(below) = quiet_load {
+                    wait_for_load_below(below, quiet_wait);
+                }
                 let load = load_average();
-                let run = if case == "npm" {
-                    drain(&path, workers, |w| npm.command(&path, w))
-                } else {
-                    let exe = std::env::current_exe()?;
-                    drain(&path, workers, |w| {
-                        let mut command = Command::new(&exe);
-                        command.args(["worker", "--db"]).arg(&path).args([
-                            "--owner",
-                            &format!("w{w}"),
-                            "--locks",
-                            case,
-                        ]);
-                        command
-                    })
-                };
+                let exe = std::env::current_exe()?;
+                let run = drain(&path, workers, |w| fleet.command(&exe, &npm, &path, w));
                 let run = run?;
                 remove(&path);
                 if run.latencies_ms.len() != jobs {
@@ -164,14 +180,78 @@ struct NpmWorker {
 }
 
 impl NpmWorker {
-    fn command(&self, path: &Path, w: usize) -> Command {
+    fn command(&self, path: &Path, w: usize, engine: &str, gate: bool) -> Command {
         let mut command = Command::new(&self.node);
         command
+            .env("LEASEFENCE_ENGINE", engine)
             .arg(&self.script)
             .arg("--db")
             .arg(path)
-            .args(["--owner", &format!("w{w}")]);
+            .args(["--owner", &format!("w{w}")])
+            .args(["--write-gate", if gate { "on" } else { "off" }]);
         command
+    }
+}
+
+/// Who drains the file in one case: native worker processes with one kind of lock wait, Node
+/// processes of the npm package on one engine, or both kinds taking turns by worker number.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fleet {
+    /// Native workers: `gated`, `blocking` or `sleeping` (the worker's `--locks`).
+    Native(&'static str),
+    /// Node workers on the native engine, with or without the write gate.
+    Npm { gate: bool },
+    /// Node workers on the wasm engine (rollback journal, dot-file lock).
+    NpmWasm,
+    /// Even workers native (`gated`, or `sleeping` without the gate), odd ones Node on the
+    /// native engine with the same choice of gate: one WAL file, default options on each side.
+    Mixed { gate: bool },
+}
+
+const CASES: &str = "gated, blocking, sleeping, npm, npm-ungated, npm-wasm, mixed or mixed-ungated";
+
+impl Fleet {
+    fn of(case: &str) -> Result<Fleet> {
+        Ok(match case {
+            "gated" => Fleet::Native("gated"),
+            "blocking" => Fleet::Native("blocking"),
+            "sleeping" => Fleet::Native("sleeping"),
+            "npm" => Fleet::Npm { gate: true },
+            "npm-ungated" => Fleet::Npm { gate: false },
+            "npm-wasm" => Fleet::NpmWasm,
+            "mixed" => Fleet::Mixed { gate: true },
+            "mixed-ungated" => Fleet::Mixed { gate: false },
+            other => return Err(format!("processes: unknown case {other:?}: {CASES}").into()),
+        })
+    }
+
+    fn runs_node(self, w: usize) -> bool {
+        match self {
+            Fleet::Native(_) => false,
+            Fleet::Npm { .. } | Fleet::NpmWasm => true,
+            Fleet::Mixed { .. } => w % 2 == 1,
+        }
+    }
+
+    /// Worker `w`'s process.
+    fn command(self, exe: &Path, npm: &NpmWorker, path: &Path, w: usize) -> Command {
+        let native = |locks: &str| {
+            let mut command = Command::new(exe);
+            command.args(["worker", "--db"]).arg(path).args([
+                "--owner",
+                &format!("w{w}"),
+                "--locks",
+                locks,
+            ]);
+            command
+        };
+        match self {
+            Fleet::Native(locks) => native(locks),
+            Fleet::Npm { gate } => npm.command(path, w, "native", gate),
+            Fleet::NpmWasm => npm.command(path, w, "wasm", true),
+            Fleet::Mixed { gate } if w % 2 == 1 => npm.command(path, w, "native", gate),
+            Fleet::Mixed { gate } => native(if gate { "gated" } else { "sleeping" }),
+        }
     }
 }
 
