@@ -33,10 +33,16 @@ pub(crate) struct Cli {
     /// timeout).
     #[arg(long, global = true, value_name = "SECONDS", default_value = "10", value_parser = crate::clock::seconds)]
     pub(crate) busy_timeout: std::time::Duration,
-    /// Locking protocol: `posix` (default; fastest) or `dotfile` (to share the file with
-    /// Node processes; files a Node process created use it automatically).
+    /// Locking protocol: `posix` (default: WAL, shared with Node processes on the npm package's
+    /// native engine and with the Python seed) or `dotfile` (to share the file with Node processes
+    /// on the package's wasm fallback; files such a process created use it automatically).
     #[arg(long, global = true, value_name = "PROTOCOL", default_value = "posix")]
     pub(crate) locking: LockingArg,
+    /// Write without the write gate: every wait for the write lock in SQLite's busy handler
+    /// instead of the gate's first-come, first-served queue. Faster for a few processes, and
+    /// collapses with many (docs/decisions/write-gate.md).
+    #[arg(long, global = true)]
+    pub(crate) no_write_gate: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
 }

@@ -51,6 +51,7 @@ pub(crate) fn run() -> i32 {
     let options = OpenOptions::new()
         .busy_timeout(cli.busy_timeout)
         .locking(locking)
+        .write_gate(!cli.no_write_gate)
         .create(!reads_only);
     // The backend opens lazily: building it touches nothing, so `unlock` can sit beside
     // the other commands.

@@ -272,3 +272,48 @@ fn call_runs_any_operation_by_its_signature() {
         all_output(&help)
     );
 }
+
+/// `--no-write-gate` opens the store as `OpenOptions::write_gate(false)` does: its writes never
+/// queue on `<db>-leasefence-gate`, which the default makes beside the file.
+#[test]
+fn no_write_gate_writes_without_the_gate_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let gate_of = |db: &std::path::Path| {
+        let mut name = db.as_os_str().to_owned();
+        name.push("-leasefence-gate");
+        std::path::PathBuf::from(name)
+    };
+    let ungated = dir.path().join("ungated.db");
+    let ungated_db = ungated.to_str().expect("utf-8 path");
+    for args in [
+        &["--db", ungated_db, "--no-write-gate", "enqueue", "a"][..],
+        &[
+            "--db",
+            ungated_db,
+            "--no-write-gate",
+            "claim",
+            "a",
+            "--owner",
+            "w",
+            "--ttl",
+            "30",
+        ],
+    ] {
+        let out = leasefence(args, &[]);
+        assert!(out.status.success(), "{args:?}: {}", all_output(&out));
+    }
+    assert!(
+        !gate_of(&ungated).exists(),
+        "--no-write-gate made the gate file"
+    );
+    let gated = dir.path().join("gated.db");
+    let out = leasefence(
+        &["--db", gated.to_str().expect("utf-8 path"), "enqueue", "a"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", all_output(&out));
+    assert!(
+        gate_of(&gated).exists(),
+        "the default store wrote without the gate"
+    );
+}
