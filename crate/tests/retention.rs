@@ -288,7 +288,7 @@ fn a_file_from_before_prune_is_brought_up_to_date_at_open() {
     old.execute_batch(
         "DROP TRIGGER leasefence_fence_floor; DROP TABLE leasefence_floor; \
          DROP INDEX leasefence_finished; DROP TRIGGER leasefence_order_update; \
-         DROP TRIGGER leasefence_order_insert; \
+         DROP TRIGGER leasefence_order_rename; DROP TRIGGER leasefence_order_insert; \
          ALTER TABLE leasefence_order DROP COLUMN finished; \
          ALTER TABLE leasefence_order DROP COLUMN base; \
          CREATE TRIGGER leasefence_order_insert AFTER INSERT ON jobs WHEN NEW.id IS NOT NULL \

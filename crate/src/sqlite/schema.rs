@@ -53,9 +53,10 @@ const SIDE_INDEXES: [&str; 3] = [
 
 /// The triggers that keep `leasefence_order` in line with `jobs`, and the fence floor's
 /// (sql/schema.sql).
-const TRIGGERS: [&str; 4] = [
+const TRIGGERS: [&str; 5] = [
     "leasefence_order_insert",
     "leasefence_order_update",
+    "leasefence_order_rename",
     "leasefence_order_delete",
     "leasefence_fence_floor",
 ];
@@ -75,7 +76,8 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
          WHERE lower(name) IN ('jobs', 'leasefence_claimable', 'leasefence_payloads', \
          'leasefence_failures', 'leasefence_dead', 'leasefence_order', 'leasefence_next', \
          'leasefence_failures_of_job', 'leasefence_order_insert', 'leasefence_order_update', \
-         'leasefence_order_delete', 'leasefence_schedules', 'leasefence_workers', \
+         'leasefence_order_delete', 'leasefence_order_rename', 'leasefence_schedules', \
+         'leasefence_workers', \
          'leasefence_floor', 'leasefence_finished', 'leasefence_fence_floor')",
     )
     .and_then(|mut stmt| {
@@ -163,7 +165,8 @@ fn stamps_up_to_date(conn: &Connection) -> Result<bool> {
                                  AND sql LIKE '%base%' \
                           FROM sqlite_schema \
                           WHERE type = 'trigger' AND name = 'leasefence_order_insert'), 0) \
-            AND coalesce((SELECT sql LIKE '%finished%' FROM sqlite_schema \
+            AND coalesce((SELECT sql LIKE '%finished%' AND sql NOT LIKE '%SET job%' \
+                          FROM sqlite_schema \
                           WHERE type = 'trigger' AND name = 'leasefence_order_update'), 0)",
         [],
         |row| row.get(0),
@@ -216,14 +219,17 @@ pub(crate) fn create_schema(conn: &Connection) -> Result<()> {
             tx.execute_batch(add).map_err(Error::storage("open"))?;
         }
     }
-    for (trigger, stamp) in [
-        ("leasefence_order_insert", "enqueued"),
-        ("leasefence_order_insert", "finished"),
-        ("leasefence_order_insert", "base"),
-        ("leasefence_order_update", "finished"),
+    // A trigger of an older leasefence lacks a stamp, or (the update trigger from before the
+    // rename trigger) still assigns `job` on every update.
+    for (trigger, outdated) in [
+        ("leasefence_order_insert", "NOT LIKE '%enqueued%'"),
+        ("leasefence_order_insert", "NOT LIKE '%finished%'"),
+        ("leasefence_order_insert", "NOT LIKE '%base%'"),
+        ("leasefence_order_update", "NOT LIKE '%finished%'"),
+        ("leasefence_order_update", "LIKE '%SET job%'"),
     ] {
         if has(&format!(
-            "SELECT coalesce((SELECT sql NOT LIKE '%{stamp}%' FROM sqlite_schema \
+            "SELECT coalesce((SELECT sql {outdated} FROM sqlite_schema \
                               WHERE type = 'trigger' AND name = '{trigger}'), 0)"
         ))? {
             // The trigger of an older leasefence: made again by schema.sql with the stamp.
@@ -342,6 +348,71 @@ mod tests {
         }
         holder.execute_batch("COMMIT").unwrap();
         assert!(check_columns(&reader, &foreign).is_ok());
+    }
+
+    /// The order table's copies follow every change of `jobs` a program following the contract
+    /// may make, a rename included, through the update and rename triggers; a file whose update
+    /// trigger still assigns `job` on every update (an older release's, which rewrote the
+    /// table's `job` index in every commit) gets the split pair on open.
+    #[test]
+    fn the_order_copies_follow_renames_and_updates_and_an_old_trigger_is_replaced() {
+        let conn = Connection::open_in_memory().unwrap();
+        create_schema(&conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO jobs(id) VALUES ('a'); \
+             UPDATE leasefence_order SET queue = 'mail', priority = 3 WHERE job = 'a'; \
+             UPDATE jobs SET id = 'b', until = 5 WHERE id = 'a';",
+        )
+        .unwrap();
+        let row = |conn: &Connection| -> (String, String, i64, f64, bool, bool) {
+            conn.query_row(
+                "SELECT job, queue, priority, until, open, finished IS NOT NULL \
+                 FROM leasefence_order",
+                [],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
+                },
+            )
+            .unwrap()
+        };
+        assert_eq!(row(&conn), ("b".into(), "mail".into(), 3, 5.0, true, false));
+        conn.execute_batch("UPDATE jobs SET until = 7, fence = fence + 1 WHERE id = 'b'")
+            .unwrap();
+        assert_eq!(row(&conn), ("b".into(), "mail".into(), 3, 7.0, true, false));
+        conn.execute_batch("UPDATE jobs SET done = 1, id = 'c' WHERE id = 'b'")
+            .unwrap();
+        assert_eq!(row(&conn), ("c".into(), "mail".into(), 3, 7.0, false, true));
+
+        let old = Connection::open_in_memory().unwrap();
+        create_schema(&old).unwrap();
+        old.execute_batch(
+            "DROP TRIGGER leasefence_order_update; DROP TRIGGER leasefence_order_rename; \
+             CREATE TRIGGER leasefence_order_update AFTER UPDATE OF id, until, done, fence ON jobs \
+             BEGIN UPDATE leasefence_order SET job = NEW.id, until = NEW.until, \
+             open = (NEW.done = 0), finished = NULL WHERE job = OLD.id; END;",
+        )
+        .unwrap();
+        assert!(
+            !check_schema(&old, "m").unwrap(),
+            "the old trigger needs the upgrade"
+        );
+        create_schema(&old).unwrap();
+        assert!(check_schema(&old, "m").unwrap());
+        let update: String = old
+            .query_row(
+                "SELECT sql FROM sqlite_schema WHERE name = 'leasefence_order_update'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!update.contains("SET job"), "{update}");
     }
 
     /// Section 11's names are leasefence's: another kind of object holding one is refused
