@@ -69,19 +69,22 @@ pub(crate) fn check_schema(conn: &Connection, path: &str) -> Result<bool> {
         path: path.to_string(),
         problem,
     };
+    // Every name leasefence needs, from the lists below, so a new object is checked by adding
+    // it there alone.
+    let names: Vec<&str> = ["jobs", "leasefence_claimable"]
+        .into_iter()
+        .chain(SIDE_TABLES)
+        .chain(SIDE_INDEXES)
+        .chain(TRIGGERS)
+        .collect();
     let mut found = Vec::new();
-    conn.prepare(
+    conn.prepare(&format!(
         // SQLite names are case-insensitive: a foreign `JOBS` table is our `jobs`.
-        "SELECT lower(name), type FROM sqlite_schema \
-         WHERE lower(name) IN ('jobs', 'leasefence_claimable', 'leasefence_payloads', \
-         'leasefence_failures', 'leasefence_dead', 'leasefence_order', 'leasefence_next', \
-         'leasefence_failures_of_job', 'leasefence_order_insert', 'leasefence_order_update', \
-         'leasefence_order_delete', 'leasefence_order_rename', 'leasefence_schedules', \
-         'leasefence_workers', \
-         'leasefence_floor', 'leasefence_finished', 'leasefence_fence_floor')",
-    )
+        "SELECT lower(name), type FROM sqlite_schema WHERE lower(name) IN ({})",
+        vec!["?"; names.len()].join(", ")
+    ))
     .and_then(|mut stmt| {
-        stmt.query_map([], |row| {
+        stmt.query_map(rusqlite::params_from_iter(&names), |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()
