@@ -62,11 +62,12 @@ pub(crate) fn processes(opts: &Opts) -> Result<()> {
     let repeats = opts.num("repeats", 3)?;
     let jobs = opts.num("jobs", 600)?;
     let worker_counts = opts.list("workers", "1,8,64,256")?;
-    let cases: Vec<String> = opts
+    // Each case read once, so an unknown one is refused before anything runs.
+    let cases: Vec<(String, Fleet)> = opts
         .text("cases", "gated,blocking,sleeping")
         .split(',')
-        .map(|c| c.trim().to_string())
-        .collect();
+        .map(|c| Ok((c.trim().to_string(), Fleet::of(c.trim())?)))
+        .collect::<Result<_>>()?;
     let compiled = setlk_compiled();
     // A quiet machine before each run, where asked: the 1-minute load average below this, waited
     // for up to `quiet-wait-secs` (the load each run started at is in its record either way).
@@ -82,11 +83,7 @@ pub(crate) fn processes(opts: &Opts) -> Result<()> {
         node: opts.text("node", "node"),
         script: opts.text("npm-worker", "bench/node/processes-worker.mjs"),
     };
-    if cases
-        .iter()
-        .any(|c| c.starts_with("npm") || c.starts_with("mixed"))
-        && !Path::new(&npm.script).is_file()
-    {
+    if cases.iter().any(|(_, fleet)| fleet.uses_node()) && !Path::new(&npm.script).is_file() {
         return Err(format!(
             "processes: the npm case's worker script {:?} is missing; run from the repository root or give --npm-worker",
             npm.script
@@ -97,8 +94,8 @@ pub(crate) fn processes(opts: &Opts) -> Result<()> {
         for (k, &workers) in worker_counts.iter().enumerate() {
             let mut order = cases.clone();
             order.rotate_left((k + r) % cases.len());
-            for case in &order {
-                let fleet = Fleet::of(case)?;
+            for (case, fleet) in &order {
+                let fleet = *fleet;
                 let node_processes = (0..workers).filter(|&w| fleet.runs_node(w)).count();
                 if node_processes > 0 {
                     if let Some(why) = too_little_memory(node_processes) {
@@ -225,11 +222,15 @@ impl Fleet {
         })
     }
 
+    fn uses_node(self) -> bool {
+        !matches!(self, Fleet::Native(_))
+    }
+
+    /// Whether worker `w` is a Node process (in a mixed fleet, the odd ones).
     fn runs_node(self, w: usize) -> bool {
         match self {
-            Fleet::Native(_) => false,
-            Fleet::Npm { .. } | Fleet::NpmWasm => true,
             Fleet::Mixed { .. } => w % 2 == 1,
+            fleet => fleet.uses_node(),
         }
     }
 
@@ -249,7 +250,7 @@ impl Fleet {
             Fleet::Native(locks) => native(locks),
             Fleet::Npm { gate } => npm.command(path, w, "native", gate),
             Fleet::NpmWasm => npm.command(path, w, "wasm", true),
-            Fleet::Mixed { gate } if w % 2 == 1 => npm.command(path, w, "native", gate),
+            Fleet::Mixed { gate } if self.runs_node(w) => npm.command(path, w, "native", gate),
             Fleet::Mixed { gate } => native(if gate { "gated" } else { "sleeping" }),
         }
     }
