@@ -70,7 +70,7 @@ for system in "${systems[@]}"; do
     const perJob = Object.fromEntries(rows.map((f) => [f.at(-1), calls(f) / jobs]));
     console.log(JSON.stringify({ section: "peers_profile", case: system, jobs: Number(jobs), syncs_per_job: syncs / jobs,
       fsync_per_job: perJob.fsync ?? 0, fdatasync_per_job: perJob.fdatasync ?? 0, calls_per_job: all / jobs,
-      sync_ms_per_job: syncMs / jobs, wall_ms_per_job: Number(wall), top: top }));
+      sync_ms_per_job: syncMs / jobs, wall_ms_per_job: Number(wall), pwrite_per_job: perJob.pwrite64 ?? 0, top: top }));
     console.error(`${system.padEnd(18)} ${(syncs / jobs).toFixed(2).padStart(8)} ${(all / jobs).toFixed(1).padStart(10)} ${(syncMs / jobs).toFixed(2).padStart(12)} ${wall.padStart(12)} ${top}`);
   ' "$trace" "$jobs" "$system" "$wall"
 done

@@ -294,7 +294,7 @@ if (profiles.length) {
       `${Math.min(...fdsync, ...plain).toFixed(1)} to ${Math.max(...fdsync, ...plain).toFixed(1)} ms), within the noise: ` +
       'the flag is not a fix worth making on this disk, and nothing was changed.'
     : 'Building the worker with `LIBSQLITE3_FLAGS=-DHAVE_FDATASYNC=1` (see profile.sh) tests whether that matters.';
-  const pwrites = (id) => { const m = /pwrite64 ([0-9.]+)/.exec(p[id]?.top ?? ''); return m ? Number(m[1]) : null; };
+  const pwrites = (id) => p[id]?.pwrite_per_job ?? null;
   const [ours, theirs] = [pwrites('leasefence-native'), pwrites('plainjob')];
   const pages = ours !== null && theirs !== null
     ? ` It does write more: ${ours.toFixed(1)} \`pwrite\` calls per job against plainjob's ${theirs.toFixed(1)} (SQLite ` +

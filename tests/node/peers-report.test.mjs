@@ -133,3 +133,12 @@ test('the npm package against plainjob: met only when its median reaches plainjo
   // No plainjob rows: no verdict at all.
   assert.equal(line(at([[1, 120, 110]], [])), undefined);
 });
+
+test('the profile compares the pwrites per job of leasefence and plainjob when both were profiled', () => {
+  const profile = (id, pwrites) => ({ section: 'peers_profile', case: id, jobs: 300, syncs_per_job: 2, fsync_per_job: 2,
+    fdatasync_per_job: 0, calls_per_job: 60, sync_ms_per_job: 0.4, wall_ms_per_job: 0.5, pwrite_per_job: pwrites, top: 'fsync 2.0' });
+  const both = report([...records, profile('leasefence-native', 26.2), profile('plainjob', 10.1)]).md;
+  assert.match(both, /It does write more: 26\.2 `pwrite` calls per job against plainjob's 10\.1/);
+  const alone = report([...records, profile('leasefence-native', 26.2)]).md;
+  assert.doesNotMatch(alone, /It does write more/);
+});
