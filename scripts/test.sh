@@ -31,8 +31,9 @@ node scripts/check-imports.mjs
 # The npm package's operation table and typings are generated from the crate's catalogue.
 node scripts/generate-operations.mjs --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-# The Node-API addon (feature addon) is no workspace default: lint it as scripts/build-addon.sh builds it.
-cargo clippy -p leasefence --no-default-features --features addon --quiet -- -D warnings
+# The Node-API addon (feature addon) is no workspace default: lint it as scripts/build-addon.sh builds it,
+# with the test-only fault VFS of tests/node/native-faults.test.mjs (addon-faults, a superset).
+cargo clippy -p leasefence --no-default-features --features addon-faults --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p leasefence
 
 step "docs: the guide builds and every link resolves"

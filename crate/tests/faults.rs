@@ -295,7 +295,7 @@ impl Worker {
         let choice = if self.held.is_empty() {
             rng.below(5)
         } else {
-            rng.below(10)
+            rng.below(12) // 9: release, 10 and 11: fail
         };
         match choice {
             0 | 1 => {
@@ -466,7 +466,34 @@ struct RoundResult {
     events: Option<u64>,
 }
 
+/// Which program a power-loss round runs in.
+#[derive(Debug, Clone, Copy)]
+enum Child<'a> {
+    /// This test binary again (`power_loss_child`): the Rust library on threads.
+    Rust,
+    /// Node running the npm package (the directory) on its native engine, whose addon was built
+    /// with the fault VFS inside (feature `addon-faults`): `support/node_fault_child.cjs`.
+    Node(&'a Path),
+}
+
+/// The Node child's script.
+fn node_child_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/node_fault_child.cjs")
+}
+
+/// The command that starts a Node child on `package` with the fault VFS watching `root`.
+fn node_command(package: &Path, root: &Path) -> Command {
+    let mut command = Command::new("node");
+    command
+        .arg(node_child_script())
+        .env("LEASEFENCE_PKG", package)
+        .env("LEASEFENCE_ENGINE", "native")
+        .env("LEASEFENCE_FAULT_ROOT", root);
+    command
+}
+
 fn run_child(
+    child: Child,
     db: &Path,
     journal: Journal,
     loss: &str,
@@ -478,13 +505,35 @@ fn run_child(
     let log_dir = tempfile::tempdir().unwrap();
     let acks_path = log_dir.path().join("acks.txt");
     let events_path = PathBuf::from(format!("{}.events", acks_path.display()));
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "power_loss_child",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let mut command = match child {
+        Child::Rust => {
+            let mut command = Command::new(std::env::current_exe().unwrap());
+            command.args([
+                "power_loss_child",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ]);
+            command
+        }
+        Child::Node(package) => {
+            // The addon opens with the library's defaults: WAL.
+            assert_eq!(
+                journal,
+                Journal::Wal,
+                "the Node child runs the native engine"
+            );
+            let mut command = node_command(package, db.parent().unwrap());
+            command
+                .env("FAULT_MODE", "power")
+                .env("LEASEFENCE_FAULT_CUT", cut.to_string())
+                .env("LEASEFENCE_FAULT_LOSS", loss)
+                .env("LEASEFENCE_FAULT_SEED", seed.to_string())
+                .env("LEASEFENCE_FAULT_EVENTS", &events_path);
+            command
+        }
+    };
+    let output = command
         .env("FAULT_CHILD_DB", db)
         .env(
             "FAULT_JOURNAL",
@@ -530,6 +579,7 @@ const ROUNDS: usize = 3;
 
 /// Runs `trials` trials of `ROUNDS` cuts each; prints and returns (cuts, acks checked, lost).
 fn power_loss_trials(
+    child: Child,
     journal: Journal,
     loss: &str,
     trials: usize,
@@ -538,6 +588,7 @@ fn power_loss_trials(
     // A run without a cut tells how many mutating calls a round makes.
     let calibration = scratch_dir();
     let whole = run_child(
+        child,
         &calibration.path().join("count.db"),
         journal,
         loss,
@@ -557,7 +608,7 @@ fn power_loss_trials(
             // Mostly inside the run, sometimes past its end (a round that finishes uncut).
             let cut = 1 + rng.below(events + events / 10);
             let seed = rng.next();
-            let result = run_child(&db, journal, loss, seed, cut, round);
+            let result = run_child(child, &db, journal, loss, seed, cut, round);
             cuts += usize::from(result.cut);
             all_acks.extend(result.acks);
             if !db.exists() {
@@ -591,16 +642,24 @@ fn power_loss_trials(
             );
         }
     }
+    let who = match child {
+        Child::Rust => "Rust threads",
+        Child::Node(_) => "Node, native engine",
+    };
     println!(
-        "power loss ({journal:?}, {loss}): {trials} trials x {ROUNDS} rounds, {cuts} cuts over \
-         ~{events} mutating calls a round, {checked} acknowledged answers checked, {} lost",
+        "power loss ({who}, {journal:?}, {loss}): {trials} trials x {ROUNDS} rounds, {cuts} cuts \
+         over ~{events} mutating calls a round, {checked} acknowledged answers checked, {} lost",
         lost.len()
     );
     (cuts, checked, lost)
 }
 
 fn assert_nothing_lost(journal: Journal, loss: &str, short: usize, seed: u64) {
-    let (cuts, checked, lost) = power_loss_trials(journal, loss, trials(short), seed);
+    assert_nothing_lost_in(Child::Rust, journal, loss, short, seed);
+}
+
+fn assert_nothing_lost_in(child: Child, journal: Journal, loss: &str, short: usize, seed: u64) {
+    let (cuts, checked, lost) = power_loss_trials(child, journal, loss, trials(short), seed);
     assert!(
         cuts > 0 && checked > 0,
         "no cut happened or nothing was checked"
@@ -631,6 +690,113 @@ fn power_loss_rollback_forgets_unsynced_writes() {
 #[test]
 fn power_loss_rollback_torn_writes() {
     assert_nothing_lost(Journal::Rollback, "torn", 15, 0x5eed_0004);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same trials on the npm package's native engine: Node processes, the addon's file
+
+/// The npm package whose addon has the fault VFS inside (feature `addon-faults`), when this run
+/// was given one: tests/node/native-faults.test.mjs builds it and runs the `node_` tests with
+/// `LEASEFENCE_FAULT_PACKAGE` set. Without it they say so and check nothing.
+fn node_fault_package() -> Option<PathBuf> {
+    let package = PathBuf::from(std::env::var_os("LEASEFENCE_FAULT_PACKAGE")?);
+    assert!(
+        package.join("package.json").is_file(),
+        "LEASEFENCE_FAULT_PACKAGE={} is no npm package directory",
+        package.display()
+    );
+    Some(package)
+}
+
+fn skipped_without_node() {
+    println!(
+        "skipped: no LEASEFENCE_FAULT_PACKAGE (tests/node/native-faults.test.mjs runs these with \
+         an addon built with the fault VFS)"
+    );
+}
+
+#[test]
+fn node_power_loss_forgets_unsynced_writes() {
+    let Some(package) = node_fault_package() else {
+        return skipped_without_node();
+    };
+    assert_nothing_lost_in(
+        Child::Node(&package),
+        Journal::Wal,
+        "forget",
+        8,
+        0x5eed_0101,
+    );
+}
+
+#[test]
+fn node_power_loss_torn_writes() {
+    let Some(package) = node_fault_package() else {
+        return skipped_without_node();
+    };
+    assert_nothing_lost_in(Child::Node(&package), Journal::Wal, "torn", 8, 0x5eed_0102);
+}
+
+/// The I/O-error trials of `io_error_trials`, run by the Node child (it arms the faults through
+/// the addon, checks each failed step there), then each trial's file checked here as a new
+/// process opens it: integrity, and every acknowledged answer kept.
+#[test]
+fn node_io_errors() {
+    let Some(package) = node_fault_package() else {
+        return skipped_without_node();
+    };
+    let root = scratch_dir();
+    let logs = tempfile::tempdir().unwrap();
+    let acks_path = logs.path().join("acks.txt");
+    let trials = trials(10);
+    let output = node_command(&package, root.path())
+        .env("FAULT_MODE", "io")
+        .env("FAULT_SEED", seeded(0x10e3).to_string())
+        .env("FAULT_IO_TRIALS", trials.to_string())
+        .env("FAULT_ACKS", &acks_path)
+        .output()
+        .expect("start node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the Node child failed ({:?}): {stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary");
+    assert!(
+        summary["errors"].as_u64() > Some(0),
+        "no injected fault ever surfaced: {summary}"
+    );
+    let mut acks: BTreeMap<usize, Vec<Ack>> = BTreeMap::new();
+    for line in std::fs::read_to_string(&acks_path)
+        .unwrap_or_default()
+        .lines()
+    {
+        let (trial, ack) = line.split_once(' ').expect("trial, then the answer");
+        let ack = Ack::parse(ack).unwrap_or_else(|| panic!("unreadable answer {line:?}"));
+        acks.entry(trial.parse().unwrap()).or_default().push(ack);
+    }
+    let (mut checked, mut lost) = (0, Vec::new());
+    for trial in 0..trials {
+        let store = reopen(&root.path().join(format!("io-{trial}.db")), Journal::Wal);
+        assert_eq!(integrity(&store), "ok", "trial {trial}");
+        let acks = acks.remove(&trial).unwrap_or_default();
+        checked += acks.len();
+        lost.extend(
+            check_acks(&store, &acks)
+                .into_iter()
+                .map(|p| format!("trial {trial}: {p}")),
+        );
+    }
+    println!(
+        "I/O errors (Node, native engine, Wal): {summary}, {checked} acknowledged answers \
+         checked, {} lost",
+        lost.len()
+    );
+    assert!(checked > 0, "no answer was acknowledged");
+    assert!(lost.is_empty(), "lost: {:?}", &lost[..lost.len().min(5)]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@
 //! store.close();
 //! ```
 
+#[cfg(feature = "addon-faults")]
+mod faults;
 mod fenced;
 mod guard;
 mod value;
@@ -126,6 +128,8 @@ impl NativeStore {
             Ok(limits) => limits,
             Err(err) => return Either::B(arg_error_value(err)),
         };
+        #[cfg(feature = "addon-faults")]
+        faults::install_from_env();
         let timeout = Duration::from_secs_f64(busy_timeout_ms / 1000.0);
         let options = OpenOptions::new()
             .busy_timeout(timeout)
@@ -201,6 +205,8 @@ impl NativeStore {
     #[napi]
     pub fn close(&self) {
         lock(&self.connection).take();
+        #[cfg(feature = "addon-faults")]
+        faults::note_events();
     }
 }
 

@@ -190,6 +190,20 @@ pub fn register(root: &Path) {
     s.durable_entries = s.entries.clone();
 }
 
+/// [`register`], and makes the VFS the process's default, so that code which opens its files by
+/// path alone (the Node-API addon, `LeaseStore::open`) goes through it.
+pub fn register_as_default(root: &Path) {
+    register(root);
+    let name = CString::new(VFS_NAME).unwrap();
+    // SAFETY: SQLite's documented registration; registering a registered VFS again only moves it
+    // to the head of the list, as the default.
+    unsafe {
+        let vfs = ffi::sqlite3_vfs_find(name.as_ptr());
+        assert!(!vfs.is_null(), "the fault VFS is registered");
+        assert_eq!(ffi::sqlite3_vfs_register(vfs, 1), ffi::SQLITE_OK);
+    }
+}
+
 /// Opens a connection on the VFS (create if missing, no URI parsing, as the store opens files).
 pub fn open_connection(path: &Path) -> rusqlite::Result<rusqlite::Connection> {
     use rusqlite::OpenFlags;
