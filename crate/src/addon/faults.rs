@@ -12,8 +12,8 @@
 //!   `LEASEFENCE_FAULT_SEED`): cut the power before the Nth mutating call;
 //! - `LEASEFENCE_FAULT_EVENTS`: a file that `close()` writes the count of mutating calls to.
 //!
-//! Every connection checkpoints every few pages (as the native trials' do), so checkpoints happen
-//! inside a short run. `faultArm`, `faultClear` and `faultTakeFired` arm the I/O errors of
+//! Every store checkpoints every few pages (as the native trials' connections do), so checkpoints
+//! happen inside a short run. `faultArm`, `faultClear` and `faultTakeFired` arm the I/O errors of
 //! the native trials from JavaScript.
 //!
 //! ```js
@@ -22,7 +22,6 @@
 //! const store = NativeStore.open('/dev/shm/t/power.db', 5000);  // on the fault VFS
 //! ```
 
-use std::ffi::{c_char, c_int};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -36,7 +35,7 @@ mod fault_vfs;
 use fault_vfs::{Fault, Kind, Loss};
 
 /// Pages between checkpoints: the native trials' figure (crate/tests/faults.rs).
-const CHECKPOINT_PAGES: c_int = 6;
+const CHECKPOINT_PAGES: i64 = 6;
 
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
@@ -50,10 +49,6 @@ pub(super) fn install_from_env() {
             return;
         };
         fault_vfs::register_as_default(Path::new(&root));
-        // SAFETY: SQLite's documented auto-extension entry point, a static function.
-        unsafe {
-            ffi::sqlite3_auto_extension(Some(checkpoint_often));
-        }
         let cut: u64 = var("LEASEFENCE_FAULT_CUT")
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
@@ -70,15 +65,15 @@ pub(super) fn install_from_env() {
     });
 }
 
-/// Runs at every new connection: a checkpoint every few pages instead of every 1,000.
-unsafe extern "C" fn checkpoint_often(
-    db: *mut ffi::sqlite3,
-    _error: *mut *mut c_char,
-    _api: *const ffi::sqlite3_api_routines,
-) -> c_int {
-    // SAFETY: `db` is the connection SQLite is opening.
-    unsafe { ffi::sqlite3_wal_autocheckpoint(db, CHECKPOINT_PAGES) };
-    ffi::SQLITE_OK
+/// A checkpoint every few pages instead of every 1,000, on a store opened while faults are
+/// installed. Set after the open: SQLite sets its default last thing in opening a connection
+/// (after any auto-extension), so it is the store's connection that takes it.
+pub(super) fn after_open(store: &crate::LeaseStore) {
+    if var("LEASEFENCE_FAULT_ROOT").is_some() {
+        let _ = store
+            .connection()
+            .pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES);
+    }
 }
 
 /// Writes the count of mutating calls so far to `LEASEFENCE_FAULT_EVENTS`, if set (at close).

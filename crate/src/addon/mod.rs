@@ -136,10 +136,14 @@ impl NativeStore {
             .limits(limits)
             .write_gate(write_gate.unwrap_or(true));
         match options.open(&path) {
-            Ok(store) => Either::A(NativeStore {
-                connection: Arc::new(Mutex::new(Some(store))),
-                active: Default::default(),
-            }),
+            Ok(store) => {
+                #[cfg(feature = "addon-faults")]
+                faults::after_open(&store);
+                Either::A(NativeStore {
+                    connection: Arc::new(Mutex::new(Some(store))),
+                    active: Default::default(),
+                })
+            }
             Err(err) => Either::B(error_value(&err)),
         }
     }
