@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HERE, PKG, loadPackage, tempDir, assertIntegrity, killLiveChildren, withTimeout, onlyOn } from './helpers.mjs';
 
-const WASM_ONLY = onlyOn('wasm', "faults injected through Node's fs module, which only the wasm engine's VFS calls; the native engine's I/O is SQLite's own C, whose I/O errors and power losses the library's harness injects (crate/tests/faults.rs); its crashes are native-crash.test.mjs");
+const WASM_ONLY = onlyOn('wasm', "faults injected through Node's fs module, which only the wasm engine's VFS calls; the native engine's I/O is SQLite's own C, whose I/O errors and power losses the library's harness injects in Node processes on an addon built with its fault VFS (native-faults.test.mjs); its crashes are native-crash.test.mjs");
 
 const { LeaseStore } = loadPackage();
 after(killLiveChildren);

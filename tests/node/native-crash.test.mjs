@@ -3,8 +3,8 @@
 // faults tests) inject through Node's fs, which the native engine never calls: its I/O is SQLite's
 // C, so here the process is killed (SIGKILL at random moments, and under strace at the Nth sync
 // before the sync runs). A crash at a sync keeps what the page cache holds, so it is not a power
-// loss; the library's own harness (crate/tests/faults.rs) cuts the power under the same native
-// code through a VFS that forgets unsynced writes.
+// loss; the library's own harness (crate/tests/faults.rs) cuts the power under Node processes on
+// the addon through a VFS that forgets unsynced writes (native-faults.test.mjs).
 //
 // After each kill: integrity ok; every answer a worker had in hand is in the store (a claimed
 // job's fence at least the one handed out, a completed job done with that fence and result); no

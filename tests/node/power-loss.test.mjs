@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { HERE, PKG, loadPackage, tempDir, assertIntegrity, killLiveChildren, withTimeout, onlyOn } from './helpers.mjs';
 
-const WASM_ONLY = onlyOn('wasm', "the wasm engine's rollback journal, fs-level power loss and <db>.lock records; the native engine's WAL is crash-tested in native-crash.test.mjs and power-loss-tested by the library's own harness (crate/tests/faults.rs)");
+const WASM_ONLY = onlyOn('wasm', "the wasm engine's rollback journal, fs-level power loss and <db>.lock records; the native engine's WAL is crash-tested in native-crash.test.mjs and power-loss-tested by the library's own harness in Node processes on the addon (native-faults.test.mjs)");
 
 const { LeaseStore } = loadPackage();
 after(killLiveChildren);
