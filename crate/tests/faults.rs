@@ -799,6 +799,64 @@ fn node_io_errors() {
     assert!(lost.is_empty(), "lost: {:?}", &lost[..lost.len().min(5)]);
 }
 
+/// `failed_sync_then_crash` with a Node process on the addon: the child fails each of a
+/// complete's commit syncs in turn and copies the files as a crash would leave them; here the
+/// copies are opened as a new process would. The same pins: all or nothing, never half; WAL keeps
+/// a failed commit's frames (so after a crash the failed call may turn out done); the live store's
+/// next commit overwrites them.
+#[test]
+fn node_failed_sync_then_crash() {
+    let Some(package) = node_fault_package() else {
+        return skipped_without_node();
+    };
+    let root = scratch_dir();
+    let copies = tempfile::tempdir().unwrap();
+    let output = node_command(&package, root.path())
+        .env("FAULT_MODE", "failed-sync")
+        .env("FAULT_COPIES", copies.path())
+        .output()
+        .expect("start node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the Node child failed ({:?}): {stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let cases: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary");
+    let mut seen = BTreeMap::new();
+    for case in cases.as_array().expect("one entry per sync") {
+        let nth = case["nth"].as_u64().unwrap();
+        if !case["failed"].as_bool().unwrap() {
+            continue;
+        }
+        let fence = case["fence"].as_u64().unwrap() as Fence;
+        let copy = |name: &str| copies.path().join(format!("{nth}-{name}/copy.db"));
+        let after_crash = reopen(&copy("failed"), Journal::Wal);
+        assert_eq!(integrity(&after_crash), "ok", "sync {nth}");
+        let row = after_crash.state("j").unwrap().unwrap();
+        assert!(
+            row.fence == fence && row.result.as_deref() == row.done.then_some("r"),
+            "sync {nth}: half applied: {row:?}"
+        );
+        seen.insert(nth, row.done);
+        let later = reopen(&copy("after"), Journal::Wal)
+            .state("j")
+            .unwrap()
+            .unwrap();
+        assert_eq!(later.result.as_deref(), Some("r2"), "sync {nth}");
+    }
+    println!(
+        "Node, native engine: a complete whose sync failed, found done after a crash: {seen:?}"
+    );
+    assert_eq!(
+        seen.get(&1),
+        Some(&true),
+        "WAL keeps the failed commit's frames: {cases}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // I/O errors, in this process
 

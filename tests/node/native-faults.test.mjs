@@ -5,7 +5,8 @@
 // crate/src/addon/faults.rs), put into a copy of the package, and crate/tests/faults.rs runs its
 // power-loss and I/O-error trials with Node children on it (crate/tests/support/node_fault_child.cjs):
 // the same cuts, the same checks (integrity, every acknowledged answer kept, no fence handed out
-// twice, a failed call a `storage` error that changed nothing) as for the Rust library's threads.
+// twice, a failed call a `storage` error that changed nothing) as for the Rust library's threads,
+// and its failed-sync-then-crash case (all or nothing after a crash, WAL keeping the frames).
 // FAULT_TRIALS sets the trials per test (default 8 per power-loss test, 10 I/O-error trials).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -34,7 +35,7 @@ function faultPackage() {
   return copy;
 }
 
-test("the library's power-loss and I/O-error trials, run by Node processes on the addon", { skip: NATIVE_ONLY }, () => {
+test("the library's power-loss, I/O-error and failed-sync tests, run by Node processes on the addon", { skip: NATIVE_ONLY }, () => {
   const pkg = faultPackage();
   // --workspace: the features of the workspace's own `cargo test`, so nothing is built again.
   const run = spawnSync('cargo', ['test', '--quiet', '--workspace', '--test', 'faults', 'node_', '--', '--nocapture', '--test-threads=1'], {
@@ -45,7 +46,7 @@ test("the library's power-loss and I/O-error trials, run by Node processes on th
   const output = run.stdout + run.stderr;
   assert.equal(run.status, 0, output.slice(-6000));
   assert.doesNotMatch(output, /skipped: no LEASEFENCE_FAULT_PACKAGE/);
-  assert.match(output, /3 passed/);
+  assert.match(output, /4 passed/);
   // Each summary: cuts happened and answers were checked; none lost.
   for (const loss of ['forget', 'torn']) {
     const line = new RegExp(`power loss \\(Node, native engine, Wal, ${loss}\\): \\d+ trials x \\d+ rounds, ([1-9]\\d*) cuts .*?, ([1-9]\\d*) acknowledged answers checked, 0 lost`);
@@ -54,5 +55,7 @@ test("the library's power-loss and I/O-error trials, run by Node processes on th
   const io = /I\/O errors \(Node, native engine, Wal\): (\{.*?\}), ([1-9]\d*) acknowledged answers checked, 0 lost/.exec(output);
   assert.ok(io, output.slice(-3000));
   assert.ok(JSON.parse(io[1]).errors > 0, io[0]);
-  process.stdout.write(`${output.split('\n').filter((line) => /power loss|I\/O errors/.test(line)).join('\n')}\n`);
+  // A complete whose first commit sync failed: the WAL kept its frames, so after a crash it is done.
+  assert.match(output, /Node, native engine: a complete whose sync failed, found done after a crash: \{1: true/);
+  process.stdout.write(`${output.split('\n').filter((line) => /power loss|I\/O errors|sync failed/.test(line)).join('\n')}\n`);
 });

@@ -9,6 +9,7 @@
 //   FAULT_MODE=io     the I/O-error trials: before most steps a fault is armed; a failed step
 //                     must be a `storage` error that changed nothing, and the next one succeeds.
 //                     Prints one JSON summary line; acknowledged answers go to FAULT_ACKS.
+//   FAULT_MODE=failed-sync  a complete whose commit's sync fails, copied as a crash leaves it.
 //
 // Worker 0 has a store of its own and calls it synchronously; the others share one store and
 // call its `grouped` forms, so their calls of one turn commit together (one transaction, one
@@ -230,8 +231,63 @@ async function ioTrials() {
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 }
 
+/**
+ * A failed sync during a complete's commit, as crate/tests/faults.rs's `failed_sync_then_crash`:
+ * for the commit's syncs 1 to 4 in turn, the complete must fail with a `storage` error and not be
+ * visible; the files are then copied as a crash would leave them (to FAULT_COPIES/<nth>-failed),
+ * the live store completes again, and the files are copied once more (<nth>-after). The harness
+ * opens the copies. Prints one JSON line: per nth, whether the complete failed, and its fence.
+ */
+async function failedSync() {
+  const controls = faultControls();
+  const copies = env('FAULT_COPIES');
+  const cases = [];
+  const copyTo = (db, name) => {
+    const dir = path.join(copies, name);
+    fs.mkdirSync(dir, { recursive: true });
+    for (const suffix of ['', '-wal', '-journal']) {
+      if (fs.existsSync(db + suffix)) fs.copyFileSync(db + suffix, path.join(dir, `copy.db${suffix}`));
+    }
+  };
+  for (let nth = 1; nth <= 4; nth++) {
+    const db = path.join(env('LEASEFENCE_FAULT_ROOT'), `sync-${nth}.db`);
+    const store = await LeaseStore.open(db);
+    store.enqueue('j');
+    const lease = store.claimLease('j', 'a', 0, 10);
+    controls.faultArm('sync', nth, false, false);
+    let failure = null;
+    let granted = null;
+    try {
+      granted = store.complete(lease, 1, 'r');
+    } catch (error) {
+      failure = error;
+    }
+    controls.faultClear();
+    const fired = controls.faultTakeFired();
+    if (fired.length === 0 || !failure) {
+      // The commit has fewer syncs than nth, or the failed sync was the checkpoint's after it.
+      if (granted !== true) throw new Error(`nth ${nth}: the complete answered ${granted} with ${JSON.stringify(fired)} fired`);
+      cases.push({ nth, failed: false, fence: lease.fence });
+      store.close();
+      continue;
+    }
+    if (failure.code !== 'storage') throw new Error(`nth ${nth}: not a storage error: ${failure.code} ${failure.message}`);
+    // Its fate is known only by reading the store: the message must say so.
+    if (!/took effect is unknown.*read the job's state/.test(failure.message)) throw new Error(`nth ${nth}: the message does not say to read the state back: ${failure.message}`);
+    if (store.state('j').done) throw new Error(`nth ${nth}: a failed complete is visible`);
+    copyTo(db, `${nth}-failed`);
+    // The live store works on; its next commit overwrites what the failed one left.
+    if (store.complete(lease, 2, 'r2') !== true) throw new Error(`nth ${nth}: the store did not work on`);
+    copyTo(db, `${nth}-after`);
+    cases.push({ nth, failed: true, fence: lease.fence, message: failure.message });
+    store.close();
+  }
+  process.stdout.write(`${JSON.stringify(cases)}\n`);
+}
+
 const mode = env('FAULT_MODE', 'power');
-(mode === 'io' ? ioTrials() : powerChild()).catch((error) => {
+const modes = { io: ioTrials, power: powerChild, 'failed-sync': failedSync };
+(modes[mode] ?? powerChild)().catch((error) => {
   process.stderr.write(`node fault child (${mode}): ${error.stack ?? error}\n`);
   process.exit(2);
 });
