@@ -492,6 +492,20 @@ fn node_command(package: &Path, root: &Path) -> Command {
     command
 }
 
+/// Runs a Node child of the in-process modes (`io`, `failed-sync`) to its end and answers the
+/// JSON line it printed last; a child that failed fails the test with its output.
+fn node_summary(command: &mut Command) -> serde_json::Value {
+    let output = command.output().expect("start node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the Node child failed ({:?}): {stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary")
+}
+
 fn run_child(
     child: Child,
     db: &Path,
@@ -749,22 +763,13 @@ fn node_io_errors() {
     let logs = tempfile::tempdir().unwrap();
     let acks_path = logs.path().join("acks.txt");
     let trials = trials(10);
-    let output = node_command(&package, root.path())
-        .env("FAULT_MODE", "io")
-        .env("FAULT_SEED", seeded(0x10e3).to_string())
-        .env("FAULT_IO_TRIALS", trials.to_string())
-        .env("FAULT_ACKS", &acks_path)
-        .output()
-        .expect("start node");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the Node child failed ({:?}): {stdout}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
+    let summary = node_summary(
+        node_command(&package, root.path())
+            .env("FAULT_MODE", "io")
+            .env("FAULT_SEED", seeded(0x10e3).to_string())
+            .env("FAULT_IO_TRIALS", trials.to_string())
+            .env("FAULT_ACKS", &acks_path),
     );
-    let summary: serde_json::Value =
-        serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary");
     assert!(
         summary["errors"].as_u64() > Some(0),
         "no injected fault ever surfaced: {summary}"
@@ -811,20 +816,11 @@ fn node_failed_sync_then_crash() {
     };
     let root = scratch_dir();
     let copies = tempfile::tempdir().unwrap();
-    let output = node_command(&package, root.path())
-        .env("FAULT_MODE", "failed-sync")
-        .env("FAULT_COPIES", copies.path())
-        .output()
-        .expect("start node");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the Node child failed ({:?}): {stdout}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
+    let cases = node_summary(
+        node_command(&package, root.path())
+            .env("FAULT_MODE", "failed-sync")
+            .env("FAULT_COPIES", copies.path()),
     );
-    let cases: serde_json::Value =
-        serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("a JSON summary");
     let mut seen = BTreeMap::new();
     for case in cases.as_array().expect("one entry per sync") {
         let nth = case["nth"].as_u64().unwrap();
