@@ -301,7 +301,8 @@ if (profiles.length) {
       'writes a WAL frame\'s header and its page in two calls), since a claim and a completion each rewrite the job\'s ' +
       'row, its row in the claim-order table (`leasefence_order`, kept by triggers) and the indexes of both, and a ' +
       'commit\'s sync takes longer the more pages it flushes. Fewer pages per commit means a leaner schema (issue ' +
-      '"PostgreSQL at peer speed" found the same side table costly there); not changed here.'
+      '"PostgreSQL at peer speed" found the same side table costly there, and moved its columns into `jobs`, which ' +
+      'only PostgreSQL may do: an SQLite file is shared with programs that expect six columns).'
     : '';
   out.push('- **The native library against the SQLite peers in WAL (huey, litequeue, plainjob, persist-queue).** Where ' +
     'it trails them (it did in some runs on this machine, led in others: the spread between repeats is wide), the ' +

@@ -322,8 +322,8 @@ fn claim_next_many_reads_only_the_jobs_it_claims() {
             "INSERT INTO jobs(id) SELECT 'job-' || lpad(g::text, 5, '0') \
              FROM generate_series(1, 20000) g; \
              INSERT INTO leasefence_payloads(job, payload) SELECT id, 'p' FROM jobs; \
-             UPDATE leasefence_order SET queue = 'q' || (seq % 4), priority = seq % 3; \
-             ANALYZE jobs; ANALYZE leasefence_order; ANALYZE leasefence_payloads; \
+             UPDATE jobs SET queue = 'q' || (seq % 4), priority = seq % 3; \
+             ANALYZE jobs; ANALYZE leasefence_payloads; \
              SET plan_cache_mode = force_generic_plan",
         )
         .unwrap();

@@ -422,7 +422,8 @@ mod postgres_backend {
         // A refused statement: the same.
         for refused in [
             "UPDATE jobs SET fence = 9",
-            "DELETE FROM leasefence_order",
+            "INSERT INTO leasefence_payloads VALUES ('ship-1', 'x')",
+            "UPDATE jobs SET priority = 9",
             "COMMIT",
         ] {
             let err = leases

@@ -76,7 +76,6 @@ impl PgTarget {
         // One statement each: VACUUM cannot run inside a multi-statement string.
         for quiet in [
             format!("VACUUM ANALYZE {SCHEMA}.jobs"),
-            format!("VACUUM ANALYZE {SCHEMA}.leasefence_order"),
             "CHECKPOINT".to_string(),
         ] {
             setup.batch_execute(&quiet)?;

@@ -158,10 +158,7 @@ impl Fresh {
                      FROM generate_series(1, $1::bigint) g",
                     &[&(n as i64)],
                 )?;
-                // One statement each: VACUUM cannot run inside a multi-statement string.
-                for quiet in ["VACUUM ANALYZE jobs", "VACUUM ANALYZE leasefence_order"] {
-                    client.batch_execute(quiet)?;
-                }
+                client.batch_execute("VACUUM ANALYZE jobs")?;
                 // Needs superuser (the throwaway server's `postgres` is one); best effort.
                 let _ = client.batch_execute("CHECKPOINT");
             }
@@ -425,10 +422,9 @@ fn pg_plan(fresh: &Fresh) -> Result<String> {
     let mut client = postgres::Client::connect(plain, NoTls)?;
     client.batch_execute(
         "SET plan_cache_mode = force_generic_plan; \
-         PREPARE next_job(float8) AS SELECT j.id FROM leasefence_order o \
-         JOIN jobs j ON j.id = o.id WHERE o.open AND o.until <= $1 AND j.done = 0 \
-         AND j.until <= $1 AND j.fence < 9223372036854775807 \
-         ORDER BY o.until, o.seq LIMIT 1 FOR NO KEY UPDATE OF j SKIP LOCKED",
+         PREPARE next_job(float8) AS SELECT id FROM jobs \
+         WHERE done = 0 AND until <= $1 AND fence < 9223372036854775807 \
+         ORDER BY until, seq LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED",
     )?;
     let rows = client.query("EXPLAIN (COSTS OFF) EXECUTE next_job(1000)", &[])?;
     Ok(rows

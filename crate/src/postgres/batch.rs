@@ -46,10 +46,10 @@ impl PgStore {
         if !present {
             return Err(Error::invalid(
                 "transaction",
-                "its search_path does not lead to leasefence's tables (jobs, leasefence_order, \
-                 leasefence_payloads and the trigger leasefence_track): connect a PgStore to \
-                 this schema once (it creates them), or set the transaction's search_path to the \
-                 store's schema",
+                "its search_path does not lead to leasefence's tables (jobs with its queue and \
+                 seq columns, leasefence_payloads and the trigger leasefence_track): connect a \
+                 PgStore to this schema once (it creates them), or set the transaction's \
+                 search_path to the store's schema",
             ));
         }
         // The store's own statements, prepared on the caller's connection for this call.
@@ -59,10 +59,11 @@ impl PgStore {
     }
 }
 
-/// Whether the tables and the trigger `enqueue_many` writes through are where `search_path`
-/// leads: without the trigger a job would never be claimed.
+/// Whether the tables, columns and the trigger `enqueue_many` writes through are where
+/// `search_path` leads: without the trigger a job could start below the fence floor.
 const SCHEMA_PRESENT: &str = "SELECT to_regclass('jobs') IS NOT NULL \
-    AND to_regclass('leasefence_order') IS NOT NULL \
+    AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('jobs') \
+                AND attname = 'seq' AND attidentity = 'd') \
     AND to_regclass('leasefence_payloads') IS NOT NULL \
     AND EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass('jobs') \
                 AND tgname = 'leasefence_track')";

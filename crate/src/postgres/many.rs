@@ -23,7 +23,7 @@
 //!   claiming it directly, then passes again for the rest. Unlike `claim_next`, the transaction
 //!   holds the jobs it already claimed while it waits, and two such waiters could each wait for a
 //!   job the other holds; so a claimer waits only for a job inserted after every job it holds
-//!   (`leasefence_order.seq` is one total order): along any chain of waiting claimers the numbers
+//!   (`jobs.seq` is one total order): along any chain of waiting claimers the numbers
 //!   only grow, and the chain never closes into a deadlock. When the job to wait for comes before
 //!   one it holds, the call rolls back and starts again holding nothing, beginning with the wait
 //!   for that job.

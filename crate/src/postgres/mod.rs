@@ -3,11 +3,11 @@
 //!
 //! # Storage
 //!
-//! The `jobs` table has the contract's six columns and nothing else:
+//! The `jobs` table starts with the contract's six columns:
 //!
 //! ```sql
 //! jobs(id TEXT PRIMARY KEY, owner TEXT, until DOUBLE PRECISION NOT NULL DEFAULT 0,
-//!      fence BIGINT NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)
+//!      fence BIGINT NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0, ...)
 //! ```
 //!
 //! - `until` is `DOUBLE PRECISION`, the same IEEE double as SQLite's `REAL` and Rust's `f64`, so
@@ -21,19 +21,19 @@
 //!   (`WHERE done = 0` would be a type error on a `BOOLEAN`). JSON and [`JobState::done`] show it
 //!   as a boolean either way.
 //!
-//! `claim_next` needs insertion order, which the SQLite table gets for free from its rowid, and
-//! docs/contract.md section 1 forbids extra columns in `jobs`. So insertion order lives in a
-//! side table, `leasefence_order(id, seq, until, open)`: one row per job, `seq` an identity
-//! assigned when
-//! the job is inserted, with copies of `until` and `open = (done = 0 AND fence < i64::MAX)`.
-//! The copies are what make `claim_next` logarithmic: one partial index, `leasefence_next ON
-//! leasefence_order(until, seq) WHERE open`, yields the claimable jobs already in the contract's
-//! order, where a join of `jobs(until)` with a `seq`-only side table would have to sort every
-//! tied row (a million fresh jobs all have `until = 0`). The copies are kept by an `AFTER INSERT
-//! OR UPDATE` trigger on `jobs`, inside the writing transaction, so they are exact for every
-//! writer, including plain SQL from other programs (`INSERT INTO jobs(id) VALUES (...)` is a valid
-//! enqueue); the side table references `jobs(id)` and cascades deletes. Jobs that predate the side
-//! table are numbered in their physical order (`ctid`) when it is created.
+//! After the six come the library's own columns (`sql/schema.sql`): `queue`, `priority`, `seq` (an identity: the
+//! insertion order `claim_next` needs, which the SQLite table gets from its rowid), `enqueued`,
+//! `finished` and `base`. The SQLite file keeps them in a side table, because other SQLite
+//! programs share that file and section 1 of the contract allows no extra column there; on
+//! PostgreSQL they sit in `jobs` itself, so that a claim or a completion writes one row of one
+//! table and no trigger runs on updates (docs/decisions/postgres-jobs-columns.md: a side table
+//! kept by a trigger cost 40% of the throughput). Each has a default, so plain SQL from other
+//! programs (`INSERT INTO jobs(id) VALUES (...)`) is a valid enqueue; a `BEFORE INSERT` trigger
+//! starts every inserted job at the fence floor of section 13, whoever inserts it. One partial
+//! index, `leasefence_queued ON jobs(queue, priority, until, seq) WHERE done = 0`, yields each
+//! queue's claimable jobs in the contract's order, so `claim_next` is logarithmic even on a
+//! million fresh jobs tied at `until = 0`. A schema of an earlier version, with its side table
+//! `leasefence_order`, is migrated at the next open.
 //!
 //! # Concurrency under READ COMMITTED
 //!
@@ -63,9 +63,6 @@
 //! claimable row while holding another: `renew_many` and `complete_many` lock only rows whose
 //! lease is live (their `WHERE` fails on a claimable row before any wait), single operations hold
 //! one row at a time, and a fenced write holds only its own job's row.
-//!
-//! Locks are always taken `jobs` row first, then its `leasefence_order` row (by the trigger), so
-//! the operations cannot deadlock one another.
 //!
 //! # Durability and connections
 //!

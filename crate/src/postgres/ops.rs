@@ -406,7 +406,7 @@ pub(crate) async fn inspect(wire: &mut impl Wire, job: &str) -> Result<Option<In
             dead,
             payload: report.opt_text(OP, 1)?,
             failures,
-            // A job whose row of leasefence_order is missing is in the default queue.
+            // A job missing by now (deleted since its row was read) is in the default queue.
             queue: report
                 .opt_text(OP, 2)?
                 .unwrap_or_else(|| DEFAULT_QUEUE.to_owned()),

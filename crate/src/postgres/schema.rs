@@ -1,50 +1,36 @@
 //! The PostgreSQL schema: the read-only check that the connection's current schema holds the
-//! contract's `jobs` table (or none) and leasefence's companions, and their creation
+//! contract's `jobs` table with the library's columns (or none) and leasefence's companions, and their creation
 //! (`sql/schema.sql`). The shape of `jobs` is [`crate::rules::columns`]'s.
 
 use super::wire::{in_transaction, Sql, Wire};
 use crate::error::{Error, Result};
-use crate::rules::columns::{self, ColumnSpec, Dialect, FoundColumn};
+use crate::rules::columns::{self, ColumnSpec, Dialect, FoundColumn, JOBS_COLUMNS};
 
 /// Serializes schema creation between processes opening one database at once (`CREATE ... IF
 /// NOT EXISTS` alone races on the catalogs). "leasefence" in ASCII, truncated to 63 bits.
 const SCHEMA_LOCK: i64 = 0x6C65_6173_6566_656E;
 
 /// The body of the `leasefence_track` trigger function, `%1$I` standing for the schema (filled in
-/// by the server's `format`): it keeps `leasefence_order` (insertion order, and the copies of
-/// `until` and claimability that claim_next's index reads) in line with `jobs`. One text for the
-/// check at open (`sql/inspect.sql` compares the installed body with it) and the creation
+/// by the server's `format`). It runs before each row inserted into `jobs`, whoever inserts it:
+/// a job inserted below the fence floor of section 13 starts at the floor, `base` records the
+/// fence the job started at (its attempts count from there), and a job inserted already done
+/// gets the server's clock as its finish time. Nothing runs on updates: claims and completions
+/// write their one row and nothing else (docs/decisions/postgres-jobs-columns.md). One text for
+/// the check at open (`sql/inspect.sql` compares the installed body with it) and the creation
 /// (`sql/schema.sql` reads it from the transaction-local setting `leasefence.track_body`), both
 /// as a bound parameter. Changing a single character of it makes every store re-create the
 /// trigger at its next open.
-///
-/// Besides the copies, it keeps `base` (the fence the job started at, from which its attempts
-/// count), `finished` (prune's finish time: the operation that finished a
-/// job writes its `now` in the same statement, before this trigger runs; a job finished by
-/// anyone else gets the server's clock) and the fence floor of section 13: a job inserted below
-/// the floor is raised to it at once, whoever inserted it.
 pub(crate) const TRACK_BODY: &str = concat!(
     "\nDECLARE\n",
     "    floor_fence BIGINT;\n",
     "BEGIN\n",
-    "    IF TG_OP = 'INSERT' THEN\n",
-    "        SELECT floor INTO floor_fence FROM %1$I.leasefence_floor WHERE id = 1;\n",
-    "        INSERT INTO %1$I.leasefence_order(id, until, open, finished, base)\n",
-    "        VALUES (NEW.id, NEW.until, NEW.done = 0 AND NEW.fence < 9223372036854775807,\n",
-    "                CASE WHEN NEW.done = 0 THEN NULL\n",
-    "                     ELSE extract(epoch FROM clock_timestamp()) END,\n",
-    "                greatest(NEW.fence, coalesce(floor_fence, 0)));\n",
-    "        IF floor_fence > NEW.fence THEN\n",
-    "            UPDATE %1$I.jobs SET fence = floor_fence WHERE id = NEW.id;\n",
-    "        END IF;\n",
-    "    ELSE\n",
-    "        UPDATE %1$I.leasefence_order\n",
-    "        SET until = NEW.until, open = (NEW.done = 0 AND NEW.fence < 9223372036854775807),\n",
-    "            finished = CASE WHEN NEW.done = 0 THEN NULL\n",
-    "                            ELSE coalesce(finished, extract(epoch FROM clock_timestamp())) END\n",
-    "        WHERE id = NEW.id;\n",
+    "    SELECT floor INTO floor_fence FROM %1$I.leasefence_floor WHERE id = 1;\n",
+    "    NEW.fence := greatest(NEW.fence, coalesce(floor_fence, 0));\n",
+    "    NEW.base := NEW.fence;\n",
+    "    IF NEW.done <> 0 AND NEW.finished IS NULL THEN\n",
+    "        NEW.finished := extract(epoch FROM clock_timestamp());\n",
     "    END IF;\n",
-    "    RETURN NULL;\n",
+    "    RETURN NEW;\n",
     "END ",
 );
 
@@ -74,8 +60,9 @@ impl Dialect for Postgres {
     }
 }
 
-/// Checks, by reading only, that `jobs` (if present) has exactly the contract's shape and that
-/// no other object holds leasefence's names. Returns whether everything is in place: the tables,
+/// Checks, by reading only, that `jobs` (if present) has the contract's six columns followed by
+/// the library's own (or some of them, or none yet) and that no other object holds leasefence's
+/// names. Returns whether everything is in place: the tables,
 /// the indexes (valid), and the trigger enabled and calling the library's own function body. When
 /// not, [`create_schema`] makes what is missing and repairs the trigger (`sql/schema.sql` says why
 /// it repairs rather than refuses). `label` is
@@ -105,8 +92,8 @@ pub(crate) async fn check_schema(wire: &mut impl Wire, label: &str) -> Result<bo
     ];
     // leasefence_seq, leasefence_next and leasefence_failures_of_job, valid, on their tables.
     let indexes = row.flag(OP, 8)?;
-    // leasefence_order stamps each job's enqueue time.
-    let stamped = row.flag(OP, 11)?;
+    // The library's columns of `jobs` and the fence floor's table.
+    let columns_in_place = row.flag(OP, 11)?;
     if schema.is_none() {
         return Err(Error::Open {
             path: label.to_string(),
@@ -132,9 +119,11 @@ pub(crate) async fn check_schema(wire: &mut impl Wire, label: &str) -> Result<bo
             return Err(foreign(format!("`jobs` is {}, not a table", kind(other))));
         }
     }
+    // An earlier version's side table: migrated into `jobs` by sql/schema.sql.
     if let Some(other) = order.as_deref().filter(|k| *k != "r") {
         return Err(foreign(format!(
-            "`leasefence_order` is {}; leasefence needs that name for its side table",
+            "`leasefence_order` is {}; leasefence reads that name as its earlier side table \
+             (rename it)",
             kind(other)
         )));
     }
@@ -156,15 +145,28 @@ pub(crate) async fn check_schema(wire: &mut impl Wire, label: &str) -> Result<bo
         check_columns(wire).await?.map_err(foreign)?;
     }
     Ok(jobs.is_some()
-        && order.is_some()
+        && order.is_none()
         && index.is_some()
         && trigger
         && indexes
-        && stamped
+        && columns_in_place
         && side_tables.iter().all(|(_, found)| found.is_some()))
 }
 
-/// Compares the columns of `jobs` with the contract; the inner error describes a mismatch.
+/// The library's own columns of `jobs` on PostgreSQL, after the contract's six, with their
+/// `format_type` types (`sql/schema.sql` adds them and says what each holds).
+const LIBRARY_COLUMNS: [(&str, &str); 6] = [
+    ("queue", "text"),
+    ("priority", "bigint"),
+    ("seq", "bigint"),
+    ("enqueued", "double precision"),
+    ("finished", "double precision"),
+    ("base", "bigint"),
+];
+
+/// Compares the columns of `jobs` with the contract's six followed by the library's own (all of
+/// them, or some of a schema the script has not brought up to date: it adds the rest); the inner
+/// error describes a mismatch.
 async fn check_columns(wire: &mut impl Wire) -> Result<std::result::Result<(), String>> {
     const OP: &str = "connect";
     let answer = wire.run(OP, Sql::Columns, Vec::new()).await?;
@@ -181,20 +183,32 @@ async fn check_columns(wire: &mut impl Wire) -> Result<std::result::Result<(), S
             })
         })
         .collect::<Result<_>>()?;
-    Ok(match columns::compare::<Postgres>(&found) {
-        Ok(()) => Ok(()),
-        Err(_) => {
-            let got: Vec<String> = found
-                .iter()
-                .map(columns::describe_found::<Postgres>)
-                .collect();
-            Err(format!(
-                "its `jobs` table has columns ({}), the contract needs exactly ({})",
-                got.join(", "),
-                columns::describe_expected::<Postgres>().join(", ")
-            ))
-        }
-    })
+    let contract = &found[..found.len().min(JOBS_COLUMNS.len())];
+    let library = &found[contract.len()..];
+    // In any order: a column dropped by hand comes back at the end.
+    let library_fits = library.iter().all(|column| {
+        LIBRARY_COLUMNS
+            .iter()
+            .any(|(name, ty)| column.name == *name && column.ty == *ty)
+    });
+    if columns::compare::<Postgres>(contract).is_ok() && library_fits {
+        return Ok(Ok(()));
+    }
+    let got: Vec<String> = found
+        .iter()
+        .map(columns::describe_found::<Postgres>)
+        .collect();
+    let library_wanted: Vec<String> = LIBRARY_COLUMNS
+        .iter()
+        .map(|(name, ty)| format!("{name} {ty}"))
+        .collect();
+    Ok(Err(format!(
+        "its `jobs` table has columns ({}), the contract needs exactly ({}), followed on \
+         PostgreSQL by no other columns than leasefence's own ({})",
+        got.join(", "),
+        columns::describe_expected::<Postgres>().join(", "),
+        library_wanted.join(", ")
+    )))
 }
 
 /// Creates whatever is missing and repairs the trigger, in one transaction holding the schema

@@ -184,10 +184,7 @@ impl Sql {
             Sql::Enqueue => include_str!("sql/enqueue.sql"),
             Sql::SetQueue => include_str!("sql/set_queue.sql"),
             Sql::State => "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = $1",
-            Sql::Jobs => {
-                "SELECT j.id, j.owner, j.until, j.fence, j.result, j.done FROM jobs j \
-                 LEFT JOIN leasefence_order o ON o.id = j.id ORDER BY o.seq NULLS LAST, j.id"
-            }
+            Sql::Jobs => "SELECT id, owner, until, fence, result, done FROM jobs ORDER BY seq",
             Sql::Claim => {
                 "UPDATE jobs SET owner = $2, until = $3, fence = fence + 1 \
                  WHERE id = $1 AND done = 0 AND until <= $4 AND fence < 9223372036854775807 \
@@ -201,7 +198,7 @@ impl Sql {
             // The payload and the fence the job started at, of a job just claimed by key.
             Sql::Payload => {
                 "SELECT (SELECT payload FROM leasefence_payloads WHERE job = $1), \
-                        coalesce((SELECT base FROM leasefence_order WHERE id = $1), 0)"
+                        coalesce((SELECT base FROM jobs WHERE id = $1), 0)"
             }
             Sql::Renew => {
                 "UPDATE jobs SET until = $5 \

@@ -12,26 +12,27 @@
 -- (docs/bench/postgres.md, "Profile").
 WITH RECURSIVE every_bucket(q, p) AS (
     SELECT f.queue, f.priority FROM (
-        SELECT queue, priority FROM leasefence_order WHERE open AND $2::text[] IS NULL
+        SELECT queue, priority FROM jobs WHERE done = 0 AND $2::text[] IS NULL
         ORDER BY queue, priority LIMIT 1) f
     UNION ALL
     SELECT x.queue, x.priority FROM every_bucket e CROSS JOIN LATERAL (
-        SELECT queue, priority FROM leasefence_order
-        WHERE open AND (queue, priority) > (e.q, e.p)
+        SELECT queue, priority FROM jobs
+        WHERE done = 0 AND (queue, priority) > (e.q, e.p)
         ORDER BY queue, priority LIMIT 1) x),
 named_bucket(q, p) AS (
     SELECT n.q, x.priority FROM (SELECT DISTINCT unnest($2::text[])) AS n(q)
     CROSS JOIN LATERAL (
-        SELECT priority FROM leasefence_order WHERE open AND queue = n.q
+        SELECT priority FROM jobs WHERE done = 0 AND queue = n.q
         ORDER BY priority LIMIT 1) x
     UNION ALL
     SELECT b.q, x.priority FROM named_bucket b CROSS JOIN LATERAL (
-        SELECT priority FROM leasefence_order WHERE open AND queue = b.q AND priority > b.p
+        SELECT priority FROM jobs WHERE done = 0 AND queue = b.q AND priority > b.p
         ORDER BY priority LIMIT 1) x),
 buckets(q, p) AS (
     SELECT q, p FROM every_bucket UNION ALL SELECT q, p FROM named_bucket),
 candidates AS (
     SELECT c.id, c.priority, c.until, c.seq FROM buckets b CROSS JOIN LATERAL (
-        SELECT o.id, o.priority, o.until, o.seq FROM leasefence_order o
-        WHERE o.open AND o.queue = b.q AND o.priority = b.p AND o.until <= $1
+        SELECT o.id, o.priority, o.until, o.seq FROM jobs o
+        WHERE o.done = 0 AND o.queue = b.q AND o.priority = b.p AND o.until <= $1
+          AND o.fence < 9223372036854775807
         ORDER BY o.until, o.seq LIMIT $3) c)

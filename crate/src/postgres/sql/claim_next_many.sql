@@ -29,8 +29,8 @@ claimed AS (
     UPDATE jobs SET owner = $4, until = $5, fence = fence + 1
     WHERE id = ANY (ARRAY(SELECT id FROM picked))
     AND done = 0 AND until <= $1 AND fence < 9223372036854775807
-    RETURNING id, fence)
+    RETURNING id, fence, base)
 SELECT c.id, c.fence, (SELECT payload FROM leasefence_payloads p WHERE p.job = c.id), k.seq,
-       (SELECT o.base FROM leasefence_order o WHERE o.id = c.id)
+       c.base
 FROM claimed c JOIN picked k ON k.id = c.id
 ORDER BY k.priority DESC, k.at, k.seq

@@ -5,7 +5,7 @@
 WITH freed AS (
     UPDATE jobs SET owner = NULL, until = $5
     WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0 AND until > $4
-    RETURNING id, fence),
+    RETURNING id, fence, queue),
 -- notify freed
 INSERT INTO leasefence_failures(job, fence, at, error) SELECT id, fence, $4, $6 FROM freed
 WHERE (SELECT count(*) FROM woken) >= 0

@@ -4,6 +4,6 @@
 -- fence the job started at (its attempts count from there).
 SELECT EXISTS (SELECT 1 FROM leasefence_dead WHERE job = $1),
        (SELECT payload FROM leasefence_payloads WHERE job = $1),
-       (SELECT queue FROM leasefence_order WHERE id = $1),
-       (SELECT priority FROM leasefence_order WHERE id = $1),
-       (SELECT base FROM leasefence_order WHERE id = $1)
+       (SELECT queue FROM jobs WHERE id = $1),
+       (SELECT priority FROM jobs WHERE id = $1),
+       (SELECT base FROM jobs WHERE id = $1)

@@ -1,12 +1,11 @@
 -- $1 before (an insertion number), $2 queue or NULL, $3 done jobs only, $4 how many. Newest
--- enqueued first, down leasefence_seq from the cursor; done jobs are told apart by the copy
--- `open` before `jobs` is read.
-SELECT j.id, j.owner, j.until, j.fence, j.result, j.done, o.queue, o.priority,
+-- enqueued first, down leasefence_seq from the cursor.
+SELECT j.id, j.owner, j.until, j.fence, j.result, j.done, j.queue, j.priority,
        EXISTS (SELECT 1 FROM leasefence_dead d WHERE d.job = j.id),
-       (SELECT count(*) FROM leasefence_failures f WHERE f.job = j.id), o.seq
-FROM leasefence_order o JOIN jobs j ON j.id = o.id
-WHERE o.seq < $1 AND ($2::text IS NULL OR o.queue = $2)
-  AND (NOT $3 OR (NOT o.open AND j.done = 1
+       (SELECT count(*) FROM leasefence_failures f WHERE f.job = j.id), j.seq
+FROM jobs j
+WHERE j.seq < $1 AND ($2::text IS NULL OR j.queue = $2)
+  AND (NOT $3 OR (j.done = 1
                   AND NOT EXISTS (SELECT 1 FROM leasefence_dead d WHERE d.job = j.id)))
-ORDER BY o.seq DESC
+ORDER BY j.seq DESC
 LIMIT $4

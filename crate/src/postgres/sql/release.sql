@@ -4,6 +4,6 @@
 WITH freed AS (
     UPDATE jobs SET owner = NULL, until = 0
     WHERE id = $1 AND owner = $2 AND fence = $3 AND done = 0
-    RETURNING id),
+    RETURNING id, queue),
 -- notify freed
 SELECT 1 FROM freed WHERE (SELECT count(*) FROM woken) >= 0

@@ -6,4 +6,4 @@ SELECT count(*) FILTER (WHERE done = 0 AND until <= $1),
            SELECT 1 FROM leasefence_dead d WHERE d.job = jobs.id)),
        count(*) FILTER (WHERE done = 1 AND EXISTS (
            SELECT 1 FROM leasefence_dead d WHERE d.job = jobs.id))
-FROM jobs WHERE id IN (SELECT id FROM leasefence_order WHERE queue = $2)
+FROM jobs WHERE queue = $2
