@@ -53,7 +53,10 @@
 //! sessions keep generic plans: docs/decisions/postgres-claim-statement.md). When every candidate
 //! is momentarily locked by others, it looks further once, then waits for the first claimable
 //! job with a plain `claim` of it (one row lock at a time, so waiting claimers cannot deadlock)
-//! instead of answering "nothing claimable", so `None` means there was no claimable job.
+//! instead of answering "nothing claimable", so `None` means there was no claimable job. Over
+//! every queue, when one (queue, priority) pair holds every open job, a plainer statement runs
+//! first (`sql/claim_one_bucket.sql`): that pair's first free job by until and insertion, which
+//! is then the contract's order; it falls through to the above when it finds none.
 //!
 //! The batch operations (section 10, `many.rs`) are each one transaction,
 //! one statement over the whole list where they can be (`unnest(...) WITH ORDINALITY`).

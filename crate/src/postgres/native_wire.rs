@@ -201,6 +201,7 @@ pub(super) struct Statements {
     pub(super) enqueue_many: Statement,
     /// Also claim_next's statement (with how many = 1).
     pub(super) claim_next_many: Statement,
+    pub(super) claim_one_bucket: Statement,
     pub(super) renew_many: Statement,
     pub(super) complete_many: Statement,
 }
@@ -236,6 +237,7 @@ impl Statements {
             stats: p(Sql::Stats)?,
             enqueue_many: p(Sql::EnqueueMany)?,
             claim_next_many: p(Sql::ClaimNextMany)?,
+            claim_one_bucket: p(Sql::ClaimOneBucket)?,
             renew_many: p(Sql::RenewMany)?,
             complete_many: p(Sql::CompleteMany)?,
         })
@@ -292,6 +294,7 @@ impl Statements {
             Sql::StatsQueue => &self.stats_queue,
             Sql::EnqueueMany => &self.enqueue_many,
             Sql::ClaimNextMany => &self.claim_next_many,
+            Sql::ClaimOneBucket => &self.claim_one_bucket,
             Sql::RenewMany => &self.renew_many,
             Sql::CompleteMany => &self.complete_many,
             Sql::Fingerprint => &self.fingerprint,
