@@ -311,9 +311,17 @@ test('a reload during a lab run: the story step and the timeline come back, the 
       await page.selectOption('#lab-mode', 'guard');
       await page.click('#lab-run');
       await page.waitForTimeout(delay);
-      // Whether the run had not ended yet, read in the same task that starts the reload.
+      // Whether the run had not ended yet, read in the same task that starts the reload. The old
+      // page runs on until the new one replaces it: a run that ends in that gap must not clear
+      // its mark, or the new page would see no interrupted run where this test saw one (seen on
+      // a loaded machine), so the old page's removal of that one key is switched off here.
       const running = await page.evaluate(() => {
-        const pending = localStorage.getItem('leasefence-playground:lab-run') !== null;
+        const key = 'leasefence-playground:lab-run';
+        const pending = localStorage.getItem(key) !== null;
+        const remove = Storage.prototype.removeItem;
+        Storage.prototype.removeItem = function (name) {
+          if (name !== key) remove.call(this, name);
+        };
         location.reload();
         return pending;
       });
