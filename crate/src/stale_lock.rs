@@ -13,7 +13,8 @@
 //! so other names of the same file count too). If any process has the file open, or a process's
 //! descriptors cannot be read (another user's, without root), nothing is removed: the caller is
 //! told who uses the file. Two clearers never race: each takes an exclusive `flock` on the lock
-//! itself first, and a lock that appears in between belongs to a process that has the file open.
+//! itself first (waiting up to two seconds for another), and a lock that appears in between
+//! belongs to a process that has the file open.
 //! It clears a record file the same way (whatever its record says).
 //!
 //! Limits: processes on another machine (a network file system) or in another PID namespace (a
@@ -91,8 +92,7 @@ pub fn clear_stale_lock(db: &Path) -> Result<LockCheck> {
             )))
         }
     };
-    // SAFETY: flock on a descriptor this function owns; no memory is shared.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    if !flock_within(&lock, CLEARER_WAIT) {
         return Err(failed(format!(
             "another process is clearing {} right now; try again in a moment",
             lock_path.display()
@@ -125,6 +125,27 @@ pub fn clear_stale_lock(db: &Path) -> Result<LockCheck> {
             "cannot remove the stale lock {}: {err}",
             lock_path.display()
         ))),
+    }
+}
+
+/// How long a clearer waits for another one's `flock` on the lock. A clearer holds it for one
+/// scan of `/proc`; a process forked by another thread of a clearer's program (between its fork
+/// and its exec) holds a copy of the descriptor, and with it the `flock`, for as long again.
+const CLEARER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Takes an exclusive `flock` on `file`, polling until `wait` has passed; false if it is still
+/// held by another open file description then.
+fn flock_within(file: &std::fs::File, wait: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        // SAFETY: flock on a descriptor the caller owns; no memory is shared.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
 
@@ -168,4 +189,59 @@ fn processes_with_open(dev: u64, ino: u64) -> std::io::Result<Vec<u32>> {
     }
     pids.sort_unstable();
     Ok(pids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// A database file nobody has open, and a lock directory beside it.
+    fn stale(dir: &Path) -> (PathBuf, PathBuf) {
+        let db = dir.join("jobs.db");
+        std::fs::write(&db, b"").unwrap();
+        let lock = lock_path(&db);
+        std::fs::create_dir(&lock).unwrap();
+        (db, lock)
+    }
+
+    fn hold_flock(lock: &Path) -> std::fs::File {
+        let held = std::fs::File::open(lock).unwrap();
+        // SAFETY: flock on a descriptor this test owns.
+        assert_eq!(
+            unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+            0
+        );
+        held
+    }
+
+    #[test]
+    fn a_clearer_waits_for_a_flock_held_briefly_then_clears() {
+        // The flock a forked child holds until its exec, or a second clearer's scan.
+        let dir = tempfile::tempdir().unwrap();
+        let (db, lock) = stale(dir.path());
+        let held = hold_flock(&lock);
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+        });
+        assert_eq!(clear_stale_lock(&db).unwrap(), LockCheck::Cleared);
+        assert!(!lock.exists());
+        release.join().unwrap();
+    }
+
+    #[test]
+    fn a_clearer_gives_up_on_a_flock_held_past_its_wait_and_removes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, lock) = stale(dir.path());
+        let _held = hold_flock(&lock);
+        let started = Instant::now();
+        let err = clear_stale_lock(&db).unwrap_err();
+        assert!(started.elapsed() >= CLEARER_WAIT, "it waited first");
+        assert!(
+            err.to_string().contains("another process is clearing"),
+            "{err}"
+        );
+        assert!(lock.is_dir(), "nothing was removed");
+    }
 }

@@ -42,6 +42,15 @@ fn start_holder(db: &Path) -> Child {
     child
 }
 
+/// One test at a time: a process one test spawns holds copies of every descriptor the other
+/// tests have open (until its exec), so it would count as a user of their files.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn dotfile(busy_ms: u64) -> OpenOptions {
     OpenOptions::new()
         .locking(Locking::Dotfile)
@@ -65,6 +74,7 @@ fn unlock_cli(db: &Path) -> (i32, serde_json::Value) {
 
 #[test]
 fn a_killed_holders_lock_is_cleared_only_once_nobody_has_the_file_open() {
+    let _serial = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shared.db");
     let lock = dir.path().join("shared.db.lock");
@@ -141,6 +151,7 @@ fn a_killed_holders_lock_is_cleared_only_once_nobody_has_the_file_open() {
 
 #[test]
 fn the_cli_clears_a_killed_holders_lock_and_refuses_what_it_cannot_check() {
+    let _serial = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cli.db");
     dotfile(10_000).open(&db).unwrap().enqueue("job").unwrap();
@@ -183,6 +194,7 @@ fn age_before_boot(path: &Path) {
 
 #[test]
 fn after_a_power_loss_a_native_opener_clears_a_lock_no_process_of_this_boot_can_hold() {
+    let _serial = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("power.db");
     let lock = dir.path().join("power.db.lock");
