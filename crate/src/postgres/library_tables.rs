@@ -5,9 +5,10 @@
 //! statements. The statements and what their rows mean; the client runs them.
 //!
 //! What the transaction reads ([`Sql::Fingerprint`](crate::postgres::wire::Sql::Fingerprint), in
-//! `sql/fingerprint.sql`), once before the caller's statements and once after, as rows of seven text columns: a kind, a name and up to five values. Prepared once per
-//! connection (`Statements::fingerprint`), so that it is planned once; `jobs` is looked up when it
-//! runs (`to_regclass`), not when it is planned.
+//! `sql/fingerprint.sql`), once before the caller's statements and once after, as rows of seven
+//! text columns: a kind, a name and up to five values. Prepared once per connection
+//! (`Statements::fingerprint`), so that it is planned once; `jobs` is looked up when it runs
+//! (`to_regclass`), not when it is planned.
 //!
 //! - `relation`: each of the library's relations (`jobs` and `leasefence_*` in the schema of the
 //!   `jobs` the session resolves, and in the session's temporary schema, indexes and sequences
@@ -121,14 +122,14 @@ pub(crate) fn compare(
 /// `track_counts` as the statements left it (it must have stayed on for the counters to count),
 /// then gives the session back its settings as they were at connect (`RESET ALL`; the store's own
 /// settings are applied again right after, by
-/// [`Sql::FingerprintAfter`](crate::postgres::wire::Sql::FingerprintAfter)), its role, and closes what
-/// would outlive the transaction: held cursors, `LISTEN`s, session-level advisory locks (these
+/// [`Sql::FingerprintAfter`](crate::postgres::wire::Sql::FingerprintAfter)), its role, and closes
+/// what would outlive the transaction: held cursors, `LISTEN`s, session-level advisory locks (these
 /// are not transactional: a rollback keeps them). `DISCARD ALL` would do most of this, but it also
 /// drops the store's prepared statements, and cannot run in a transaction. A fixed simple query.
 /// Once it ran, the library's reading, lease check and commit see the store's `search_path`,
-/// `synchronous_commit`, `lock_timeout` and `session_replication_role`, not the statements'.
-/// Last, the connection's prepared statements are read (the `prepared` row), before the store
-/// runs one of its own.
+/// `synchronous_commit`, `lock_timeout` and `session_replication_role`, not the statements'. Last,
+/// the connection's prepared statements are read (the `prepared` row), before the store runs one of
+/// its own.
 pub(crate) const GIVE_BACK_SESSION: &str = "SELECT pg_catalog.current_setting('track_counts'); \
     RESET ALL; RESET SESSION AUTHORIZATION; RESET ROLE; CLOSE ALL; UNLISTEN *; \
     SELECT pg_catalog.pg_advisory_unlock_all(); \

@@ -30,7 +30,7 @@
 
 use std::collections::HashMap;
 
-use super::ops::{candidates_per_bucket, MAX_TRIES};
+use super::ops::{candidates_per_bucket, claimed_job, MAX_TRIES};
 use super::wire::{in_transaction, Control, Row, Sql, Value, Wire};
 use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
@@ -367,13 +367,7 @@ impl Claimer<'_> {
             ];
             let answer = wire.run(CLAIM_MANY, Sql::ClaimNextMany, params).await?;
             for row in &answer.rows {
-                claimed.push(ClaimedJob {
-                    job: row.text(CLAIM_MANY, 0)?,
-                    owner: self.owner.into(),
-                    fence: row.int(CLAIM_MANY, 1)?,
-                    payload: row.opt_text(CLAIM_MANY, 2)?,
-                    base: row.int(CLAIM_MANY, 4)?,
-                });
+                claimed.push(claimed_job(CLAIM_MANY, row, self.owner)?);
                 highest = highest.max(Some(row.int(CLAIM_MANY, 3)?));
             }
             if claimed.len() == self.n {

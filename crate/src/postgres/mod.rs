@@ -21,18 +21,18 @@
 //!   (`WHERE done = 0` would be a type error on a `BOOLEAN`). JSON and [`JobState::done`] show it
 //!   as a boolean either way.
 //!
-//! After the six come the library's own columns (`sql/schema.sql`): `queue`, `priority`, `seq` (an identity: the
-//! insertion order `claim_next` needs, which the SQLite table gets from its rowid), `enqueued`,
-//! `finished` and `base`. The SQLite file keeps them in a side table, because other SQLite
-//! programs share that file and section 1 of the contract allows no extra column there; on
+//! After the six come the library's own columns (`sql/schema.sql`): `queue`, `priority`, `seq` (an
+//! identity: the insertion order `claim_next` needs, which the SQLite table gets from its rowid),
+//! `enqueued`, `finished` and `base`. The SQLite file keeps them in a side table, because other
+//! SQLite programs share that file and section 1 of the contract allows no extra column there; on
 //! PostgreSQL they sit in `jobs` itself, so that a claim or a completion writes one row of one
-//! table and no trigger runs on updates (docs/decisions/postgres-jobs-columns.md: a side table
-//! kept by a trigger cost 40% of the throughput). Each has a default, so plain SQL from other
-//! programs (`INSERT INTO jobs(id) VALUES (...)`) is a valid enqueue; a `BEFORE INSERT` trigger
-//! starts every inserted job at the fence floor of section 13, whoever inserts it. One partial
-//! index, `leasefence_queued ON jobs(queue, priority, until, seq) WHERE done = 0`, yields each
-//! queue's claimable jobs in the contract's order, so `claim_next` is logarithmic even on a
-//! million fresh jobs tied at `until = 0`. A schema of an earlier version, with its side table
+//! table and no trigger runs on updates (docs/decisions/postgres-jobs-columns.md: a side table kept
+//! by a trigger cost 40% of the throughput). Each has a default, so plain SQL from other programs
+//! (`INSERT INTO jobs(id) VALUES (...)`) is a valid enqueue; a `BEFORE INSERT` trigger starts every
+//! inserted job at the fence floor of section 13, whoever inserts it. One partial index,
+//! `leasefence_queued ON jobs(queue, priority, until, seq) WHERE done = 0`, yields each queue's
+//! claimable jobs in the contract's order, so `claim_next` is logarithmic even on a million fresh
+//! jobs tied at `until = 0`. A schema of an earlier version, with its side table
 //! `leasefence_order`, is migrated at the next open.
 //!
 //! # Concurrency under READ COMMITTED

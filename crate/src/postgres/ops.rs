@@ -245,6 +245,18 @@ pub(crate) async fn jobs(wire: &mut impl Wire) -> Result<Vec<JobState>> {
         .collect()
 }
 
+/// A job a claim statement took (`claim_next_many.sql`, `claim_one_bucket.sql`): the columns
+/// id, fence, payload, insertion number, base fence, in that order.
+pub(crate) fn claimed_job(operation: &'static str, row: &Row, owner: &str) -> Result<ClaimedJob> {
+    Ok(ClaimedJob {
+        job: row.text(operation, 0)?,
+        owner: owner.into(),
+        fence: row.int(operation, 1)?,
+        payload: row.opt_text(operation, 2)?,
+        base: row.int(operation, 4)?,
+    })
+}
+
 /// One try of claim_next's statement (`claim_next_many.sql` for one job) over the first
 /// `candidates` claimable jobs of each (queue, priority): the job it locked and claimed, or
 /// `None` when every one of them was locked by another transaction.
@@ -264,16 +276,10 @@ async fn claim_from_window(
         window.until().into(),
         1_i64.into(),
     ];
-    let Some(row) = wire.run(OP, Sql::ClaimNextMany, params).await?.first() else {
-        return Ok(None);
-    };
-    Ok(Some(ClaimedJob {
-        job: row.text(OP, 0)?,
-        owner: owner.into(),
-        fence: row.int(OP, 1)?,
-        payload: row.opt_text(OP, 2)?,
-        base: row.int(OP, 4)?,
-    }))
+    match wire.run(OP, Sql::ClaimNextMany, params).await?.first() {
+        Some(row) => claimed_job(OP, &row, owner).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// `claim_next` among `queues` (all when `None`): the next job no other transaction is writing,
@@ -292,13 +298,7 @@ pub(crate) async fn claim_next(
     if queues.is_none() {
         let params = vec![now.into(), owner.into(), until.into()];
         if let Some(row) = wire.run(OP, Sql::ClaimOneBucket, params).await?.first() {
-            return Ok(Some(ClaimedJob {
-                job: row.text(OP, 0)?,
-                owner: owner.into(),
-                fence: row.int(OP, 1)?,
-                payload: row.opt_text(OP, 2)?,
-                base: row.int(OP, 3)?,
-            }));
+            return claimed_job(OP, &row, owner).map(Some);
         }
     }
     let queues = Value::from(queues);

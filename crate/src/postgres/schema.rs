@@ -1,6 +1,6 @@
 //! The PostgreSQL schema: the read-only check that the connection's current schema holds the
-//! contract's `jobs` table with the library's columns (or none) and leasefence's companions, and their creation
-//! (`sql/schema.sql`). The shape of `jobs` is [`crate::rules::columns`]'s.
+//! contract's `jobs` table with the library's columns (or none) and leasefence's companions, and
+//! their creation (`sql/schema.sql`). The shape of `jobs` is [`crate::rules::columns`]'s.
 
 use super::wire::{in_transaction, Sql, Wire};
 use crate::error::{Error, Result};
@@ -60,12 +60,11 @@ impl Dialect for Postgres {
     }
 }
 
-/// Checks, by reading only, that `jobs` (if present) has the contract's six columns followed by
-/// the library's own (or some of them, or none yet) and that no other object holds leasefence's
-/// names. Returns whether everything is in place: the tables,
-/// the indexes (valid), and the trigger enabled and calling the library's own function body. When
-/// not, [`create_schema`] makes what is missing and repairs the trigger (`sql/schema.sql` says why
-/// it repairs rather than refuses). `label` is
+/// Checks, by reading only, that `jobs` (if present) has the contract's six columns followed by the
+/// library's own (or some of them, or none yet) and that no other object holds leasefence's names.
+/// Returns whether everything is in place: the tables, the indexes (valid), and the trigger enabled
+/// and calling the library's own function body. When not, [`create_schema`] makes what is missing
+/// and repairs the trigger (`sql/schema.sql` says why it repairs rather than refuses). `label` is
 /// the redacted URL, for messages.
 pub(crate) async fn check_schema(wire: &mut impl Wire, label: &str) -> Result<bool> {
     const OP: &str = "connect";

@@ -3,9 +3,9 @@
 //! and come back ([`Value`], [`Row`]), and [`Wire`], what a connection must do to run them.
 //!
 //! The operations (`ops.rs`) are `async` functions generic over a [`Wire`], so one copy of them
-//! serves every client: natively the synchronous `postgres` client, whose answers are ready at
-//! once (`native_wire.rs`, driven by [`ready`](crate::async_leases::ready)); in Node, `pg` through JavaScript promises.
-//! Nothing here knows a client library.
+//! serves every client: natively the synchronous `postgres` client, whose answers are ready at once
+//! (`native_wire.rs`, driven by [`ready`](crate::async_leases::ready)); in Node, `pg` through
+//! JavaScript promises. Nothing here knows a client library.
 
 use std::borrow::Cow;
 use std::future::Future;

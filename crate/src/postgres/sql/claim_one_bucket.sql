@@ -5,6 +5,7 @@
 -- prove there is one pair: the first open job's pair, and no open job after it. When there are
 -- several pairs, or no free claimable job, it answers no row and the general statement
 -- (candidates.sql + claim_next_many.sql) decides (docs/decisions/postgres-jobs-columns.md).
+-- Answers the columns claim_next_many.sql answers.
 WITH only_bucket AS (
     SELECT f.queue, f.priority FROM (
         SELECT queue, priority FROM jobs WHERE done = 0 ORDER BY queue, priority LIMIT 1) f
@@ -17,4 +18,4 @@ WHERE id = (SELECT j.id FROM only_bucket b CROSS JOIN LATERAL (
                   AND c.until <= $1 AND c.fence < 9223372036854775807
                 ORDER BY c.until, c.seq LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) j)
   AND done = 0 AND until <= $1 AND fence < 9223372036854775807
-RETURNING id, fence, (SELECT payload FROM leasefence_payloads p WHERE p.job = jobs.id), base
+RETURNING id, fence, (SELECT payload FROM leasefence_payloads p WHERE p.job = jobs.id), seq, base

@@ -1,9 +1,8 @@
--- What the schema check finds in the connection's current schema: the schema, the kinds of
--- `jobs`, `leasefence_order` (the side table of an earlier version: present, it is migrated) and
--- `leasefence_next`, whether the trigger is the library's (see
--- below), the kinds of the side tables of section 7, and whether the library's indexes are all
--- there, valid, on their tables. $1 is the body of `leasefence_track` with `%1$I` for the schema
--- (schema.rs, TRACK_BODY).
+-- What the schema check finds in the connection's current schema: the schema, the kinds of `jobs`,
+-- `leasefence_order` (the side table of an earlier version: present, it is migrated) and
+-- `leasefence_next`, whether the trigger is the library's (see below), the kinds of the side tables
+-- of section 7, and whether the library's indexes are all there, valid, on their tables. $1 is the
+-- body of `leasefence_track` with `%1$I` for the schema (schema.rs, TRACK_BODY).
 SELECT current_schema()::text,
 (SELECT c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = current_schema() AND c.relname = 'jobs'),
