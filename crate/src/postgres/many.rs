@@ -38,7 +38,6 @@ use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Outcome};
 use crate::registry::WorkerBeat;
 use crate::rules::registry::{beat_times, prune_before};
-use crate::rules::DEFAULT_QUEUE;
 use crate::rules::{unexplained, why_write_refused, LeaseRow, LeaseWindow};
 
 /// `enqueue_many` of checked jobs, in its own transaction.
@@ -52,9 +51,8 @@ pub(crate) async fn enqueue_many(wire: &mut impl Wire, jobs: &[NewJob]) -> Resul
     .await
 }
 
-/// `enqueue_many`'s writes on an open transaction, answered in order: `sql/enqueue_many.sql`,
-/// then, for the jobs it inserted whose queue or priority is not the default, `sql/set_queue.sql`
-/// (the trigger gives every new row the defaults). The jobs arrive checked.
+/// `enqueue_many`'s write on an open transaction, answered in order: `sql/enqueue_many.sql`, one
+/// statement for the whole list. The jobs arrive checked.
 pub(crate) async fn enqueue_rows(wire: &mut impl Wire, jobs: &[NewJob]) -> Result<Vec<bool>> {
     const OP: &str = "enqueue_many";
     if jobs.is_empty() {
@@ -64,29 +62,13 @@ pub(crate) async fn enqueue_rows(wire: &mut impl Wire, jobs: &[NewJob]) -> Resul
         texts(jobs.iter().map(|job| job.job.as_str())),
         Value::FloatArray(jobs.iter().map(|job| job.run_at.unwrap_or(0.0)).collect()),
         Value::NullableTextArray(jobs.iter().map(|job| job.payload.clone()).collect()),
-        // The queues, for the wake-up notifications (channels.sql).
         texts(jobs.iter().map(NewJob::queue_name)),
+        Value::IntArray(jobs.iter().map(|job| job.priority.unwrap_or(0)).collect()),
     ];
     let answer = wire.run(OP, Sql::EnqueueMany, params).await?;
     let mut added = vec![false; jobs.len()];
     for row in &answer.rows {
         *item_at(&mut added, row.int(OP, 0)?, OP)? = true;
-    }
-    let placed: Vec<&NewJob> = jobs
-        .iter()
-        .zip(&added)
-        .filter(|(job, &added)| {
-            added && (job.queue_name() != DEFAULT_QUEUE || job.priority.unwrap_or(0) != 0)
-        })
-        .map(|(job, _)| job)
-        .collect();
-    if !placed.is_empty() {
-        let params = vec![
-            texts(placed.iter().map(|job| job.job.as_str())),
-            texts(placed.iter().map(|job| job.queue_name())),
-            Value::IntArray(placed.iter().map(|job| job.priority.unwrap_or(0)).collect()),
-        ];
-        wire.run(OP, Sql::SetQueue, params).await?;
     }
     Ok(added)
 }

@@ -183,8 +183,6 @@ pub(super) struct Statements {
     pub(super) read_lease: Statement,
     /// The first claimable job of some queues, locked or not: its id and insertion number.
     pub(super) peek_next: Statement,
-    /// The queue and priority of jobs just inserted (section 11).
-    pub(super) set_queue: Statement,
     /// `stats` of one queue.
     pub(super) stats_queue: Statement,
     pub(super) renew: Statement,
@@ -223,7 +221,6 @@ impl Statements {
             claim: p(Sql::Claim)?,
             read_lease: p(Sql::ReadLease)?,
             peek_next: p(Sql::PeekNext)?,
-            set_queue: p(Sql::SetQueue)?,
             stats_queue: p(Sql::StatsQueue)?,
             renew: p(Sql::Renew)?,
             complete: p(Sql::Complete)?,
@@ -275,7 +272,6 @@ impl Statements {
             | Sql::GuardCurrent
             | Sql::GuardWrites => return None,
             Sql::Enqueue => &self.enqueue,
-            Sql::SetQueue => &self.set_queue,
             Sql::State => &self.state,
             Sql::Jobs => &self.jobs,
             Sql::Claim => &self.claim,

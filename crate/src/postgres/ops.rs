@@ -6,7 +6,7 @@
 //! afterwards and ordered by [`crate::rules`], and if the row no longer explains the refusal
 //! (it changed in between) the `UPDATE` is tried again, at most [`MAX_TRIES`] times.
 
-use super::wire::{in_transaction, Control, Row, Sql, Value, Wire};
+use super::wire::{Control, Row, Sql, Value, Wire};
 use crate::batch::NewJob;
 use crate::error::{Error, Result};
 use crate::lease::Lease;
@@ -187,42 +187,26 @@ pub(crate) async fn fail(
     fenced_update(wire, "fail", sql, params, lease, Some(now)).await
 }
 
-/// `enqueue` of a checked new job: one statement, or with its queue and priority in the same
-/// transaction when they are not the defaults.
+/// `enqueue` of a checked new job: one statement (`sql/enqueue.sql`), so one transaction by
+/// itself. Whether it inserted the job.
 pub(crate) async fn enqueue(wire: &mut impl Wire, new: &NewJob) -> Result<bool> {
     const OP: &str = "enqueue";
-    let (queue, priority) = (new.queue_name(), new.priority.unwrap_or(0));
-    let params = vec![
+    let inserted = wire
+        .run(OP, Sql::Enqueue, enqueue_params(new))
+        .await?
+        .one(OP)?;
+    Ok(inserted.int(OP, 0)? == 1)
+}
+
+/// `sql/enqueue.sql`'s parameters for a checked new job.
+pub(crate) fn enqueue_params(new: &NewJob) -> Vec<Value> {
+    vec![
         new.job.as_str().into(),
         new.run_at.unwrap_or(0.0).into(),
         new.payload.as_deref().into(),
-        queue.into(),
-    ];
-    if queue == DEFAULT_QUEUE && priority == 0 {
-        // One statement: one transaction by itself.
-        let inserted = wire.run(OP, Sql::Enqueue, params).await?.one(OP)?;
-        return Ok(inserted.int(OP, 0)? == 1);
-    }
-    // The trigger gives the new job's row the defaults; its queue and priority follow in the
-    // same transaction.
-    in_transaction(wire, OP, async |wire| {
-        let inserted = wire
-            .run(OP, Sql::Enqueue, params)
-            .await?
-            .one(OP)?
-            .int(OP, 0)?
-            == 1;
-        if inserted {
-            let set = vec![
-                Value::TextArray(vec![new.job.clone()]),
-                Value::TextArray(vec![queue.to_owned()]),
-                Value::IntArray(vec![priority]),
-            ];
-            wire.run(OP, Sql::SetQueue, set).await?;
-        }
-        Ok(inserted)
-    })
-    .await
+        new.queue_name().into(),
+        new.priority.unwrap_or(0).into(),
+    ]
 }
 
 /// `state` of a job.

@@ -5,6 +5,7 @@
 //! queues falls due. The cron and slot rules are `rules/schedule.rs`, shared with SQLite.
 //! Arguments arrive checked (`checks.rs`).
 
+use super::ops::enqueue_params;
 use super::wire::{in_transaction, Row, Sql, Value, Wire};
 use crate::error::Result;
 use crate::rules::schedule::due;
@@ -59,26 +60,10 @@ pub(crate) async fn enqueue_due(wire: &mut impl Wire, now: i64) -> Result<Vec<St
                 continue;
             };
             for job in &jobs {
-                let params = vec![
-                    job.job.as_str().into(),
-                    job.run_at.unwrap_or(0.0).into(),
-                    job.payload.as_deref().into(),
-                    job.queue_name().into(),
-                ];
-                let inserted = wire.run(OP, Sql::Enqueue, params).await?.one(OP)?;
-                if inserted.int(OP, 0)? != 1 {
-                    continue;
+                let inserted = wire.run(OP, Sql::Enqueue, enqueue_params(job)).await?;
+                if inserted.one(OP)?.int(OP, 0)? == 1 {
+                    added.push(job.job.clone());
                 }
-                let (queue, priority) = (job.queue_name(), job.priority.unwrap_or(0));
-                if queue != DEFAULT_QUEUE || priority != 0 {
-                    let params = vec![
-                        Value::TextArray(vec![job.job.clone()]),
-                        Value::TextArray(vec![queue.to_owned()]),
-                        Value::IntArray(vec![priority]),
-                    ];
-                    wire.run(OP, Sql::SetQueue, params).await?;
-                }
-                added.push(job.job.clone());
             }
             let params = vec![schedule.schedule.name.as_str().into(), last.into()];
             wire.run(OP, Sql::ScheduleLast, params).await?;

@@ -48,7 +48,6 @@ pub(crate) enum Sql {
     Workers,
     HeldLeases,
     Enqueue,
-    SetQueue,
     State,
     Jobs,
     Claim,
@@ -104,7 +103,7 @@ impl Sql {
 
     /// Every statement.
     #[cfg(test)]
-    pub(crate) const ALL: [Sql; 51] = [
+    pub(crate) const ALL: [Sql; 50] = [
         Sql::ListByUntil,
         Sql::ListDead,
         Sql::ListNewest,
@@ -128,7 +127,6 @@ impl Sql {
         Sql::WorkerBeat,
         Sql::WorkersPrune,
         Sql::Enqueue,
-        Sql::SetQueue,
         Sql::State,
         Sql::Jobs,
         Sql::Claim,
@@ -184,7 +182,6 @@ impl Sql {
             Sql::Workers => include_str!("sql/workers.sql"),
             Sql::HeldLeases => include_str!("sql/held_leases.sql"),
             Sql::Enqueue => include_str!("sql/enqueue.sql"),
-            Sql::SetQueue => include_str!("sql/set_queue.sql"),
             Sql::State => "SELECT id, owner, until, fence, result, done FROM jobs WHERE id = $1",
             Sql::Jobs => "SELECT id, owner, until, fence, result, done FROM jobs ORDER BY seq",
             Sql::Claim => {
@@ -270,8 +267,7 @@ impl Sql {
             Sql::DeadPerQueue => &[],
             Sql::Workers => &[Int8],
             Sql::HeldLeases => &[Float8, Int8],
-            Sql::Enqueue => &[Text, Float8, Text, Text],
-            Sql::SetQueue => &[TextArray, TextArray, Int8Array],
+            Sql::Enqueue => &[Text, Float8, Text, Text, Int8],
             Sql::State | Sql::ReadLease | Sql::Payload | Sql::JobReport | Sql::Failures => &[Text],
             Sql::Jobs => &[],
             Sql::Claim => &[Text, Text, Float8, Float8],
@@ -284,7 +280,7 @@ impl Sql {
             Sql::Revive => &[Text, Float8],
             Sql::Stats => &[Float8],
             Sql::StatsQueue => &[Float8, Text],
-            Sql::EnqueueMany => &[TextArray, Float8Array, TextArray, TextArray],
+            Sql::EnqueueMany => &[TextArray, Float8Array, TextArray, TextArray, Int8Array],
             Sql::ClaimNextMany => &[Float8, TextArray, Int8, Text, Float8, Int8],
             Sql::ClaimOneBucket => &[Float8, Text, Float8],
             Sql::RenewMany => &[TextArray, TextArray, Int8Array, Float8, Float8],

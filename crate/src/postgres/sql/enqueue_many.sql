@@ -1,16 +1,19 @@
 -- $1 jobs, $2 untils (the run_at, 0 when not delayed), $3 payloads (NULL for none), $4 queues,
--- one entry per item of the list. One statement: the first item of each id is inserted with its
--- payload, in list order (so the trigger numbers them in that order), unless the id exists; a
--- later item of the same id is never inserted. Answers the positions (from 1) of the items inserted. The queues of
--- the jobs inserted, and every queue, are notified once each (channels.sql), at commit.
+-- $5 priorities, one entry per item of the list. One statement: the first item of each id is
+-- inserted with its queue, priority and payload, in list order (so their insertion numbers follow
+-- it), unless the id exists; a later item of the same id is never inserted. Answers the positions
+-- (from 1) of the items inserted. The queues of the jobs inserted, and every queue, are notified
+-- once each (channels.sql), at commit.
 WITH items AS (
-    SELECT job, until, payload, queue, ord
-    FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[])
-         WITH ORDINALITY AS i(job, until, payload, queue, ord)),
+    SELECT job, until, payload, queue, priority, ord
+    FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[], $5::int8[])
+         WITH ORDINALITY AS i(job, until, payload, queue, priority, ord)),
 firsts AS (
-    SELECT DISTINCT ON (job) job, until, payload, queue, ord FROM items ORDER BY job, ord),
+    SELECT DISTINCT ON (job) job, until, payload, queue, priority, ord FROM items
+    ORDER BY job, ord),
 inserted AS (
-    INSERT INTO jobs(id, until) SELECT job, until FROM firsts ORDER BY ord
+    INSERT INTO jobs(id, until, queue, priority)
+    SELECT job, until, queue, priority FROM firsts ORDER BY ord
     ON CONFLICT (id) DO NOTHING RETURNING id),
 stored AS (
     INSERT INTO leasefence_payloads(job, payload)
