@@ -41,14 +41,30 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|value| !value.is_empty())
 }
 
+/// What the environment asked for, read once, at the first open of the process.
+struct Setup {
+    /// The watched directory; `None`: no faults in this process.
+    root: Option<String>,
+    /// Where `close()` writes the count of mutating calls.
+    events: Option<String>,
+}
+
+fn setup() -> &'static Setup {
+    static SETUP: OnceLock<Setup> = OnceLock::new();
+    SETUP.get_or_init(|| Setup {
+        root: var("LEASEFENCE_FAULT_ROOT"),
+        events: var("LEASEFENCE_FAULT_EVENTS"),
+    })
+}
+
 /// Installs what the environment asks for, once per process; nothing when it asks for nothing.
 pub(super) fn install_from_env() {
     static INSTALLED: OnceLock<()> = OnceLock::new();
     INSTALLED.get_or_init(|| {
-        let Some(root) = var("LEASEFENCE_FAULT_ROOT") else {
+        let Some(root) = &setup().root else {
             return;
         };
-        fault_vfs::register_as_default(Path::new(&root));
+        fault_vfs::register_as_default(Path::new(root));
         let cut: u64 = var("LEASEFENCE_FAULT_CUT")
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
@@ -69,7 +85,7 @@ pub(super) fn install_from_env() {
 /// installed. Set after the open: SQLite sets its default last thing in opening a connection
 /// (after any auto-extension), so it is the store's connection that takes it.
 pub(super) fn after_open(store: &crate::LeaseStore) {
-    if var("LEASEFENCE_FAULT_ROOT").is_some() {
+    if setup().root.is_some() {
         let _ = store
             .connection()
             .pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES);
@@ -78,7 +94,8 @@ pub(super) fn after_open(store: &crate::LeaseStore) {
 
 /// Writes the count of mutating calls so far to `LEASEFENCE_FAULT_EVENTS`, if set (at close).
 pub(super) fn note_events() {
-    if let (Some(file), Some(_)) = (var("LEASEFENCE_FAULT_EVENTS"), var("LEASEFENCE_FAULT_ROOT")) {
+    let setup = setup();
+    if let (Some(file), Some(_)) = (&setup.events, &setup.root) {
         let _ = std::fs::write(file, fault_vfs::events().to_string());
     }
 }
