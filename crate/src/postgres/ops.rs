@@ -278,14 +278,18 @@ pub(crate) async fn claim_next(
 ) -> Result<Option<ClaimedJob>> {
     const OP: &str = "claim_next";
     let (now, until) = (window.now(), window.until());
-    // Every queue, and one (queue, priority) pair holds every open job: the plain statement.
-    if queues.is_none() {
-        let params = vec![now.into(), owner.into(), until.into()];
-        if let Some(row) = wire.run(OP, Sql::ClaimOneBucket, params).await?.first() {
-            return claimed_job(OP, &row, owner).map(Some);
-        }
-    }
+    // One (queue, priority) pair holds every open job of the queues served: the plain statement.
     let queues = Value::from(queues);
+    let mut params = vec![now.into(), owner.into(), until.into()];
+    let one_bucket = if matches!(queues, Value::Null) {
+        Sql::ClaimOneBucket
+    } else {
+        params.push(queues.clone());
+        Sql::ClaimOneBucketOf
+    };
+    if let Some(row) = wire.run(OP, one_bucket, params).await?.first() {
+        return claimed_job(OP, &row, owner).map(Some);
+    }
     for _ in 0..MAX_TRIES {
         let usual = candidates_per_bucket(1);
         if let Some(claimed) = claim_from_window(wire, &queues, usual, owner, window).await? {

@@ -5,6 +5,7 @@
 -- prove there is one pair: the first open job's pair, and no open job after it. When there are
 -- several pairs, or no free claimable job, it answers no row and the general statement
 -- (candidates.sql + claim_next_many.sql) decides (docs/decisions/postgres-jobs-columns.md).
+-- claim_one_bucket_of.sql is the same for named queues.
 -- Answers the columns claim_next_many.sql answers.
 WITH only_bucket AS (
     SELECT f.queue, f.priority FROM (
