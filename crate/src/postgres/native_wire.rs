@@ -200,7 +200,6 @@ pub(super) struct Statements {
     /// Also claim_next's statement (with how many = 1).
     pub(super) claim_next_many: Statement,
     pub(super) claim_one_bucket: Statement,
-    pub(super) claim_one_bucket_of: Statement,
     pub(super) renew_many: Statement,
     pub(super) complete_many: Statement,
 }
@@ -236,7 +235,6 @@ impl Statements {
             enqueue_many: p(Sql::EnqueueMany)?,
             claim_next_many: p(Sql::ClaimNextMany)?,
             claim_one_bucket: p(Sql::ClaimOneBucket)?,
-            claim_one_bucket_of: p(Sql::ClaimOneBucketOf)?,
             renew_many: p(Sql::RenewMany)?,
             complete_many: p(Sql::CompleteMany)?,
         })
@@ -293,7 +291,6 @@ impl Statements {
             Sql::EnqueueMany => &self.enqueue_many,
             Sql::ClaimNextMany => &self.claim_next_many,
             Sql::ClaimOneBucket => &self.claim_one_bucket,
-            Sql::ClaimOneBucketOf => &self.claim_one_bucket_of,
             Sql::RenewMany => &self.renew_many,
             Sql::CompleteMany => &self.complete_many,
             Sql::Fingerprint => &self.fingerprint,

@@ -280,14 +280,8 @@ pub(crate) async fn claim_next(
     let (now, until) = (window.now(), window.until());
     // One (queue, priority) pair holds every open job of the queues served: the plain statement.
     let queues = Value::from(queues);
-    let mut params = vec![now.into(), owner.into(), until.into()];
-    let one_bucket = if matches!(queues, Value::Null) {
-        Sql::ClaimOneBucket
-    } else {
-        params.push(queues.clone());
-        Sql::ClaimOneBucketOf
-    };
-    if let Some(row) = wire.run(OP, one_bucket, params).await?.first() {
+    let params = vec![now.into(), owner.into(), until.into(), queues.clone()];
+    if let Some(row) = wire.run(OP, Sql::ClaimOneBucket, params).await?.first() {
         return claimed_job(OP, &row, owner).map(Some);
     }
     for _ in 0..MAX_TRIES {

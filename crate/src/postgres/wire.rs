@@ -67,7 +67,6 @@ pub(crate) enum Sql {
     EnqueueMany,
     ClaimNextMany,
     ClaimOneBucket,
-    ClaimOneBucketOf,
     RenewMany,
     CompleteMany,
     /// The reading of the library's tables before a fenced write's statements
@@ -104,7 +103,7 @@ impl Sql {
 
     /// Every statement.
     #[cfg(test)]
-    pub(crate) const ALL: [Sql; 51] = [
+    pub(crate) const ALL: [Sql; 50] = [
         Sql::ListByUntil,
         Sql::ListDead,
         Sql::ListNewest,
@@ -147,7 +146,6 @@ impl Sql {
         Sql::EnqueueMany,
         Sql::ClaimNextMany,
         Sql::ClaimOneBucket,
-        Sql::ClaimOneBucketOf,
         Sql::RenewMany,
         Sql::CompleteMany,
         Sql::Fingerprint,
@@ -220,7 +218,6 @@ impl Sql {
                 include_str!("sql/claim_next_many.sql")
             ),
             Sql::ClaimOneBucket => include_str!("sql/claim_one_bucket.sql"),
-            Sql::ClaimOneBucketOf => include_str!("sql/claim_one_bucket_of.sql"),
             Sql::RenewMany => include_str!("sql/renew_many.sql"),
             Sql::CompleteMany => include_str!("sql/complete_many.sql"),
             Sql::Fingerprint => Sql::FINGERPRINT,
@@ -285,8 +282,7 @@ impl Sql {
             Sql::StatsQueue => &[Float8, Text],
             Sql::EnqueueMany => &[TextArray, Float8Array, TextArray, TextArray, Int8Array],
             Sql::ClaimNextMany => &[Float8, TextArray, Int8, Text, Float8, Int8],
-            Sql::ClaimOneBucket => &[Float8, Text, Float8],
-            Sql::ClaimOneBucketOf => &[Float8, Text, Float8, TextArray],
+            Sql::ClaimOneBucket => &[Float8, Text, Float8, TextArray],
             Sql::RenewMany => &[TextArray, TextArray, Int8Array, Float8, Float8],
             Sql::CompleteMany => &[TextArray, TextArray, Int8Array, TextArray, Float8],
             Sql::Fingerprint => &[],

@@ -1,17 +1,31 @@
--- $1 now, $2 owner, $3 until. claim_next of every queue in the common case, where one (queue,
--- priority) pair holds every open job: then the contract's order (priority, until, insertion)
--- is that pair's order along leasefence_queued, and the claim is the plain queue statement,
--- the first claimable job no other transaction is writing, locked and claimed. Two index probes
--- prove there is one pair: the first open job's pair, and no open job after it. When there are
--- several pairs, or no free claimable job, it answers no row and the general statement
--- (candidates.sql + claim_next_many.sql) decides (docs/decisions/postgres-jobs-columns.md).
--- claim_one_bucket_of.sql is the same for named queues.
--- Answers the columns claim_next_many.sql answers.
-WITH only_bucket AS (
-    SELECT f.queue, f.priority FROM (
-        SELECT queue, priority FROM jobs WHERE done = 0 ORDER BY queue, priority LIMIT 1) f
-    WHERE NOT EXISTS (
-        SELECT 1 FROM jobs x WHERE x.done = 0 AND (x.queue, x.priority) > (f.queue, f.priority)))
+-- $1 now, $2 owner, $3 until, $4 the queues served (NULL: every queue). claim_next in the common
+-- case, where one (queue, priority) pair holds every open job of the queues served: then the
+-- contract's order (priority, until, insertion) is that pair's order along leasefence_queued, and
+-- the claim is the plain queue statement, the first claimable job no other transaction is
+-- writing, locked and claimed. Index probes prove there is one pair: over every queue, the first
+-- and the last open job's pair (one probe from each end of the index); over named queues, each
+-- one's lowest and highest open priority, and one queue of them with open jobs. (Each branch is cut off by a one-time filter
+-- on $4, so the other costs nothing.) When there are several pairs, or no free claimable job, it
+-- answers no row and the general statement (candidates.sql + claim_next_many.sql) decides
+-- (docs/decisions/postgres-jobs-columns.md). Answers the columns claim_next_many.sql answers.
+WITH every_queue AS (
+    SELECT f.queue, f.priority
+    FROM (SELECT queue, priority FROM jobs WHERE done = 0
+          ORDER BY queue, priority LIMIT 1) f,
+         (SELECT queue, priority FROM jobs WHERE done = 0
+          ORDER BY queue DESC, priority DESC LIMIT 1) l
+    WHERE $4::text[] IS NULL AND (f.queue, f.priority) = (l.queue, l.priority)),
+ends AS (
+    SELECT q.queue, low.priority AS low, high.priority AS high
+    FROM (SELECT DISTINCT unnest($4::text[])) AS q(queue)
+    CROSS JOIN LATERAL (SELECT j.priority FROM jobs j WHERE j.done = 0 AND j.queue = q.queue
+                        ORDER BY j.priority LIMIT 1) low
+    CROSS JOIN LATERAL (SELECT j.priority FROM jobs j WHERE j.done = 0 AND j.queue = q.queue
+                        ORDER BY j.priority DESC LIMIT 1) high),
+named AS (
+    SELECT min(queue) AS queue, min(low) AS priority FROM ends
+    HAVING count(*) = 1 AND min(low) = max(high)),
+only_bucket AS (SELECT * FROM every_queue UNION ALL SELECT * FROM named)
 UPDATE jobs SET owner = $2, until = $3, fence = fence + 1
 WHERE id = (SELECT j.id FROM only_bucket b CROSS JOIN LATERAL (
                 SELECT c.id FROM jobs c
