@@ -30,7 +30,7 @@
 
 use std::collections::HashMap;
 
-use super::ops::{candidates_per_bucket, claim_one_bucket, claimed_job, MAX_TRIES};
+use super::ops::{candidates_per_bucket, claimed_job, MAX_TRIES};
 use super::wire::{in_transaction, Control, Row, Sql, Value, Wire};
 use crate::batch::{LeaseCompletion, NewJob};
 use crate::error::{Error, Result};
@@ -333,38 +333,22 @@ impl Claimer<'_> {
         let mut claimed = Vec::new();
         // The highest insertion number held: a wait is only for a later one.
         let mut highest: Option<i64> = None;
-        // A fresh start first tries the plain statement of one (queue, priority) pair.
-        let mut plain = first.is_none();
         if let Some(head) = first {
             self.wait_for(wire, head, &mut claimed, &mut highest)
                 .await?;
         }
         while claimed.len() < self.n {
             let wanted = self.n - claimed.len();
-            let mut rows = Vec::new();
-            if std::mem::take(&mut plain) {
-                rows = claim_one_bucket(
-                    wire,
-                    CLAIM_MANY,
-                    &self.queues,
-                    self.owner,
-                    wanted,
-                    self.window,
-                )
-                .await?;
-            }
-            if rows.is_empty() {
-                let params = vec![
-                    self.window.now().into(),
-                    self.queues.clone(),
-                    candidates_per_bucket(wanted).into(),
-                    self.owner.into(),
-                    self.window.until().into(),
-                    (wanted as i64).into(),
-                ];
-                rows = wire.run(CLAIM_MANY, Sql::ClaimNextMany, params).await?.rows;
-            }
-            for row in &rows {
+            let params = vec![
+                self.window.now().into(),
+                self.queues.clone(),
+                candidates_per_bucket(wanted).into(),
+                self.owner.into(),
+                self.window.until().into(),
+                (wanted as i64).into(),
+            ];
+            let answer = wire.run(CLAIM_MANY, Sql::ClaimNextMany, params).await?;
+            for row in &answer.rows {
                 claimed.push(claimed_job(CLAIM_MANY, row, self.owner)?);
                 highest = highest.max(Some(row.int(CLAIM_MANY, 3)?));
             }

@@ -241,27 +241,6 @@ pub(crate) fn claimed_job(operation: &'static str, row: &Row, owner: &str) -> Re
     })
 }
 
-/// `sql/claim_one_bucket.sql`: up to `n` jobs of `queues` (`NULL`: every queue) in one statement
-/// when one (queue, priority) pair holds every open job of them, in claim order, as rows of
-/// [`claimed_job`]'s columns; none otherwise.
-pub(crate) async fn claim_one_bucket(
-    wire: &mut impl Wire,
-    operation: &'static str,
-    queues: &Value,
-    owner: &str,
-    n: usize,
-    window: LeaseWindow,
-) -> Result<Vec<Row>> {
-    let params = vec![
-        window.now().into(),
-        owner.into(),
-        window.until().into(),
-        queues.clone(),
-        (n as i64).into(),
-    ];
-    Ok(wire.run(operation, Sql::ClaimOneBucket, params).await?.rows)
-}
-
 /// One try of claim_next's statement (`claim_next_many.sql` for one job) over the first
 /// `candidates` claimable jobs of each (queue, priority): the job it locked and claimed, or
 /// `None` when every one of them was locked by another transaction.
@@ -301,11 +280,9 @@ pub(crate) async fn claim_next(
     let (now, until) = (window.now(), window.until());
     // One (queue, priority) pair holds every open job of the queues served: the plain statement.
     let queues = Value::from(queues);
-    if let Some(row) = claim_one_bucket(wire, OP, &queues, owner, 1, window)
-        .await?
-        .first()
-    {
-        return claimed_job(OP, row, owner).map(Some);
+    let params = vec![now.into(), owner.into(), until.into(), queues.clone()];
+    if let Some(row) = wire.run(OP, Sql::ClaimOneBucket, params).await?.first() {
+        return claimed_job(OP, &row, owner).map(Some);
     }
     for _ in 0..MAX_TRIES {
         let usual = candidates_per_bucket(1);

@@ -282,7 +282,7 @@ impl Sql {
             Sql::StatsQueue => &[Float8, Text],
             Sql::EnqueueMany => &[TextArray, Float8Array, TextArray, TextArray, Int8Array],
             Sql::ClaimNextMany => &[Float8, TextArray, Int8, Text, Float8, Int8],
-            Sql::ClaimOneBucket => &[Float8, Text, Float8, TextArray, Int8],
+            Sql::ClaimOneBucket => &[Float8, Text, Float8, TextArray],
             Sql::RenewMany => &[TextArray, TextArray, Int8Array, Float8, Float8],
             Sql::CompleteMany => &[TextArray, TextArray, Int8Array, TextArray, Float8],
             Sql::Fingerprint => &[],

@@ -1,14 +1,13 @@
--- $1 now, $2 owner, $3 until, $4 the queues served (NULL: every queue), $5 how many. claim_next and
--- claim_next_many in the common case, where one (queue, priority) pair holds every open job of the
--- queues served: then the contract's order (priority, until, insertion) is that pair's order along
--- leasefence_queued, and the claim is the plain queue statement, the first $5 claimable jobs no
--- other transaction is writing, locked and claimed, answered in that order. Index probes prove
--- there is one pair: over every queue, the first and the last open job's pair (one probe from each
--- end of the index); over named queues, each one's lowest and highest open priority, and one queue
--- of them with open jobs. (Each branch is cut off by a one-time filter on $4, so the other costs
--- nothing.) When there are several pairs it answers no row; whenever it answers fewer than $5, the
--- general statement (candidates.sql + claim_next_many.sql) claims the rest, in transactions of its
--- own (docs/decisions/postgres-jobs-columns.md). Answers the columns claim_next_many.sql answers.
+-- $1 now, $2 owner, $3 until, $4 the queues served (NULL: every queue). claim_next in the common
+-- case, where one (queue, priority) pair holds every open job of the queues served: then the
+-- contract's order (priority, until, insertion) is that pair's order along leasefence_queued, and
+-- the claim is the plain queue statement, the first claimable job no other transaction is
+-- writing, locked and claimed. Index probes prove there is one pair: over every queue, the first
+-- and the last open job's pair (one probe from each end of the index); over named queues, each
+-- one's lowest and highest open priority, and one queue of them with open jobs. (Each branch is cut off by a one-time filter
+-- on $4, so the other costs nothing.) When there are several pairs, or no free claimable job, it
+-- answers no row and the general statement (candidates.sql + claim_next_many.sql) decides
+-- (docs/decisions/postgres-jobs-columns.md). Answers the columns claim_next_many.sql answers.
 WITH every_queue AS (
     SELECT f.queue, f.priority
     FROM (SELECT queue, priority FROM jobs WHERE done = 0
@@ -26,18 +25,12 @@ ends AS (
 named AS (
     SELECT min(queue) AS queue, min(low) AS priority FROM ends
     HAVING count(*) = 1 AND min(low) = max(high)),
-only_bucket AS (SELECT * FROM every_queue UNION ALL SELECT * FROM named),
-picked AS MATERIALIZED (
-    SELECT j.id, j.until, j.seq FROM only_bucket b CROSS JOIN LATERAL (
-        SELECT c.id, c.until, c.seq FROM jobs c
-        WHERE c.done = 0 AND c.queue = b.queue AND c.priority = b.priority
-          AND c.until <= $1 AND c.fence < 9223372036854775807
-        ORDER BY c.until, c.seq LIMIT $5 FOR NO KEY UPDATE SKIP LOCKED) j),
-claimed AS (
-    UPDATE jobs SET owner = $2, until = $3, fence = fence + 1
-    WHERE id = ANY (ARRAY(SELECT id FROM picked))
-      AND done = 0 AND until <= $1 AND fence < 9223372036854775807
-    RETURNING id, fence, seq, base)
-SELECT c.id, c.fence, (SELECT payload FROM leasefence_payloads p WHERE p.job = c.id), c.seq, c.base
-FROM claimed c JOIN picked k ON k.id = c.id
-ORDER BY k.until, k.seq
+only_bucket AS (SELECT * FROM every_queue UNION ALL SELECT * FROM named)
+UPDATE jobs SET owner = $2, until = $3, fence = fence + 1
+WHERE id = (SELECT j.id FROM only_bucket b CROSS JOIN LATERAL (
+                SELECT c.id FROM jobs c
+                WHERE c.done = 0 AND c.queue = b.queue AND c.priority = b.priority
+                  AND c.until <= $1 AND c.fence < 9223372036854775807
+                ORDER BY c.until, c.seq LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) j)
+  AND done = 0 AND until <= $1 AND fence < 9223372036854775807
+RETURNING id, fence, (SELECT payload FROM leasefence_payloads p WHERE p.job = jobs.id), seq, base
