@@ -143,3 +143,32 @@ test('concurrency is checked', async () => {
   }
   store.close();
 });
+
+test('64 slots are claimed a quarter at a time, and all 64 still run at once', async () => {
+  const store = await open();
+  for (let i = 0; i < 300; i++) store.enqueue(`q${i}`);
+  // The sizes the worker asks for, seen on the store's grouped operations it claims through.
+  const { grouped } = store;
+  const claimNextMany = grouped.claimNextMany.bind(grouped);
+  const asked = [];
+  grouped.claimNextMany = (owner, n, ...rest) => {
+    asked.push(n);
+    return claimNextMany(owner, n, ...rest);
+  };
+  assert.equal(store.grouped, grouped, 'the worker claims through this same object');
+  let running = 0;
+  let most = 0;
+  const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, concurrency: 64 });
+  const stats = await worker.run(async () => {
+    running += 1;
+    most = Math.max(most, running);
+    await sleep(20);
+    running -= 1;
+    return 'ok';
+  }, { untilEmpty: true });
+  store.close();
+  assert.equal(stats.completed, 300);
+  assert.equal(asked[0], 16, `the first claim asks for a quarter of the slots: ${asked}`);
+  assert.ok(asked.every((n) => n >= 1 && n <= 16), `never more than 16 at once: ${asked}`);
+  assert.equal(most, 64, 'the staggered claims still fill every slot');
+});

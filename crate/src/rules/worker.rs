@@ -116,6 +116,16 @@ fn doubling(first: f64, tries: u32) -> f64 {
     first * 2f64.powi(tries.clamp(1, 64) as i32 - 1)
 }
 
+/// How many jobs a concurrent worker claims in one call when `free` of its `concurrency` slots
+/// are free: all of them up to 8 slots, else at most a quarter of the slots (at least 8). A claim
+/// of every free slot starts all the handlers at once: they finish together, and the slots stand
+/// empty while the worker's one connection completes and claims them again, in waves. Smaller
+/// claims, one after the other, start the handlers a few at a time, so the completions and
+/// claims overlap running handlers (docs/decisions/worker-concurrency.md has the figures).
+pub(crate) fn claim_batch(free: usize, concurrency: usize) -> usize {
+    free.min((concurrency / 4).max(8))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +217,19 @@ mod tests {
             };
             assert!(equal, "{case}: got {got}");
         }
+    }
+
+    #[test]
+    fn claims_come_in_quarters_of_the_slots_from_16_slots() {
+        // Up to 8 slots: every free one.
+        assert_eq!(claim_batch(8, 8), 8);
+        assert_eq!(claim_batch(3, 4), 3);
+        // 16 and 32 slots: 8 at a time; 64: 16; never more than are free.
+        assert_eq!(claim_batch(16, 16), 8);
+        assert_eq!(claim_batch(32, 32), 8);
+        assert_eq!(claim_batch(64, 64), 16);
+        assert_eq!(claim_batch(5, 64), 5);
+        assert_eq!(claim_batch(0, 64), 0);
+        assert_eq!(claim_batch(1000, 1000), 250);
     }
 }

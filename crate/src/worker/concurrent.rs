@@ -2,11 +2,12 @@
 //! coordinating thread (the caller's) does every store call of the run but the renews, the
 //! heartbeat renews, and a pool of handler threads only runs handlers.
 //!
-//! The coordinator claims with one `claim_next_many` as slots free up, hands each job to a
-//! handler thread, and writes the outcomes of the handlers that finished since its last look
-//! together: the plain completions with one `complete_many`; a completion with statements as its
-//! own fenced transaction (its failing statement fails that job alone); a failure with `fail`, one
-//! by one (docs/decisions/worker-concurrency.md says why). A job is counted done only once the
+//! The coordinator claims with `claim_next_many` as slots free up (from 16 slots, a quarter of
+//! them at a time at most: `rules::worker::claim_batch`), hands each job to a handler thread, and
+//! writes the outcomes of the handlers that finished since its last look together: the plain
+//! completions with one `complete_many`; a completion with statements as its own fenced
+//! transaction (its failing statement fails that job alone); a failure with `fail`, one by one
+//! (docs/decisions/worker-concurrency.md says why). A job is counted done only once the
 //! transaction that wrote it committed.
 //!
 //! Every store call goes through the `Leases` the worker was built with (and the heartbeat's,
@@ -186,16 +187,17 @@ impl Worker {
                 let queues = self.options.queue_names();
                 self.stop.take_wake();
                 looked_at = now;
+                let wanted = rules::claim_batch(free, slots);
                 match self.store.claim_next_many_in(
                     queues.as_deref(),
                     &self.options.owner,
-                    free,
+                    wanted,
                     now,
                     self.options.ttl,
                 ) {
                     Ok(batch) => {
                         found_nothing = batch.is_empty();
-                        let short = batch.len() < free;
+                        let short = batch.len() < wanted;
                         for claimed in batch {
                             self.counters.add(&self.counters.claimed);
                             self.start(pool, claimed, now)?;
