@@ -490,3 +490,18 @@ fn measure_group_commit() {
         }
     }
 }
+
+/// A store opened by the library keeps SQLite's statement journals in memory (`temp_store =
+/// MEMORY`): a group runs each operation in a savepoint, and with the default SQLite writes what
+/// each savepoint must undo to an anonymous temporary file (33 writes per group of a Node worker
+/// at 64 in flight, docs/bench/peers.md).
+#[test]
+fn a_stores_statement_journals_stay_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LeaseStore::open(dir.path().join("q.db")).unwrap();
+    let temp_store: i64 = store
+        .connection()
+        .query_row("PRAGMA temp_store", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(temp_store, 2, "2 is MEMORY");
+}
