@@ -190,23 +190,28 @@ pub(crate) async fn fail(
 /// `enqueue` of a checked new job: one statement (`sql/enqueue.sql`), so one transaction by
 /// itself. Whether it inserted the job.
 pub(crate) async fn enqueue(wire: &mut impl Wire, new: &NewJob) -> Result<bool> {
-    const OP: &str = "enqueue";
-    let inserted = wire
-        .run(OP, Sql::Enqueue, enqueue_params(new))
-        .await?
-        .one(OP)?;
-    Ok(inserted.int(OP, 0)? == 1)
+    enqueue_for(wire, "enqueue", new).await
 }
 
-/// `sql/enqueue.sql`'s parameters for a checked new job.
-pub(crate) fn enqueue_params(new: &NewJob) -> Vec<Value> {
-    vec![
+/// `enqueue` of a checked new job as part of `operation` (`enqueue_due` adds each due slot with
+/// it, and its errors name that operation): whether it was added.
+pub(crate) async fn enqueue_for(
+    wire: &mut impl Wire,
+    operation: &'static str,
+    new: &NewJob,
+) -> Result<bool> {
+    let params = vec![
         new.job.as_str().into(),
         new.run_at.unwrap_or(0.0).into(),
         new.payload.as_deref().into(),
         new.queue_name().into(),
         new.priority.unwrap_or(0).into(),
-    ]
+    ];
+    let inserted = wire
+        .run(operation, Sql::Enqueue, params)
+        .await?
+        .one(operation)?;
+    Ok(inserted.int(operation, 0)? == 1)
 }
 
 /// `state` of a job.

@@ -5,7 +5,7 @@
 //! queues falls due. The cron and slot rules are `rules/schedule.rs`, shared with SQLite.
 //! Arguments arrive checked (`checks.rs`).
 
-use super::ops::enqueue_params;
+use super::ops::enqueue_for;
 use super::wire::{in_transaction, Row, Sql, Value, Wire};
 use crate::error::Result;
 use crate::rules::schedule::due;
@@ -60,8 +60,7 @@ pub(crate) async fn enqueue_due(wire: &mut impl Wire, now: i64) -> Result<Vec<St
                 continue;
             };
             for job in &jobs {
-                let inserted = wire.run(OP, Sql::Enqueue, enqueue_params(job)).await?;
-                if inserted.one(OP)?.int(OP, 0)? == 1 {
+                if enqueue_for(wire, OP, job).await? {
                     added.push(job.job.clone());
                 }
             }
