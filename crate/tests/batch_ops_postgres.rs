@@ -30,6 +30,17 @@ fn admin(schema: &PgSchema) -> postgres::Client {
     postgres::Client::connect(&schema.url, NoTls).unwrap()
 }
 
+/// The plan of `EXECUTE execute` (a statement the test prepared), one line per node.
+fn plan_of(admin: &mut postgres::Client, execute: &str) -> String {
+    let lines: Vec<String> = admin
+        .query(&format!("EXPLAIN (COSTS OFF) EXECUTE {execute}"), &[])
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    lines.join("\n")
+}
+
 fn jobs_of(claimed: &[ClaimedJob]) -> Vec<&str> {
     claimed.iter().map(|c| c.job.as_str()).collect()
 }
@@ -342,13 +353,7 @@ fn claim_next_many_reads_only_the_jobs_it_claims() {
             (format!("next_jobs(5, {queues}, 96, 'w', 10, 64)"), true),
             (format!("peek(5, {queues}, 1)"), false),
         ] {
-            let plan: Vec<String> = admin
-                .query(&format!("EXPLAIN (COSTS OFF) EXECUTE {execute}"), &[])
-                .unwrap()
-                .iter()
-                .map(|row| row.get(0))
-                .collect();
-            let plan = plan.join("\n");
+            let plan = plan_of(&mut admin, &execute);
             assert!(plan.contains("leasefence_queued"), "{plan}");
             assert_eq!(plan.contains("jobs_pkey"), reads_jobs, "{plan}");
             assert!(!plan.contains("Seq Scan"), "{plan}");
@@ -434,13 +439,7 @@ fn batch_statements_probe_by_key_without_statistics() {
         format!("complete({leases}, '{{NULL,NULL}}', 5)"),
         format!("renew({leases}, 5, 50)"),
     ] {
-        let plan: Vec<String> = admin
-            .query(&format!("EXPLAIN (COSTS OFF) EXECUTE {execute}"), &[])
-            .unwrap()
-            .iter()
-            .map(|row| row.get(0))
-            .collect();
-        let plan = plan.join("\n");
+        let plan = plan_of(&mut admin, &execute);
         assert!(!plan.contains("Seq Scan on jobs"), "{execute}:\n{plan}");
         if execute.starts_with("next_jobs") {
             // The claim reads the open jobs through leasefence_queued and the rest by key.
