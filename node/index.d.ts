@@ -671,6 +671,8 @@ export interface WorkerRules {
   nextRenewAt(grantedAt: number, every: number): number;
   renewRetryDelay(failedRenews: number, every: number): number;
   writeRetryDelay(failedTries: number): number;
+  /** How many jobs a worker with `concurrency` slots claims at once when `free` are free. */
+  claimBatch(free: number, concurrency: number): number;
 }
 
 /**

@@ -279,7 +279,7 @@ for (const name of [...OPERATIONS.map((op) => op.name), 'claimLease']) {
  * `workerRules` for them, so the JavaScript runtime decides as the Rust worker does.
  */
 const WORKER_RULES = [
-  'exponentialBackoff', 'mustCheckPreviousAttempt', 'attemptVerdict', 'retryAt', 'nextRenewAt', 'renewRetryDelay', 'writeRetryDelay',
+  'exponentialBackoff', 'mustCheckPreviousAttempt', 'attemptVerdict', 'retryAt', 'nextRenewAt', 'renewRetryDelay', 'writeRetryDelay', 'claimBatch',
 ];
 
 /** The wasm's export of a worker rule: `retryAt` is `workerRetryAt`. */

@@ -422,6 +422,11 @@ impl WorkerRulesGuest for Component {
         crate::rules::worker::next_renew_at(granted_at, every)
     }
 
+    fn claim_batch(free: u32, concurrency: u32) -> u32 {
+        // Never more than `free`, so it fits in a u32.
+        crate::rules::worker::claim_batch(free as usize, concurrency as usize) as u32
+    }
+
     fn attempt_verdict(
         attempt: Fence,
         max_attempts: Fence,

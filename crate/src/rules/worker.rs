@@ -208,6 +208,7 @@ mod tests {
                 "next_renew_at" => json!(next_renew_at(f(0), f(1))),
                 "renew_retry_delay" => json!(renew_retry_delay(n(0) as u32, f(1))),
                 "write_retry_delay" => json!(write_retry_delay(n(0) as u32)),
+                "claim_batch" => json!(claim_batch(n(0) as usize, n(1) as usize)),
                 other => panic!("unknown rule {other}"),
             };
             let want = &case["expect"];

@@ -78,6 +78,12 @@ pub fn renew_retry_delay(failed_renews: f64, every: f64) -> f64 {
     rules::renew_retry_delay(count_of(failed_renews), every)
 }
 
+/// How many jobs a worker with `concurrency` slots claims at once when `free` of them are free.
+#[wasm_bindgen(js_name = workerClaimBatch)]
+pub fn claim_batch(free: f64, concurrency: f64) -> f64 {
+    rules::claim_batch(count_of(free) as usize, count_of(concurrency) as usize) as f64
+}
+
 /// The wait before another try of a write after `failedTries` failed in a row on a busy store.
 #[wasm_bindgen(js_name = workerWriteRetryDelay)]
 pub fn write_retry_delay(failed_tries: f64) -> f64 {

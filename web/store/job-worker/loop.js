@@ -11,7 +11,7 @@ import { LeaseLostError, errorText, invalidArgument, isStorageError } from './er
 import { FencedResult, isStatementError, resultText } from './fenced-result.js';
 import { keepOnLoop, keepOnSource } from './heartbeat.js';
 import { newLease } from './lease.js';
-import { claimBatch, workerOptions } from './options.js';
+import { workerOptions } from './options.js';
 import { timersFor } from './timers.js';
 
 /** What `JobWorker.on` can listen to. */
@@ -190,7 +190,7 @@ class JobWorker {
         const claimedAt = this.#clock();
         this.#woken = false; // what the watch announced so far, this claim sees
         try {
-          claims = await this.#claim(claimBatch(free, this.#concurrency), claimedAt);
+          claims = await this.#claim(await this.#rules.claimBatch(free, this.#concurrency), claimedAt);
         } catch (error) {
           if (!isStorageError(error)) throw error;
           this.#onError(error, { op: 'claimNext' });

@@ -98,14 +98,4 @@ function workerOptions(options) {
   return checked;
 }
 
-/**
- * How many jobs a worker with `concurrency` slots claims in one call when `free` of them are free:
- * all of them up to 8 slots, else at most a quarter of the slots (at least 8). The Rust worker's
- * rule (`rules::worker::claim_batch`): a claim of every free slot starts all the handlers at once,
- * they finish together, and the slots stand empty in waves while the store completes and claims.
- */
-function claimBatch(free, concurrency) {
-  return Math.min(free, Math.max(Math.floor(concurrency / 4), 8));
-}
-
-export { workerOptions, claimBatch };
+export { workerOptions };
