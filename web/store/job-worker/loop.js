@@ -190,7 +190,10 @@ class JobWorker {
         const claimedAt = this.#clock();
         this.#woken = false; // what the watch announced so far, this claim sees
         try {
-          claims = await this.#claim(await this.#rules.claimBatch(free, this.#concurrency), claimedAt);
+          // One job at concurrency 1 (claimNext): no need to ask the rule, a call into the engine
+          // (in a page, a message to its worker) on the hot path of every claim.
+          const wanted = this.#concurrency === 1 ? 1 : await this.#rules.claimBatch(free, this.#concurrency);
+          claims = await this.#claim(wanted, claimedAt);
         } catch (error) {
           if (!isStorageError(error)) throw error;
           this.#onError(error, { op: 'claimNext' });
