@@ -1,0 +1,106 @@
+#![cfg(not(target_arch = "wasm32"))]
+//! A store prepares each of its statements once per connection. SQLite re-prepares a cached
+//! statement when a bound value its planner looked at changes (reprepare-on-bind), and it did so
+//! for the claim's probes of `leasefence_next` on nearly every claim: parsing and planning them
+//! again was about half the CPU time of a claim of 16 jobs. The store turns on SQLite's query
+//! planner stability guarantee, on every connection it sets up (crate/src/sqlite/setup.rs).
+
+use leasefence::{LeaseCompletion, LeaseStore, NewJob};
+use rusqlite::ffi;
+
+/// Every statement the connection holds prepared: its SQL's first line and how often SQLite
+/// prepared it again.
+fn reprepares(store: &LeaseStore) -> Vec<(String, i32)> {
+    let mut found = Vec::new();
+    // SAFETY: the handle is the store's open connection, used on this thread only; the loop only
+    // reads the statements' status and SQL, which the connection owns until it closes.
+    unsafe {
+        let db = store.connection().handle();
+        let mut stmt = ffi::sqlite3_next_stmt(db, std::ptr::null_mut());
+        while !stmt.is_null() {
+            let again = ffi::sqlite3_stmt_status(stmt, ffi::SQLITE_STMTSTATUS_REPREPARE, 0);
+            let sql = std::ffi::CStr::from_ptr(ffi::sqlite3_sql(stmt)).to_string_lossy();
+            let first = sql.lines().next().unwrap_or_default().to_string();
+            found.push((first, again));
+            stmt = ffi::sqlite3_next_stmt(db, stmt);
+        }
+    }
+    found
+}
+
+/// The worker's hot path, many times over, with values that change at every call: claims one and
+/// many (every queue, and named queues, over three priorities), completions one and many, renews,
+/// failures with a retry, releases.
+fn work(store: &LeaseStore) {
+    let jobs: Vec<NewJob> = (0..600)
+        .map(|i| {
+            NewJob::new(format!("job-{i}"))
+                .queue(["mail", "pdf"][i % 2])
+                .priority((i % 3) as i64)
+        })
+        .collect();
+    store.enqueue_many(&jobs).unwrap();
+    for round in 0..25 {
+        let now = 100.0 + round as f64 * 0.37;
+        let claimed = store.claim_next_many("w", 8, now, 30.0).unwrap();
+        assert_eq!(claimed.len(), 8, "round {round}: the queue still has jobs");
+        let completions: Vec<LeaseCompletion> = claimed
+            .iter()
+            .map(|c| LeaseCompletion::new(c.lease(), Some("ok")))
+            .collect();
+        let answers = store.complete_many(&completions, now + 0.1).unwrap();
+        assert!(answers.iter().all(|a| a.is_granted()));
+        let one = store.claim_next("w", now + 0.2, 30.0).unwrap().unwrap();
+        assert!(store
+            .renew(&one.lease(), now + 0.3, 30.0)
+            .unwrap()
+            .is_granted());
+        assert!(store
+            .fail(&one.lease(), now + 0.4, Some(now + 0.5), Some("again"))
+            .unwrap()
+            .is_granted());
+        let named = store
+            .claim_next_in(Some(&["pdf"]), "w", now + 0.6, 30.0)
+            .unwrap()
+            .unwrap();
+        assert!(store.release(&named.lease()).unwrap().is_granted());
+        let last = store
+            .claim_next_in(Some(&["mail", "pdf"]), "w", now + 0.7, 30.0)
+            .unwrap()
+            .unwrap();
+        assert!(store
+            .complete(&last.lease(), now + 0.8, Some("ok"))
+            .unwrap()
+            .is_granted());
+    }
+}
+
+fn assert_prepared_once(store: &LeaseStore) {
+    let statements = reprepares(store);
+    assert!(
+        statements.len() >= 8,
+        "the hot path's statements are cached: {statements:?}"
+    );
+    let again: Vec<_> = statements.iter().filter(|(_, n)| *n > 0).collect();
+    assert!(
+        again.is_empty(),
+        "statements SQLite prepared again (times): {again:#?}"
+    );
+}
+
+#[test]
+fn a_stores_statements_are_prepared_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LeaseStore::open(dir.path().join("q.db")).unwrap();
+    work(&store);
+    assert_prepared_once(&store);
+}
+
+#[test]
+fn a_connection_the_caller_opened_gets_the_same_stable_plans() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("q.db")).unwrap();
+    let store = LeaseStore::from_connection(conn, "q.db").unwrap();
+    work(&store);
+    assert_prepared_once(&store);
+}
