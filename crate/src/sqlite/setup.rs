@@ -49,7 +49,7 @@ impl LeaseStore {
         // spills). Our statements' temporary data is one operation's rows.
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(Error::storage("open"))?;
-        set_stable_plans(&conn)?;
+        set_statement_reuse(&conn)?;
         if !ready {
             create_schema(&conn)?;
         }
@@ -76,7 +76,7 @@ impl LeaseStore {
             Journal::Rollback
         };
         set_synchronous(&conn, journal)?;
-        set_stable_plans(&conn)?;
+        set_statement_reuse(&conn)?;
         if !ready {
             create_schema(&conn)?;
         }
@@ -88,18 +88,26 @@ impl LeaseStore {
     }
 }
 
-/// SQLite's query planner stability guarantee (QPSG): a statement keeps the plan it was prepared
-/// with, whatever values are bound to it. Without it SQLite may mark a bound value its planner
-/// looked at as one that could change the plan, and then prepares the statement again whenever
-/// a new value is bound: the claim's two probes of `leasefence_next` (bound queue, priority and
-/// time) were parsed and planned anew on nearly every claim, about half the CPU time of a claim
-/// of 16 jobs (crate/tests/prepared_once.rs). Our plans never depend on a bound value (each
-/// names its index; the partial indexes' conditions are literals), so nothing is lost.
-fn set_stable_plans(conn: &Connection) -> Result<()> {
+/// Statements prepared once per connection. First SQLite's query planner stability guarantee
+/// (QPSG): a statement keeps the plan it was prepared with, whatever values are bound to it.
+/// Without it SQLite may mark a bound value its planner looked at as one that could change the
+/// plan, and then prepares the statement again whenever a new value is bound: the claim's two
+/// probes of `leasefence_next` (bound queue, priority and time) were parsed and planned anew on
+/// nearly every claim, about half the CPU time of a claim of 16 jobs. Our plans never depend on
+/// a bound value (each names its index; the partial indexes' conditions are literals), so
+/// nothing is lost. Then room in the statement cache for every statement a worker runs: at
+/// rusqlite's default of 16 a worker's claims, writes, schedules and heartbeats pushed each
+/// other out and were prepared again. crate/tests/prepared_once.rs checks both.
+fn set_statement_reuse(conn: &Connection) -> Result<()> {
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
         .map_err(Error::storage("open"))?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(())
 }
+
+/// Statements a connection keeps prepared: the store has about 60 in all, and a worker's hot
+/// path uses about 25.
+const STATEMENT_CACHE: usize = 64;
 
 /// One busy handler per connection: natively our patient one, in wasm SQLite's own. (Short sleeps
 /// lost badly in Node: a try there is a dot-file lock attempt in JavaScript, and 64 processes
