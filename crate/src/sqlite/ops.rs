@@ -158,13 +158,30 @@ pub(crate) fn claim_next(
     queues: Option<&[&str]>,
     window: LeaseWindow,
 ) -> Result<Option<ClaimedJob>> {
-    let (now, until) = (window.now(), window.until());
     let tx = immediate(conn, "claim_next")?;
+    let claimed = claim_next_within(&tx, owner, queues, window)?;
+    if claimed.is_some() {
+        tx.commit().map_err(Error::storage("claim_next"))?;
+    }
+    Ok(claimed)
+}
+
+/// [`claim_next`] inside a write the caller opened and commits: `claim_next_many`'s, whose jobs
+/// are all claimed or none. A savepoint of each claim's own would only add work there: SQLite
+/// copies each page a savepoint changes (to undo it), and the claims of a batch change the same
+/// index pages one after another.
+pub(crate) fn claim_next_within(
+    tx: &Connection,
+    owner: &str,
+    queues: Option<&[&str]>,
+    window: LeaseWindow,
+) -> Result<Option<ClaimedJob>> {
+    let (now, until) = (window.now(), window.until());
     // Each pick is re-checked against `jobs` by the claim; a copy in leasefence_order that the
     // triggers did not keep (they were dropped for a while) is repaired and the pick made again.
     // Each repair closes or moves one row, so the loop ends; the bound only guards a bug.
     for _ in 0..1024 {
-        let Some(job) = pick_next(&tx, queues, now)? else {
+        let Some(job) = pick_next(tx, queues, now)? else {
             return Ok(None);
         };
         let claimed = tx
@@ -188,12 +205,11 @@ pub(crate) fn claim_next(
                 .map_err(Error::storage("claim_next"))?;
             continue;
         };
-        claimed.payload = payload(&tx, &claimed.job, "claim_next")?;
+        claimed.payload = payload(tx, &claimed.job, "claim_next")?;
         claimed.base = tx
             .prepare_cached(include_str!("sql/attempt_base.sql"))
             .and_then(|mut stmt| stmt.query_row([&claimed.job], |row| row.get(0)))
             .map_err(Error::storage("claim_next"))?;
-        tx.commit().map_err(Error::storage("claim_next"))?;
         return Ok(Some(claimed));
     }
     Err(Error::Internal {
