@@ -183,7 +183,7 @@ impl LeaseStore {
         check_batch("leases", leases.len())?;
         let window = LeaseWindow::new(now, ttl)?;
         self.each_in_one_transaction("renew_many", leases, |lease| {
-            ops::renew(&self.conn, lease, window)
+            ops::renew(&self.conn, ops::Scope::Batch, lease, window)
         })
     }
 
@@ -209,7 +209,13 @@ impl LeaseStore {
         check_now(now)?;
         self.options.limits.check_completions(completions)?;
         self.each_in_one_transaction("complete_many", completions, |done| {
-            ops::complete(&self.conn, &done.lease, now, done.result.as_deref())
+            ops::complete(
+                &self.conn,
+                ops::Scope::Batch,
+                &done.lease,
+                now,
+                done.result.as_deref(),
+            )
         })
     }
 

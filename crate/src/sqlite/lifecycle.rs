@@ -9,7 +9,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::ops::{fenced_update_then, immediate, payload, read_lease};
+use super::ops::{fenced_update_then, immediate, payload, read_lease, Scope};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{Failure, Inspection, JobCounts, JobState, Outcome};
@@ -26,7 +26,7 @@ pub(crate) fn fail(
     error: Option<&str>,
 ) -> Result<Outcome<()>> {
     let Lease { job, owner, fence } = lease;
-    let record = |tx: &super::write_tx::WriteTx<'_>| {
+    let record = |tx: &Connection| {
         tx.prepare_cached(include_str!("sql/record_failure.sql"))
             .and_then(|mut stmt| stmt.execute(params![job, fence, now, error]))
             .map_err(Error::storage("fail"))?;
@@ -42,6 +42,7 @@ pub(crate) fn fail(
     match retry_at {
         Some(retry_at) => fenced_update_then(
             conn,
+            Scope::Own,
             "fail",
             include_str!("sql/fail_retry.sql"),
             params![job, owner, fence, now, retry_at],
@@ -51,6 +52,7 @@ pub(crate) fn fail(
         ),
         None => fenced_update_then(
             conn,
+            Scope::Own,
             "fail",
             include_str!("sql/fail_dead.sql"),
             params![job, owner, fence, now],

@@ -14,7 +14,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub(crate) use super::write_tx::immediate;
-use super::write_tx::WriteTx;
+pub(crate) use super::write_tx::Scope;
 
 use crate::batch::NewJob;
 use crate::error::{Error, Result};
@@ -286,38 +286,50 @@ fn pick_next(tx: &Connection, queues: Option<&[&str]>, now: f64) -> Result<Optio
 /// condition; on no match, explains why.
 fn fenced_update(
     conn: &Connection,
+    scope: Scope,
     operation: &'static str,
     sql: &str,
     params: &[&dyn rusqlite::ToSql],
     lease: &Lease,
     live_at: Option<f64>,
 ) -> Result<Outcome<()>> {
-    fenced_update_then(conn, operation, sql, params, lease, live_at, |_| Ok(()))
+    fenced_update_then(conn, scope, operation, sql, params, lease, live_at, |_| {
+        Ok(())
+    })
 }
 
 /// [`fenced_update`], and when it matched, `then` in the same transaction before the commit (the
 /// failure records of `fail`): all of it commits, or none.
+#[allow(clippy::too_many_arguments)] // the fenced UPDATE's parts, each one of its own kind
 pub(crate) fn fenced_update_then(
     conn: &Connection,
+    scope: Scope,
     operation: &'static str,
     sql: &str,
     params: &[&dyn rusqlite::ToSql],
     lease: &Lease,
     live_at: Option<f64>,
-    then: impl FnOnce(&WriteTx<'_>) -> Result<()>,
+    then: impl FnOnce(&Connection) -> Result<()>,
 ) -> Result<Outcome<()>> {
-    let tx = immediate(conn, operation)?;
+    let own = match scope {
+        Scope::Own => Some(immediate(conn, operation)?),
+        Scope::Batch => None,
+    };
+    let tx: &Connection = own.as_deref().unwrap_or(conn);
     let changed = tx
         .prepare_cached(sql)
         .and_then(|mut stmt| stmt.execute(params))
         .map_err(Error::storage(operation))?;
     if changed == 1 {
-        then(&tx)?;
-        tx.commit().map_err(Error::storage(operation))?;
+        then(tx)?;
+        if let Some(own) = own {
+            own.commit().map_err(Error::storage(operation))?;
+        }
         return Ok(Outcome::Granted(()));
     }
-    // Inside this IMMEDIATE transaction the row cannot have changed since the UPDATE.
-    let row = read_lease(&tx, &lease.job, operation)?;
+    // Inside this write transaction the row cannot have changed since the UPDATE (which changed
+    // nothing, so there is nothing to undo in a batch either).
+    let row = read_lease(tx, &lease.job, operation)?;
     let Some(reason) = why_write_refused(row, lease, live_at) else {
         return Err(unexplained(operation, &lease.job, None));
     };
@@ -325,10 +337,16 @@ pub(crate) fn fenced_update_then(
 }
 
 /// Contract `renew`: extends a live lease held by `owner` with `fence` to `now + ttl`.
-pub(crate) fn renew(conn: &Connection, lease: &Lease, window: LeaseWindow) -> Result<Outcome<()>> {
+pub(crate) fn renew(
+    conn: &Connection,
+    scope: Scope,
+    lease: &Lease,
+    window: LeaseWindow,
+) -> Result<Outcome<()>> {
     let (now, until) = (window.now(), window.until());
     fenced_update(
         conn,
+        scope,
         "renew",
         include_str!("sql/renew.sql"),
         params![lease.job, lease.owner, lease.fence, now, until],
@@ -341,12 +359,14 @@ pub(crate) fn renew(conn: &Connection, lease: &Lease, window: LeaseWindow) -> Re
 /// `now` is checked by the caller.
 pub(crate) fn complete(
     conn: &Connection,
+    scope: Scope,
     lease: &Lease,
     now: f64,
     result: Option<&str>,
 ) -> Result<Outcome<()>> {
     fenced_update_then(
         conn,
+        scope,
         "complete",
         include_str!("sql/complete.sql"),
         params![lease.job, lease.owner, lease.fence, now, result],
@@ -374,6 +394,7 @@ pub(crate) fn stamp_finished(
 pub(crate) fn release(conn: &Connection, lease: &Lease) -> Result<Outcome<()>> {
     fenced_update(
         conn,
+        Scope::Own,
         "release",
         include_str!("sql/release.sql"),
         params![lease.job, lease.owner, lease.fence],

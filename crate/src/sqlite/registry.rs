@@ -31,7 +31,7 @@ pub(crate) fn heartbeat(
     let group = Group::begin(conn, "heartbeat")?;
     let answers = leases
         .iter()
-        .map(|lease| group.run(|| ops::renew(conn, lease, window))?)
+        .map(|lease| group.run(|| ops::renew(conn, ops::Scope::Batch, lease, window))?)
         .collect::<Result<Vec<_>>>()?;
     group.run(|| record_beat(conn, beat, now, ttl))??;
     group.commit()?;

@@ -460,7 +460,7 @@ impl LeaseStore {
 
     #[cfg_attr(web, allow(dead_code))]
     pub(crate) fn renew_within(&self, lease: &Lease, window: LeaseWindow) -> Result<Outcome<()>> {
-        ops::renew(&self.conn, lease, window)
+        ops::renew(&self.conn, ops::Scope::Own, lease, window)
     }
 
     /// `complete` with `now` checked by the caller.
@@ -471,7 +471,7 @@ impl LeaseStore {
         result: Option<&str>,
     ) -> Result<Outcome<()>> {
         self.options.limits.check_result(result)?;
-        ops::complete(&self.conn, lease, now, result)
+        ops::complete(&self.conn, ops::Scope::Own, lease, now, result)
     }
 }
 

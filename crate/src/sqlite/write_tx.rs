@@ -42,6 +42,17 @@ pub(crate) struct WriteTx<'c> {
     _gate: Option<super::gate::Pass<'c>>,
 }
 
+/// Where an operation writes. `Own`: in a write of its own, opened with [`immediate`] (alone, or
+/// a savepoint in a group whose operations are answered one by one). `Batch`: inside the write of
+/// an all-or-nothing batch (`complete_many`, `renew_many`, a heartbeat's renews), where an item's
+/// error undoes the whole batch anyway: a savepoint per item would only make SQLite copy each
+/// page the item changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scope {
+    Own,
+    Batch,
+}
+
 /// Opens the write of `operation` on `conn`: `BEGIN IMMEDIATE` when the connection is idle, a
 /// savepoint when a group's transaction is open.
 pub(crate) fn immediate<'c>(conn: &'c Connection, operation: &'static str) -> Result<WriteTx<'c>> {
