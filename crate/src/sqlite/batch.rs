@@ -159,7 +159,9 @@ impl LeaseStore {
         let group = Group::begin(&self.conn, "claim_next_many")?;
         let mut claimed: Vec<ClaimedJob> = Vec::new();
         while claimed.len() < n {
-            match group.run(|| ops::claim_next_within(&self.conn, owner, queues, window))?? {
+            match group
+                .run(|| ops::claim_next(&self.conn, ops::Scope::Batch, owner, queues, window))??
+            {
                 Some(job) => claimed.push(job),
                 None => break,
             }

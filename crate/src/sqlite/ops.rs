@@ -14,6 +14,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub(crate) use super::write_tx::immediate;
+use super::write_tx::write_for;
 pub(crate) use super::write_tx::Scope;
 
 use crate::batch::NewJob;
@@ -154,23 +155,23 @@ pub(crate) fn claim(
 /// earliest enqueued, claimed in the same transaction, with its payload.
 pub(crate) fn claim_next(
     conn: &Connection,
+    scope: Scope,
     owner: &str,
     queues: Option<&[&str]>,
     window: LeaseWindow,
 ) -> Result<Option<ClaimedJob>> {
-    let tx = immediate(conn, "claim_next")?;
-    let claimed = claim_next_within(&tx, owner, queues, window)?;
-    if claimed.is_some() {
-        tx.commit().map_err(Error::storage("claim_next"))?;
+    let own = write_for(conn, "claim_next", scope)?;
+    let tx: &Connection = own.as_deref().unwrap_or(conn);
+    let claimed = claim_picked(tx, owner, queues, window)?;
+    if let (Some(own), Some(_)) = (own, &claimed) {
+        own.commit().map_err(Error::storage("claim_next"))?;
     }
     Ok(claimed)
 }
 
-/// [`claim_next`] inside a write the caller opened and commits: `claim_next_many`'s, whose jobs
-/// are all claimed or none. A savepoint of each claim's own would only add work there: SQLite
-/// copies each page a savepoint changes (to undo it), and the claims of a batch change the same
-/// index pages one after another.
-pub(crate) fn claim_next_within(
+/// The work of [`claim_next`] in its write: picks the next job, claims it, reads its payload and
+/// starting fence.
+fn claim_picked(
     tx: &Connection,
     owner: &str,
     queues: Option<&[&str]>,
@@ -311,10 +312,7 @@ pub(crate) fn fenced_update_then(
     live_at: Option<f64>,
     then: impl FnOnce(&Connection) -> Result<()>,
 ) -> Result<Outcome<()>> {
-    let own = match scope {
-        Scope::Own => Some(immediate(conn, operation)?),
-        Scope::Batch => None,
-    };
+    let own = write_for(conn, operation, scope)?;
     let tx: &Connection = own.as_deref().unwrap_or(conn);
     let changed = tx
         .prepare_cached(sql)

@@ -320,7 +320,7 @@ impl LeaseStore {
     ) -> Result<Option<ClaimedJob>> {
         let window = LeaseWindow::new(now, ttl)?;
         check_queues(queues)?;
-        ops::claim_next(&self.conn, owner, queues, window)
+        ops::claim_next(&self.conn, ops::Scope::Own, owner, queues, window)
     }
 
     /// Records a failure of the current live lease (the checks and reasons of

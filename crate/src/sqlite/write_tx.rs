@@ -44,13 +44,25 @@ pub(crate) struct WriteTx<'c> {
 
 /// Where an operation writes. `Own`: in a write of its own, opened with [`immediate`] (alone, or
 /// a savepoint in a group whose operations are answered one by one). `Batch`: inside the write of
-/// an all-or-nothing batch (`complete_many`, `renew_many`, a heartbeat's renews), where an item's
-/// error undoes the whole batch anyway: a savepoint per item would only make SQLite copy each
-/// page the item changes.
+/// an all-or-nothing batch (`claim_next_many`, `complete_many`, `renew_many`, a heartbeat's
+/// renews), where an item's error undoes the whole batch anyway: a savepoint per item would only
+/// make SQLite copy each page the item changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Scope {
     Own,
     Batch,
+}
+
+/// The write an operation opens for `scope`: its own ([`immediate`]), or none inside a batch's.
+pub(crate) fn write_for<'c>(
+    conn: &'c Connection,
+    operation: &'static str,
+    scope: Scope,
+) -> Result<Option<WriteTx<'c>>> {
+    match scope {
+        Scope::Own => immediate(conn, operation).map(Some),
+        Scope::Batch => Ok(None),
+    }
 }
 
 /// Opens the write of `operation` on `conn`: `BEGIN IMMEDIATE` when the connection is idle, a
