@@ -9,6 +9,9 @@
 //!     [--sections single,drain,floor,latency] [--floor-workers 1,8,64] [--floor-jobs 30000]
 //! ```
 //!
+//! A run of some sections only (`--sections floor`) writes `<dir>/postgres-<sections>.md` unless
+//! `--out` says otherwise, so that it never replaces the page of the full run with a part of it.
+//!
 //! Needs `LEASEFENCE_PG_URL` (scripts/postgres.sh starts a throwaway server and sets it). Every
 //! measurement gets a fresh PostgreSQL schema and a fresh SQLite file (in `--dir`, on the
 //! repository's disk, so both commit to the same device with a real flush): PostgreSQL with
@@ -39,12 +42,17 @@ type Result<T> = std::result::Result<T, Box<dyn std::error::Error + Send + Sync>
 const NOW: f64 = 1_000.0;
 const TTL: f64 = 600.0;
 
+/// Every section, in the order they run.
+const ALL_SECTIONS: [&str; 4] = ["single", "drain", "latency", "floor"];
+
 struct Opts {
     seconds: f64,
     repeats: usize,
     threads: Vec<usize>,
     sizes: Vec<usize>,
     dir: PathBuf,
+    /// Where the page goes: `--out`, else docs/bench/postgres.md for a run of every section and
+    /// `<dir>/postgres-<sections>.md` for a run of some.
     out: PathBuf,
     /// Which sections run: single, drain, latency, floor.
     sections: Vec<String>,
@@ -62,13 +70,12 @@ impl Opts {
             threads: vec![1, 2, 4, 8, 16, 64],
             sizes: vec![1_000, 1_000_000],
             dir: PathBuf::from("target/bench-pg"),
-            out: PathBuf::from("docs/bench/postgres.md"),
-            sections: ["single", "drain", "latency", "floor"]
-                .map(String::from)
-                .to_vec(),
+            out: PathBuf::new(),
+            sections: ALL_SECTIONS.map(String::from).to_vec(),
             floor_workers: vec![1, 8, 64],
             floor_jobs: 30_000,
         };
+        let mut out = None;
         let mut args = std::env::args().skip(1);
         while let Some(key) = args.next() {
             let value = args.next().ok_or(format!("{key} needs a value"))?;
@@ -83,13 +90,35 @@ impl Opts {
                 "--threads" => opts.threads = list(&value)?,
                 "--sizes" => opts.sizes = list(&value)?,
                 "--dir" => opts.dir = PathBuf::from(value),
-                "--out" => opts.out = PathBuf::from(value),
+                "--out" => out = Some(PathBuf::from(value)),
                 "--sections" => opts.sections = value.split(',').map(String::from).collect(),
                 "--floor-workers" => opts.floor_workers = list(&value)?,
                 "--floor-jobs" => opts.floor_jobs = value.parse()?,
                 other => return Err(format!("unknown option {other}").into()),
             }
         }
+        if let Some(unknown) = opts
+            .sections
+            .iter()
+            .find(|s| !ALL_SECTIONS.contains(&s.as_str()))
+        {
+            return Err(format!(
+                "--sections: no section `{unknown}`; the sections are {}",
+                ALL_SECTIONS.join(", ")
+            )
+            .into());
+        }
+        let every = ALL_SECTIONS
+            .iter()
+            .all(|s| opts.sections.iter().any(|given| given == s));
+        opts.out = out.unwrap_or_else(|| {
+            if every {
+                PathBuf::from("docs/bench/postgres.md")
+            } else {
+                opts.dir
+                    .join(format!("postgres-{}.md", opts.sections.join("-")))
+            }
+        });
         Ok(opts)
     }
 }
