@@ -2,12 +2,15 @@
 // time: it prints {ready, engine} once open, then for each line {op, args, grouped?} read from
 // standard input one line {value, reason} or {error: {code, message}}. `grouped` sends the call
 // through `store.grouped` (a Promise, off the event loop on the native engine); the line then also
-// carries `lagMs`, the longest the event loop went without running a 10 ms timer meanwhile.
+// carries `lagMs`, the longest the event loop went without running a 10 ms timer meanwhile. The op
+// `runWorker` (args: [options]) runs a JobWorker with those options until nothing is left to do,
+// each handler answering 'done', and answers {handled: the jobs in the order handled, stats},
+// with `lagMs` measured the same way.
 import readline from 'node:readline';
 
 import { loadPackage } from './helpers.mjs';
 
-const { LeaseStore } = loadPackage();
+const { LeaseStore, JobWorker } = loadPackage();
 const print = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
 const store = await LeaseStore.open(process.argv[2]);
@@ -22,7 +25,7 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
     last = now;
   }, 10);
   try {
-    const { value, reason } = await (grouped ? store.grouped : store).withReason[op](...args);
+    const { value, reason } = op === 'runWorker' ? { value: await runWorker(args[0]) } : await (grouped ? store.grouped : store).withReason[op](...args);
     lagMs = Math.max(lagMs, performance.now() - last);
     print({ value, reason: reason ?? null, lagMs });
   } catch (error) {
@@ -32,3 +35,17 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
   }
 }
 store.close();
+
+/** A JobWorker with `options` until nothing is queued, scheduled or leased: what it handled, and its counters. */
+async function runWorker(options) {
+  const worker = new JobWorker(store, options);
+  const handled = [];
+  await worker.run(
+    async (job) => {
+      handled.push(job);
+      return 'done';
+    },
+    { untilDrained: true },
+  );
+  return { handled, stats: worker.stats };
+}

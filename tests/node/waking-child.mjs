@@ -14,11 +14,13 @@ const print = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const store = await LeaseStore.open(db);
 const worker = new JobWorker(store, { owner, ttl: 30, idle: Number(idleText), wake: wakeText === 'true' });
 process.on('SIGTERM', () => worker.stop());
-// Ready once run() has looked for a job and found none (the first idle wait has begun).
+// Ready once run() has looked for a job and found none (the first idle wait has begun). The worker
+// claims through `store.grouped` on the native engine (off the event loop), else through the store.
 let ready = false;
-const claimNext = store.claimNext.bind(store);
-store.claimNext = (...args) => {
-  const claimed = claimNext(...args);
+const claimer = store.engine === 'native' ? store.grouped : store;
+const claimNext = claimer.claimNext.bind(claimer);
+claimer.claimNext = async (...args) => {
+  const claimed = await claimNext(...args);
   if (!ready && claimed === null) {
     ready = true;
     setImmediate(() => print({ ready: owner }));

@@ -29,7 +29,7 @@ class JobWorker {
   #dueAt = -Infinity; // the clock at the last enqueueDue
   #retention; // {done, dead} seconds, or null (docs/contract.md section 13)
   #pruneAt = -Infinity; // when retention prunes next, on the worker's clock
-  #ops; // where the store calls go: the store itself, or store.grouped with concurrency > 1
+  #ops; // where the writes go: the store itself, or store.grouped (concurrency > 1, or off the event loop)
   #concurrency;
   #queues; // the queues served (section 11), or null: every queue
   #owner;
@@ -84,7 +84,9 @@ class JobWorker {
     this.#concurrency = checked.concurrency;
     this.#queues = checked.queues;
     // The grouped calls answer Promises; on Node's native engine they run on libuv's thread pool,
-    // so the event loop never waits for a lock or a sync, at any concurrency.
+    // so the event loop never waits for a lock or a sync, at any concurrency: every write of the
+    // loop (claims, schedules, retention, lease writes) goes there. Reads (stats, nextDue) stay on
+    // the store: a WAL reader waits for no writer.
     const offThread = store.engine === 'native' && store.grouped !== null && typeof store.grouped === 'object';
     this.#ops = checked.concurrency > 1 || offThread ? store.grouped : store;
     this.#owner = checked.owner;
@@ -264,10 +266,10 @@ class JobWorker {
     const batch = 1000; // PRUNE_BATCH: one bounded transaction each
     let backlog = false;
     try {
-      const completed = await this.#store.prune(now - this.#retention.done, true, batch);
+      const completed = await this.#ops.prune(now - this.#retention.done, true, batch);
       backlog = completed === batch;
       if (this.#retention.dead !== null) {
-        const dead = await this.#store.prune(now - this.#retention.dead, false, batch, true);
+        const dead = await this.#ops.prune(now - this.#retention.dead, false, batch, true);
         backlog ||= dead === batch;
       }
     } catch (error) {
@@ -289,7 +291,7 @@ class JobWorker {
     if (now >= this.#dueAt && now - this.#dueAt < 1) return;
     this.#dueAt = now;
     try {
-      await this.#store.enqueueDue(now);
+      await this.#ops.enqueueDue(now);
     } catch (error) {
       if (!isStorageError(error)) throw error;
       this.#onError(error, { op: 'enqueueDue' });
@@ -335,7 +337,7 @@ class JobWorker {
   /** Up to `n` claims at `now`: one claimNext, or with concurrency one claimNextMany for the free slots. */
   async #claim(n, now) {
     if (this.#concurrency === 1) {
-      const claimed = await this.#store.claimNext(this.#owner, now, this.#ttl, this.#queues);
+      const claimed = await this.#ops.claimNext(this.#owner, now, this.#ttl, this.#queues);
       return claimed ? [claimed] : [];
     }
     return this.#ops.claimNextMany(this.#owner, n, now, this.#ttl, this.#queues);
