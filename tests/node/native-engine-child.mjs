@@ -4,7 +4,8 @@
 // through `store.grouped` (a Promise, off the event loop on the native engine); the line then also
 // carries `lagMs`, the longest the event loop went without running a 10 ms timer meanwhile. The op
 // `runWorker` (args: [options]) runs a JobWorker with those options until nothing is left to do,
-// each handler answering 'done', and answers {handled: the jobs in the order handled, stats},
+// each handler answering 'done', and answers {handled: [{job, at}] in the order handled (at: Unix
+// seconds), stats},
 // with `lagMs` measured the same way.
 import readline from 'node:readline';
 
@@ -42,7 +43,7 @@ async function runWorker(options) {
   const handled = [];
   await worker.run(
     async (job) => {
-      handled.push(job);
+      handled.push({ job, at: Date.now() / 1000 });
       return 'done';
     },
     { untilDrained: true },
