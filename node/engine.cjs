@@ -80,10 +80,43 @@ class NativeGuardHandle {
   write(key, fence, statements) {
     return unwrap(this.#guard.write(key, fence, statements));
   }
+  /** `[key, fence, statements]` each: a Promise of one answer (or `{error}`) each, one transaction, on libuv's thread pool. */
+  writeGroup(writes) {
+    return this.#guard.writeGroup(writes);
+  }
   close() {
     this.#guard.close();
   }
   free() {}
+}
+
+/**
+ * The wasm engine's guard with the native one's surface. Its writes are synchronous (the wasm's
+ * file I/O is), so a group is its writes one after the other, each its own transaction.
+ */
+class WasmGuardHandle {
+  #guard;
+  constructor(guard) {
+    this.#guard = guard;
+  }
+  write(key, fence, statements) {
+    return this.#guard.write(key, fence, statements);
+  }
+  writeGroup(writes) {
+    return writes.map(([key, fence, statements]) => {
+      try {
+        return this.#guard.write(key, fence, statements);
+      } catch (error) {
+        return { error };
+      }
+    });
+  }
+  close() {
+    this.#guard.close();
+  }
+  free() {
+    this.#guard.free();
+  }
 }
 
 function nativeEngine(addon) {
@@ -128,7 +161,7 @@ function wasmEngine() {
     name: 'wasm',
     // No `writeGate` here: the wasm engine's writers already queue on its dot-file lock.
     openStore: (file, busyTimeoutMs, exclusive, limits = {}) => leaseErrors(() => wasm.WasmStore.openFile(file, busyTimeoutMs, exclusive, limits.payload, limits.result, limits.error)),
-    openGuard: (file, busyTimeoutMs) => leaseErrors(() => wasm.WasmGuard.openFile(file, busyTimeoutMs)),
+    openGuard: (file, busyTimeoutMs) => new WasmGuardHandle(leaseErrors(() => wasm.WasmGuard.openFile(file, busyTimeoutMs))),
     checkArguments: (op, args) => leaseErrors(() => wasm.checkArguments(op, args)),
     rule: (name, args) => wasm[name](...args),
     breakDeadThreadLock: (file, threadId) => leaseErrors(() => wasm.breakDeadThreadLock(file, threadId)),

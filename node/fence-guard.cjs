@@ -3,7 +3,7 @@
 // keeps (crate/src/wasm/guard.rs).
 const path = require('node:path');
 const { engine } = require('./engine.cjs');
-const { leaseErrors } = require('../web/store/core.js');
+const { GroupCommit, leaseErrors } = require('../web/store/core.js');
 const { invalidArgument, storageError } = require('./errors.cjs');
 const { busyTimeoutMsOf } = require('./busy-timeout.cjs');
 const { acceptOnPg, connectArguments, openPgGuard, refuseUrlAsPath } = require('./pg-store.cjs');
@@ -60,8 +60,30 @@ class FenceGuard {
     return acceptOnPg(client, key, fence);
   }
 
+  /**
+   * The same `write`, answering a Promise: on the native engine it runs on libuv's thread pool, so
+   * the event loop never waits for the file's lock or its sync, and the writes made in one turn of
+   * the event loop share one transaction (one sync), each checked and answered as if it ran alone
+   * (a refused write or a failing statement leaves its neighbours as they are). On the wasm engine
+   * each runs alone, synchronously, as `write` does.
+   *
+   *   const { accepted } = await guard.grouped.write('invoice-42', fence, [{ sql: 'UPDATE ...', params: [42] }]);
+   * @type {{write(key: string, fence: number, statements: object[]): Promise<object>}}
+   */
+  grouped;
+
   constructor(token) {
     if (token !== CONSTRUCT) throw new TypeError('use `await FenceGuard.open(path)` to open a guard');
+    const commit = new GroupCommit(
+      (writes) => {
+        if (!this.#inner) throw storageError('FenceGuard.grouped.write(): the guard is closed; open it again');
+        return this.#inner.writeGroup(writes.map(([, args]) => args));
+      },
+      () => {
+        throw new TypeError('FenceGuard.grouped: every write joins a group');
+      },
+    );
+    this.grouped = Object.freeze({ write: (key, fence, statements) => commit.call('write', [key, fence, statements]) });
   }
 
   /**

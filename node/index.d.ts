@@ -936,6 +936,15 @@ export declare class FenceGuard {
   static accept(client: unknown, key: string, fence: Fence): Promise<{ accepted: true } | { accepted: false; current: Fence }>;
   /** Runs `statements` in one transaction if the guard accepts `fence` for `key`. */
   write(key: string, fence: Fence, statements: FencedStatement[]): GuardAnswer;
+  /**
+   * The same `write`, answering a Promise. On the native engine it runs on libuv's thread pool, so
+   * the event loop never waits for the file's lock or its sync, and the writes made in one turn
+   * share one transaction (one sync), each checked and answered as if it ran alone. On the wasm
+   * engine each write runs alone, synchronously.
+   * @example
+   * const { accepted } = await guard.grouped.write('invoice-42', fence, [{ sql: 'UPDATE invoices SET sent = 1 WHERE id = $1', params: [42] }]);
+   */
+  readonly grouped: { write(key: string, fence: Fence, statements: FencedStatement[]): Promise<GuardAnswer> };
   /** Closes the connection. */
   close(): void;
 }

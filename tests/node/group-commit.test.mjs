@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import test, { after } from 'node:test';
-import { engine, hasStrace, loadPackage, syncCounter, tempDir } from './helpers.mjs';
+import { engine, hasStrace, loadPackage, onlyOn, syncCounter, tempDir } from './helpers.mjs';
 
-const { LeaseStore, LeaseError } = loadPackage();
+const { LeaseStore, LeaseError, FenceGuard } = loadPackage();
 // Syncs are counted for the whole file (natively strace stays attached: one attach, not one per test).
 const noCounter = engine() === 'native' && !hasStrace ? 'strace counts the native engine\'s syncs' : false;
 const counter = noCounter ? null : await syncCounter();
@@ -129,4 +129,25 @@ test('grouped calls on a closed store fail with a storage error', async () => {
   const store = await openFresh('closed.db');
   store.close();
   await assert.rejects(store.grouped.enqueue('a'), (error) => error instanceof LeaseError && error.code === 'storage');
+});
+
+test('guarded writes made together commit as one transaction: one commit\'s syncs for all of them', { skip: noCounter || onlyOn('native', 'the wasm engine runs each guarded write alone') }, async () => {
+  const guard = await FenceGuard.open(path.join(tempDir('leasefence-group-'), 'guarded.db'));
+  try {
+    guard.write('setup', 1, [{ sql: 'CREATE TABLE ledger(key TEXT, n INTEGER)' }]);
+    let at = syncs();
+    assert.deepEqual(await guard.grouped.write('lone', 1, [{ sql: 'INSERT INTO ledger VALUES ($1, $2)', params: ['lone', 0] }]), { accepted: true, rows: [] });
+    const lone = syncs() - at;
+    assert.ok(lone >= 1, 'a commit syncs');
+
+    at = syncs();
+    const written = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => guard.grouped.write(`k${i}`, 1, [{ sql: 'INSERT INTO ledger VALUES ($1, $2)', params: [`k${i}`, i] }])),
+    );
+    assert.deepEqual(written, Array(50).fill({ accepted: true, rows: [] }));
+    assert.equal(syncs() - at, lone, '50 guarded writes in one commit');
+    assert.deepEqual(guard.write('setup', 1, [{ sql: 'SELECT count(*) AS n FROM ledger' }]).rows, [{ n: 51 }]);
+  } finally {
+    guard.close();
+  }
 });

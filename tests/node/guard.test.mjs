@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import test from 'node:test';
 
-import { loadPackage, tempDir } from './helpers.mjs';
+import { holdSqliteWriteLock, loadPackage, onlyOn, sleep, tempDir } from './helpers.mjs';
 
 const { FenceGuard } = loadPackage();
 
@@ -80,4 +80,63 @@ test('a guarded statement that writes the guard\'s own table is refused and noth
   assert.deepEqual(seen.guard, [['k', 4]]);
   const entries = spawnSync('python3', ['-c', 'import sqlite3,sys;print([r[0] for r in sqlite3.connect(sys.argv[1]).execute("SELECT entry FROM ledger")])', file], { encoding: 'utf8' });
   assert.equal(entries.stdout.trim(), "['first']");
+});
+
+test('guard.grouped.write answers each write of a group as write would, alone: a refusal or a failing statement leaves its neighbours', async () => {
+  const file = path.join(tempDir('leasefence-guard-'), 'app.db');
+  python(file, 'CREATE TABLE ledger(entry TEXT PRIMARY KEY, n INTEGER);');
+  const guard = await FenceGuard.open(file);
+  const insert = (entry, n) => [{ sql: 'INSERT INTO ledger VALUES ($1, $2) RETURNING entry', params: [entry, n] }];
+  const settled = await Promise.allSettled([
+    guard.grouped.write('a', 2, insert('a', 1)),
+    guard.grouped.write('a', 1, insert('stale', 1)), // below the fence just accepted for `a`
+    guard.grouped.write('b', 1, insert('a', 2)), // a duplicate entry: its statement fails
+    guard.grouped.write('c', 5, insert('c', 3)),
+    guard.grouped.write('d', 'five', insert('d', 4)), // not a fence
+  ]);
+  const [first, stale, failing, last, bad] = settled;
+  assert.deepEqual(first, { status: 'fulfilled', value: { accepted: true, rows: [{ entry: 'a' }] } });
+  assert.deepEqual(stale, { status: 'fulfilled', value: { accepted: false, current: 2, rows: [] } });
+  assert.equal(failing.status, 'rejected');
+  assert.match(failing.reason.message, /UNIQUE constraint failed/);
+  assert.deepEqual(last, { status: 'fulfilled', value: { accepted: true, rows: [{ entry: 'c' }] } });
+  assert.equal(bad.status, 'rejected');
+  assert.equal(bad.reason.code, 'invalid_argument');
+  guard.close();
+  await assert.rejects(guard.grouped.write('a', 9, []), (error) => error.code === 'storage' && /closed/.test(error.message));
+  const seen = python(file);
+  // Only the accepted writes' keys and rows: `b`'s acceptance went with its failed statement.
+  assert.deepEqual(seen.guard, [['a', 2], ['c', 5]]);
+  const entries = spawnSync('python3', ['-c', 'import sqlite3,sys;print([list(r) for r in sqlite3.connect(sys.argv[1]).execute("SELECT entry, n FROM ledger ORDER BY entry")])', file], { encoding: 'utf8' });
+  assert.equal(entries.stdout.trim(), "[['a', 1], ['c', 3]]");
+});
+
+test('guard.grouped.write waits for another process\'s lock on the file off the event loop: timers fire within 50 ms', { skip: onlyOn('native', 'the wasm engine writes on the event loop') }, async () => {
+  const file = path.join(tempDir('leasefence-guard-'), 'held.db');
+  python(file, 'CREATE TABLE ledger(entry TEXT);');
+  const guard = await FenceGuard.open(file);
+  guard.write('k', 1, []); // the guard's table exists before the lock is taken
+  const lock = await holdSqliteWriteLock(file);
+  let lag = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    lag = Math.max(lag, now - last);
+    last = now;
+  }, 10);
+  const started = performance.now();
+  let answeredAt = null;
+  const written = guard.grouped.write('k', 2, [{ sql: "INSERT INTO ledger VALUES ('after the lock')" }]);
+  written.then(() => (answeredAt = performance.now()));
+  await sleep(2000);
+  const freedAt = performance.now();
+  await lock.release();
+  const answer = await written;
+  lag = Math.max(lag, performance.now() - last);
+  clearInterval(ticker);
+  assert.deepEqual(answer, { accepted: true, rows: [] });
+  assert.ok(answeredAt >= freedAt, `answered ${freedAt - answeredAt} ms before the lock was freed`);
+  assert.ok(lag < 50, `the event loop stood still for ${lag} ms while the write waited for the lock`);
+  guard.close();
+  console.log(`the guard's write waited ${Math.round(freedAt - started)} ms for the lock; the longest event-loop gap meanwhile: ${lag.toFixed(1)} ms`);
 });

@@ -353,6 +353,7 @@ export async function guard(file: string): Promise<void> {
     exact<Fence>()(answer.current);
     exact<[]>()(answer.rows);
   }
+  exact<GuardAnswer>()(await g.grouped.write('key', 4, [{ sql: 'UPDATE t SET a = $1', params: [2] }]));
   exact<void>()(g.close());
 }
 

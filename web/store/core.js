@@ -290,4 +290,4 @@ function workerRulesOver(call) {
   return Object.freeze(Object.fromEntries(WORKER_RULES.map((rule) => [rule, (...args) => call(rule, args)])));
 }
 
-export { OPERATIONS, LeaseStoreCore, LeaseError, toLeaseError, leaseErrors, settle, protocolName, WORKER_RULES, wasmRuleName, workerRulesOver };
+export { OPERATIONS, GroupCommit, LeaseStoreCore, LeaseError, toLeaseError, leaseErrors, settle, protocolName, WORKER_RULES, wasmRuleName, workerRulesOver };
