@@ -185,6 +185,27 @@ export function nativeCli() {
   return bin;
 }
 
+/**
+ * Watches this process's event loop with a 10 ms timer: `stop()` ends the watch and answers the
+ * longest time (ms) the loop went without running it, up to now. A loop that waits for a lock
+ * or a sync shows a gap as long as the wait.
+ */
+export function eventLoopLag() {
+  let longest = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 10);
+  return {
+    stop() {
+      clearInterval(ticker);
+      return Math.max(longest, performance.now() - last);
+    },
+  };
+}
+
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -9,7 +9,7 @@
 // with `lagMs` measured the same way.
 import readline from 'node:readline';
 
-import { loadPackage } from './helpers.mjs';
+import { eventLoopLag, loadPackage } from './helpers.mjs';
 
 const { LeaseStore, JobWorker } = loadPackage();
 const print = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
@@ -18,21 +18,14 @@ const store = await LeaseStore.open(process.argv[2]);
 print({ ready: true, engine: store.engine });
 for await (const line of readline.createInterface({ input: process.stdin })) {
   const { op, args, grouped } = JSON.parse(line);
-  let lagMs = 0;
-  let last = performance.now();
-  const ticker = setInterval(() => {
-    const now = performance.now();
-    lagMs = Math.max(lagMs, now - last);
-    last = now;
-  }, 10);
+  const lag = eventLoopLag();
   try {
     const { value, reason } = op === 'runWorker' ? { value: await runWorker(args[0]) } : await (grouped ? store.grouped : store).withReason[op](...args);
-    lagMs = Math.max(lagMs, performance.now() - last);
-    print({ value, reason: reason ?? null, lagMs });
+    print({ value, reason: reason ?? null, lagMs: lag.stop() });
   } catch (error) {
     print({ error: { code: error.code, message: error.message } });
   } finally {
-    clearInterval(ticker);
+    lag.stop();
   }
 }
 store.close();
