@@ -557,7 +557,11 @@ export declare class LeaseStore {
    * The same operations, group-committed: each answers a Promise, and the calls made together
    * (concurrent handlers, `Promise.all`) share one transaction and one sync, each checked and
    * answered exactly as if it ran alone; one failing call fails alone. A lone call waits for
-   * nothing. `claimMany` and a `fenced` callback run alone.
+   * nothing. On the native engine they run on libuv's thread pool, so the event loop never waits
+   * for a lock or a sync. `claimMany` runs alone, on worker threads. A `fenced` callback runs
+   * alone and on the event loop (it is JavaScript, inside the transaction), so it waits for the
+   * lock there: where the loop must keep running (a JobWorker's handler), pass the statements as
+   * a list, or return them with `fencedResult`.
    */
   readonly grouped: GroupedStore;
 }
