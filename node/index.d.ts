@@ -961,6 +961,8 @@ export declare class FenceGuard {
 export interface PgFenceGuard {
   /** Runs `statements` in one transaction if the guard accepts `fence` for `key`; rows as `pg` reads them. */
   write(key: string, fence: Fence, statements: FencedStatement[]): Promise<{ accepted: true; rows: Record<string, unknown>[] } | { accepted: false; current: Fence; rows: [] }>;
+  /** The guard itself (its writes already answer Promises), as a file guard's `grouped`. */
+  readonly grouped: PgFenceGuard;
   /** Closes the pool's connections. */
   close(): Promise<void>;
 }

@@ -236,6 +236,11 @@ class PgFenceGuard {
     if (key !== CONSTRUCT) throw invalidArgument('use `await FenceGuard.connect(url)` to open a guard on PostgreSQL');
     this.#pool = pool;
     this.#inner = inner;
+    /**
+     * The file guard's `grouped` form, here the guard itself: every write already answers a
+     * Promise on a connection of its own, so code written for `guard.grouped.write` runs on both.
+     */
+    this.grouped = this;
   }
 
   /**

@@ -532,7 +532,9 @@ test('FenceGuard on a PostgreSQL database from Node: a stale fence is refused an
   assert.deepEqual(await guard.write('acct', 3, [entry('three', 3), { sql: 'SELECT count(*)::int AS n FROM ledger' }]), { accepted: true, rows: [{ n: 1 }] });
   assert.deepEqual(await guard.write('acct', 2, [entry('two', 2)]), { accepted: false, current: 3, rows: [] });
   assert.equal((await guard.write('acct', 3, [entry('three again', 3)])).accepted, true);
-  assert.equal((await guard.write('other', 1, [entry('other', 1)])).accepted, true);
+  // `grouped.write`, as on a file guard, is the same write.
+  assert.equal(guard.grouped, guard);
+  assert.equal((await guard.grouped.write('other', 1, [entry('other', 1)])).accepted, true);
   // A failing statement rolls back the fence it recorded with it.
   await assert.rejects(guard.write('acct', 9, [entry('nine', 9), { sql: 'INSERT INTO nowhere VALUES (1)' }]),
     (error) => error.code === 'storage' && error.statement === 1);

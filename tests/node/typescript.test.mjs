@@ -189,6 +189,7 @@ export async function postgres(url: string): Promise<void> {
   const written = await g.write('k', 1, [{ sql: 'SELECT 1' }]);
   if (written.accepted) exact<Record<string, unknown>[]>()(written.rows);
   else exact<Fence>()(written.current);
+  exact<PgFenceGuard>()(g.grouped);
   exact<void>()(await g.close());
   const w = new JobWorker(p, { ttl: 30, concurrency: 4 });
   exact<WorkerStats>()(await w.run(async () => 'done', { untilEmpty: true }));
