@@ -21,7 +21,7 @@ use rusqlite::Connection;
 use serde_json::{json, Value};
 
 use super::value::Arg;
-use super::{arg_error_value, error_value, Answers};
+use super::{arg_error_value, closed_answers, error_value, run_group, Answers};
 use crate::error::Error;
 use crate::guard::{sqlite, Guarded};
 use crate::sqlite::Protected;
@@ -180,47 +180,14 @@ impl Task for GuardGroupTask {
 
     fn compute(&mut self) -> napi::Result<Value> {
         let writes = std::mem::take(&mut self.writes);
-        let guard = lock(&self.connection);
-        let Some(conn) = guard.as_ref() else {
-            let closed = writes
-                .into_iter()
-                .map(|write| write.err().unwrap_or_else(closed_value))
-                .collect();
-            return Ok(Value::Array(closed));
-        };
-        let mut answers: Vec<Option<Value>> = writes
-            .iter()
-            .map(|write| write.as_ref().err().cloned())
-            .collect();
-        let ran = (|| {
-            let group = crate::sqlite::write_tx::Group::begin(conn, "guard")?;
-            for (write, answer) in writes.iter().zip(answers.iter_mut()) {
-                if let Ok((key, fence, statements)) = write {
-                    let guarded = group.run(|| {
-                        sqlite::write_statements(
-                            conn,
-                            Protected::GuardFile,
-                            key,
-                            *fence,
-                            statements,
-                        )
-                    })?;
-                    *answer = Some(guarded_value(guarded));
-                }
-            }
-            group.commit()
-        })();
-        let answers = answers
-            .into_iter()
-            .map(|answer| match (&ran, answer) {
-                (Err(lost), _) => error_value(lost),
-                (Ok(()), Some(answer)) => answer,
-                (Ok(()), None) => error_value(&Error::Internal {
-                    message: "a write of a guard's group was never run; report it as a bug".into(),
-                }),
-            })
-            .collect();
-        Ok(Value::Array(answers))
+        Ok(Value::Array(match lock(&self.connection).as_ref() {
+            None => closed_answers(writes, closed_value),
+            Some(conn) => run_group(conn, "guard", writes, |(key, fence, statements)| {
+                let guarded =
+                    sqlite::write_statements(conn, Protected::GuardFile, key, *fence, statements);
+                guarded.map(|guarded| guarded_value(Ok(guarded)))
+            }),
+        }))
     }
 
     fn resolve(&mut self, _env: Env, output: Value) -> napi::Result<Answers> {

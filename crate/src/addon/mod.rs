@@ -174,7 +174,7 @@ impl NativeStore {
     #[napi(js_name = "callGroup")]
     pub fn call_group(&self, env: Env, calls: Vec<Vec<Unknown<'_>>>) -> AsyncTask<GroupTask> {
         let undefined = Arg::undefined(env.raw());
-        let slots = calls
+        let calls = calls
             .iter()
             .map(|call| {
                 let op = call
@@ -183,7 +183,7 @@ impl NativeStore {
                     .and_then(|op| crate::js::JsArg::as_string(&op))
                     .unwrap_or_default();
                 if op == "claimMany" {
-                    return Slot::Done(arg_error_value(crate::js::ArgError(
+                    return Err(arg_error_value(crate::js::ArgError(
                         "claimMany races its owners on threads and cannot join a group: call it alone"
                             .into(),
                     )));
@@ -194,14 +194,14 @@ impl NativeStore {
                     .map(|list| crate::js::JsArg::items(&list))
                     .unwrap_or_default();
                 match crate::js::check_request(&op, &args, &undefined) {
-                    Ok(request) => Slot::Pending(request),
-                    Err(err) => Slot::Done(arg_error_value(err)),
+                    Ok(request) => Ok(request),
+                    Err(err) => Err(arg_error_value(err)),
                 }
             })
             .collect();
         AsyncTask::new(GroupTask {
             connection: self.connection.clone(),
-            slots,
+            calls,
         })
     }
 
@@ -225,16 +225,10 @@ pub fn check_arguments(env: Env, op: String, args: Vec<Unknown<'_>>) -> Value {
     }
 }
 
-/// One call of a group: checked and waiting for the transaction, or answered.
-enum Slot {
-    Pending(Request),
-    Done(Value),
-}
-
 /// A group's run on the thread pool.
 pub struct GroupTask {
     connection: Connection,
-    slots: Vec<Slot>,
+    calls: Vec<Result<Request, Value>>,
 }
 
 /// A JSON value handed to JavaScript as the value it spells (the answers of a group).
@@ -264,19 +258,13 @@ impl Task for GroupTask {
     type JsValue = Answers;
 
     fn compute(&mut self) -> napi::Result<Value> {
-        let guard = lock(&self.connection);
-        let answers = match guard.as_ref() {
-            None => self
-                .slots
-                .drain(..)
-                .map(|slot| match slot {
-                    Slot::Done(value) => value,
-                    Slot::Pending(_) => closed_value(),
-                })
-                .collect(),
-            Some(store) => run_group(store, std::mem::take(&mut self.slots)),
-        };
-        Ok(Value::Array(answers))
+        let calls = std::mem::take(&mut self.calls);
+        Ok(Value::Array(match lock(&self.connection).as_ref() {
+            None => closed_answers(calls, closed_value),
+            Some(store) => run_group(store.connection(), "group", calls, |request| {
+                answer(&mut Open(store), request).map(|answer| answer_value(&answer))
+            }),
+        }))
     }
 
     fn resolve(&mut self, _env: Env, output: Value) -> napi::Result<Answers> {
@@ -284,31 +272,49 @@ impl Task for GroupTask {
     }
 }
 
-/// Runs the pending calls of `slots` in one transaction and answers each; when the group itself
-/// fails (its start, its commit, or SQLite rolled it back under a call) every call gets that
-/// error and nothing applied.
-fn run_group(store: &LeaseStore, mut slots: Vec<Slot>) -> Vec<Value> {
+/// Runs a group's `items` on `conn` in one transaction (docs/contract.md section 10): each `Ok`
+/// item by `run`, in a savepoint of its own, its error its answer alone; an `Err` item is an
+/// answer already given (an argument refused on the JavaScript thread) and passes through. When
+/// the group itself fails (its start, its commit, or SQLite rolled it back under an item) every
+/// item run gets that error and nothing applied. Shared by the store's `callGroup` and the
+/// guard's `writeGroup`.
+pub(crate) fn run_group<T>(
+    conn: &rusqlite::Connection,
+    operation: &'static str,
+    items: Vec<Result<T, Value>>,
+    mut run: impl FnMut(&T) -> crate::Result<Value>,
+) -> Vec<Value> {
+    let mut answers: Vec<Option<Value>> = items
+        .iter()
+        .map(|item| item.as_ref().err().cloned())
+        .collect();
     let ran = (|| {
-        let group = crate::sqlite::write_tx::Group::begin(store.connection(), "group")?;
-        for slot in slots.iter_mut() {
-            if let Slot::Pending(request) = slot {
-                let answered = group.run(|| answer(&mut Open(store), request))?;
-                *slot = Slot::Done(match answered {
-                    Ok(answer) => answer_value(&answer),
-                    Err(err) => error_value(&err),
-                });
+        let group = crate::sqlite::write_tx::Group::begin(conn, operation)?;
+        for (item, answer) in items.iter().zip(answers.iter_mut()) {
+            if let Ok(item) = item {
+                let answered = group.run(|| run(item))?;
+                *answer = Some(answered.unwrap_or_else(|err| error_value(&err)));
             }
         }
         group.commit()
     })();
-    slots
+    answers
         .into_iter()
-        .map(|slot| match (slot, &ran) {
-            (_, Err(lost)) => error_value(lost),
-            (Slot::Done(value), Ok(())) => value,
-            (Slot::Pending(_), Ok(())) => error_value(&crate::Error::Internal {
-                message: "a call of a group was never run; report it as a bug".into(),
+        .map(|answer| match (&ran, answer) {
+            (Err(lost), _) => error_value(lost),
+            (Ok(()), Some(answer)) => answer,
+            (Ok(()), None) => error_value(&crate::Error::Internal {
+                message: "an item of a group was never run; report it as a bug".into(),
             }),
         })
+        .collect()
+}
+
+/// A group's answers when its connection is closed: `closed()` for each item, but an answer
+/// already given (an argument refused) stays that answer.
+pub(crate) fn closed_answers<T>(items: Vec<Result<T, Value>>, closed: fn() -> Value) -> Vec<Value> {
+    items
+        .into_iter()
+        .map(|item| item.err().unwrap_or_else(closed))
         .collect()
 }
