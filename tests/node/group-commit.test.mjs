@@ -125,6 +125,29 @@ test('calls made while a group commits form the next group; a lone call waits fo
   }
 });
 
+test('a call made where a group\'s answer is read joins the calls that waited for that group: one commit', { skip: noCounter || onlyOn('native', 'the wasm engine commits a group before anything else can be called') }, async () => {
+  // A worker's completion answers, its handler's slot frees, and the claim for that slot is made in
+  // the answer's continuation: it must share the next transaction with the completions that
+  // finished while the group was on the pool, not follow them in one of its own.
+  const store = await openFresh('continuation.db');
+  try {
+    const before = syncs();
+    await store.grouped.enqueue('lone');
+    const lone = syncs() - before;
+    store.enqueue('a');
+    const at = syncs();
+    const first = store.grouped.claimNext('me', 1, 60);
+    const completed = first.then((claimed) => store.grouped.complete(claimed.job, 'me', claimed.fence, 2, 'done'));
+    await new Promise((resolve) => setImmediate(resolve)); // the first group is on the pool now
+    const waited = store.grouped.enqueue('b'); // made while it commits
+    assert.deepEqual(await Promise.all([completed, waited]), [true, true]);
+    assert.equal(syncs() - at, 2 * lone, 'two commits: the claim, then the enqueue and the completion together');
+    assert.equal(store.state('lone').result, 'done');
+  } finally {
+    store.close();
+  }
+});
+
 test('grouped calls on a closed store fail with a storage error', async () => {
   const store = await openFresh('closed.db');
   store.close();

@@ -91,7 +91,8 @@ const endOfTurn = typeof setImmediate === 'function' ? setImmediate : queueMicro
  * transport: one transaction, each call in its own savepoint, answered as if it ran alone. In Node
  * the commit blocks the thread (the wasm's file I/O is synchronous), so the calls of one turn are
  * what groups: the handlers whose timers fire together, the completions of one turn. Calls made
- * while a group is in flight (the browser's worker round trip) form the next group. A call that
+ * while a group is in flight (the browser's worker round trip, the native engine's thread pool)
+ * and those made where its answers are read form the next group. A call that
  * cannot join a group (`claimMany`, a `fenced` callback) runs alone on the store.
  */
 class GroupCommit {
@@ -131,6 +132,10 @@ class GroupCommit {
       } catch (error) {
         for (const { reject } of group) reject(toLeaseError(error));
       }
+      // The next group leaves at the end of this turn, not at once: the calls made where these
+      // answers are read (a worker's claim for the slot a completion freed) join the calls that
+      // waited for this group, in one transaction instead of one more.
+      await new Promise((resolve) => endOfTurn(resolve));
     }
     this.#busy = false;
   }
