@@ -4,7 +4,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { engine, hasStrace, loadPackage, syncCounter, tempDir, sleep } from './helpers.mjs';
+import { engine, hasStrace, loadPackage, syncCounter, tempDir, sleep, withTimeout } from './helpers.mjs';
 
 const { LeaseStore, JobWorker, LeaseError, fencedResult, fixedBackoff } = loadPackage();
 // Syncs counted for the whole file: the wasm VFS's count, or natively strace attached once.
@@ -171,4 +171,49 @@ test('64 slots are claimed a quarter at a time, and all 64 still run at once', a
   assert.equal(asked[0], 16, `the first claim asks for a quarter of the slots: ${asked}`);
   assert.ok(asked.every((n) => n >= 1 && n <= 16), `never more than 16 at once: ${asked}`);
   assert.equal(most, 64, 'the staggered claims still fill every slot');
+});
+
+test('a claim beside running jobs does not hold the loop, and the slots it will fill count against concurrency', async () => {
+  const store = await open();
+  for (let i = 0; i < 40; i++) store.enqueue(`b${i}`);
+  // Every claim answers 40 ms late (a busy pool, a slow disk): the jobs are leased meanwhile.
+  const { grouped } = store;
+  const claimNextMany = grouped.claimNextMany.bind(grouped);
+  let onTheirWay = 0;
+  let mostOnTheirWay = 0;
+  let reserved = 0; // slots asked for by claims not yet answered
+  let running = 0;
+  let most = 0;
+  const overbooked = [];
+  grouped.claimNextMany = async (owner, n, ...rest) => {
+    if (running + reserved + n > 4) overbooked.push({ running, reserved, n });
+    onTheirWay += 1;
+    mostOnTheirWay = Math.max(mostOnTheirWay, onTheirWay);
+    reserved += n;
+    try {
+      const claimed = await claimNextMany(owner, n, ...rest);
+      await sleep(40);
+      return claimed;
+    } finally {
+      onTheirWay -= 1;
+      reserved -= n;
+    }
+  };
+  const handled = [];
+  const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, concurrency: 4 });
+  // A claim that went again at once after a slow empty answer would keep the run from ever ending.
+  const stats = await withTimeout(worker.run(async (job) => {
+    running += 1;
+    most = Math.max(most, running);
+    await sleep(5 + (Number(job.slice(1)) % 4) * 15); // the slots free one by one
+    running -= 1;
+    handled.push(job);
+    return 'ok';
+  }, { untilEmpty: true }), 30_000, 'the drain with slow claims');
+  store.close();
+  assert.deepEqual([stats.claimed, stats.completed], [40, 40]);
+  assert.equal(new Set(handled).size, 40, 'each job handled once');
+  assert.ok(most <= 4, `never more than 4 handlers at once: ${most}`);
+  assert.deepEqual(overbooked, [], 'a claim never asked for more slots than were free, counting the claims on their way');
+  assert.ok(mostOnTheirWay >= 2, `a freed slot was claimed while an earlier claim was still on its way (at most ${mostOnTheirWay} at once)`);
 });

@@ -4,7 +4,9 @@
 // store (synchronous answers) and the browser store (Promises) alike. With `concurrency` n > 1, up
 // to n handlers run at once and every store call goes through `store.grouped`: the claims that
 // fill the free slots, the renews due in the same tick, and the completions and failures that
-// finish together each share one transaction, and a completion counts only once it committed.
+// finish together share transactions, and a completion counts only once it committed. A claim
+// made while jobs run goes beside them (the loop does not wait for its answer, its slots stay
+// reserved), so the claim for a slot a completion freed joins the next completions' transaction.
 import { previousAttemptFailed } from './attempt.js';
 import { backoffDelay } from './backoff.js';
 import { LeaseLostError, errorText, invalidArgument, isStorageError } from './errors.js';
@@ -66,6 +68,9 @@ class JobWorker {
   #wakeable = false; // the current idle wait is one a change ends (nothing was claimable)
   #leases = new Set(); // the leases held now
   #inFlight = new Set(); // the jobs being handled (concurrency > 1)
+  #claiming = 0; // the slots that claims on their way will fill (concurrency > 1)
+  #claims = new Set(); // those claims, each settled once its jobs are handed out
+  #claimAt = -Infinity; // after a claim beside running jobs found too few: claim again when a job ends, or then
   #crash = null; // the first unexpected error of a job handled in the background
   #stopped = null; // {promise, resolve}: settles when run() returns
 
@@ -177,10 +182,13 @@ class JobWorker {
       await this.#beatAlone();
       watch = this.#watchStore(untilEmpty);
       while (!this.#stopping) {
-        const free = this.#concurrency - this.#inFlight.size;
-        if (free === 0) {
+        const free = this.#concurrency - this.#inFlight.size - this.#claiming;
+        // Jobs run, or claims are on their way: a claim goes beside them, without waiting (below).
+        const busy = this.#inFlight.size + this.#claiming > 0;
+        if (free === 0 || (busy && this.#clock() < this.#claimAt)) {
           this.#woken = false; // the claim after a slot frees sees it all
-          await this.#idleWait(Infinity); // until a job finishes, or stop()
+          // Until a job finishes or a claim answers, or stop(); after a short claim, the poll.
+          await this.#idleWait(free === 0 ? Infinity : this.#claimAt - this.#clock());
           continue;
         }
         let claims;
@@ -195,6 +203,13 @@ class JobWorker {
           // One job at concurrency 1 (claimNext): no need to ask the rule, a call into the engine
           // (in a page, a message to its worker) on the hot path of every claim.
           const wanted = this.#concurrency === 1 ? 1 : await this.#rules.claimBatch(free, this.#concurrency);
+          if (busy) {
+            // Beside running jobs the claim does not hold the loop: it joins the group of the
+            // completions written meanwhile (one transaction for both), and the next slot to free
+            // is claimed at once, not after it answers.
+            this.#claimBeside(wanted, claimedAt, handler);
+            continue;
+          }
           claims = await this.#claim(wanted, claimedAt);
         } catch (error) {
           if (!isStorageError(error)) throw error;
@@ -225,6 +240,7 @@ class JobWorker {
         }
         for (const claimed of claims) this.#inBackground(claimed, claimedAt, handler);
       }
+      await Promise.all(this.#claims); // their jobs are handed out (or back) first
       await Promise.all(this.#inFlight);
       if (this.#crash) throw this.#crash.error;
     } finally {
@@ -343,6 +359,42 @@ class JobWorker {
     return this.#ops.claimNextMany(this.#owner, n, now, this.#ttl, this.#queues);
   }
 
+  /**
+   * A claim of `wanted` jobs beside the running ones (concurrency > 1), as Rust's coordinator
+   * claims: the slots stay reserved until it answers; its jobs start in the background (or go
+   * back, if stop() came meanwhile); when it finds fewer than it asked for, the next claim waits
+   * for a job to end or the idle poll. A storage error goes to `onError`, and the poll.
+   */
+  #claimBeside(wanted, claimedAt, handler) {
+    this.#claiming += wanted;
+    const claimed = this.#claim(wanted, claimedAt)
+      .then(
+        (claims) => {
+          this.#claiming -= wanted;
+          this.#counts.claimed += claims.length;
+          // The poll runs from the answer: a slow claim must not make the next one go at once.
+          if (claims.length < wanted) this.#claimAt = this.#clock() + this.#idle;
+          if (this.#stopping) return Promise.all(claims.map((job) => this.#handBack(job)));
+          for (const job of claims) this.#inBackground(job, claimedAt, handler);
+        },
+        (error) => {
+          this.#claiming -= wanted;
+          this.#claimAt = this.#clock() + this.#idle;
+          if (!isStorageError(error)) throw error;
+          this.#onError(error, { op: 'claimNext' });
+        },
+      )
+      .catch((error) => {
+        this.#crash ??= { error };
+        this.#stopping = true;
+      })
+      .finally(() => {
+        this.#claims.delete(claimed);
+        this.#wake?.();
+      });
+    this.#claims.add(claimed);
+  }
+
   /** Gives a job claimed during stop() straight back. */
   async #handBack(claimed) {
     try {
@@ -363,6 +415,7 @@ class JobWorker {
       })
       .finally(() => {
         this.#inFlight.delete(handled);
+        this.#claimAt = -Infinity; // a slot is free: claim for it at once
         this.#wake?.();
       });
     this.#inFlight.add(handled);
