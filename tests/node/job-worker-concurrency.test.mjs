@@ -217,3 +217,45 @@ test('a claim beside running jobs does not hold the loop, and the slots it will 
   assert.deepEqual(overbooked, [], 'a claim never asked for more slots than were free, counting the claims on their way');
   assert.ok(mostOnTheirWay >= 2, `a freed slot was claimed while an earlier claim was still on its way (at most ${mostOnTheirWay} at once)`);
 });
+
+test('stop() while a claim beside running jobs is on its way: its jobs are handed back, none run', async () => {
+  const store = await open();
+  for (let i = 0; i < 12; i++) store.enqueue(`w${i}`);
+  const { grouped } = store;
+  const claimNextMany = grouped.claimNextMany.bind(grouped);
+  let running = 0;
+  let besideAnswered = null; // the jobs of the claim made while handlers ran
+  let claimedBeside = null;
+  grouped.claimNextMany = async (owner, n, ...rest) => {
+    const beside = running > 0;
+    const claimed = await claimNextMany(owner, n, ...rest);
+    if (beside && claimedBeside === null) {
+      claimedBeside = claimed.map((lease) => lease.job);
+      await new Promise((resolve) => (besideAnswered = resolve)); // answered once stop() was called
+    }
+    return claimed;
+  };
+  const started = [];
+  const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, concurrency: 4 });
+  const run = worker.run(async (job, { signal }) => {
+    started.push(job);
+    running += 1;
+    // w0 frees a slot; the others hold theirs until stop() signals them.
+    if (job === 'w0') await sleep(20);
+    else await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    running -= 1;
+    return 'ok';
+  }, { untilEmpty: true });
+  while (besideAnswered === null) await sleep(5);
+  const stopped = worker.stop();
+  besideAnswered();
+  await stopped;
+  const stats = await run;
+  assert.ok(claimedBeside.length >= 1, 'the claim beside found a job');
+  for (const job of claimedBeside) {
+    assert.ok(!started.includes(job), `${job}, claimed while stopping, never ran`);
+    assert.equal(store.state(job).owner, null, `${job} handed back`);
+  }
+  assert.equal(stats.claimed, 4 + claimedBeside.length, 'the jobs handed back count as claimed');
+  store.close();
+});
