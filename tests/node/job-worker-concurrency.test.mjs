@@ -45,6 +45,17 @@ async function drain(concurrency, jobs, hold = () => new Promise((resolve) => se
   return { stats, most, handled, cost, rows, results };
 }
 
+/**
+ * Puts `around(n, claim)` in front of every claimNextMany the worker makes through the store's
+ * grouped operations (`claim()` makes the real one and answers its Promise).
+ */
+function aroundClaims(store, around) {
+  const { grouped } = store;
+  const claimNextMany = grouped.claimNextMany.bind(grouped);
+  grouped.claimNextMany = (owner, n, ...rest) => around(n, () => claimNextMany(owner, n, ...rest));
+  assert.equal(store.grouped, grouped, 'the worker claims through this same object');
+}
+
 test('concurrency 8 runs at most 8 handlers at once, each job once, in far fewer commits than jobs', { skip: noCounter }, async () => {
   const one = await drain(1, 40);
   const eight = await drain(8, 200);
@@ -148,14 +159,11 @@ test('64 slots are claimed a quarter at a time, and all 64 still run at once', a
   const store = await open();
   for (let i = 0; i < 300; i++) store.enqueue(`q${i}`);
   // The sizes the worker asks for, seen on the store's grouped operations it claims through.
-  const { grouped } = store;
-  const claimNextMany = grouped.claimNextMany.bind(grouped);
   const asked = [];
-  grouped.claimNextMany = (owner, n, ...rest) => {
+  aroundClaims(store, (n, claim) => {
     asked.push(n);
-    return claimNextMany(owner, n, ...rest);
-  };
-  assert.equal(store.grouped, grouped, 'the worker claims through this same object');
+    return claim();
+  });
   let running = 0;
   let most = 0;
   const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, concurrency: 64 });
@@ -176,29 +184,27 @@ test('64 slots are claimed a quarter at a time, and all 64 still run at once', a
 test('a claim beside running jobs does not hold the loop, and the slots it will fill count against concurrency', async () => {
   const store = await open();
   for (let i = 0; i < 40; i++) store.enqueue(`b${i}`);
-  // Every claim answers 40 ms late (a busy pool, a slow disk): the jobs are leased meanwhile.
-  const { grouped } = store;
-  const claimNextMany = grouped.claimNextMany.bind(grouped);
   let onTheirWay = 0;
   let mostOnTheirWay = 0;
   let reserved = 0; // slots asked for by claims not yet answered
   let running = 0;
   let most = 0;
   const overbooked = [];
-  grouped.claimNextMany = async (owner, n, ...rest) => {
+  // Every claim answers 40 ms late (a busy pool, a slow disk): the jobs are leased meanwhile.
+  aroundClaims(store, async (n, claim) => {
     if (running + reserved + n > 4) overbooked.push({ running, reserved, n });
     onTheirWay += 1;
     mostOnTheirWay = Math.max(mostOnTheirWay, onTheirWay);
     reserved += n;
     try {
-      const claimed = await claimNextMany(owner, n, ...rest);
+      const claimed = await claim();
       await sleep(40);
       return claimed;
     } finally {
       onTheirWay -= 1;
       reserved -= n;
     }
-  };
+  });
   const handled = [];
   const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, concurrency: 4 });
   // A claim that went again at once after a slow empty answer would keep the run from ever ending.
@@ -221,20 +227,18 @@ test('a claim beside running jobs does not hold the loop, and the slots it will 
 test('stop() while a claim beside running jobs is on its way: its jobs are handed back, none run', async () => {
   const store = await open();
   for (let i = 0; i < 12; i++) store.enqueue(`w${i}`);
-  const { grouped } = store;
-  const claimNextMany = grouped.claimNextMany.bind(grouped);
   let running = 0;
   let besideAnswered = null; // the jobs of the claim made while handlers ran
   let claimedBeside = null;
-  grouped.claimNextMany = async (owner, n, ...rest) => {
+  aroundClaims(store, async (n, claim) => {
     const beside = running > 0;
-    const claimed = await claimNextMany(owner, n, ...rest);
+    const claimed = await claim();
     if (beside && claimedBeside === null) {
       claimedBeside = claimed.map((lease) => lease.job);
       await new Promise((resolve) => (besideAnswered = resolve)); // answered once stop() was called
     }
     return claimed;
-  };
+  });
   const started = [];
   const worker = new JobWorker(store, { owner: 'w', ttl: 30, idle: 0.02, concurrency: 4 });
   const run = worker.run(async (job, { signal }) => {
