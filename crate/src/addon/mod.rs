@@ -276,8 +276,8 @@ impl Task for GroupTask {
 /// item by `run`, in a savepoint of its own, its error its answer alone; an `Err` item is an
 /// answer already given (an argument refused on the JavaScript thread) and passes through. When
 /// the group itself fails (its start, its commit, or SQLite rolled it back under an item) every
-/// item run gets that error and nothing applied. Shared by the store's `callGroup` and the
-/// guard's `writeGroup`.
+/// item gets that error (one refused for its arguments too) and nothing applied. Shared by the
+/// store's `callGroup` and the guard's `writeGroup`.
 pub(crate) fn run_group<T>(
     conn: &rusqlite::Connection,
     operation: &'static str,
