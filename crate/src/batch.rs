@@ -104,6 +104,59 @@ impl NewJob {
     }
 }
 
+/// A worker's round for [`Leases::complete_then_claim`](crate::Leases::complete_then_claim): the
+/// completions of the jobs that finished, then a claim of up to `claim` jobs from `queues`
+/// (`None`: every queue) for `owner`, leased for `ttl` seconds, all at `now`.
+///
+/// ```
+/// use leasefence::{LeaseCompletion, Leases, LeaseStore, NewJob, WorkerRound};
+/// let store = LeaseStore::open_in_memory()?;
+/// store.enqueue_many(&[NewJob::new("a"), NewJob::new("b")])?;
+/// let lease = store.claim_next("me", 0.0, 30.0)?.unwrap().lease();
+/// let done = [LeaseCompletion::new(lease, Some("ok"))];
+/// let round = WorkerRound { completions: &done, queues: None, owner: "me", claim: 8, now: 1.0, ttl: 30.0 };
+/// let answer = store.complete_then_claim(&round)?;
+/// assert!(answer.completed[0].is_granted());
+/// assert_eq!(answer.claimed?.len(), 1);
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct WorkerRound<'a> {
+    /// The leases to complete, with their results, as [`Leases::complete_many`](crate::Leases::complete_many) takes them.
+    pub completions: &'a [LeaseCompletion],
+    /// The queues to claim from; `None`: every queue.
+    pub queues: Option<&'a [&'a str]>,
+    /// Who claims.
+    pub owner: &'a str,
+    /// How many jobs to claim at most (1 to [`MAX_BATCH`]).
+    pub claim: usize,
+    /// The time of the round, in seconds.
+    pub now: f64,
+    /// How long the new leases last, in seconds.
+    pub ttl: f64,
+}
+
+/// What a [`WorkerRound`] did: each completion's outcome, in order, and the claim's jobs, or the
+/// claim's own error (the completions stand all the same).
+///
+/// ```
+/// use leasefence::{LeaseCompletion, Lease, Leases, LeaseStore, WorkerRound};
+/// let store = LeaseStore::open_in_memory()?;
+/// let late = [LeaseCompletion::new(Lease::new("none", "me", 1), None)];
+/// let round = WorkerRound { completions: &late, queues: None, owner: "me", claim: 0, now: 1.0, ttl: 30.0 };
+/// let answer = store.complete_then_claim(&round)?;
+/// assert!(!answer.completed[0].is_granted());
+/// assert!(answer.claimed.is_err(), "a claim of 0 jobs is refused, after the completions");
+/// # Ok::<(), leasefence::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct RoundAnswer {
+    /// Each completion's outcome, as [`Leases::complete_many`](crate::Leases::complete_many) answers.
+    pub completed: Vec<crate::Outcome<()>>,
+    /// The jobs claimed, or why the claim failed.
+    pub claimed: crate::Result<Vec<crate::ClaimedJob>>,
+}
+
 /// One completion of [`Leases::complete_many`](crate::Leases::complete_many): the lease and the
 /// result to store.
 ///

@@ -8,7 +8,7 @@
 //! [`LeaseStore`](crate::LeaseStore) (SQLite) implements it by delegating to its own methods;
 //! `PgStore` (feature `postgres`) implements it on a server.
 
-use crate::batch::{LeaseCompletion, NewJob};
+use crate::batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
@@ -384,6 +384,27 @@ pub trait Leases: std::fmt::Debug + Send {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>>;
+
+    /// A worker's round (docs/contract.md section 10): [`complete_many`](Self::complete_many) of
+    /// the round's completions, then [`claim_next_many_in`](Self::claim_next_many_in) for the
+    /// slots they freed. On SQLite both are one transaction, so a round pays one commit's syncs,
+    /// not two; elsewhere (the default) they are the two calls. An `Err` means no completion was
+    /// written; a claim that fails once the completions were is the answer's `claimed`.
+    ///
+    /// ```
+    /// use leasefence::{Leases, LeaseStore, NewJob, WorkerRound};
+    /// let leases: &dyn Leases = &LeaseStore::open_in_memory()?;
+    /// leases.enqueue_many(&[NewJob::new("a")])?;
+    /// let round = WorkerRound { completions: &[], queues: None, owner: "me", claim: 4, now: 0.0, ttl: 30.0 };
+    /// assert_eq!(leases.complete_then_claim(&round)?.claimed?.len(), 1);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn complete_then_claim(&self, round: &WorkerRound<'_>) -> Result<RoundAnswer> {
+        let completed = self.complete_many(round.completions, round.now)?;
+        let claimed =
+            self.claim_next_many_in(round.queues, round.owner, round.claim, round.now, round.ttl);
+        Ok(RoundAnswer { completed, claimed })
+    }
 
     /// The worker registry: records `beat` (its worker alive until `now + ttl`, or gone if it
     /// says it stops) and renews `leases` to `now + ttl`, all in one transaction, the leases

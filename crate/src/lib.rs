@@ -84,7 +84,7 @@ mod wasm;
 #[cfg(web)]
 pub use wasm::{check_arguments, WasmStore};
 
-pub use batch::{LeaseCompletion, NewJob, MAX_BATCH};
+pub use batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound, MAX_BATCH};
 #[cfg(pg)]
 pub use error::PostgresError;
 pub use error::{Error, ErrorCode, Result, SqliteError};

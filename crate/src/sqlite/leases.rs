@@ -1,6 +1,6 @@
 //! [`Leases`] for [`LeaseStore`]: every method is the store's own method of the same name.
 
-use crate::batch::{LeaseCompletion, NewJob};
+use crate::batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound};
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::leases::Leases;
@@ -202,6 +202,26 @@ impl Leases for LeaseStore {
 
     fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
         LeaseStore::complete_many(self, completions, now)
+    }
+
+    /// One transaction: the completions in a savepoint (their error undoes the round), then the
+    /// claim in one of its own (its error is its answer alone; the completions commit).
+    fn complete_then_claim(&self, round: &WorkerRound<'_>) -> Result<RoundAnswer> {
+        let group = crate::sqlite::write_tx::Group::begin(&self.conn, "complete_then_claim")?;
+        let completed =
+            group.run(|| LeaseStore::complete_many(self, round.completions, round.now))??;
+        let claimed = group.run(|| {
+            LeaseStore::claim_next_many_in(
+                self,
+                round.queues,
+                round.owner,
+                round.claim,
+                round.now,
+                round.ttl,
+            )
+        })?;
+        group.commit()?;
+        Ok(RoundAnswer { completed, claimed })
     }
 
     /// Natively on a file: one OS thread and connection per owner ([`LeaseStore::claim_many`]).
