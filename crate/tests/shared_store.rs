@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use leasefence::{Error, Finish, Lease, LeaseStore, Leases, SharedStore, Statement};
+use support::commits::{store_counting_commits, syncs};
 use support::fault_vfs::{self, Fault, Kind};
 use support::jobs::enqueue_jobs;
 
@@ -22,20 +23,6 @@ static FAULT_VFS: Mutex<()> = Mutex::new(());
 
 const THREADS: usize = 16;
 const CYCLES: usize = 200;
-
-fn syncs() -> u64 {
-    fault_vfs::calls()[Kind::Sync as usize]
-}
-
-/// A store on the fault VFS in WAL mode with automatic checkpoints off, so that every commit that
-/// wrote something is exactly one sync (of the WAL) and the counts compare commits.
-fn faulty_store(db: &Path) -> LeaseStore {
-    let conn = fault_vfs::open_connection(db).unwrap();
-    conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-        .unwrap();
-    conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
-    LeaseStore::from_connection(conn, &db.display().to_string()).unwrap()
-}
 
 /// `cycles` claim_next + complete pairs for `owner`; the leases it completed.
 fn work(store: &dyn Leases, owner: &str, cycles: usize) -> Vec<Lease> {
@@ -62,7 +49,7 @@ fn many_threads_get_the_contracts_answers_and_share_commits() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
     fault_vfs::register(dir.path());
-    let store = SharedStore::new(faulty_store(&db));
+    let store = SharedStore::new(store_counting_commits(&db));
     let ids = enqueue_jobs(&store, "job", THREADS * CYCLES);
     // A disk's flush time, so the grouping does not depend on this machine's file system (on
     // tmpfs a sync costs nothing, and commits have little to share).
@@ -175,7 +162,7 @@ fn a_lone_caller_commits_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("q.db");
         fault_vfs::register(dir.path());
-        let plain = faulty_store(&db);
+        let plain = store_counting_commits(&db);
         enqueue_jobs(&plain, "job", CYCLES);
         // Both stores stay open until counted: closing checkpoints, which syncs.
         let store: Box<dyn Leases> = if shared {
@@ -229,7 +216,7 @@ fn wait_for_pending(store: &SharedStore, count: usize) {
 /// A store on the fault VFS with table `t` (one row, v = 0) and `jobs` jobs claimed by `w0`,
 /// `w1`, ... at 0 for 100 s, plus a job `held` claimed by `holder`.
 fn store_with_claims(db: &Path, jobs: usize) -> (SharedStore, Vec<Lease>, Lease) {
-    let plain = faulty_store(db);
+    let plain = store_counting_commits(db);
     plain
         .connection()
         .execute_batch(

@@ -6,6 +6,8 @@ pub mod batch;
 #[allow(dead_code)]
 pub mod cli_bin;
 #[allow(dead_code)]
+pub mod commits;
+#[allow(dead_code)]
 pub mod fault_vfs;
 #[allow(dead_code)]
 pub mod jobs;
