@@ -25,7 +25,7 @@ use super::heartbeat::Heartbeat;
 use super::{
     CancelReason, CancelToken, Completion, CompletionResult, Counters, HandlerResult, Job, Worker,
 };
-use crate::batch::LeaseCompletion;
+use crate::batch::{LeaseCompletion, WorkerRound};
 use crate::error::{Error, Result};
 use crate::outcome::{ClaimedJob, Outcome};
 use crate::rules::worker::{self as rules, AttemptVerdict};
@@ -167,19 +167,27 @@ impl Worker {
         let mut found_nothing = false;
         // When the last claim looked.
         let mut looked_at = f64::NEG_INFINITY;
+        // Plain completions settled but not written yet: they go with the next claim, in one
+        // round (one transaction on SQLite), or alone before the coordinator waits.
+        let mut unwritten: Vec<(Running, Option<String>)> = Vec::new();
         loop {
             // Handlers that finished meanwhile are written first: when claims are slow (a loaded
             // server) and come back to back, their jobs would otherwise sit leased and unwritten.
             // A finished handler frees a slot: claim again at once, as after `wait_finished`.
             let finished: Vec<Finished> = pool.finished.try_iter().collect();
             if !finished.is_empty() {
-                self.settle(pool, finished)?;
+                unwritten.extend(self.settle(pool, finished)?);
                 claim_at = f64::NEG_INFINITY;
             }
             let stopping = self.stop.is_stopping();
             // The due schedule slots first: the claim's clock is read after their transaction.
             if !stopping {
-                self.enqueue_due(self.now())?;
+                if let Err(err) = self.enqueue_due(self.now()) {
+                    // The run ends on this error; what finished is still written if it can be
+                    // (a failure there is the same store's trouble: the first error is reported).
+                    let _ = self.complete_together(std::mem::take(&mut unwritten));
+                    return Err(err);
+                }
             }
             let now = self.now();
             let free = slots - pool.running.len();
@@ -188,13 +196,8 @@ impl Worker {
                 self.stop.take_wake();
                 looked_at = now;
                 let wanted = rules::claim_batch(free, slots);
-                match self.store.claim_next_many_in(
-                    queues.as_deref(),
-                    &self.options.owner,
-                    wanted,
-                    now,
-                    self.options.ttl,
-                ) {
+                let written = std::mem::take(&mut unwritten);
+                match self.complete_then_claim(written, queues.as_deref(), wanted, now)? {
                     Ok(batch) => {
                         found_nothing = batch.is_empty();
                         let short = batch.len() < wanted;
@@ -218,6 +221,8 @@ impl Worker {
                 }
                 continue;
             }
+            // No claim now: the completions are written before anything waits.
+            self.complete_together(std::mem::take(&mut unwritten))?;
             if pool.running.is_empty() {
                 if stopping || (found_nothing && self.options.until_empty) {
                     return Ok(());
@@ -238,7 +243,7 @@ impl Worker {
             };
             let finished = self.wait_finished(pool, until)?;
             if !finished.is_empty() {
-                self.settle(pool, finished)?;
+                unwritten.extend(self.settle(pool, finished)?);
                 claim_at = f64::NEG_INFINITY;
             }
         }
@@ -320,7 +325,11 @@ impl Worker {
 
     /// Writes the outcomes of the handlers that finished: the plain completions together, the
     /// rest one by one; each is counted once its transaction committed.
-    fn settle(&self, pool: &mut Pool<'_>, finished: Vec<Finished>) -> Result<()> {
+    fn settle(
+        &self,
+        pool: &mut Pool<'_>,
+        finished: Vec<Finished>,
+    ) -> Result<Vec<(Running, Option<String>)>> {
         let mut plain: Vec<(Running, Option<String>)> = Vec::new();
         for Finished { key, outcome } in finished {
             let Some(running) = pool.running.remove(&key) else {
@@ -365,7 +374,58 @@ impl Worker {
                 }
             }
         }
-        self.complete_together(plain)
+        Ok(plain)
+    }
+
+    /// Writes `unwritten` and claims up to `wanted` jobs in one round
+    /// ([`Leases::complete_then_claim`]: one transaction on SQLite); the claim's own answer.
+    /// With nothing to write it is the claim alone. When the round cannot run (a busy database)
+    /// the completions are written as [`complete_together`](Self::complete_together) writes them,
+    /// and the claim answers the round's error (tried again at the poll).
+    fn complete_then_claim(
+        &self,
+        unwritten: Vec<(Running, Option<String>)>,
+        queues: Option<&[&str]>,
+        wanted: usize,
+        now: f64,
+    ) -> Result<Result<Vec<ClaimedJob>>> {
+        let owner = &self.options.owner;
+        let ttl = self.options.ttl;
+        if unwritten.is_empty() {
+            return Ok(self
+                .store
+                .claim_next_many_in(queues, owner, wanted, now, ttl));
+        }
+        let completions = completions_of(&unwritten);
+        let round = WorkerRound {
+            completions: &completions,
+            queues,
+            owner,
+            claim: wanted,
+            now,
+            ttl,
+        };
+        match self.store.complete_then_claim(&round) {
+            Ok(answer) => {
+                self.count_completions(answer.completed);
+                Ok(answer.claimed)
+            }
+            Err(err) if err.is_retryable() => {
+                self.complete_together(unwritten)?;
+                Ok(Err(err))
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Counts the answers of written completions: completed, or refused (a stale write).
+    fn count_completions(&self, answers: Vec<Outcome<()>>) {
+        for answer in answers {
+            match answer {
+                Outcome::Granted(()) => self.counters.add(&self.counters.completed),
+                Outcome::Rejected(_) => self.refused(),
+            }
+        }
     }
 
     /// Completes jobs in one transaction (`complete` for one, `complete_many` for several),
@@ -380,22 +440,11 @@ impl Worker {
                     .complete(&running.claimed.lease(), now, result.as_deref())
                     .map(|answer| vec![answer])
             } else {
-                let list: Vec<LeaseCompletion> = pending
-                    .iter()
-                    .map(|(running, result)| {
-                        LeaseCompletion::new(running.claimed.lease(), result.as_deref())
-                    })
-                    .collect();
-                self.store.complete_many(&list, now)
+                self.store.complete_many(&completions_of(&pending), now)
             };
             match written {
                 Ok(answers) => {
-                    for answer in answers {
-                        match answer {
-                            Outcome::Granted(()) => self.counters.add(&self.counters.completed),
-                            Outcome::Rejected(_) => self.refused(),
-                        }
-                    }
+                    self.count_completions(answers);
                     return Ok(());
                 }
                 Err(err) if err.is_retryable() => {
@@ -417,6 +466,14 @@ impl Worker {
         }
         Ok(())
     }
+}
+
+/// The completions of `unwritten`, as the store takes them.
+fn completions_of(unwritten: &[(Running, Option<String>)]) -> Vec<LeaseCompletion> {
+    unwritten
+        .iter()
+        .map(|(running, result)| LeaseCompletion::new(running.claimed.lease(), result.as_deref()))
+        .collect()
 }
 
 /// A handler thread: runs the handler on each job it is handed, until the coordinator hangs up.
