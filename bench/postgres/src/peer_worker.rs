@@ -285,6 +285,28 @@ impl Leases for Timed {
         self.note_done(&done);
         Ok(outcomes)
     }
+    fn complete_then_claim(
+        &self,
+        round: &leasefence::WorkerRound<'_>,
+    ) -> leasefence::Result<leasefence::RoundAnswer> {
+        // The round's claim was asked for when the round was; its completions committed with it.
+        let asked = wall_ms();
+        let answer = self.inner.complete_then_claim(round)?;
+        let done: Vec<_> = round
+            .completions
+            .iter()
+            .zip(&answer.completed)
+            .map(|(c, o)| (&c.lease.job, o.is_granted()))
+            .collect();
+        self.note_done(&done);
+        if let Ok(claimed) = &answer.claimed {
+            let mut timing = self.timing.lock().expect("timing lock");
+            for job in claimed {
+                timing.asked.insert(job.job.clone(), asked);
+            }
+        }
+        Ok(answer)
+    }
     fn claim_many(
         &self,
         job: &str,
