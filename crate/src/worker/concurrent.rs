@@ -5,10 +5,11 @@
 //! The coordinator claims with `claim_next_many` as slots free up (from 16 slots, a quarter of
 //! them at a time at most: `rules::worker::claim_batch`), hands each job to a handler thread, and
 //! writes the outcomes of the handlers that finished since its last look together: the plain
-//! completions with one `complete_many`; a completion with statements as its own fenced
-//! transaction (its failing statement fails that job alone); a failure with `fail`, one by one
-//! (docs/decisions/worker-concurrency.md says why). A job is counted done only once the
-//! transaction that wrote it committed.
+//! completions with the claim for the slots they freed, one `complete_then_claim` (one
+//! transaction on SQLite), or with one `complete_many` when there is nothing to claim; a
+//! completion with statements as its own fenced transaction (its failing statement fails that job
+//! alone); a failure with `fail`, one by one (docs/decisions/worker-concurrency.md says why). A
+//! job is counted done only once the transaction that wrote it committed.
 //!
 //! Every store call goes through the `Leases` the worker was built with (and the heartbeat's,
 //! from its opener): a store shared by several workers plugs in through [`Worker::new`].
@@ -323,8 +324,9 @@ impl Worker {
         Ok(all)
     }
 
-    /// Writes the outcomes of the handlers that finished: the plain completions together, the
-    /// rest one by one; each is counted once its transaction committed.
+    /// Writes the outcomes of the handlers that finished, one by one, but the plain completions,
+    /// which it answers: the coordinator writes those together, with its next claim or before it
+    /// waits. Each is counted once its transaction committed.
     fn settle(
         &self,
         pool: &mut Pool<'_>,
