@@ -367,32 +367,41 @@ class JobWorker {
    */
   #claimBeside(wanted, claimedAt, handler) {
     this.#claiming += wanted;
-    const claimed = this.#claim(wanted, claimedAt)
-      .then(
-        (claims) => {
-          this.#claiming -= wanted;
-          this.#counts.claimed += claims.length;
-          // The poll runs from the answer: a slow claim must not make the next one go at once.
-          if (claims.length < wanted) this.#claimAt = this.#clock() + this.#idle;
-          if (this.#stopping) return Promise.all(claims.map((job) => this.#handBack(job)));
-          for (const job of claims) this.#inBackground(job, claimedAt, handler);
-        },
-        (error) => {
-          this.#claiming -= wanted;
-          this.#claimAt = this.#clock() + this.#idle;
-          if (!isStorageError(error)) throw error;
-          this.#onError(error, { op: 'claimNext' });
-        },
-      )
+    const claimed = this.#claim(wanted, claimedAt).then(
+      (claims) => {
+        this.#claiming -= wanted;
+        this.#counts.claimed += claims.length;
+        // The poll runs from the answer: a slow claim must not make the next one go at once.
+        if (claims.length < wanted) this.#claimAt = this.#clock() + this.#idle;
+        if (this.#stopping) return Promise.all(claims.map((job) => this.#handBack(job)));
+        for (const job of claims) this.#inBackground(job, claimedAt, handler);
+      },
+      (error) => {
+        this.#claiming -= wanted;
+        this.#claimAt = this.#clock() + this.#idle;
+        if (!isStorageError(error)) throw error;
+        this.#onError(error, { op: 'claimNext' });
+      },
+    );
+    this.#besideTheLoop(this.#claims, claimed);
+  }
+
+  /**
+   * Keeps `work` in `set` until it settles, beside the loop: an unexpected error (not a storage
+   * error) stops claiming and is thrown once the others finished; its end wakes the loop.
+   */
+  #besideTheLoop(set, work, ended = () => {}) {
+    const tracked = work
       .catch((error) => {
         this.#crash ??= { error };
         this.#stopping = true;
       })
       .finally(() => {
-        this.#claims.delete(claimed);
+        set.delete(tracked);
+        ended();
         this.#wake?.();
       });
-    this.#claims.add(claimed);
+    set.add(tracked);
   }
 
   /** Gives a job claimed during stop() straight back. */
@@ -407,18 +416,9 @@ class JobWorker {
 
   /** Handles a job beside the others (concurrency > 1); its end frees a slot and wakes the loop. */
   #inBackground(claimed, claimedAt, handler) {
-    const handled = this.#handle(claimed, claimedAt, handler)
-      .catch((error) => {
-        // Unexpected (not a storage error): stop claiming, let the others finish, then throw it.
-        this.#crash ??= { error };
-        this.#stopping = true;
-      })
-      .finally(() => {
-        this.#inFlight.delete(handled);
-        this.#claimAt = -Infinity; // a slot is free: claim for it at once
-        this.#wake?.();
-      });
-    this.#inFlight.add(handled);
+    this.#besideTheLoop(this.#inFlight, this.#handle(claimed, claimedAt, handler), () => {
+      this.#claimAt = -Infinity; // a slot is free: claim for it at once
+    });
   }
 
   /**
