@@ -13,7 +13,9 @@ mod support;
 
 use std::ops::Deref;
 
-use leasefence::{Error, Lease, LeaseCompletion, LeaseStore, Leases, NewJob, Outcome, MAX_BATCH};
+use leasefence::{
+    Error, Lease, LeaseCompletion, LeaseStore, Leases, NewJob, Outcome, WorkerRound, MAX_BATCH,
+};
 use support::fault_vfs;
 #[cfg(feature = "postgres")]
 use support::pg_schema::PgSchema;
@@ -120,6 +122,7 @@ on_both_backends! {
     complete_many_answers_as_successive_completes => postgres_complete_many_answers_as_successive_completes,
     a_bad_list_is_refused_whole_and_changes_nothing => postgres_a_bad_list_is_refused_whole_and_changes_nothing,
     an_item_failing_in_storage_fails_the_whole_batch_and_applies_nothing => postgres_an_item_failing_in_storage_fails_the_whole_batch_and_applies_nothing,
+    a_worker_round_answers_as_complete_many_then_claim_next_many => postgres_a_worker_round_answers_as_complete_many_then_claim_next_many,
 }
 
 mod cases {
@@ -450,6 +453,121 @@ mod cases {
         assert_eq!(s.enqueue_many(&jobs[..1]).unwrap(), [false]);
         let renewed = s.renew_many(&[a, b], 1.0, 30.0).unwrap();
         assert!(renewed.iter().all(|r| r.is_granted()), "{renewed:?}");
+    }
+
+    /// A worker's round (`complete_then_claim`) answers what `complete_many` and then
+    /// `claim_next_many_in` answer on a store in the same state, and leaves the same rows; a
+    /// claim refused for its count still lets the completions stand; completions refused whole
+    /// (bad arguments, an item failing in storage) leave everything as it was, the claim unmade.
+    pub fn a_worker_round_answers_as_complete_many_then_claim_next_many(fresh: Fresh) {
+        let (round, calls) = (fresh(), fresh());
+        let more = [
+            NewJob::new("e"),
+            NewJob::new("f").payload("p-f"),
+            NewJob::new("g").run_at(50.0),
+            NewJob::new("h"),
+        ];
+        let leases = mixed_leases(&*round);
+        mixed_leases(&*calls);
+        for s in [&round, &calls] {
+            s.enqueue_many(&more).unwrap();
+        }
+        let completions: Vec<LeaseCompletion> = leases
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LeaseCompletion::new(l.clone(), Some(&format!("r{i}"))))
+            .collect();
+        // Four wanted at 2.5: e, f and h are claimable (g waits for 50, b and d are held).
+        let answer = round
+            .complete_then_claim(&WorkerRound {
+                completions: &completions,
+                queues: None,
+                owner: "me",
+                claim: 4,
+                now: 2.5,
+                ttl: 30.0,
+            })
+            .unwrap();
+        let completed = calls.complete_many(&completions, 2.5).unwrap();
+        let claimed = calls.claim_next_many_in(None, "me", 4, 2.5, 30.0).unwrap();
+        assert_eq!(answer.completed, completed);
+        assert_eq!(answer.claimed.unwrap(), claimed);
+        assert_eq!(
+            claimed.iter().map(|c| c.job.as_str()).collect::<Vec<_>>(),
+            ["e", "f", "h"]
+        );
+        assert_eq!(round.jobs().unwrap(), calls.jobs().unwrap());
+
+        // A claim of no job is refused; the completion it came with is written all the same.
+        let s = fresh();
+        s.enqueue_many(&[NewJob::new("x"), NewJob::new("y")])
+            .unwrap();
+        let x = s
+            .claim("x", "me", 0.0, 30.0)
+            .unwrap()
+            .lease("x", "me")
+            .unwrap();
+        let done = [LeaseCompletion::new(x.clone(), Some("ok"))];
+        let answer = s
+            .complete_then_claim(&WorkerRound {
+                completions: &done,
+                queues: None,
+                owner: "me",
+                claim: 0,
+                now: 1.0,
+                ttl: 30.0,
+            })
+            .unwrap();
+        assert_eq!(answer.completed, [Outcome::Granted(())]);
+        assert!(
+            matches!(
+                answer.claimed,
+                Err(Error::InvalidArgument { argument: "n", .. })
+            ),
+            "{:?}",
+            answer.claimed
+        );
+        assert_eq!(s.state("x").unwrap().unwrap().result.as_deref(), Some("ok"));
+        assert_eq!(
+            s.state("y").unwrap().unwrap().owner,
+            None,
+            "nothing claimed"
+        );
+
+        // Completions refused whole: nothing written, nothing claimed.
+        let s = fresh();
+        s.install_refusals();
+        s.enqueue_many(&[NewJob::new("x"), NewJob::new("y")])
+            .unwrap();
+        let x = s
+            .claim("x", "me", 0.0, 30.0)
+            .unwrap()
+            .lease("x", "me")
+            .unwrap();
+        let before = s.jobs().unwrap();
+        let round_of = |completions: &[LeaseCompletion], now: f64| {
+            s.complete_then_claim(&WorkerRound {
+                completions,
+                queues: None,
+                owner: "me",
+                claim: 2,
+                now,
+                ttl: 30.0,
+            })
+        };
+        let poison = [LeaseCompletion::new(x.clone(), Some("poison"))];
+        let err = round_of(&poison, 1.0).unwrap_err().to_string();
+        assert!(err.contains("poison result refused"), "{err}");
+        assert_eq!(s.jobs().unwrap(), before);
+        let ok = [LeaseCompletion::new(x, Some("ok"))];
+        assert!(matches!(
+            round_of(&ok, f64::NAN),
+            Err(Error::InvalidArgument {
+                argument: "now",
+                ..
+            })
+        ));
+        assert_eq!(s.jobs().unwrap(), before);
     }
 }
 

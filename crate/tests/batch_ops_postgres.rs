@@ -19,7 +19,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use leasefence::{ClaimedJob, Finish, Lease, LeaseCompletion, Leases, NewJob, PgStore, Statement};
+use leasefence::{
+    ClaimedJob, Finish, Lease, LeaseCompletion, Leases, NewJob, OpenOptions, PgStore, Statement,
+    WorkerRound,
+};
 use postgres::NoTls;
 use support::pg_schema::PgSchema;
 
@@ -124,6 +127,100 @@ fn claim_next_many_waits_for_a_locked_job_rather_than_answer_fewer() {
             .unwrap()
             .is_empty());
     }
+}
+
+/// A worker's round (`complete_then_claim`) writes its completions and its claim in one
+/// transaction, one commit: every row it wrote carries the same transaction id (`xmin`).
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn a_worker_round_writes_its_completions_and_its_claim_in_one_transaction() {
+    let schema = PgSchema::new("batch_round");
+    let store = PgStore::connect(&schema.url).unwrap();
+    store
+        .enqueue_many(&["a", "b", "c", "d"].map(NewJob::new))
+        .unwrap();
+    let held = store.claim_next_many("w", 2, 0.0, 30.0).unwrap();
+    let done: Vec<LeaseCompletion> = held
+        .iter()
+        .map(|c| LeaseCompletion::new(c.lease(), Some("ok")))
+        .collect();
+    let answer = store
+        .complete_then_claim(&WorkerRound {
+            completions: &done,
+            queues: None,
+            owner: "w",
+            claim: 2,
+            now: 1.0,
+            ttl: 30.0,
+        })
+        .unwrap();
+    assert!(
+        answer.completed.iter().all(|a| a.is_granted()),
+        "{answer:?}"
+    );
+    assert_eq!(jobs_of(answer.claimed.as_ref().unwrap()), ["c", "d"]);
+    let writers: Vec<(String, String)> = admin(&schema)
+        .query("SELECT id, xmin::text FROM jobs ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    let first = &writers[0].1;
+    assert!(
+        writers.iter().all(|(_, xmin)| xmin == first),
+        "the round's four rows written by one transaction: {writers:?}"
+    );
+}
+
+/// A round whose claim fails once its completions are written (here it waits for a job another
+/// session holds locked, longer than the store's busy timeout) answers the claim's error and
+/// keeps the completions: they are written in a transaction of their own.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
+fn a_round_whose_claim_fails_still_writes_its_completions() {
+    let schema = PgSchema::new("batch_round_fails");
+    let options = OpenOptions::new().busy_timeout(Duration::from_millis(300));
+    let store = PgStore::connect_with(&schema.url, &options).unwrap();
+    store.enqueue_many(&["a", "b"].map(NewJob::new)).unwrap();
+    let a = store
+        .claim("a", "w", 0.0, 30.0)
+        .unwrap()
+        .lease("a", "w")
+        .unwrap();
+    // Another session holds "b" locked: the claim passes over it, then waits for it.
+    let mut holder = admin(&schema);
+    let mut tx = holder.transaction().unwrap();
+    tx.execute("UPDATE jobs SET until = until WHERE id = 'b'", &[])
+        .unwrap();
+    let done = [LeaseCompletion::new(a, Some("ok"))];
+    let answer = store
+        .complete_then_claim(&WorkerRound {
+            completions: &done,
+            queues: None,
+            owner: "w",
+            claim: 1,
+            now: 1.0,
+            ttl: 30.0,
+        })
+        .unwrap();
+    tx.rollback().unwrap();
+    assert!(answer.completed[0].is_granted(), "{answer:?}");
+    let err = answer
+        .claimed
+        .expect_err("the claim waited past the busy timeout");
+    assert!(err.is_retryable(), "{err}");
+    let a = store.state("a").unwrap().unwrap();
+    assert_eq!((a.done, a.result.as_deref()), (true, Some("ok")));
+    assert_eq!(
+        store.state("b").unwrap().unwrap().owner,
+        None,
+        "b never claimed"
+    );
+    // The store works on.
+    assert_eq!(
+        jobs_of(&store.claim_next_many("w", 1, 2.0, 30.0).unwrap()),
+        ["b"]
+    );
 }
 
 /// Two claimers that each hold jobs and want the job another session holds locked: when the lock

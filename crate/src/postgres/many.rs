@@ -126,51 +126,62 @@ pub(crate) async fn write_many(
     if leases.is_empty() && beat.is_none() {
         return Ok(Vec::new());
     }
-    let rounds = rounds(leases.iter().map(|lease| lease.job.as_str()));
     in_transaction(wire, operation, async |wire| {
-        let mut answers: Vec<Option<Outcome<()>>> = vec![None; leases.len()];
-        for round in rounds {
-            let mut pending = round;
-            let mut tries = 0;
-            while !pending.is_empty() {
-                if tries == MAX_TRIES {
-                    let job = &leases[pending[0]].job;
-                    return Err(unexplained(operation, job, Some(MAX_TRIES)));
-                }
-                tries += 1;
-                let (sql, params) = write.statement(leases, &pending, now);
-                let answer = wire.run(operation, sql, params).await?;
-                let mut changed_since = Vec::new();
-                for row in &answer.rows {
-                    let index = *item_at(&mut pending, row.int(operation, 0)?, operation)?;
-                    let outcome = if row.flag(operation, 1)? {
-                        Some(Outcome::Granted(()))
-                    } else {
-                        why_write_refused(refused_row(row, operation)?, leases[index], Some(now))
-                            .map(Outcome::Rejected)
-                    };
-                    match outcome {
-                        Some(outcome) => answers[index] = Some(outcome),
-                        // The row matches now: it changed after the UPDATE looked.
-                        None => changed_since.push(index),
-                    }
-                }
-                pending = changed_since;
-            }
-        }
-        if let Some((beat, ttl)) = beat {
-            record_beat(wire, operation, beat, now, ttl).await?;
-        }
-        answers
-            .into_iter()
-            .map(|answer| {
-                answer.ok_or_else(|| Error::Internal {
-                    message: format!("{operation} answered no row for one of its leases"),
-                })
-            })
-            .collect()
+        write_rows(wire, operation, leases, now, beat, &write).await
     })
     .await
+}
+
+/// [`write_many`]'s statements on an open transaction.
+async fn write_rows(
+    wire: &mut impl Wire,
+    operation: &'static str,
+    leases: &[&Lease],
+    now: f64,
+    beat: Option<(&WorkerBeat, f64)>,
+    write: &ManyWrite<'_>,
+) -> Result<Vec<Outcome<()>>> {
+    let mut answers: Vec<Option<Outcome<()>>> = vec![None; leases.len()];
+    for round in rounds(leases.iter().map(|lease| lease.job.as_str())) {
+        let mut pending = round;
+        let mut tries = 0;
+        while !pending.is_empty() {
+            if tries == MAX_TRIES {
+                let job = &leases[pending[0]].job;
+                return Err(unexplained(operation, job, Some(MAX_TRIES)));
+            }
+            tries += 1;
+            let (sql, params) = write.statement(leases, &pending, now);
+            let answer = wire.run(operation, sql, params).await?;
+            let mut changed_since = Vec::new();
+            for row in &answer.rows {
+                let index = *item_at(&mut pending, row.int(operation, 0)?, operation)?;
+                let outcome = if row.flag(operation, 1)? {
+                    Some(Outcome::Granted(()))
+                } else {
+                    why_write_refused(refused_row(row, operation)?, leases[index], Some(now))
+                        .map(Outcome::Rejected)
+                };
+                match outcome {
+                    Some(outcome) => answers[index] = Some(outcome),
+                    // The row matches now: it changed after the UPDATE looked.
+                    None => changed_since.push(index),
+                }
+            }
+            pending = changed_since;
+        }
+    }
+    if let Some((beat, ttl)) = beat {
+        record_beat(wire, operation, beat, now, ttl).await?;
+    }
+    answers
+        .into_iter()
+        .map(|answer| {
+            answer.ok_or_else(|| Error::Internal {
+                message: format!("{operation} answered no row for one of its leases"),
+            })
+        })
+        .collect()
 }
 
 /// Writes `beat` (checked) and forgets workers gone long ago, in the open transaction.
@@ -268,38 +279,103 @@ enum Attempt {
     WaitFirst(Head),
 }
 
-/// `claim_next_many` of checked arguments: up to `n` jobs of `queues` (every queue when `None`).
+/// What a claim asks for, its arguments checked: up to `n` jobs of `queues` (every queue when
+/// `None`) for `owner`, leased over `window`.
+pub(crate) struct ClaimRequest<'a> {
+    pub(crate) queues: Option<Vec<&'a str>>,
+    pub(crate) owner: &'a str,
+    pub(crate) n: usize,
+    pub(crate) window: LeaseWindow,
+}
+
+/// `claim_next_many` of checked arguments, in a transaction of its own.
 pub(crate) async fn claim_next_many(
     wire: &mut impl Wire,
-    queues: Option<Vec<&str>>,
-    owner: &str,
-    n: usize,
-    window: LeaseWindow,
+    request: ClaimRequest<'_>,
 ) -> Result<Vec<ClaimedJob>> {
+    match claim_after(wire, request, async |_| Ok(())).await? {
+        Claim::Committed((), jobs) => Ok(jobs),
+        Claim::Failed(err) => Err(err),
+    }
+}
+
+/// A worker's round (`Leases::complete_then_claim`, docs/contract.md section 10) of checked
+/// arguments: the completions written as `complete_many` writes them, then the claim as
+/// `claim_next_many` claims, in one transaction, so the round pays one commit. When the claim
+/// fails (contended, a lock it waited for too long), that transaction is rolled back and the
+/// completions are written alone in one of their own: the claim's error is its answer, and the
+/// completions stand, as the trait promises.
+pub(crate) async fn complete_then_claim(
+    wire: &mut impl Wire,
+    completions: &[LeaseCompletion],
+    now: f64,
+    request: ClaimRequest<'_>,
+) -> Result<(Vec<Outcome<()>>, Result<Vec<ClaimedJob>>)> {
+    const OP: &str = "complete_then_claim";
+    let leases: Vec<&Lease> = completions.iter().map(|done| &done.lease).collect();
+    let write = ManyWrite::Complete { completions };
+    let written = claim_after(wire, request, async |wire| {
+        write_rows(wire, OP, &leases, now, None, &write).await
+    })
+    .await?;
+    match written {
+        Claim::Committed(completed, jobs) => Ok((completed, Ok(jobs))),
+        Claim::Failed(err) => {
+            let completed = write_many(wire, OP, &leases, now, None, write).await?;
+            Ok((completed, Err(err)))
+        }
+    }
+}
+
+/// How [`claim_after`] ended.
+enum Claim<B> {
+    /// Committed: what the writes before the claim answered, and the jobs claimed.
+    Committed(B, Vec<ClaimedJob>),
+    /// The claim failed, and the transaction (the writes before it too) was rolled back.
+    Failed(Error),
+}
+
+/// One transaction of `before`'s writes, then the claim of `request`; started again (with
+/// `before` again) when the claim must let go of what it holds to wait for an earlier job. An
+/// error of `before` is the call's error; the claim's is [`Claim::Failed`].
+async fn claim_after<W: Wire, B>(
+    wire: &mut W,
+    request: ClaimRequest<'_>,
+    mut before: impl AsyncFnMut(&mut W) -> Result<B>,
+) -> Result<Claim<B>> {
     let mut claimer = Claimer {
-        owner,
-        queues: Value::from(queues),
-        n,
-        window,
+        owner: request.owner,
+        queues: Value::from(request.queues),
+        n: request.n,
+        window: request.window,
         tries: 0,
     };
     let mut first = None;
     loop {
         wire.control(CLAIM_MANY, Control::Begin).await?;
+        let written = match before(wire).await {
+            Ok(written) => written,
+            Err(err) => {
+                let _ = wire.control(CLAIM_MANY, Control::Rollback).await;
+                return Err(err);
+            }
+        };
         let attempt = claimer.attempt(wire, first.take()).await;
         match attempt {
             Ok(Attempt::Claimed(jobs)) => {
                 wire.control(CLAIM_MANY, Control::Commit).await?;
-                return Ok(jobs);
+                return Ok(Claim::Committed(written, jobs));
             }
             Ok(Attempt::WaitFirst(head)) => {
                 wire.control(CLAIM_MANY, Control::Rollback).await?;
-                claimer.tried()?;
+                if let Err(err) = claimer.tried() {
+                    return Ok(Claim::Failed(err));
+                }
                 first = Some(head);
             }
             Err(err) => {
                 let _ = wire.control(CLAIM_MANY, Control::Rollback).await;
-                return Err(err);
+                return Ok(Claim::Failed(err));
             }
         }
     }

@@ -7,10 +7,10 @@
 
 use std::future::Future;
 
-use super::many::{self, ManyWrite};
+use super::many::{self, ClaimRequest, ManyWrite};
 use super::wire::{Sql, Value, Wire};
 use super::{checks, ops, reads, recurring, schema};
-use crate::batch::{LeaseCompletion, NewJob};
+use crate::batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound};
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
@@ -193,11 +193,69 @@ pub(crate) async fn claim_next_many(
     ttl: f64,
 ) -> Result<Vec<ClaimedJob>> {
     let window = checks::claim_next_many(queues, owner, n, now, ttl)?;
-    let queues = queues.map(<[&str]>::to_vec);
+    let request = ClaimRequest {
+        queues: queues.map(<[&str]>::to_vec),
+        owner,
+        n,
+        window,
+    };
     c.on_connection("claim_next_many", async |wire| {
-        many::claim_next_many(wire, queues, owner, n, window).await
+        many::claim_next_many(wire, request).await
     })
     .await
+}
+
+/// A worker's round: `complete_many` of its completions, then `claim_next_many`, in one
+/// transaction on one connection (`many::complete_then_claim`). Bad completions refuse the round
+/// as `complete_many` refuses them; a bad claim leaves the completions to `complete_many` alone
+/// and answers its error, as the trait's default (the two calls) would.
+pub(crate) async fn complete_then_claim(
+    c: &impl Connections,
+    round: &WorkerRound<'_>,
+) -> Result<RoundAnswer> {
+    let WorkerRound {
+        completions,
+        queues,
+        owner,
+        claim,
+        now,
+        ttl,
+    } = *round;
+    checks::complete_many(completions, now)?;
+    c.limits().check_completions(completions)?;
+    let window = match checks::claim_next_many(queues, owner, claim, now, ttl) {
+        Ok(window) => window,
+        Err(err) => {
+            let completed = complete_many(c, completions, now).await?;
+            return Ok(RoundAnswer {
+                completed,
+                claimed: Err(err),
+            });
+        }
+    };
+    let request = ClaimRequest {
+        queues: queues.map(<[&str]>::to_vec),
+        owner,
+        n: claim,
+        window,
+    };
+    if completions.is_empty() {
+        let claimed = c
+            .on_connection("claim_next_many", async |wire| {
+                many::claim_next_many(wire, request).await
+            })
+            .await;
+        return Ok(RoundAnswer {
+            completed: Vec::new(),
+            claimed,
+        });
+    }
+    let (completed, claimed) = c
+        .on_connection("complete_then_claim", async |wire| {
+            many::complete_then_claim(wire, completions, now, request).await
+        })
+        .await?;
+    Ok(RoundAnswer { completed, claimed })
 }
 
 /// `renew_many` (`beat` none) or `heartbeat`: the leases renewed by `renew_many`'s statement, and

@@ -14,7 +14,7 @@ use super::ops;
 use super::session::Link;
 use super::tls;
 use crate::async_leases::ready;
-use crate::batch::{LeaseCompletion, NewJob};
+use crate::batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::leases::Leases;
@@ -284,6 +284,11 @@ impl Leases for PgStore {
 
     fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
         ready(operations::complete_many(self, completions, now))
+    }
+
+    /// One transaction on one connection: the completions, then the claim (one commit a round).
+    fn complete_then_claim(&self, round: &WorkerRound<'_>) -> Result<RoundAnswer> {
+        ready(operations::complete_then_claim(self, round))
     }
 
     fn state(&self, job: &str) -> Result<Option<JobState>> {
