@@ -387,9 +387,10 @@ pub trait Leases: std::fmt::Debug + Send {
 
     /// A worker's round (docs/contract.md section 10): [`complete_many`](Self::complete_many) of
     /// the round's completions, then [`claim_next_many_in`](Self::claim_next_many_in) for the
-    /// slots they freed. On SQLite both are one transaction, so a round pays one commit's syncs,
-    /// not two; elsewhere (the default) they are the two calls. An `Err` means no completion was
-    /// written; a claim that fails once the completions were is the answer's `claimed`.
+    /// slots they freed. On SQLite and PostgreSQL both are one transaction, so a round pays one
+    /// commit, not two; elsewhere (the default) they are the two calls. An `Err` means no
+    /// completion was written; a claim that fails once the completions were is the answer's
+    /// `claimed`.
     ///
     /// ```
     /// use leasefence::{Leases, LeaseStore, NewJob, WorkerRound};

@@ -6,7 +6,7 @@
 //! them at a time at most: `rules::worker::claim_batch`), hands each job to a handler thread, and
 //! writes the outcomes of the handlers that finished since its last look together: the plain
 //! completions with the claim for the slots they freed, one `complete_then_claim` (one
-//! transaction on SQLite), or with one `complete_many` when there is nothing to claim; a
+//! transaction on SQLite and PostgreSQL), or with one `complete_many` when there is nothing to claim; a
 //! completion with statements as its own fenced transaction (its failing statement fails that job
 //! alone); a failure with `fail`, one by one (docs/decisions/worker-concurrency.md says why). A
 //! job is counted done only once the transaction that wrote it committed.
@@ -380,7 +380,8 @@ impl Worker {
     }
 
     /// Writes `unwritten` and claims up to `wanted` jobs in one round
-    /// ([`Leases::complete_then_claim`]: one transaction on SQLite); the claim's own answer.
+    /// ([`Leases::complete_then_claim`]: one transaction on SQLite and PostgreSQL); the claim's
+    /// own answer.
     /// With nothing to write it is the claim alone. When the round cannot run (a busy database)
     /// the completions are written as [`complete_together`](Self::complete_together) writes them,
     /// and the claim answers the round's error (tried again at the poll).
