@@ -479,14 +479,7 @@ mod cases {
             .collect();
         // Four wanted at 2.5: e, f and h are claimable (g waits for 50, b and d are held).
         let answer = round
-            .complete_then_claim(&WorkerRound {
-                completions: &completions,
-                queues: None,
-                owner: "me",
-                claim: 4,
-                now: 2.5,
-                ttl: 30.0,
-            })
+            .complete_then_claim(&round_of(&completions, 4, 2.5))
             .unwrap();
         let completed = calls.complete_many(&completions, 2.5).unwrap();
         let claimed = calls.claim_next_many_in(None, "me", 4, 2.5, 30.0).unwrap();
@@ -500,24 +493,8 @@ mod cases {
 
         // A claim of no job is refused; the completion it came with is written all the same.
         let s = fresh();
-        s.enqueue_many(&[NewJob::new("x"), NewJob::new("y")])
-            .unwrap();
-        let x = s
-            .claim("x", "me", 0.0, 30.0)
-            .unwrap()
-            .lease("x", "me")
-            .unwrap();
-        let done = [LeaseCompletion::new(x.clone(), Some("ok"))];
-        let answer = s
-            .complete_then_claim(&WorkerRound {
-                completions: &done,
-                queues: None,
-                owner: "me",
-                claim: 0,
-                now: 1.0,
-                ttl: 30.0,
-            })
-            .unwrap();
+        let done = [LeaseCompletion::new(x_held(&s), Some("ok"))];
+        let answer = s.complete_then_claim(&round_of(&done, 0, 1.0)).unwrap();
         assert_eq!(answer.completed, [Outcome::Granted(())]);
         assert!(
             matches!(
@@ -537,37 +514,46 @@ mod cases {
         // Completions refused whole: nothing written, nothing claimed.
         let s = fresh();
         s.install_refusals();
-        s.enqueue_many(&[NewJob::new("x"), NewJob::new("y")])
-            .unwrap();
-        let x = s
-            .claim("x", "me", 0.0, 30.0)
-            .unwrap()
-            .lease("x", "me")
-            .unwrap();
+        let x = x_held(&s);
         let before = s.jobs().unwrap();
-        let round_of = |completions: &[LeaseCompletion], now: f64| {
-            s.complete_then_claim(&WorkerRound {
-                completions,
-                queues: None,
-                owner: "me",
-                claim: 2,
-                now,
-                ttl: 30.0,
-            })
-        };
         let poison = [LeaseCompletion::new(x.clone(), Some("poison"))];
-        let err = round_of(&poison, 1.0).unwrap_err().to_string();
+        let err = s
+            .complete_then_claim(&round_of(&poison, 2, 1.0))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("poison result refused"), "{err}");
         assert_eq!(s.jobs().unwrap(), before);
         let ok = [LeaseCompletion::new(x, Some("ok"))];
         assert!(matches!(
-            round_of(&ok, f64::NAN),
+            s.complete_then_claim(&round_of(&ok, 2, f64::NAN)),
             Err(Error::InvalidArgument {
                 argument: "now",
                 ..
             })
         ));
         assert_eq!(s.jobs().unwrap(), before);
+    }
+
+    /// A round of `me` (every queue, leases of 30 s): `completions`, then a claim of `claim`.
+    fn round_of(completions: &[LeaseCompletion], claim: usize, now: f64) -> WorkerRound<'_> {
+        WorkerRound {
+            completions,
+            queues: None,
+            owner: "me",
+            claim,
+            now,
+            ttl: 30.0,
+        }
+    }
+
+    /// Jobs `x` and `y` in `s`, `x` claimed by `me` at 0 for 30 s: its lease.
+    fn x_held(s: &Store) -> Lease {
+        s.enqueue_many(&[NewJob::new("x"), NewJob::new("y")])
+            .unwrap();
+        s.claim("x", "me", 0.0, 30.0)
+            .unwrap()
+            .lease("x", "me")
+            .unwrap()
     }
 }
 
