@@ -304,7 +304,9 @@ pub(crate) async fn claim_next_many(
 /// `claim_next_many` claims, in one transaction, so the round pays one commit. When the claim
 /// fails (contended, a lock it waited for too long), that transaction is rolled back and the
 /// completions are written alone in one of their own: the claim's error is its answer, and the
-/// completions stand, as the trait promises.
+/// completions stand, as the trait promises. The native store's: Node's workers group their calls
+/// in JavaScript.
+#[cfg(not(web))]
 pub(crate) async fn complete_then_claim(
     wire: &mut impl Wire,
     completions: &[LeaseCompletion],

@@ -10,7 +10,9 @@ use std::future::Future;
 use super::many::{self, ClaimRequest, ManyWrite};
 use super::wire::{Sql, Value, Wire};
 use super::{checks, ops, reads, recurring, schema};
-use crate::batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound};
+use crate::batch::{LeaseCompletion, NewJob};
+#[cfg(not(web))]
+use crate::batch::{RoundAnswer, WorkerRound};
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
@@ -208,7 +210,9 @@ pub(crate) async fn claim_next_many(
 /// A worker's round: `complete_many` of its completions, then `claim_next_many`, in one
 /// transaction on one connection (`many::complete_then_claim`). Bad completions refuse the round
 /// as `complete_many` refuses them; a bad claim leaves the completions to `complete_many` alone
-/// and answers its error, as the trait's default (the two calls) would.
+/// and answers its error, as the trait's default (the two calls) would. The native store's: Node's
+/// workers group their calls in JavaScript.
+#[cfg(not(web))]
 pub(crate) async fn complete_then_claim(
     c: &impl Connections,
     round: &WorkerRound<'_>,
