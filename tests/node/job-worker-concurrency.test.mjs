@@ -72,6 +72,24 @@ test('concurrency 8 runs at most 8 handlers at once, each job once, in far fewer
     `syncs per job: ${perJob(eight, 200).toFixed(2)} at concurrency 8 vs ${perJob(one, 40).toFixed(2)} at 1`);
 });
 
+test('a slot frees when its handler returns: the claim that refills it shares the commit of the finished jobs', { skip: noCounter }, async () => {
+  // Four handlers start together and end in one later turn (drain's hold). Their completions and
+  // the claim for the four slots they free go as one group, one commit a round, as Rust's
+  // coordinator writes a round; not the completions in one commit and, once those answered, the
+  // claim in another.
+  const store = await open();
+  const at = syncs();
+  await store.grouped.enqueue('lone');
+  const lone = syncs() - at;
+  store.close();
+  assert.ok(lone >= 1, 'a commit syncs');
+  const run = await drain(4, 64);
+  assert.deepEqual([run.stats.claimed, run.stats.completed, run.most], [64, 64, 4]);
+  const commits = run.cost / lone;
+  // 16 rounds, and the run's start and end: its beats, the first claim (19 in all here).
+  assert.ok(commits <= 16 + 6, `${commits} commits for 16 rounds of four jobs`);
+});
+
 test('a lost lease aborts its own handler alone; the others complete', async () => {
   const store = await open();
   for (const job of ['a', 'b', 'victim', 'c']) store.enqueue(job);

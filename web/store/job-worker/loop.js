@@ -67,8 +67,9 @@ class JobWorker {
   #woken = false; // the store's watch saw a change since the last claim
   #wakeable = false; // the current idle wait is one a change ends (nothing was claimable)
   #leases = new Set(); // the leases held now
-  #inFlight = new Set(); // the jobs being handled (concurrency > 1)
+  #inFlight = new Set(); // the jobs being handled, their outcomes written (concurrency > 1)
   #claiming = 0; // the slots that claims on their way will fill (concurrency > 1)
+  #handling = 0; // the slots of jobs whose handlers have not yet returned (concurrency > 1)
   #claims = new Set(); // those claims, each settled once its jobs are handed out
   #claimAt = -Infinity; // after a claim beside running jobs found too few: claim again when a job ends, or then
   #crash = null; // the first unexpected error of a job handled in the background
@@ -182,7 +183,10 @@ class JobWorker {
       await this.#beatAlone();
       watch = this.#watchStore(untilEmpty);
       while (!this.#stopping) {
-        const free = this.#concurrency - this.#inFlight.size - this.#claiming;
+        // A slot frees when its handler returns, not when its outcome is written: the claim for
+        // it then shares the group (one transaction) that writes the outcome, as Rust's
+        // coordinator writes a round's completions with its refill claim.
+        const free = this.#concurrency - this.#handling - this.#claiming;
         // Jobs run, or claims are on their way: a claim goes beside them, without waiting (below).
         const busy = this.#inFlight.size + this.#claiming > 0;
         if (free === 0 || (busy && this.#clock() < this.#claimAt)) {
@@ -414,11 +418,21 @@ class JobWorker {
     }
   }
 
-  /** Handles a job beside the others (concurrency > 1); its end frees a slot and wakes the loop. */
+  /**
+   * Handles a job beside the others (concurrency > 1). Its slot frees when its handler returns
+   * (or its handling ends without one), and wakes the loop to claim for it at once.
+   */
   #inBackground(claimed, claimedAt, handler) {
-    this.#besideTheLoop(this.#inFlight, this.#handle(claimed, claimedAt, handler), () => {
-      this.#claimAt = -Infinity; // a slot is free: claim for it at once
-    });
+    this.#handling += 1;
+    let holds = true;
+    const freeSlot = () => {
+      if (!holds) return;
+      holds = false;
+      this.#handling -= 1;
+      this.#claimAt = -Infinity;
+      this.#wake?.();
+    };
+    this.#besideTheLoop(this.#inFlight, this.#handle(claimed, claimedAt, handler, freeSlot), freeSlot);
   }
 
   /**
@@ -479,7 +493,7 @@ class JobWorker {
     return this.#rules.attemptVerdict(attempt, this.#maxAttempts, failed);
   }
 
-  async #handle({ job, fence, payload, base = 0 }, claimedAt, handler) {
+  async #handle({ job, fence, payload, base = 0 }, claimedAt, handler, handlerReturned = () => {}) {
     const lease = newLease(job, fence, claimedAt + this.#ttl);
     this.#leases.add(lease);
     try {
@@ -499,6 +513,7 @@ class JobWorker {
       }
       this.#keep(lease, claimedAt);
       const outcome = await this.#runHandler(lease, handler, { job, fence, payload, attempt });
+      handlerReturned();
       await lease.quiet();
       if (lease.signal.aborted) {
         if (lease.signal.reason?.code === 'stopped') {
