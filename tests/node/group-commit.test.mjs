@@ -125,23 +125,43 @@ test('calls made while a group commits form the next group; a lone call waits fo
   }
 });
 
-test('a call made where a group\'s answer is read joins the calls that waited for that group: one commit', { skip: noCounter || onlyOn('native', 'the wasm engine commits a group before anything else can be called') }, async () => {
-  // A worker's completion answers, its handler's slot frees, and the claim for that slot is made in
-  // the answer's continuation: it must share the next transaction with the completions that
-  // finished while the group was on the pool, not follow them in one of its own.
+test('the calls that waited for a group leave before its answers are handed out: the engine writes them while the continuations run', { skip: onlyOn('native', 'the wasm engine commits a group before anything else can be called') }, async () => {
+  // The pool writes the next group while this thread runs the answers' continuations (a worker
+  // starting the handlers of the jobs it claimed): the two overlap instead of taking turns.
+  const file = path.join(tempDir('leasefence-group-'), 'overlap.db');
+  const store = await LeaseStore.open(file);
+  const reader = await LeaseStore.open(file);
+  try {
+    store.enqueue('a');
+    const claimed = store.grouped.claimNext('me', 1, 60);
+    await new Promise((resolve) => setImmediate(resolve)); // the claim's group is on the pool now
+    const waited = store.grouped.enqueue('b'); // made while it commits
+    const seenWhileBusy = await claimed.then(() => {
+      // A continuation that keeps this thread busy: the waiting enqueue commits meanwhile.
+      const until = Date.now() + 5000;
+      while (Date.now() < until) if (reader.state('b') !== null) return true;
+      return false;
+    });
+    assert.equal(seenWhileBusy, true, 'the enqueue that waited was written while the claim\'s continuation ran');
+    assert.equal(await waited, true);
+  } finally {
+    store.close();
+    reader.close();
+  }
+});
+
+test('calls made where a group\'s answers are read, with none waiting, leave together: one commit', { skip: noCounter || onlyOn('native', 'the wasm engine commits a group before anything else can be called') }, async () => {
   const store = await openFresh('continuation.db');
   try {
     const before = syncs();
     await store.grouped.enqueue('lone');
     const lone = syncs() - before;
-    store.enqueue('a');
     const at = syncs();
-    const first = store.grouped.claimNext('me', 1, 60);
-    const completed = first.then((claimed) => store.grouped.complete(claimed.job, 'me', claimed.fence, 2, 'done'));
-    await new Promise((resolve) => setImmediate(resolve)); // the first group is on the pool now
-    const waited = store.grouped.enqueue('b'); // made while it commits
-    assert.deepEqual(await Promise.all([completed, waited]), [true, true]);
-    assert.equal(syncs() - at, 2 * lone, 'two commits: the claim, then the enqueue and the completion together');
+    const claimed = await store.grouped.claimNext('me', 1, 60).then((job) =>
+      // Two calls in the answer's continuation: one group.
+      Promise.all([store.grouped.complete(job.job, 'me', job.fence, 2, 'done'), store.grouped.enqueue('b')]));
+    assert.deepEqual(claimed, [true, true]);
+    assert.equal(syncs() - at, 2 * lone, 'two commits: the claim, then the completion and the enqueue together');
     assert.equal(store.state('lone').result, 'done');
   } finally {
     store.close();

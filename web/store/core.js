@@ -92,7 +92,9 @@ const endOfTurn = typeof setImmediate === 'function' ? setImmediate : queueMicro
  * the commit blocks the thread (the wasm's file I/O is synchronous), so the calls of one turn are
  * what groups: the handlers whose timers fire together, the completions of one turn. Calls made
  * while a group is in flight (the browser's worker round trip, the native engine's thread pool)
- * and those made where its answers are read form the next group. A call that
+ * form the next group, sent as soon as that group answers and before its answers are handed out,
+ * so the engine writes it while this thread runs their continuations; when none waited, the calls
+ * made where the answers are read leave together at the end of that turn. A call that
  * cannot join a group (`claimMany`, a `fenced` callback) runs alone on the store.
  */
 class GroupCommit {
@@ -120,24 +122,39 @@ class GroupCommit {
   }
 
   async #commit() {
-    while (this.#pending.length > 0) {
-      const group = this.#pending.splice(0);
-      try {
-        const answers = await this.#callGroup(group.map(({ op, args }) => [op, args]));
-        group.forEach(({ resolve, reject }, i) => {
-          const answer = answers[i];
-          if (answer && answer.error !== undefined) reject(toLeaseError(answer.error));
-          else resolve(answer);
-        });
-      } catch (error) {
-        for (const { reject } of group) reject(toLeaseError(error));
+    let group = this.#pending.splice(0);
+    let answered = this.#send(group);
+    while (group.length > 0) {
+      const { answers, error } = await answered;
+      // The calls that waited for this group leave before its answers are handed out, so the
+      // engine writes them while this thread runs the answers' continuations; calls those make
+      // wait for the group after.
+      let next = this.#pending.splice(0);
+      if (next.length > 0) answered = this.#send(next);
+      group.forEach(({ resolve, reject }, i) => {
+        const answer = answers?.[i];
+        if (error !== undefined) reject(toLeaseError(error));
+        else if (answer && answer.error !== undefined) reject(toLeaseError(answer.error));
+        else resolve(answer);
+      });
+      if (next.length === 0) {
+        // Nothing waited: the calls made where these answers are read (a worker's next claim)
+        // leave together at the end of the turn.
+        await new Promise((resolve) => endOfTurn(resolve));
+        next = this.#pending.splice(0);
+        if (next.length > 0) answered = this.#send(next);
       }
-      // The next group leaves at the end of this turn, not at once: the calls made where these
-      // answers are read (a worker's claim for the slot a completion freed) join the calls that
-      // waited for this group, in one transaction instead of one more.
-      await new Promise((resolve) => endOfTurn(resolve));
+      group = next;
     }
     this.#busy = false;
+  }
+
+  /** Sends `group`; answers `{answers}` or `{error}`, never rejects. */
+  #send(group) {
+    return new Promise((resolve) => resolve(this.#callGroup(group.map(({ op, args }) => [op, args])))).then(
+      (answers) => ({ answers }),
+      (error) => ({ error }),
+    );
   }
 }
 
