@@ -24,27 +24,10 @@ impl Worker {
     where
         H: FnMut(&Job) -> CompletionResult,
     {
-        let attempt = claimed.attempt();
-        let token = CancelToken::with_clock(
-            Arc::clone(&self.options.clock),
-            claimed_at + self.options.ttl,
-        );
-        let max_attempts = self.options.max_attempts;
-        if rules::must_check_previous_attempt(attempt, max_attempts) {
-            let failed = self.previous_attempt_failed(&claimed, &token)?;
-            if let AttemptVerdict::Poison { error } =
-                rules::attempt_verdict(attempt, max_attempts, failed)
-            {
-                return self.fail(&claimed, &token, Failing::Dead, &error);
-            }
-        }
-        let job = Job {
-            id: claimed.job.clone(),
-            fence: claimed.fence,
-            attempt,
-            payload: claimed.payload.clone(),
-            token: token.clone(),
+        let Some(job) = self.admit(&claimed, claimed_at)? else {
+            return Ok(());
         };
+        let token = job.token.clone();
         let tracked = self.stop.track(&token);
         let beating = heartbeat.begin(
             &job.id,
@@ -78,6 +61,34 @@ impl Worker {
                 )
             }
         }
+    }
+
+    /// A claimed job made ready for its handler, its lease's token reckoned from `claimed_at`;
+    /// `None` for a poison job (past `max_attempts`, its previous attempt recorded no failure),
+    /// made dead here instead of run.
+    pub(super) fn admit(&self, claimed: &ClaimedJob, claimed_at: f64) -> Result<Option<Job>> {
+        let attempt = claimed.attempt();
+        let token = CancelToken::with_clock(
+            Arc::clone(&self.options.clock),
+            claimed_at + self.options.ttl,
+        );
+        let max_attempts = self.options.max_attempts;
+        if rules::must_check_previous_attempt(attempt, max_attempts) {
+            let failed = self.previous_attempt_failed(claimed, &token)?;
+            if let AttemptVerdict::Poison { error } =
+                rules::attempt_verdict(attempt, max_attempts, failed)
+            {
+                self.fail(claimed, &token, Failing::Dead, &error)?;
+                return Ok(None);
+            }
+        }
+        Ok(Some(Job {
+            id: claimed.job.clone(),
+            fence: claimed.fence,
+            attempt,
+            payload: claimed.payload.clone(),
+            token,
+        }))
     }
 
     /// Completes the job; with statements, as one fenced write. A store error that retrying

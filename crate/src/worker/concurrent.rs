@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use super::attempt::{panic_message, Failing};
@@ -29,7 +29,7 @@ use super::{
 use crate::batch::{LeaseCompletion, WorkerRound};
 use crate::error::{Error, Result};
 use crate::outcome::{ClaimedJob, Outcome};
-use crate::rules::worker::{self as rules, AttemptVerdict};
+use crate::rules::worker as rules;
 
 /// A job handed to a handler thread; `key` is its heartbeat key.
 struct Assigned {
@@ -252,27 +252,10 @@ impl Worker {
 
     /// Hands a claimed job to the pool; a poison job is made dead here instead.
     fn start(&self, pool: &mut Pool<'_>, claimed: ClaimedJob, claimed_at: f64) -> Result<()> {
-        let token = CancelToken::with_clock(
-            Arc::clone(&self.options.clock),
-            claimed_at + self.options.ttl,
-        );
-        let max_attempts = self.options.max_attempts;
-        let attempt = claimed.attempt();
-        if rules::must_check_previous_attempt(attempt, max_attempts) {
-            let failed = self.previous_attempt_failed(&claimed, &token)?;
-            if let AttemptVerdict::Poison { error } =
-                rules::attempt_verdict(attempt, max_attempts, failed)
-            {
-                return self.fail(&claimed, &token, Failing::Dead, &error);
-            }
-        }
-        let job = Job {
-            id: claimed.job.clone(),
-            fence: claimed.fence,
-            attempt,
-            payload: claimed.payload.clone(),
-            token: token.clone(),
+        let Some(job) = self.admit(&claimed, claimed_at)? else {
+            return Ok(());
         };
+        let token = job.token.clone();
         let tracked = self.stop.track(&token);
         let key = pool.heartbeat.begin(
             &job.id,
