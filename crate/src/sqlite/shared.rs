@@ -165,6 +165,22 @@ fn in_savepoint<T>(
     Ok(answer)
 }
 
+/// The queues of a call (`None`: every queue), owned so the call can run on the writer's thread.
+struct QueueNames(Option<Vec<String>>);
+
+impl QueueNames {
+    fn of(queues: Option<&[&str]>) -> Self {
+        QueueNames(queues.map(|q| q.iter().map(|s| s.to_string()).collect()))
+    }
+
+    /// Borrowed again, as the store's methods take them.
+    fn names(&self) -> Option<Vec<&str>> {
+        self.0
+            .as_ref()
+            .map(|q| q.iter().map(String::as_str).collect())
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // Nobody panics while holding these locks except through a caller's fenced closure, which
     // runs under the writer's lock with its group already rolled back by then.
@@ -507,11 +523,9 @@ impl Leases for SharedStore {
         ttl: f64,
     ) -> Result<Option<ClaimedJob>> {
         let owner = owner.to_owned();
-        let queues: Option<Vec<String>> = queues.map(|q| q.iter().map(|s| s.to_string()).collect());
+        let queues = QueueNames::of(queues);
         self.call("claim_next", move |store| {
-            let names: Option<Vec<&str>> = queues
-                .as_ref()
-                .map(|q| q.iter().map(String::as_str).collect());
+            let names = queues.names();
             store.claim_next_in(names.as_deref(), &owner, now, ttl)
         })
     }
@@ -622,11 +636,9 @@ impl Leases for SharedStore {
     }
 
     fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
-        let queues: Option<Vec<String>> = queues.map(|q| q.iter().map(|s| s.to_string()).collect());
+        let queues = QueueNames::of(queues);
         self.call("next_due", move |store| {
-            let names: Option<Vec<&str>> = queues
-                .as_ref()
-                .map(|q| q.iter().map(String::as_str).collect());
+            let names = queues.names();
             store.next_due_in(names.as_deref())
         })
     }
@@ -637,11 +649,9 @@ impl Leases for SharedStore {
         wakeup: crate::wake::Wakeup,
     ) -> Result<Option<crate::wake::Watch>> {
         // The writer connection's file: the same watch as the store's own.
-        let queues: Option<Vec<String>> = queues.map(|q| q.iter().map(|s| s.to_string()).collect());
+        let queues = QueueNames::of(queues);
         self.call("watch", move |store| {
-            let names: Option<Vec<&str>> = queues
-                .as_ref()
-                .map(|q| q.iter().map(String::as_str).collect());
+            let names = queues.names();
             store.watch(names.as_deref(), wakeup)
         })
     }
@@ -680,11 +690,9 @@ impl Leases for SharedStore {
         ttl: f64,
     ) -> Result<Vec<ClaimedJob>> {
         let owner = owner.to_owned();
-        let queues: Option<Vec<String>> = queues.map(|q| q.iter().map(|s| s.to_string()).collect());
+        let queues = QueueNames::of(queues);
         self.call("claim_next_many", move |store| {
-            let names: Option<Vec<&str>> = queues
-                .as_ref()
-                .map(|q| q.iter().map(String::as_str).collect());
+            let names = queues.names();
             store.claim_next_many_in(names.as_deref(), &owner, n, now, ttl)
         })
     }
