@@ -125,21 +125,21 @@ class GroupCommit {
     let group = this.#pending.splice(0);
     let answered = this.#send(group);
     while (group.length > 0) {
-      const { answers, error } = await answered;
+      const { failed, answers, error } = await answered;
       // The calls that waited for this group leave before its answers are handed out, so the
       // engine writes them while this thread runs the answers' continuations; calls those make
       // wait for the group after.
       let next = this.#pending.splice(0);
       if (next.length > 0) answered = this.#send(next);
       group.forEach(({ resolve, reject }, i) => {
-        const answer = answers?.[i];
-        if (error !== undefined) reject(toLeaseError(error));
-        else if (answer && answer.error !== undefined) reject(toLeaseError(answer.error));
+        if (failed) return reject(toLeaseError(error));
+        const answer = answers[i];
+        if (answer && answer.error !== undefined) reject(toLeaseError(answer.error));
         else resolve(answer);
       });
       if (next.length === 0) {
-        // Nothing waited: the calls made where these answers are read (a worker's next claim)
-        // leave together at the end of the turn.
+        // Nothing waited: the calls made where these answers are read leave together at the
+        // end of the turn.
         await new Promise((resolve) => endOfTurn(resolve));
         next = this.#pending.splice(0);
         if (next.length > 0) answered = this.#send(next);
@@ -149,11 +149,11 @@ class GroupCommit {
     this.#busy = false;
   }
 
-  /** Sends `group`; answers `{answers}` or `{error}`, never rejects. */
+  /** Sends `group`; answers `{answers}`, or `{failed: true, error}` when the group failed whole. */
   #send(group) {
     return new Promise((resolve) => resolve(this.#callGroup(group.map(({ op, args }) => [op, args])))).then(
-      (answers) => ({ answers }),
-      (error) => ({ error }),
+      (answers) => ({ failed: false, answers }),
+      (error) => ({ failed: true, error }),
     );
   }
 }
