@@ -90,6 +90,63 @@ test('a slot frees when its handler returns: the claim that refills it shares th
   assert.ok(commits <= 16 + 6, `${commits} commits for 16 rounds of four jobs`);
 });
 
+test('a job whose completion waits to be written again holds its slot meanwhile', async () => {
+  // The store refuses the first three completions of "a" as busy (a storage error the worker
+  // retries). While "a" waits to be written again its slot counts as held: at concurrency 2 a
+  // claim then asks only for what leaves room for "a" (the handlers running and the jobs asked
+  // for at most one), or a store that keeps failing writes would let the worker claim on.
+  const store = await open();
+  for (const job of ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']) store.enqueue(job);
+  let refusals = 3;
+  let retrying = false;
+  const grouped = store.grouped;
+  const withReason = {
+    ...grouped.withReason,
+    complete: (job, ...rest) => {
+      if (job === 'a' && refusals > 0) {
+        refusals -= 1;
+        return Promise.reject(new LeaseError('the database is busy (made so by this test)', { code: 'storage', retryable: true }));
+      }
+      if (job === 'a') retrying = false; // its last try
+      return grouped.withReason.complete(job, ...rest);
+    },
+  };
+  let running = 0;
+  let mostWhileRetrying = 0;
+  const claimNextMany = grouped.claimNextMany.bind(grouped);
+  const claim = (owner, n, ...rest) => {
+    if (retrying) mostWhileRetrying = Math.max(mostWhileRetrying, running + n);
+    return claimNextMany(owner, n, ...rest);
+  };
+  const groupedView = new Proxy(grouped, {
+    get: (target, key) => (key === 'withReason' ? withReason : key === 'claimNextMany' ? claim : Reflect.get(target, key)),
+  });
+  const storeView = new Proxy(store, {
+    get: (target, key) => {
+      if (key === 'grouped') return groupedView;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  // The worker reports each refusal before it waits to try again: from then on "a" waits.
+  const onError = (error, { op, job }) => {
+    if (op === 'complete' && job === 'a') retrying = true;
+  };
+  const worker = new JobWorker(storeView, { owner: 'w', ttl: 30, idle: 0.02, concurrency: 2, onError });
+  const stats = await withTimeout(worker.run(async (job) => {
+    running += 1;
+    await sleep(job === 'a' ? 0 : 15);
+    running -= 1;
+    return `ok ${job}`;
+  }, { untilEmpty: true }), 30_000);
+  assert.equal(refusals, 0, 'the store refused a\'s completion three times');
+  assert.deepEqual([stats.completed, stats.claimed], [8, 8]);
+  assert.equal(store.state('a').result, 'ok a', 'a was written in the end');
+  assert.ok(mostWhileRetrying > 0, 'the worker claimed while a waited');
+  assert.ok(mostWhileRetrying <= 1, `a claim while a's completion waited to be retried asked for ${mostWhileRetrying} slots with the handlers running`);
+  store.close();
+});
+
 test('a lost lease aborts its own handler alone; the others complete', async () => {
   const store = await open();
   for (const job of ['a', 'b', 'victim', 'c']) store.enqueue(job);

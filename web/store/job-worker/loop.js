@@ -6,7 +6,8 @@
 // fill the free slots, the renews due in the same tick, and the completions and failures that
 // finish together share transactions, and a completion counts only once it committed. A claim
 // made while jobs run goes beside them (the loop does not wait for its answer, its slots stay
-// reserved), so the claim for a slot a completion freed joins the next completions' transaction.
+// reserved), and a slot frees when its handler returns, so the claim for it joins the
+// transaction of that handler's completion.
 import { previousAttemptFailed } from './attempt.js';
 import { backoffDelay } from './backoff.js';
 import { LeaseLostError, errorText, invalidArgument, isStorageError } from './errors.js';
@@ -69,7 +70,8 @@ class JobWorker {
   #leases = new Set(); // the leases held now
   #inFlight = new Set(); // the jobs being handled, their outcomes written (concurrency > 1)
   #claiming = 0; // the slots that claims on their way will fill (concurrency > 1)
-  #handling = 0; // the slots of jobs whose handlers have not yet returned (concurrency > 1)
+  #handling = 0; // the slots held: handlers not yet returned, outcomes waiting to be retried (concurrency > 1)
+  #slots = new WeakMap(); // lease -> its job's slot (concurrency > 1)
   #claims = new Set(); // those claims, each settled once its jobs are handed out
   #claimAt = -Infinity; // after a claim beside running jobs found too few: claim again when a job ends, or then
   #crash = null; // the first unexpected error of a job handled in the background
@@ -189,10 +191,10 @@ class JobWorker {
         const free = this.#concurrency - this.#handling - this.#claiming;
         // Jobs run, or claims are on their way: a claim goes beside them, without waiting (below).
         const busy = this.#inFlight.size + this.#claiming > 0;
-        if (free === 0 || (busy && this.#clock() < this.#claimAt)) {
+        if (free <= 0 || (busy && this.#clock() < this.#claimAt)) {
           this.#woken = false; // the claim after a slot frees sees it all
           // Until a job finishes or a claim answers, or stop(); after a short claim, the poll.
-          await this.#idleWait(free === 0 ? Infinity : this.#claimAt - this.#clock());
+          await this.#idleWait(free <= 0 ? Infinity : this.#claimAt - this.#clock());
           continue;
         }
         let claims;
@@ -210,8 +212,10 @@ class JobWorker {
           if (busy) {
             // Beside running jobs the claim does not hold the loop: it joins the group of the
             // completions written meanwhile (one transaction for both), and the next slot to free
-            // is claimed at once, not after it answers.
-            this.#claimBeside(wanted, claimedAt, handler);
+            // is claimed at once, not after it answers. Slots may have been taken again during
+            // the awaits above (a write waiting to be retried): it asks for no more than are free.
+            const stillFree = this.#concurrency - this.#handling - this.#claiming;
+            if (stillFree > 0) this.#claimBeside(Math.min(wanted, stillFree), claimedAt, handler);
             continue;
           }
           claims = await this.#claim(wanted, claimedAt);
@@ -418,21 +422,38 @@ class JobWorker {
     }
   }
 
-  /**
-   * Handles a job beside the others (concurrency > 1). Its slot frees when its handler returns
-   * (or its handling ends without one), and wakes the loop to claim for it at once.
-   */
+  /** Handles a job beside the others (concurrency > 1), in a slot of its own (`#slot`). */
   #inBackground(claimed, claimedAt, handler) {
-    this.#handling += 1;
-    let holds = true;
-    const freeSlot = () => {
-      if (!holds) return;
-      holds = false;
-      this.#handling -= 1;
-      this.#claimAt = -Infinity;
-      this.#wake?.();
+    const slot = this.#slot();
+    this.#besideTheLoop(this.#inFlight, this.#handle(claimed, claimedAt, handler, slot), slot.free);
+  }
+
+  /**
+   * A slot of `concurrency`, held from the claim until the job's handler returns (or its handling
+   * ends without one), and again while a write of its outcome waits to be tried again. A freed
+   * slot wakes the loop to claim for it at once, so a worker holds at most twice `concurrency`
+   * leases (handlers running, outcomes on their way), and no more while writes keep failing.
+   */
+  #slot() {
+    let held = false;
+    const slot = {
+      /** Holds the slot; false when it was held already. */
+      take: () => {
+        if (held) return false;
+        held = true;
+        this.#handling += 1;
+        return true;
+      },
+      free: () => {
+        if (!held) return;
+        held = false;
+        this.#handling -= 1;
+        this.#claimAt = -Infinity;
+        this.#wake?.();
+      },
     };
-    this.#besideTheLoop(this.#inFlight, this.#handle(claimed, claimedAt, handler, freeSlot), freeSlot);
+    slot.take();
+    return slot;
   }
 
   /**
@@ -493,9 +514,10 @@ class JobWorker {
     return this.#rules.attemptVerdict(attempt, this.#maxAttempts, failed);
   }
 
-  async #handle({ job, fence, payload, base = 0 }, claimedAt, handler, handlerReturned = () => {}) {
+  async #handle({ job, fence, payload, base = 0 }, claimedAt, handler, slot = null) {
     const lease = newLease(job, fence, claimedAt + this.#ttl);
     this.#leases.add(lease);
+    if (slot) this.#slots.set(lease, slot);
     try {
       // Every claim is one attempt (contract section 7), counted from the fence the job started
       // at (`base`, the fence floor when it was enqueued: section 13; absent when 0).
@@ -513,7 +535,7 @@ class JobWorker {
       }
       this.#keep(lease, claimedAt);
       const outcome = await this.#runHandler(lease, handler, { job, fence, payload, attempt });
-      handlerReturned();
+      slot?.free();
       await lease.quiet();
       if (lease.signal.aborted) {
         if (lease.signal.reason?.code === 'stopped') {
@@ -685,16 +707,24 @@ class JobWorker {
    * statement that broke a constraint) is thrown instead: the same call would fail again.
    */
   async #withinLease(lease, op, args, { retryOnlyRetryable = false } = {}) {
-    for (let failedTries = 1; ; failedTries++) {
-      try {
-        return await this.#ops.withReason[op](...(await args(this.#clock())));
-      } catch (error) {
-        if (!isStorageError(error) || (retryOnlyRetryable && error.retryable !== true)) throw error;
-        this.#onError(error, { op, job: lease.job });
-        const left = lease.end - this.#clock();
-        if (left <= 0) return null;
-        await this.#timers.sleep(await this.#rules.writeRetryDelay(failedTries));
+    const slot = this.#slots.get(lease);
+    let retaken = false;
+    try {
+      for (let failedTries = 1; ; failedTries++) {
+        try {
+          return await this.#ops.withReason[op](...(await args(this.#clock())));
+        } catch (error) {
+          if (!isStorageError(error) || (retryOnlyRetryable && error.retryable !== true)) throw error;
+          this.#onError(error, { op, job: lease.job });
+          const left = lease.end - this.#clock();
+          if (left <= 0) return null;
+          // A write waiting to be tried again holds its job's slot again (see #slot).
+          retaken ||= slot?.take() === true;
+          await this.#timers.sleep(await this.#rules.writeRetryDelay(failedTries));
+        }
       }
+    } finally {
+      if (retaken) slot.free();
     }
   }
 
