@@ -243,17 +243,6 @@ pub(crate) async fn complete_then_claim(
         n: claim,
         window,
     };
-    if completions.is_empty() {
-        let claimed = c
-            .on_connection("claim_next_many", async |wire| {
-                many::claim_next_many(wire, request).await
-            })
-            .await;
-        return Ok(RoundAnswer {
-            completed: Vec::new(),
-            claimed,
-        });
-    }
     let (completed, claimed) = c
         .on_connection("complete_then_claim", async |wire| {
             many::complete_then_claim(wire, completions, now, request).await

@@ -188,7 +188,7 @@ class JobWorker {
         // A slot frees when its handler returns, not when its outcome is written: the claim for
         // it then shares the group (one transaction) that writes the outcome, as Rust's
         // coordinator writes a round's completions with its refill claim.
-        const free = this.#concurrency - this.#handling - this.#claiming;
+        const free = this.#freeSlots;
         // Jobs run, or claims are on their way: a claim goes beside them, without waiting (below).
         const busy = this.#inFlight.size + this.#claiming > 0;
         if (free <= 0 || (busy && this.#clock() < this.#claimAt)) {
@@ -214,7 +214,7 @@ class JobWorker {
             // completions written meanwhile (one transaction for both), and the next slot to free
             // is claimed at once, not after it answers. Slots may have been taken again during
             // the awaits above (a write waiting to be retried): it asks for no more than are free.
-            const stillFree = this.#concurrency - this.#handling - this.#claiming;
+            const stillFree = this.#freeSlots;
             if (stillFree > 0) this.#claimBeside(Math.min(wanted, stillFree), claimedAt, handler);
             continue;
           }
@@ -365,6 +365,11 @@ class JobWorker {
       return claimed ? [claimed] : [];
     }
     return this.#ops.claimNextMany(this.#owner, n, now, this.#ttl, this.#queues);
+  }
+
+  /** Slots neither held by a job nor promised to a claim on its way. */
+  get #freeSlots() {
+    return this.#concurrency - this.#handling - this.#claiming;
   }
 
   /**
