@@ -7,14 +7,42 @@
 //! [`JobState`], [`ClaimedJob`]), so a caller cannot tell the backends apart by their answers.
 //! [`LeaseStore`](crate::LeaseStore) (SQLite) implements it by delegating to its own methods;
 //! `PgStore` (feature `postgres`) implements it on a server.
+//!
+//! A backend implements one method for the operations, [`Leases::execute`], a `match` over
+//! [`Call`]s; every typed method builds its call and takes the reply apart, so a store that wraps
+//! another forwards one call, not forty methods.
+
+use std::borrow::Cow;
 
 use crate::batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound};
+use crate::call::{Call, Queues, Reply};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish, Statement};
 use crate::rules::LeaseWindow;
 use crate::schedule::{Schedule, StoredSchedule};
+
+/// `store`'s reply to `call` when it is a `Reply::$variant`, its value; any other reply is an
+/// internal error (a backend's `execute` answering the wrong call), never a panic.
+macro_rules! reply {
+    ($store:expr, $call:expr, $variant:ident) => {{
+        let call = $call;
+        let name = call.name();
+        match $store.execute(call)? {
+            Reply::$variant(value) => Ok(value),
+            other => Err(other.unexpected(name)),
+        }
+    }};
+    ($store:expr, $call:expr) => {{
+        let call = $call;
+        let name = call.name();
+        match $store.execute(call)? {
+            Reply::Done => Ok(()),
+            other => Err(other.unexpected(name)),
+        }
+    }};
+}
 
 /// The lease contract (docs/contract.md sections 2 and 3) on some storage: every operation of
 /// [`LeaseStore`](crate::LeaseStore), with the same arguments, checks and answers.
@@ -39,9 +67,42 @@ use crate::schedule::{Schedule, StoredSchedule};
 /// # Ok::<(), leasefence::Error>(())
 /// ```
 pub trait Leases: std::fmt::Debug + Send {
+    /// Runs one operation: the one method a backend implements for all of them. The typed
+    /// methods below build the [`Call`] and take the [`Reply`] apart; they are not meant to be
+    /// overridden (a backend that did would answer them differently from its `execute`). A call
+    /// the backend cannot run itself may go to [`Call::answer_by_default`].
+    ///
+    /// ```
+    /// use leasefence::{Call, FencedHandle, Finish, Lease, Leases, LeaseStore, Outcome, Reply};
+    /// /// A store that only reads: every other call gets the default answer (an error naming it).
+    /// #[derive(Debug)]
+    /// struct ReadOnly(LeaseStore);
+    /// impl Leases for ReadOnly {
+    ///     fn execute(&self, call: Call<'_>) -> leasefence::Result<Reply> {
+    ///         match call {
+    ///             Call::State { .. } | Call::Inspect { .. } => self.0.execute(call),
+    ///             call => call.answer_by_default(self),
+    ///         }
+    ///     }
+    ///     fn fenced_with(
+    ///         &self, _: &Lease, _: f64, _: Finish,
+    ///         _: &mut dyn FnMut(&mut dyn FencedHandle) -> leasefence::Result<()>,
+    ///     ) -> leasefence::Result<Outcome<()>> {
+    ///         Call::FenceFloor.answer_by_default(self).map(|_| Outcome::Granted(()))
+    ///     }
+    /// }
+    /// let store = ReadOnly(LeaseStore::open_in_memory()?);
+    /// assert!(store.enqueue("j").unwrap_err().to_string().contains("does not run enqueue"));
+    /// assert_eq!(store.state("j")?, None);
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    fn execute(&self, call: Call<'_>) -> Result<Reply>;
+
     /// Creates the storage (the `jobs` table and what the backend needs beside it) if missing;
     /// never touches existing rows. Opening already does this.
-    fn init(&self) -> Result<()>;
+    fn init(&self) -> Result<()> {
+        reply!(self, Call::Init)
+    }
 
     /// Adds a job with no lease; `false`, changing nothing, when the id exists.
     fn enqueue(&self, job: &str) -> Result<bool> {
@@ -50,7 +111,18 @@ pub trait Leases: std::fmt::Debug + Send {
 
     /// Contract `enqueue` with its options (section 7): not claimable before `run_at`, carrying
     /// `payload`; `false`, changing nothing, when the id exists.
-    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool>;
+    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
+        let mut new = NewJob::new(job);
+        new.run_at = run_at;
+        new.payload = payload.map(str::to_owned);
+        reply!(
+            self,
+            Call::Enqueue {
+                job: Cow::Owned(new)
+            },
+            Bool
+        )
+    }
 
     /// Contract `enqueue` with every option (sections 7 and 11): run time, payload, queue and
     /// priority; `false`, changing nothing, when the id exists.
@@ -62,25 +134,63 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!(leases.inspect("a")?.unwrap().priority, 3);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn enqueue_job(&self, job: &NewJob) -> Result<bool>;
+    fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
+        reply!(
+            self,
+            Call::Enqueue {
+                job: Cow::Borrowed(job)
+            },
+            Bool
+        )
+    }
 
     /// The stored row of `job`, read afresh; `None` when there is no such job.
-    fn state(&self, job: &str) -> Result<Option<JobState>>;
+    fn state(&self, job: &str) -> Result<Option<JobState>> {
+        reply!(self, Call::State { job: job.into() }, State)
+    }
 
     /// Every job, in insertion order.
-    fn jobs(&self) -> Result<Vec<JobState>>;
+    fn jobs(&self) -> Result<Vec<JobState>> {
+        reply!(self, Call::Jobs, Jobs)
+    }
 
     /// Contract `claim`: a new lease for `ttl` seconds from `now`, answered with its fence.
-    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>>;
+    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
+        let (job, owner) = (job.into(), owner.into());
+        reply!(
+            self,
+            Call::Claim {
+                job,
+                owner,
+                now,
+                ttl
+            },
+            Fence
+        )
+    }
 
     /// Contract `renew`: extends the caller's live `lease` to `now + ttl`.
-    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>>;
+    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
+        let lease = Cow::Borrowed(lease);
+        reply!(self, Call::Renew { lease, now, ttl }, Outcome)
+    }
 
     /// Contract `complete`: stores the result and marks the job done, for the current live lease.
-    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>>;
+    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
+        let (lease, result) = (Cow::Borrowed(lease), result.map(Cow::Borrowed));
+        reply!(self, Call::Complete { lease, now, result }, Outcome)
+    }
 
     /// Contract `release`: gives the lease up early; the fence is kept.
-    fn release(&self, lease: &Lease) -> Result<Outcome<()>>;
+    fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
+        reply!(
+            self,
+            Call::Release {
+                lease: Cow::Borrowed(lease)
+            },
+            Outcome
+        )
+    }
 
     /// Contract `claim_next` (docs/contract.md section 3): claims the claimable job with the
     /// smallest `until`, then the earliest enqueued, and hands over its payload.
@@ -106,7 +216,19 @@ pub trait Leases: std::fmt::Debug + Send {
         owner: &str,
         now: f64,
         ttl: f64,
-    ) -> Result<Option<ClaimedJob>>;
+    ) -> Result<Option<ClaimedJob>> {
+        let (queues, owner) = (Queues::of(queues), owner.into());
+        reply!(
+            self,
+            Call::ClaimNext {
+                queues,
+                owner,
+                now,
+                ttl
+            },
+            Claimed
+        )
+    }
 
     /// Contract `fail` (section 7): for the current live lease, retry at `retry_at` or (`None`)
     /// make the job dead; the error is recorded.
@@ -116,13 +238,33 @@ pub trait Leases: std::fmt::Debug + Send {
         now: f64,
         retry_at: Option<f64>,
         error: Option<&str>,
-    ) -> Result<Outcome<()>>;
+    ) -> Result<Outcome<()>> {
+        let (lease, error) = (Cow::Borrowed(lease), error.map(Cow::Borrowed));
+        let call = Call::Fail {
+            lease,
+            now,
+            retry_at,
+            error,
+        };
+        reply!(self, call, Outcome)
+    }
 
     /// Contract `revive` (section 7): a dead job becomes claimable at `now`, its fence kept.
-    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>>;
+    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
+        reply!(
+            self,
+            Call::Revive {
+                job: job.into(),
+                now
+            },
+            Outcome
+        )
+    }
 
     /// Contract `inspect` (section 7): row, attempts, dead mark, payload and failures.
-    fn inspect(&self, job: &str) -> Result<Option<Inspection>>;
+    fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
+        reply!(self, Call::Inspect { job: job.into() }, Inspection)
+    }
 
     /// How many jobs are in each state at `now`.
     fn stats(&self, now: f64) -> Result<JobCounts> {
@@ -138,7 +280,10 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!(leases.stats_in(Some("billing"), 0.0)?.queued, 0);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts>;
+    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
+        let queue = queue.map(Cow::Borrowed);
+        reply!(self, Call::Stats { queue, now }, Counts)
+    }
 
     /// One page of jobs (of a state and a queue, if asked) at `now`, read through an index:
     /// what a dashboard lists. Pass the page's `next` as the next query's `after`; the order is
@@ -155,7 +300,16 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!(leased.jobs.len(), 1);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage>;
+    fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
+        reply!(
+            self,
+            Call::ListJobs {
+                query: Cow::Borrowed(query),
+                now
+            },
+            Page
+        )
+    }
 
     /// Every queue that has a job, by name, with its jobs in each state at `now`: `stats_in` of
     /// each queue, read at once, in one pass over the jobs' queue rows (no per-job read but the
@@ -172,7 +326,9 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!(queues[1].counts.queued, 1);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>>;
+    fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
+        reply!(self, Call::QueueStats { now }, QueueCounts)
+    }
 
     /// Each queue with a job claimable at `now`, by name, with the time since which its
     /// longest-waiting claimable job has waited: the later of the job's `until` (a run time, a
@@ -190,7 +346,9 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!((waiting[0].queue.as_str(), waiting[0].since), ("mail", 3e9));
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>>;
+    fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
+        reply!(self, Call::OldestWaiting { now }, Waiting)
+    }
 
     /// Contract `prune` (section 13): deletes jobs that finished before `prune.before()` (their
     /// finish time is the `now` of the `complete` or `fail` that finished them), dead ones too
@@ -213,7 +371,9 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert!(!leases.complete(&old, 3.0, None)?.is_granted());
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn prune(&self, prune: &crate::Prune) -> Result<u64>;
+    fn prune(&self, prune: &crate::Prune) -> Result<u64> {
+        reply!(self, Call::Prune { prune: *prune }, Pruned)
+    }
 
     /// The fence floor (section 13): the highest fence of any job this store ever pruned, where
     /// every job inserted from now on starts; 0 for a store that never pruned.
@@ -224,7 +384,9 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!(leases.fence_floor()?, 0);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn fence_floor(&self) -> Result<i64>;
+    fn fence_floor(&self) -> Result<i64> {
+        reply!(self, Call::FenceFloor, FenceFloor)
+    }
 
     /// What one job may carry in this store (section 13): the largest payload, result and error
     /// text, as it was opened with ([`OpenOptions::limits`](crate::OpenOptions::limits)). The
@@ -249,7 +411,9 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!(leases.enqueue_many(&[NewJob::new("a"), NewJob::new("a")])?, [true, false]);
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>>;
+    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
+        self.enqueue_many_with(jobs, &[])
+    }
 
     /// Contract `enqueue_many` with your own statements in the same transaction
     /// (docs/contract.md section 11, enqueue in your own transaction): the statements run first,
@@ -271,7 +435,10 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert!(leases.state("x")?.is_none());
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>>;
+    fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>> {
+        let (jobs, statements) = (Cow::Borrowed(jobs), Cow::Borrowed(statements));
+        reply!(self, Call::EnqueueMany { jobs, statements }, Bools)
+    }
 
     /// Contract `claim_next_many` (section 10): up to `n` (1 to [`MAX_BATCH`](crate::MAX_BATCH))
     /// successive `claim_next` calls in one transaction, in `claim_next`'s order.
@@ -309,12 +476,23 @@ pub trait Leases: std::fmt::Debug + Send {
         n: usize,
         now: f64,
         ttl: f64,
-    ) -> Result<Vec<ClaimedJob>>;
+    ) -> Result<Vec<ClaimedJob>> {
+        let (queues, owner) = (Queues::of(queues), owner.into());
+        let call = Call::ClaimNextMany {
+            queues,
+            owner,
+            n,
+            now,
+            ttl,
+        };
+        reply!(self, call, ClaimedMany)
+    }
 
     /// When an idle worker serving `queues` (`None`: every queue) has something to look at
     /// again without being woken (docs/contract.md section 11, waking): the earliest `until` of
     /// an open job of those queues (not done, not dead), due already or not; `None` when there
-    /// is none. Index probes only, no scan. The default answers `None` (the worker then polls).
+    /// is none. Index probes only, no scan. [`Call::answer_by_default`] answers `None` (the worker
+    /// then polls).
     ///
     /// ```
     /// use leasefence::{Leases, LeaseStore, NewJob};
@@ -325,8 +503,13 @@ pub trait Leases: std::fmt::Debug + Send {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
-        crate::rules::queues::check_queues(queues)?;
-        Ok(None)
+        reply!(
+            self,
+            Call::NextDue {
+                queues: Queues::of(queues)
+            },
+            NextDue
+        )
     }
 
     /// Starts watching for new work in `queues` (`None`: every queue): `wakeup` is called, from
@@ -371,7 +554,10 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!(answers[0].reason(), Some(&leasefence::Reason::NotFound));
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>>;
+    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
+        let leases = Cow::Borrowed(leases);
+        reply!(self, Call::RenewMany { leases, now, ttl }, Outcomes)
+    }
 
     /// Contract `complete_many` (section 10): every lease's `complete` with its result in one
     /// transaction, answered in order.
@@ -383,12 +569,16 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert!(!leases.complete_many(&[late], 0.0)?[0].is_granted());
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>>;
+    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
+        let completions = Cow::Borrowed(completions);
+        reply!(self, Call::CompleteMany { completions, now }, Outcomes)
+    }
 
     /// A worker's round (docs/contract.md section 10): [`complete_many`](Self::complete_many) of
     /// the round's completions, then [`claim_next_many_in`](Self::claim_next_many_in) for the
     /// slots they freed. On SQLite and PostgreSQL both are one transaction, so a round pays one
-    /// commit, not two; elsewhere (the default) they are the two calls. An `Err` means no
+    /// commit, not two; elsewhere ([`Call::answer_by_default`]) they are the two calls. An `Err`
+    /// means no
     /// completion was written; a claim that fails once the completions were is the answer's
     /// `claimed`.
     ///
@@ -401,10 +591,15 @@ pub trait Leases: std::fmt::Debug + Send {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn complete_then_claim(&self, round: &WorkerRound<'_>) -> Result<RoundAnswer> {
-        let completed = self.complete_many(round.completions, round.now)?;
-        let claimed =
-            self.claim_next_many_in(round.queues, round.owner, round.claim, round.now, round.ttl);
-        Ok(RoundAnswer { completed, claimed })
+        let call = Call::CompleteThenClaim {
+            completions: Cow::Borrowed(round.completions),
+            queues: Queues::of(round.queues),
+            owner: round.owner.into(),
+            claim: round.claim,
+            now: round.now,
+            ttl: round.ttl,
+        };
+        reply!(self, call, Round)
     }
 
     /// The worker registry: records `beat` (its worker alive until `now + ttl`, or gone if it
@@ -432,7 +627,19 @@ pub trait Leases: std::fmt::Debug + Send {
         leases: &[Lease],
         now: f64,
         ttl: f64,
-    ) -> Result<Vec<Outcome<()>>>;
+    ) -> Result<Vec<Outcome<()>>> {
+        let (beat, leases) = (Cow::Borrowed(beat), Cow::Borrowed(leases));
+        reply!(
+            self,
+            Call::Heartbeat {
+                beat,
+                leases,
+                now,
+                ttl
+            },
+            Outcomes
+        )
+    }
 
     /// The worker registry at `now`: every recorded worker (alive first, then the latest seen;
     /// at most 1,000), each with the live leases its owner holds, read in one snapshot.
@@ -447,15 +654,17 @@ pub trait Leases: std::fmt::Debug + Send {
     /// assert_eq!((row.alive, row.stopped), (false, Some(5.0)));
     /// # Ok::<(), leasefence::Error>(())
     /// ```
-    fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>>;
+    fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
+        reply!(self, Call::ListWorkers { now }, Workers)
+    }
 
     /// Recurring jobs (section 11): stores `schedule`, replacing one of the same name (which
     /// keeps its latest slot enqueued, so scheduling again at every start changes nothing due).
     /// A bad name, cron pattern, time zone or queue is
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) and changes nothing.
     ///
-    /// The default refuses: a store that cannot keep schedules says so. Both of this crate's
-    /// backends keep them.
+    /// [`Call::answer_by_default`] refuses: a store that cannot keep schedules says so. Both of
+    /// this crate's backends keep them.
     ///
     /// ```
     /// use leasefence::{Leases, LeaseStore, Schedule};
@@ -465,15 +674,16 @@ pub trait Leases: std::fmt::Debug + Send {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn schedule(&self, schedule: &Schedule) -> Result<()> {
-        crate::rules::schedule::check(schedule)?;
-        Err(Error::invalid(
-            "schedule",
-            format!("this store ({self:?}) keeps no schedules; use an SQLite or PostgreSQL store"),
-        ))
+        reply!(
+            self,
+            Call::Schedule {
+                schedule: Cow::Borrowed(schedule)
+            }
+        )
     }
 
     /// Removes the schedule `name`: `true`, or `false` when there was none. Jobs already
-    /// enqueued for it stay. The default has none to remove.
+    /// enqueued for it stay. [`Call::answer_by_default`] has none to remove.
     ///
     /// ```
     /// use leasefence::{Leases, LeaseStore, Schedule};
@@ -483,11 +693,10 @@ pub trait Leases: std::fmt::Debug + Send {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn unschedule(&self, name: &str) -> Result<bool> {
-        let _ = name;
-        Ok(false)
+        reply!(self, Call::Unschedule { name: name.into() }, Bool)
     }
 
-    /// Every stored schedule, by name, with its latest slot enqueued. The default has none.
+    /// Every stored schedule, by name, with its latest slot enqueued. [`Call::answer_by_default`] has none.
     ///
     /// ```
     /// use leasefence::{Leases, LeaseStore, Schedule};
@@ -499,7 +708,7 @@ pub trait Leases: std::fmt::Debug + Send {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn schedules(&self) -> Result<Vec<StoredSchedule>> {
-        Ok(Vec::new())
+        reply!(self, Call::Schedules, Schedules)
     }
 
     /// Enqueues, in one transaction, every schedule's due slot at `now` (its latest slot at or
@@ -507,7 +716,8 @@ pub trait Leases: std::fmt::Debug + Send {
     /// last one enqueued) as the job `name@YYYY-MM-DDTHH:MM:SSZ`, and answers the ids it added.
     /// A slot whose job exists already (another worker was first) is not added again and not
     /// answered, so however many callers race, each slot's job is enqueued once. The workers
-    /// call this as they tick. The default has no schedules, so nothing is due.
+    /// call this as they tick. [`Call::answer_by_default`] has no schedules, so nothing is
+    /// due.
     ///
     /// ```
     /// use leasefence::{Leases, LeaseStore, Schedule};
@@ -518,15 +728,14 @@ pub trait Leases: std::fmt::Debug + Send {
     /// # Ok::<(), leasefence::Error>(())
     /// ```
     fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
-        crate::rules::schedule::now_seconds(now)?;
-        Ok(Vec::new())
+        reply!(self, Call::EnqueueDue { now }, Enqueued)
     }
 
     /// Contract `claim_many`: `claim` for every owner at once, answers in input order.
     ///
-    /// This default claims one owner after the other on the store's one connection, which gives
-    /// the same answers without the concurrency; the native backends override it with one thread
-    /// and connection per owner.
+    /// [`Call::answer_by_default`] claims one owner after the other on the store's one
+    /// connection, which gives the same answers without the concurrency; the native backends run
+    /// it with one thread and connection per owner.
     fn claim_many(
         &self,
         job: &str,
@@ -534,7 +743,14 @@ pub trait Leases: std::fmt::Debug + Send {
         now: f64,
         ttl: f64,
     ) -> Result<Vec<Outcome<Fence>>> {
-        claim_in_turn(self, job, owners, now, ttl)
+        let owners = owners.iter().map(|owner| Cow::Borrowed(*owner)).collect();
+        let call = Call::ClaimMany {
+            job: job.into(),
+            owners,
+            now,
+            ttl,
+        };
+        reply!(self, call, Fences)
     }
 
     /// Fenced writes (docs/contract.md section 8): runs `statements` (your own tables only,
@@ -561,7 +777,16 @@ pub trait Leases: std::fmt::Debug + Send {
         now: f64,
         statements: &[Statement],
         finish: Finish,
-    ) -> Result<Outcome<()>>;
+    ) -> Result<Outcome<()>> {
+        let (lease, statements) = (Cow::Borrowed(lease), Cow::Borrowed(statements));
+        let call = Call::Fenced {
+            lease,
+            now,
+            statements,
+            finish,
+        };
+        reply!(self, call, Outcome)
+    }
 
     /// Fenced writes with a closure (docs/contract.md section 8), on any backend: `work` runs in
     /// the transaction that then checks the lease with `renew`'s checks and reasons (or
@@ -629,18 +854,81 @@ pub fn fenced_value<L: Leases + ?Sized, T>(
     })
 }
 
-/// `claim_many` on one connection: each owner's claim in turn. Same answers as the concurrent
-/// version (exactly one winner on a claimable job), without the concurrency.
-fn claim_in_turn<L: Leases + ?Sized>(
-    store: &L,
-    job: &str,
-    owners: &[&str],
-    now: f64,
-    ttl: f64,
-) -> Result<Vec<Outcome<Fence>>> {
-    LeaseWindow::new(now, ttl)?;
-    owners
-        .iter()
-        .map(|owner| store.claim(job, owner, now, ttl))
-        .collect()
+/// The answers of a store that cannot run a call itself (the defaults of the trait).
+impl Call<'_> {
+    /// What a store answers that cannot do this call itself, for the `_` arm of an
+    /// [`execute`](Leases::execute): a round is the two calls through `store`, `claim_many` one
+    /// owner's claim after the other, a store without schedules keeps none (refuses to store
+    /// one, has none due), one that cannot look ahead answers no due time (its workers poll);
+    /// any other call is an error that names it.
+    ///
+    /// ```
+    /// use leasefence::{Call, Leases, LeaseStore, Reply};
+    /// let store = LeaseStore::open_in_memory()?;
+    /// let Reply::Schedules(none) = Call::Schedules.answer_by_default(&store)? else { unreachable!() };
+    /// assert!(none.is_empty());
+    /// assert!(Call::FenceFloor.answer_by_default(&store).is_err());
+    /// # Ok::<(), leasefence::Error>(())
+    /// ```
+    pub fn answer_by_default(self, store: &(impl Leases + ?Sized)) -> Result<Reply> {
+        Ok(match self {
+            Call::CompleteThenClaim {
+                completions,
+                queues,
+                owner,
+                claim,
+                now,
+                ttl,
+            } => {
+                let completed = store.complete_many(&completions, now)?;
+                let names = queues.names();
+                let claimed = store.claim_next_many_in(names.as_deref(), &owner, claim, now, ttl);
+                Reply::Round(RoundAnswer { completed, claimed })
+            }
+            Call::ClaimMany {
+                job,
+                owners,
+                now,
+                ttl,
+            } => {
+                LeaseWindow::new(now, ttl)?;
+                Reply::Fences(
+                    owners
+                        .iter()
+                        .map(|owner| store.claim(&job, owner, now, ttl))
+                        .collect::<Result<_>>()?,
+                )
+            }
+            Call::Schedule { schedule } => {
+                crate::rules::schedule::check(&schedule)?;
+                return Err(Error::invalid(
+                    "schedule",
+                    format!(
+                        "this store ({store:?}) keeps no schedules; use an SQLite or \
+                         PostgreSQL store"
+                    ),
+                ));
+            }
+            Call::Unschedule { .. } => Reply::Bool(false),
+            Call::Schedules => Reply::Schedules(Vec::new()),
+            Call::EnqueueDue { now } => {
+                crate::rules::schedule::now_seconds(now)?;
+                Reply::Enqueued(Vec::new())
+            }
+            Call::NextDue { queues } => {
+                crate::rules::queues::check_queues(queues.names().as_deref())?;
+                Reply::NextDue(None)
+            }
+            call => {
+                let name = call.name();
+                return Err(Error::invalid(
+                    name,
+                    format!(
+                        "this store ({store:?}) does not run {name}; use a store that does (an \
+                         SQLite or PostgreSQL store), or run it in the store's Leases::execute"
+                    ),
+                ));
+            }
+        })
+    }
 }

@@ -40,6 +40,7 @@
 
 mod async_leases;
 mod batch;
+mod call;
 mod error;
 pub mod guard;
 mod lease;
@@ -85,6 +86,7 @@ mod wasm;
 pub use wasm::{check_arguments, WasmStore};
 
 pub use batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound, MAX_BATCH};
+pub use call::{Call, Queues, Reply};
 #[cfg(pg)]
 pub use error::PostgresError;
 pub use error::{Error, ErrorCode, Result, SqliteError};

@@ -22,9 +22,8 @@ use leasefence::worker::{
     wall_clock, CancelReason, Completion, Liveness, Opener, Worker, WorkerOptions,
 };
 use leasefence::{
-    ClaimedJob, Error, Fence, FencedHandle, Finish, Inspection, JobCounts, JobState, Lease,
-    LeaseCompletion, LeaseStore, Leases, NewJob, Outcome, Reason, Result, RoundAnswer, Statement,
-    WorkerRound,
+    Call, Error, FencedHandle, Finish, JobState, Lease, LeaseStore, Leases, NewJob, Outcome,
+    Reason, Reply, Result, Statement,
 };
 
 /// How many times each store operation was called, and on how many items.
@@ -63,160 +62,37 @@ struct Counted {
 }
 
 impl Leases for Counted {
-    fn init(&self) -> Result<()> {
-        self.store.init()
-    }
-    fn prune(&self, prune: &leasefence::Prune) -> Result<u64> {
-        self.store.prune(prune)
-    }
-    fn fence_floor(&self) -> Result<i64> {
-        self.store.fence_floor()
-    }
-    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
-        self.store.enqueue_with(job, run_at, payload)
-    }
-    fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
-        self.store.enqueue_job(job)
-    }
-    fn state(&self, job: &str) -> Result<Option<JobState>> {
-        self.store.state(job)
-    }
-    fn jobs(&self) -> Result<Vec<JobState>> {
-        self.store.jobs()
-    }
-    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
-        self.calls.add("claim", 1);
-        self.store.claim(job, owner, now, ttl)
-    }
-    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
-        self.calls.add("renew", 1);
-        self.store.renew(lease, now, ttl)
-    }
-    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
-        self.calls.add("complete", 1);
-        self.store.complete(lease, now, result)
-    }
-    fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
-        self.calls.add("release", 1);
-        self.store.release(lease)
-    }
-    fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
-        self.claim_next_in(None, owner, now, ttl)
-    }
-    fn claim_next_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Option<ClaimedJob>> {
-        self.calls.add("claim_next", 1);
-        self.store.claim_next_in(queues, owner, now, ttl)
-    }
-    fn fail(
-        &self,
-        lease: &Lease,
-        now: f64,
-        retry_at: Option<f64>,
-        error: Option<&str>,
-    ) -> Result<Outcome<()>> {
-        self.calls.add("fail", 1);
-        self.store.fail(lease, now, retry_at, error)
-    }
-    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
-        self.store.revive(job, now)
-    }
-    fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
-        self.store.inspect(job)
-    }
-    fn stats(&self, now: f64) -> Result<JobCounts> {
-        self.store.stats(now)
-    }
-    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
-        self.store.stats_in(queue, now)
-    }
-    fn list_jobs(&self, query: &leasefence::JobQuery, now: f64) -> Result<leasefence::JobPage> {
-        self.store.list_jobs(query, now)
-    }
-    fn queue_stats(&self, now: f64) -> Result<Vec<leasefence::QueueCounts>> {
-        self.store.queue_stats(now)
-    }
-    fn heartbeat(
-        &self,
-        beat: &leasefence::WorkerBeat,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        self.calls.add("heartbeat", leases.len());
-        self.store.heartbeat(beat, leases, now, ttl)
-    }
-    fn list_workers(&self, now: f64) -> Result<Vec<leasefence::WorkerInfo>> {
-        self.store.list_workers(now)
-    }
-    fn oldest_waiting(&self, now: f64) -> Result<Vec<leasefence::QueueWaiting>> {
-        self.store.oldest_waiting(now)
-    }
-    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        self.store.enqueue_many(jobs)
-    }
-    fn enqueue_many_with(
-        &self,
-        jobs: &[NewJob],
-        statements: &[leasefence::Statement],
-    ) -> Result<Vec<bool>> {
-        self.store.enqueue_many_with(jobs, statements)
-    }
-    fn claim_next_many(
-        &self,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<ClaimedJob>> {
-        self.claim_next_many_in(None, owner, n, now, ttl)
-    }
-    fn claim_next_many_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<ClaimedJob>> {
-        std::thread::sleep(self.claim_delay);
-        let claimed = self.store.claim_next_many_in(queues, owner, n, now, ttl)?;
-        self.calls.add("claim_next_many", claimed.len());
-        Ok(claimed)
-    }
-    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
-        self.calls.add("renew_many", leases.len());
-        self.store.renew_many(leases, now, ttl)
-    }
-    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
-        self.calls.add("complete_many", completions.len());
-        self.store.complete_many(completions, now)
-    }
-    fn complete_then_claim(&self, round: &WorkerRound<'_>) -> Result<RoundAnswer> {
-        if self.rounds {
-            self.calls
-                .add("complete_then_claim", round.completions.len());
-            return self.store.complete_then_claim(round);
+    fn execute(&self, call: Call<'_>) -> Result<Reply> {
+        match &call {
+            Call::ClaimNextMany { .. } => {
+                std::thread::sleep(self.claim_delay);
+                let reply = self.store.execute(call)?;
+                if let Reply::ClaimedMany(claimed) = &reply {
+                    self.calls.add("claim_next_many", claimed.len());
+                }
+                return Ok(reply);
+            }
+            Call::CompleteThenClaim { completions, .. } if self.rounds => {
+                self.calls.add("complete_then_claim", completions.len())
+            }
+            // The trait's two calls, each counted.
+            Call::CompleteThenClaim { .. } => return call.answer_by_default(self),
+            Call::RenewMany { leases, .. } | Call::Heartbeat { leases, .. } => {
+                self.calls.add(call.name(), leases.len())
+            }
+            Call::CompleteMany { completions, .. } => {
+                self.calls.add("complete_many", completions.len())
+            }
+            Call::Claim { .. }
+            | Call::ClaimNext { .. }
+            | Call::Renew { .. }
+            | Call::Complete { .. }
+            | Call::Release { .. }
+            | Call::Fail { .. }
+            | Call::Fenced { .. } => self.calls.add(call.name(), 1),
+            _ => {}
         }
-        let completed = self.complete_many(round.completions, round.now)?;
-        let claimed =
-            self.claim_next_many_in(round.queues, round.owner, round.claim, round.now, round.ttl);
-        Ok(RoundAnswer { completed, claimed })
-    }
-    fn fenced(
-        &self,
-        lease: &Lease,
-        now: f64,
-        statements: &[Statement],
-        finish: Finish,
-    ) -> Result<Outcome<()>> {
-        self.calls.add("fenced", 1);
-        self.store.fenced(lease, now, statements, finish)
+        self.store.execute(call)
     }
     fn fenced_with(
         &self,

@@ -19,10 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use leasefence::worker::{Worker, WorkerOptions};
-use leasefence::{
-    ClaimedJob, Fence, FencedHandle, Finish, Inspection, JobCounts, JobState, Lease,
-    LeaseCompletion, Leases, NewJob, OpenOptions, Outcome, Statement,
-};
+use leasefence::{Call, FencedHandle, Finish, Lease, Leases, OpenOptions, Outcome, Reply};
 
 const TTL: f64 = 30.0;
 
@@ -133,197 +130,41 @@ struct Timed {
 }
 
 impl Leases for Timed {
-    fn init(&self) -> leasefence::Result<()> {
-        self.inner.init()
-    }
-    fn prune(&self, prune: &leasefence::Prune) -> leasefence::Result<u64> {
-        self.inner.prune(prune)
-    }
-    fn fence_floor(&self) -> leasefence::Result<i64> {
-        self.inner.fence_floor()
-    }
-    fn enqueue_with(
-        &self,
-        job: &str,
-        run_at: Option<f64>,
-        payload: Option<&str>,
-    ) -> leasefence::Result<bool> {
-        self.inner.enqueue_with(job, run_at, payload)
-    }
-    fn state(&self, job: &str) -> leasefence::Result<Option<JobState>> {
-        self.inner.state(job)
-    }
-    fn jobs(&self) -> leasefence::Result<Vec<JobState>> {
-        self.inner.jobs()
-    }
-    fn claim(
-        &self,
-        job: &str,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> leasefence::Result<Outcome<Fence>> {
-        self.inner.claim(job, owner, now, ttl)
-    }
-    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> leasefence::Result<Outcome<()>> {
-        self.inner.renew(lease, now, ttl)
-    }
-    fn complete(
-        &self,
-        lease: &Lease,
-        now: f64,
-        result: Option<&str>,
-    ) -> leasefence::Result<Outcome<()>> {
-        // The worker completes a job that finished alone with `complete`, several with `complete_many`.
-        let outcome = self.inner.complete(lease, now, result)?;
-        self.note_done(&[(&lease.job, outcome.is_granted())]);
-        Ok(outcome)
-    }
-    fn release(&self, lease: &Lease) -> leasefence::Result<Outcome<()>> {
-        self.inner.release(lease)
-    }
-    fn claim_next_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> leasefence::Result<Option<ClaimedJob>> {
-        self.inner.claim_next_in(queues, owner, now, ttl)
-    }
-    fn fail(
-        &self,
-        lease: &Lease,
-        now: f64,
-        retry_at: Option<f64>,
-        error: Option<&str>,
-    ) -> leasefence::Result<Outcome<()>> {
-        self.inner.fail(lease, now, retry_at, error)
-    }
-    fn revive(&self, job: &str, now: f64) -> leasefence::Result<Outcome<()>> {
-        self.inner.revive(job, now)
-    }
-    fn inspect(&self, job: &str) -> leasefence::Result<Option<Inspection>> {
-        self.inner.inspect(job)
-    }
-    fn stats_in(&self, queue: Option<&str>, now: f64) -> leasefence::Result<JobCounts> {
-        self.inner.stats_in(queue, now)
-    }
-    fn list_jobs(
-        &self,
-        query: &leasefence::JobQuery,
-        now: f64,
-    ) -> leasefence::Result<leasefence::JobPage> {
-        self.inner.list_jobs(query, now)
-    }
-    fn queue_stats(&self, now: f64) -> leasefence::Result<Vec<leasefence::QueueCounts>> {
-        self.inner.queue_stats(now)
-    }
-    fn heartbeat(
-        &self,
-        beat: &leasefence::WorkerBeat,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> leasefence::Result<Vec<Outcome<()>>> {
-        self.inner.heartbeat(beat, leases, now, ttl)
-    }
-    fn list_workers(&self, now: f64) -> leasefence::Result<Vec<leasefence::WorkerInfo>> {
-        self.inner.list_workers(now)
-    }
-    fn oldest_waiting(&self, now: f64) -> leasefence::Result<Vec<leasefence::QueueWaiting>> {
-        self.inner.oldest_waiting(now)
-    }
-    fn enqueue_job(&self, job: &NewJob) -> leasefence::Result<bool> {
-        self.inner.enqueue_job(job)
-    }
-    fn enqueue_many(&self, jobs: &[NewJob]) -> leasefence::Result<Vec<bool>> {
-        self.inner.enqueue_many(jobs)
-    }
-    fn enqueue_many_with(
-        &self,
-        jobs: &[NewJob],
-        statements: &[leasefence::Statement],
-    ) -> leasefence::Result<Vec<bool>> {
-        self.inner.enqueue_many_with(jobs, statements)
-    }
-    fn claim_next_many_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> leasefence::Result<Vec<ClaimedJob>> {
+    fn execute(&self, call: Call<'_>) -> leasefence::Result<Reply> {
+        // The jobs the call completes, read before it moves: a round's completions committed
+        // with its claim, which was asked for when the round was.
+        let completing: Vec<String> = match &call {
+            Call::Complete { lease, .. } => vec![lease.job.clone()],
+            Call::CompleteMany { completions, .. }
+            | Call::CompleteThenClaim { completions, .. } => {
+                completions.iter().map(|c| c.lease.job.clone()).collect()
+            }
+            _ => Vec::new(),
+        };
         let asked = wall_ms();
-        let claimed = self.inner.claim_next_many_in(queues, owner, n, now, ttl)?;
-        let mut timing = self.timing.lock().expect("timing lock");
-        for job in &claimed {
-            timing.asked.insert(job.job.clone(), asked);
+        let reply = self.inner.execute(call)?;
+        let (completed, claimed) = match &reply {
+            Reply::Outcome(outcome) => (std::slice::from_ref(outcome), None),
+            Reply::Outcomes(outcomes) => (&outcomes[..], None),
+            Reply::Round(answer) => (&answer.completed[..], answer.claimed.as_ref().ok()),
+            Reply::ClaimedMany(claimed) => (&[][..], Some(claimed)),
+            _ => (&[][..], None),
+        };
+        if !completing.is_empty() {
+            let done: Vec<_> = completing
+                .iter()
+                .zip(completed)
+                .map(|(job, outcome)| (job, outcome.is_granted()))
+                .collect();
+            self.note_done(&done);
         }
-        Ok(claimed)
-    }
-    fn renew_many(
-        &self,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> leasefence::Result<Vec<Outcome<()>>> {
-        self.inner.renew_many(leases, now, ttl)
-    }
-    fn complete_many(
-        &self,
-        completions: &[LeaseCompletion],
-        now: f64,
-    ) -> leasefence::Result<Vec<Outcome<()>>> {
-        let outcomes = self.inner.complete_many(completions, now)?;
-        let done: Vec<_> = completions
-            .iter()
-            .zip(&outcomes)
-            .map(|(c, o)| (&c.lease.job, o.is_granted()))
-            .collect();
-        self.note_done(&done);
-        Ok(outcomes)
-    }
-    fn complete_then_claim(
-        &self,
-        round: &leasefence::WorkerRound<'_>,
-    ) -> leasefence::Result<leasefence::RoundAnswer> {
-        // The round's claim was asked for when the round was; its completions committed with it.
-        let asked = wall_ms();
-        let answer = self.inner.complete_then_claim(round)?;
-        let done: Vec<_> = round
-            .completions
-            .iter()
-            .zip(&answer.completed)
-            .map(|(c, o)| (&c.lease.job, o.is_granted()))
-            .collect();
-        self.note_done(&done);
-        if let Ok(claimed) = &answer.claimed {
+        if let Some(claimed) = claimed {
             let mut timing = self.timing.lock().expect("timing lock");
             for job in claimed {
                 timing.asked.insert(job.job.clone(), asked);
             }
         }
-        Ok(answer)
-    }
-    fn claim_many(
-        &self,
-        job: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> leasefence::Result<Vec<Outcome<Fence>>> {
-        self.inner.claim_many(job, owners, now, ttl)
-    }
-    fn fenced(
-        &self,
-        lease: &Lease,
-        now: f64,
-        statements: &[Statement],
-        finish: Finish,
-    ) -> leasefence::Result<Outcome<()>> {
-        self.inner.fenced(lease, now, statements, finish)
+        Ok(reply)
     }
     fn fenced_with(
         &self,

@@ -304,9 +304,8 @@ pub(crate) async fn claim_next_many(
 /// `claim_next_many` claims, in one transaction, so the round pays one commit. When the claim
 /// fails (contended, a lock it waited for too long), that transaction is rolled back and the
 /// completions are written alone in one of their own: the claim's error is its answer, and the
-/// completions stand, as the trait promises. The native store's: Node's workers group their calls
-/// in JavaScript.
-#[cfg(not(web))]
+/// completions stand, as the trait promises. (Node's workers group their calls in JavaScript,
+/// so from Node only a `complete_then_claim` call itself comes here.)
 pub(crate) async fn complete_then_claim(
     wire: &mut impl Wire,
     completions: &[LeaseCompletion],

@@ -11,8 +11,8 @@ use super::many::{self, ClaimRequest, ManyWrite};
 use super::wire::{Sql, Value, Wire};
 use super::{checks, ops, reads, recurring, schema};
 use crate::batch::{LeaseCompletion, NewJob};
-#[cfg(not(web))]
 use crate::batch::{RoundAnswer, WorkerRound};
+use crate::call::{Call, Reply};
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
@@ -21,6 +21,117 @@ use crate::rules::queues::check_queues;
 use crate::rules::schedule::{check_name, now_seconds};
 use crate::rules::{check_now, LeaseWindow};
 use crate::schedule::{Schedule, StoredSchedule};
+
+/// Runs `call` on `c`, each call as its function below runs it. What differs between the
+/// clients is the store's own and never comes here: `claim_many`'s race, fenced writes,
+/// `enqueue_many` with statements and `jobs` (answered with an internal error if they do).
+pub(crate) async fn execute(c: &impl Connections, call: Call<'_>) -> Result<Reply> {
+    Ok(match call {
+        Call::Init => {
+            init(c).await?;
+            Reply::Done
+        }
+        Call::Enqueue { job } => Reply::Bool(enqueue(c, &job).await?),
+        Call::EnqueueMany { jobs, statements } if statements.is_empty() => {
+            Reply::Bools(enqueue_many(c, &jobs).await?)
+        }
+        Call::State { job } => Reply::State(state(c, &job).await?),
+        Call::Claim {
+            job,
+            owner,
+            now,
+            ttl,
+        } => Reply::Fence(claim(c, &job, &owner, now, ttl).await?),
+        Call::ClaimNext {
+            queues,
+            owner,
+            now,
+            ttl,
+        } => {
+            let names = queues.names();
+            Reply::Claimed(claim_next(c, names.as_deref(), &owner, now, ttl).await?)
+        }
+        Call::ClaimNextMany {
+            queues,
+            owner,
+            n,
+            now,
+            ttl,
+        } => {
+            let names = queues.names();
+            Reply::ClaimedMany(claim_next_many(c, names.as_deref(), &owner, n, now, ttl).await?)
+        }
+        Call::Renew { lease, now, ttl } => Reply::Outcome(renew(c, &lease, now, ttl).await?),
+        Call::RenewMany { leases, now, ttl } => {
+            Reply::Outcomes(renew_with_beat(c, "renew_many", None, &leases, now, ttl).await?)
+        }
+        Call::Heartbeat {
+            beat,
+            leases,
+            now,
+            ttl,
+        } => {
+            Reply::Outcomes(renew_with_beat(c, "heartbeat", Some(&beat), &leases, now, ttl).await?)
+        }
+        Call::Complete { lease, now, result } => {
+            Reply::Outcome(complete(c, &lease, now, result.as_deref()).await?)
+        }
+        Call::CompleteMany { completions, now } => {
+            Reply::Outcomes(complete_many(c, &completions, now).await?)
+        }
+        Call::CompleteThenClaim {
+            completions,
+            queues,
+            owner,
+            claim,
+            now,
+            ttl,
+        } => {
+            let names = queues.names();
+            let round = WorkerRound {
+                completions: &completions,
+                queues: names.as_deref(),
+                owner: &owner,
+                claim,
+                now,
+                ttl,
+            };
+            Reply::Round(complete_then_claim(c, &round).await?)
+        }
+        Call::Fail {
+            lease,
+            now,
+            retry_at,
+            error,
+        } => Reply::Outcome(fail(c, &lease, now, retry_at, error.as_deref()).await?),
+        Call::Release { lease } => Reply::Outcome(release(c, &lease).await?),
+        Call::Revive { job, now } => Reply::Outcome(revive(c, &job, now).await?),
+        Call::Inspect { job } => Reply::Inspection(inspect(c, &job).await?),
+        Call::Stats { queue, now } => Reply::Counts(stats(c, queue.as_deref(), now).await?),
+        Call::ListJobs { query, now } => Reply::Page(list_jobs(c, &query, now).await?),
+        Call::QueueStats { now } => Reply::QueueCounts(queue_stats(c, now).await?),
+        Call::OldestWaiting { now } => Reply::Waiting(oldest_waiting(c, now).await?),
+        Call::ListWorkers { now } => Reply::Workers(list_workers(c, now).await?),
+        Call::Prune { prune: options } => Reply::Pruned(prune(c, &options).await?),
+        Call::FenceFloor => Reply::FenceFloor(fence_floor(c).await?),
+        Call::Schedule { schedule: entry } => {
+            schedule(c, &entry).await?;
+            Reply::Done
+        }
+        Call::Unschedule { name } => Reply::Bool(unschedule(c, &name).await?),
+        Call::Schedules => Reply::Schedules(schedules(c).await?),
+        Call::EnqueueDue { now } => Reply::Enqueued(enqueue_due(c, now).await?),
+        Call::NextDue { queues } => Reply::NextDue(next_due(c, queues.names().as_deref()).await?),
+        call => {
+            return Err(crate::Error::Internal {
+                message: format!(
+                    "{} is the PostgreSQL store's own, not a shared operation",
+                    call.name()
+                ),
+            })
+        }
+    })
+}
 
 /// What a client gives the operations: a connection, set up for the store, lent for one
 /// operation.
@@ -212,7 +323,6 @@ pub(crate) async fn claim_next_many(
 /// as `complete_many` refuses them; a bad claim leaves the completions to `complete_many` alone
 /// and answers its error, as the trait's default (the two calls) would. The native store's: Node's
 /// workers group their calls in JavaScript.
-#[cfg(not(web))]
 pub(crate) async fn complete_then_claim(
     c: &impl Connections,
     round: &WorkerRound<'_>,

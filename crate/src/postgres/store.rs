@@ -14,13 +14,13 @@ use super::ops;
 use super::session::Link;
 use super::tls;
 use crate::async_leases::ready;
-use crate::batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound};
+use crate::call::{Call, Reply};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::options::OpenOptions;
-use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
-use crate::rules::fenced::{FencedHandle, Finish, Statement as FencedStatement};
+use crate::outcome::{Fence, Outcome};
+use crate::rules::fenced::{FencedHandle, Finish};
 use crate::rules::queues::check_queues;
 use crate::rules::{check_owner_count, target::url_label, LeaseRow, LeaseWindow};
 
@@ -196,68 +196,44 @@ impl Connections for PgStore {
     }
 }
 
-/// Each operation is `operations.rs`'s, driven to its end at once (the client is synchronous),
-/// but `claim_many` (a race across connections), fenced writes (`fenced/`) and the watch
-/// (`listen.rs`).
+/// Each call is `operations.rs`'s, driven to its end at once (the client is synchronous), but
+/// `jobs`, `claim_many` (a race across connections), fenced writes (`fenced/`) and `enqueue_many`
+/// with statements; and the watch (`listen.rs`).
 impl Leases for PgStore {
-    fn init(&self) -> Result<()> {
-        ready(operations::init(self))
+    fn execute(&self, call: Call<'_>) -> Result<Reply> {
+        match call {
+            Call::Jobs => Ok(Reply::Jobs(
+                self.run("jobs", async |wire| ops::jobs(wire).await)?,
+            )),
+            Call::ClaimMany {
+                job,
+                owners,
+                now,
+                ttl,
+            } => {
+                let owners: Vec<&str> = owners.iter().map(|owner| &**owner).collect();
+                Ok(Reply::Fences(self.claim_race(&job, &owners, now, ttl)?))
+            }
+            Call::EnqueueMany { jobs, statements } if !statements.is_empty() => Ok(Reply::Bools(
+                self.enqueue_many_statements(&jobs, &statements)?,
+            )),
+            Call::Fenced {
+                lease,
+                now,
+                statements,
+                finish,
+            } => Ok(Reply::Outcome(self.fenced_statements(
+                &lease,
+                now,
+                &statements,
+                finish,
+            )?)),
+            call => ready(operations::execute(self, call)),
+        }
     }
 
-    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
-        let mut new = NewJob::new(job);
-        new.run_at = run_at;
-        new.payload = payload.map(str::to_owned);
-        self.enqueue_job(&new)
-    }
-
-    fn enqueue_job(&self, new: &NewJob) -> Result<bool> {
-        ready(operations::enqueue(self, new))
-    }
-
-    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        ready(operations::enqueue_many(self, jobs))
-    }
-
-    fn enqueue_many_with(
-        &self,
-        jobs: &[NewJob],
-        statements: &[FencedStatement],
-    ) -> Result<Vec<bool>> {
-        self.enqueue_many_statements(jobs, statements)
-    }
-
-    fn schedule(&self, schedule: &crate::Schedule) -> Result<()> {
-        ready(operations::schedule(self, schedule))
-    }
-
-    fn unschedule(&self, name: &str) -> Result<bool> {
-        ready(operations::unschedule(self, name))
-    }
-
-    fn schedules(&self) -> Result<Vec<crate::StoredSchedule>> {
-        ready(operations::schedules(self))
-    }
-
-    fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
-        ready(operations::enqueue_due(self, now))
-    }
-
-    fn claim_next_many_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<ClaimedJob>> {
-        ready(operations::claim_next_many(
-            self, queues, owner, n, now, ttl,
-        ))
-    }
-
-    fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
-        ready(operations::next_due(self, queues))
+    fn limits(&self) -> crate::Limits {
+        self.link.limits
     }
 
     /// A connection of its own `LISTEN`s on the channels of `queues` (`postgres/listen.rs`);
@@ -271,131 +247,22 @@ impl Leases for PgStore {
         super::listen::listen(self.link.unconnected_twin(), queues, wakeup).map(Some)
     }
 
-    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
-        ready(operations::renew_with_beat(
-            self,
-            "renew_many",
-            None,
-            leases,
-            now,
-            ttl,
-        ))
-    }
-
-    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
-        ready(operations::complete_many(self, completions, now))
-    }
-
-    /// One transaction on one connection: the completions, then the claim (one commit a round).
-    fn complete_then_claim(&self, round: &WorkerRound<'_>) -> Result<RoundAnswer> {
-        ready(operations::complete_then_claim(self, round))
-    }
-
-    fn state(&self, job: &str) -> Result<Option<JobState>> {
-        ready(operations::state(self, job))
-    }
-
-    fn jobs(&self) -> Result<Vec<JobState>> {
-        self.run("jobs", async |wire| ops::jobs(wire).await)
-    }
-
-    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
-        ready(operations::claim(self, job, owner, now, ttl))
-    }
-
-    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
-        ready(operations::renew(self, lease, now, ttl))
-    }
-
-    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
-        ready(operations::complete(self, lease, now, result))
-    }
-
-    fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
-        ready(operations::release(self, lease))
-    }
-
-    fn claim_next_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Option<ClaimedJob>> {
-        ready(operations::claim_next(self, queues, owner, now, ttl))
-    }
-
-    fn fail(
+    fn fenced_with(
         &self,
         lease: &Lease,
         now: f64,
-        retry_at: Option<f64>,
-        error: Option<&str>,
+        finish: Finish,
+        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
     ) -> Result<Outcome<()>> {
-        ready(operations::fail(self, lease, now, retry_at, error))
+        PgStore::fenced_with(self, lease, now, finish, |tx| work(tx))
     }
+}
 
-    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
-        ready(operations::revive(self, job, now))
-    }
-
-    fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
-        ready(operations::inspect(self, job))
-    }
-
-    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
-        ready(operations::stats(self, queue, now))
-    }
-
-    fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
-        ready(operations::list_jobs(self, query, now))
-    }
-
-    fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
-        ready(operations::queue_stats(self, now))
-    }
-
-    fn heartbeat(
-        &self,
-        beat: &crate::WorkerBeat,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        ready(operations::renew_with_beat(
-            self,
-            "heartbeat",
-            Some(beat),
-            leases,
-            now,
-            ttl,
-        ))
-    }
-
-    fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
-        ready(operations::list_workers(self, now))
-    }
-
-    fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
-        ready(operations::oldest_waiting(self, now))
-    }
-
-    fn limits(&self) -> crate::Limits {
-        self.link.limits
-    }
-
-    fn prune(&self, prune: &crate::Prune) -> Result<u64> {
-        ready(operations::prune(self, prune))
-    }
-
-    fn fence_floor(&self) -> Result<i64> {
-        ready(operations::fence_floor(self))
-    }
-
+impl PgStore {
     /// Every owner's claim at once on its own connection (at most
     /// [`CLAIM_MANY_CONNECTIONS`]; more owners take turns on them), released together by a
     /// barrier so that they really race; answers in input order.
-    fn claim_many(
+    fn claim_race(
         &self,
         job: &str,
         owners: &[&str],
@@ -418,25 +285,5 @@ impl Leases for PgStore {
             },
             |store, owner| ready(operations::claim_within(store, "claim", job, owner, window)),
         )
-    }
-
-    fn fenced(
-        &self,
-        lease: &Lease,
-        now: f64,
-        statements: &[FencedStatement],
-        finish: Finish,
-    ) -> Result<Outcome<()>> {
-        self.fenced_statements(lease, now, statements, finish)
-    }
-
-    fn fenced_with(
-        &self,
-        lease: &Lease,
-        now: f64,
-        finish: Finish,
-        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
-    ) -> Result<Outcome<()>> {
-        PgStore::fenced_with(self, lease, now, finish, |tx| work(tx))
     }
 }

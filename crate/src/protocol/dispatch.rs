@@ -1,10 +1,13 @@
 //! Running a request: the [`Backend`] it runs on, and the one dispatch from a [`Request`] to the
 //! store's operation.
 
+use std::borrow::Cow;
+
 use super::{Answer, LeaseItem, Request, Response, Returned};
 use crate::async_leases::AsyncLeases;
 use crate::batch::{LeaseCompletion, NewJob};
-use crate::error::Result;
+use crate::call::{Call, Queues, Reply};
+use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::outcome::Outcome;
@@ -116,13 +119,6 @@ fn yes_or_no(outcome: Outcome<()>) -> Answer {
     answered(outcome, |()| Returned::Bool(true), Returned::Bool(false))
 }
 
-/// Each item's outcome as its own answer, in list order.
-fn each_answered(outcomes: Vec<Outcome<()>>) -> Answer {
-    plain(Returned::Answers(
-        outcomes.into_iter().map(yes_or_no).collect(),
-    ))
-}
-
 fn leases_of(owner: &str, items: &[LeaseItem]) -> Vec<Lease> {
     items
         .iter()
@@ -137,111 +133,97 @@ fn plain(value: Returned) -> Answer {
     }
 }
 
-/// A request's `queues` as the store's methods take them.
-fn queue_names(queues: &Option<Vec<String>>) -> Option<Vec<&str>> {
-    queues
+/// A request's `queues` as a call takes them.
+fn queues_of(queues: &Option<Vec<String>>) -> Queues<'_> {
+    let names: Option<Vec<&str>> = queues
         .as_ref()
-        .map(|queues| queues.iter().map(String::as_str).collect())
+        .map(|queues| queues.iter().map(String::as_str).collect());
+    Queues::of(names.as_deref()).into_owned()
 }
 
-/// Runs a checked request on `store`: the one dispatch of every operation, for stores that answer
-/// at once (through [`answer`]) and for those that answer later (PostgreSQL from Node).
-pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) -> Result<Answer> {
-    Ok(match request {
-        Request::Init => {
-            store.init().await?;
-            plain(Returned::Null)
-        }
+/// A lease of the request, as a call takes it.
+fn lease(job: &str, owner: &str, fence: crate::Fence) -> Cow<'static, Lease> {
+    Cow::Owned(Lease::new(job, owner, fence))
+}
+
+/// The call a checked request makes; `None` for a schedule request that stores nothing.
+fn call_of(request: &Request) -> Result<Option<Call<'_>>> {
+    Ok(Some(match request {
+        Request::Init => Call::Init,
         Request::Enqueue {
             job,
             run_at,
             payload,
             queue,
             priority,
-        } => {
-            let new = NewJob {
+        } => Call::Enqueue {
+            job: Cow::Owned(NewJob {
                 job: job.clone(),
                 run_at: *run_at,
                 payload: payload.clone(),
                 queue: queue.clone(),
                 priority: *priority,
-            };
-            plain(Returned::Bool(store.enqueue_job(&new).await?))
-        }
-        Request::State { job } => plain(match store.state(job).await? {
-            Some(row) => Returned::State(row),
-            None => Returned::Null,
-        }),
+            }),
+        },
+        Request::State { job } => Call::State { job: job.into() },
         Request::Claim {
             job,
             owner,
             now,
             ttl,
-        } => answered(
-            store.claim(job, owner, *now, *ttl).await?,
-            Returned::Fence,
-            Returned::Null,
-        ),
+        } => Call::Claim {
+            job: job.into(),
+            owner: owner.into(),
+            now: *now,
+            ttl: *ttl,
+        },
         Request::Renew {
             job,
             owner,
             fence,
             now,
             ttl,
-        } => answered(
-            store
-                .renew(&Lease::new(job, owner, *fence), *now, *ttl)
-                .await?,
-            |()| Returned::Bool(true),
-            Returned::Bool(false),
-        ),
+        } => Call::Renew {
+            lease: lease(job, owner, *fence),
+            now: *now,
+            ttl: *ttl,
+        },
         Request::Complete {
             job,
             owner,
             fence,
             now,
             result,
-        } => answered(
-            store
-                .complete(&Lease::new(job, owner, *fence), *now, result.as_deref())
-                .await?,
-            |()| Returned::Bool(true),
-            Returned::Bool(false),
-        ),
-        Request::Release { job, owner, fence } => answered(
-            store.release(&Lease::new(job, owner, *fence)).await?,
-            |()| Returned::Bool(true),
-            Returned::Bool(false),
-        ),
+        } => Call::Complete {
+            lease: lease(job, owner, *fence),
+            now: *now,
+            result: result.as_deref().map(Cow::Borrowed),
+        },
+        Request::Release { job, owner, fence } => Call::Release {
+            lease: lease(job, owner, *fence),
+        },
         Request::ClaimMany {
             job,
             owners,
             now,
             ttl,
-        } => {
-            let owners: Vec<&str> = owners.iter().map(String::as_str).collect();
-            let outcomes = store.claim_many(job, &owners, *now, *ttl).await?;
-            plain(Returned::Fences(
-                outcomes.into_iter().map(Outcome::granted).collect(),
-            ))
-        }
+        } => Call::ClaimMany {
+            job: job.into(),
+            owners: owners.iter().map(|owner| owner.into()).collect(),
+            now: *now,
+            ttl: *ttl,
+        },
         Request::ClaimNext {
             owner,
             now,
             ttl,
             queues,
-        } => {
-            let names = queue_names(queues);
-            plain(
-                match store
-                    .claim_next_in(names.as_deref(), owner, *now, *ttl)
-                    .await?
-                {
-                    Some(claimed) => Returned::Claimed(claimed),
-                    None => Returned::Null,
-                },
-            )
-        }
+        } => Call::ClaimNext {
+            queues: queues_of(queues),
+            owner: owner.into(),
+            now: *now,
+            ttl: *ttl,
+        },
         Request::Fail {
             job,
             owner,
@@ -249,82 +231,71 @@ pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) 
             now,
             retry_at,
             error,
-        } => answered(
-            store
-                .fail(
-                    &Lease::new(job, owner, *fence),
-                    *now,
-                    *retry_at,
-                    error.as_deref(),
-                )
-                .await?,
-            |()| Returned::Bool(true),
-            Returned::Bool(false),
-        ),
-        Request::Revive { job, now } => answered(
-            store.revive(job, *now).await?,
-            |()| Returned::Bool(true),
-            Returned::Bool(false),
-        ),
-        Request::Inspect { job } => plain(match store.inspect(job).await? {
-            Some(report) => Returned::Inspection(report),
-            None => Returned::Null,
-        }),
-        Request::Stats { now, queue } => plain(Returned::Counts(
-            store.stats_in(queue.as_deref(), *now).await?,
-        )),
-        Request::EnqueueMany { jobs, statements } if statements.is_empty() => {
-            plain(Returned::Bools(store.enqueue_many(jobs).await?))
-        }
-        Request::EnqueueMany { jobs, statements } => plain(Returned::Bools(
-            store.enqueue_many_with(jobs, statements).await?,
-        )),
+        } => Call::Fail {
+            lease: lease(job, owner, *fence),
+            now: *now,
+            retry_at: *retry_at,
+            error: error.as_deref().map(Cow::Borrowed),
+        },
+        Request::Revive { job, now } => Call::Revive {
+            job: job.into(),
+            now: *now,
+        },
+        Request::Inspect { job } => Call::Inspect { job: job.into() },
+        Request::Stats { now, queue } => Call::Stats {
+            queue: queue.as_deref().map(Cow::Borrowed),
+            now: *now,
+        },
+        Request::EnqueueMany { jobs, statements } => Call::EnqueueMany {
+            jobs: Cow::Borrowed(jobs),
+            statements: Cow::Borrowed(statements),
+        },
         Request::ClaimNextMany {
             owner,
             n,
             now,
             ttl,
             queues,
-        } => {
-            let names = queue_names(queues);
-            plain(Returned::ClaimedList(
-                store
-                    .claim_next_many_in(names.as_deref(), owner, *n, *now, *ttl)
-                    .await?,
-            ))
-        }
+        } => Call::ClaimNextMany {
+            queues: queues_of(queues),
+            owner: owner.into(),
+            n: *n,
+            now: *now,
+            ttl: *ttl,
+        },
         Request::RenewMany {
             owner,
             leases,
             now,
             ttl,
-        } => each_answered(
-            store
-                .renew_many(&leases_of(owner, leases), *now, *ttl)
-                .await?,
-        ),
-        Request::CompleteMany { owner, leases, now } => {
-            let completions: Vec<LeaseCompletion> = leases_of(owner, leases)
+        } => Call::RenewMany {
+            leases: Cow::Owned(leases_of(owner, leases)),
+            now: *now,
+            ttl: *ttl,
+        },
+        Request::CompleteMany { owner, leases, now } => Call::CompleteMany {
+            completions: leases_of(owner, leases)
                 .into_iter()
                 .zip(leases)
                 .map(|(lease, item)| LeaseCompletion::new(lease, item.result.as_deref()))
-                .collect();
-            each_answered(store.complete_many(&completions, *now).await?)
-        }
-        Request::Schedule { .. } => {
-            if let Some(schedule) = request.schedule()? {
-                store.schedule(&schedule).await?;
-            }
-            plain(Returned::Bool(true))
-        }
-        Request::Unschedule { name } => plain(Returned::Bool(store.unschedule(name).await?)),
-        Request::Schedules => plain(Returned::Schedules(store.schedules().await?)),
-        Request::EnqueueDue { now } => plain(Returned::Strings(store.enqueue_due(*now).await?)),
-        Request::ListJobs { now, .. } => {
-            let query = request.job_query()?.unwrap_or_default();
-            plain(Returned::Page(store.list_jobs(&query, *now).await?))
-        }
-        Request::QueueStats { now } => plain(Returned::QueueCounts(store.queue_stats(*now).await?)),
+                .collect::<Vec<_>>()
+                .into(),
+            now: *now,
+        },
+        Request::Schedule { .. } => match request.schedule()? {
+            Some(schedule) => Call::Schedule {
+                schedule: Cow::Owned(schedule),
+            },
+            None => return Ok(None),
+        },
+        Request::Unschedule { name } => Call::Unschedule { name: name.into() },
+        Request::Schedules => Call::Schedules,
+        Request::EnqueueDue { now } => Call::EnqueueDue { now: *now },
+        Request::ListJobs { now, .. } => Call::ListJobs {
+            query: Cow::Owned(request.job_query()?.unwrap_or_default()),
+            now: *now,
+        },
+        Request::QueueStats { now } => Call::QueueStats { now: *now },
         Request::Heartbeat {
             owner,
             leases,
@@ -333,37 +304,31 @@ pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) 
             ..
         } => {
             let Some(beat) = request.worker_beat()? else {
-                return Err(crate::Error::Internal {
+                return Err(Error::Internal {
                     message: "a heartbeat request without its worker".into(),
                 });
             };
-            each_answered(
-                store
-                    .heartbeat(&beat, &leases_of(owner, leases), *now, *ttl)
-                    .await?,
-            )
+            Call::Heartbeat {
+                beat: Cow::Owned(beat),
+                leases: Cow::Owned(leases_of(owner, leases)),
+                now: *now,
+                ttl: *ttl,
+            }
         }
-        Request::ListWorkers { now } => plain(Returned::Workers(store.list_workers(*now).await?)),
+        Request::ListWorkers { now } => Call::ListWorkers { now: *now },
         Request::Prune {
             before,
             keep_dead,
             limit,
             only_dead,
-        } => {
-            let prune = Request::prune_options(before, keep_dead, limit, only_dead)?;
-            plain(Returned::Count(store.prune(&prune).await?))
-        }
-        Request::OldestWaiting { now } => {
-            plain(Returned::Waiting(store.oldest_waiting(*now).await?))
-        }
-        Request::FenceFloor => plain(Returned::Fence(store.fence_floor().await?)),
-        Request::NextDue { now, queues } => {
-            let names = queue_names(queues);
-            plain(Returned::NextDue(crate::wake::NextDue {
-                job: store.next_due_in(names.as_deref()).await?,
-                slot: crate::rules::schedule::next_slot(&store.schedules().await?, *now),
-            }))
-        }
+        } => Call::Prune {
+            prune: Request::prune_options(before, keep_dead, limit, only_dead)?,
+        },
+        Request::OldestWaiting { now } => Call::OldestWaiting { now: *now },
+        Request::FenceFloor => Call::FenceFloor,
+        Request::NextDue { queues, .. } => Call::NextDue {
+            queues: queues_of(queues),
+        },
         Request::Fenced {
             job,
             owner,
@@ -372,17 +337,79 @@ pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) 
             statements,
             complete,
             result,
-        } => answered(
-            store
-                .fenced(
-                    &Lease::new(job, owner, *fence),
-                    *now,
-                    statements,
-                    Finish::from_parts(*complete, result.clone())?,
-                )
-                .await?,
-            |()| Returned::Bool(true),
-            Returned::Bool(false),
-        ),
+        } => Call::Fenced {
+            lease: lease(job, owner, *fence),
+            now: *now,
+            statements: Cow::Borrowed(statements),
+            finish: Finish::from_parts(*complete, result.clone())?,
+        },
+    }))
+}
+
+/// A reply as the protocol answers it (docs/contract.md section 4): a refusal is `false` or
+/// `null` with its reason, a list of outcomes one answer each.
+fn answer_of(reply: Reply) -> Result<Answer> {
+    let nothing_or = |value: Option<Returned>| plain(value.unwrap_or(Returned::Null));
+    Ok(match reply {
+        Reply::Done => plain(Returned::Null),
+        Reply::Bool(value) => plain(Returned::Bool(value)),
+        Reply::Bools(values) => plain(Returned::Bools(values)),
+        Reply::State(row) => nothing_or(row.map(Returned::State)),
+        Reply::Fence(outcome) => answered(outcome, Returned::Fence, Returned::Null),
+        Reply::Fences(outcomes) => plain(Returned::Fences(
+            outcomes.into_iter().map(Outcome::granted).collect(),
+        )),
+        Reply::Claimed(claimed) => nothing_or(claimed.map(Returned::Claimed)),
+        Reply::ClaimedMany(claimed) => plain(Returned::ClaimedList(claimed)),
+        Reply::Outcome(outcome) => yes_or_no(outcome),
+        Reply::Outcomes(outcomes) => plain(Returned::Answers(
+            outcomes.into_iter().map(yes_or_no).collect(),
+        )),
+        Reply::Inspection(report) => nothing_or(report.map(Returned::Inspection)),
+        Reply::Counts(counts) => plain(Returned::Counts(counts)),
+        Reply::Page(page) => plain(Returned::Page(page)),
+        Reply::QueueCounts(queues) => plain(Returned::QueueCounts(queues)),
+        Reply::Waiting(waiting) => plain(Returned::Waiting(waiting)),
+        Reply::Workers(workers) => plain(Returned::Workers(workers)),
+        Reply::Pruned(count) => plain(Returned::Count(count)),
+        Reply::FenceFloor(floor) => plain(Returned::Fence(floor)),
+        Reply::Schedules(schedules) => plain(Returned::Schedules(schedules)),
+        Reply::Enqueued(ids) => plain(Returned::Strings(ids)),
+        other @ (Reply::Jobs(_) | Reply::Round(_) | Reply::NextDue(_)) => {
+            return Err(other.unexpected("a protocol request"))
+        }
     })
+}
+
+/// Runs a checked request on `store`: the one dispatch of every operation, for stores that answer
+/// at once (through [`answer`]) and for those that answer later (PostgreSQL from Node).
+pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) -> Result<Answer> {
+    if let Request::NextDue { now, queues } = request {
+        // The earliest due job, and the next slot of the schedules: two calls, one answer.
+        let call = Call::NextDue {
+            queues: queues_of(queues),
+        };
+        let job = match store.execute(call).await? {
+            Reply::NextDue(job) => job,
+            other => return Err(other.unexpected("next_due")),
+        };
+        let schedules = match store.execute(Call::Schedules).await? {
+            Reply::Schedules(schedules) => schedules,
+            other => return Err(other.unexpected("schedules")),
+        };
+        let slot = crate::rules::schedule::next_slot(&schedules, *now);
+        return Ok(plain(Returned::NextDue(crate::wake::NextDue { job, slot })));
+    }
+    let Some(call) = call_of(request)? else {
+        // A schedule that stores nothing (section 11) still answers as one that did.
+        return Ok(plain(Returned::Bool(true)));
+    };
+    match call {
+        // The schedule's own answer is `true`, not `null`.
+        call @ Call::Schedule { .. } => {
+            answer_of(store.execute(call).await?)?;
+            Ok(plain(Returned::Bool(true)))
+        }
+        call => answer_of(store.execute(call).await?),
+    }
 }

@@ -1,183 +1,169 @@
-//! [`Leases`] for [`LeaseStore`]: every method is the store's own method of the same name.
+//! [`Leases`] for [`LeaseStore`]: each call is the store's own method of the same name.
 
-use crate::batch::{LeaseCompletion, NewJob, RoundAnswer, WorkerRound};
+use crate::call::{Call, Reply};
 use crate::error::Result;
 use crate::lease::Lease;
 use crate::leases::Leases;
-use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
-use crate::rules::fenced::{FencedHandle, Finish, Statement};
+use crate::outcome::Outcome;
+use crate::rules::fenced::{FencedHandle, Finish};
 #[cfg(not(web))]
 use crate::rules::LeaseWindow;
-use crate::schedule::{Schedule, StoredSchedule};
 use crate::sqlite::LeaseStore;
 
-/// SQLite: every method is the store's own method of the same name.
+/// SQLite: each call is the store's own method of the same name (or its module's function).
 impl Leases for LeaseStore {
-    fn schedule(&self, schedule: &Schedule) -> Result<()> {
-        LeaseStore::schedule(self, schedule)
-    }
-
-    fn unschedule(&self, name: &str) -> Result<bool> {
-        LeaseStore::unschedule(self, name)
-    }
-
-    fn schedules(&self) -> Result<Vec<StoredSchedule>> {
-        LeaseStore::schedules(self)
-    }
-
-    fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
-        LeaseStore::enqueue_due(self, now)
-    }
-
-    fn init(&self) -> Result<()> {
-        LeaseStore::init(self)
-    }
-
-    fn enqueue(&self, job: &str) -> Result<bool> {
-        LeaseStore::enqueue(self, job)
-    }
-
-    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
-        LeaseStore::enqueue_with(self, job, run_at, payload)
-    }
-
-    fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
-        LeaseStore::enqueue_job(self, job)
-    }
-
-    fn state(&self, job: &str) -> Result<Option<JobState>> {
-        LeaseStore::state(self, job)
-    }
-
-    fn jobs(&self) -> Result<Vec<JobState>> {
-        LeaseStore::jobs(self)
-    }
-
-    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
-        LeaseStore::claim(self, job, owner, now, ttl)
-    }
-
-    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
-        LeaseStore::renew(self, lease, now, ttl)
-    }
-
-    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
-        LeaseStore::complete(self, lease, now, result)
-    }
-
-    fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
-        LeaseStore::release(self, lease)
-    }
-
-    fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
-        LeaseStore::claim_next(self, owner, now, ttl)
-    }
-
-    fn claim_next_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Option<ClaimedJob>> {
-        LeaseStore::claim_next_in(self, queues, owner, now, ttl)
-    }
-
-    fn fail(
-        &self,
-        lease: &Lease,
-        now: f64,
-        retry_at: Option<f64>,
-        error: Option<&str>,
-    ) -> Result<Outcome<()>> {
-        LeaseStore::fail(self, lease, now, retry_at, error)
-    }
-
-    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
-        LeaseStore::revive(self, job, now)
-    }
-
-    fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
-        LeaseStore::inspect(self, job)
-    }
-
-    fn stats(&self, now: f64) -> Result<JobCounts> {
-        LeaseStore::stats(self, now)
-    }
-
-    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
-        LeaseStore::stats_in(self, queue, now)
-    }
-
-    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        LeaseStore::enqueue_many(self, jobs)
-    }
-
-    fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
-        super::listing::list_jobs(&self.conn, query, now)
-    }
-
-    fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
-        super::listing::queue_stats(&self.conn, now)
-    }
-
-    fn heartbeat(
-        &self,
-        beat: &crate::WorkerBeat,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        super::registry::heartbeat(&self.conn, beat, leases, now, ttl)
-    }
-
-    fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
-        super::registry::list_workers(&self.conn, now)
-    }
-
-    fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
-        super::listing::oldest_waiting(&self.conn, now)
+    fn execute(&self, call: Call<'_>) -> Result<Reply> {
+        let conn = &self.conn;
+        Ok(match call {
+            Call::Init => {
+                LeaseStore::init(self)?;
+                Reply::Done
+            }
+            Call::Enqueue { job } => Reply::Bool(LeaseStore::enqueue_job(self, &job)?),
+            Call::EnqueueMany { jobs, statements } if statements.is_empty() => {
+                Reply::Bools(LeaseStore::enqueue_many(self, &jobs)?)
+            }
+            Call::EnqueueMany { jobs, statements } => {
+                Reply::Bools(LeaseStore::enqueue_many_with(self, &jobs, &statements)?)
+            }
+            Call::State { job } => Reply::State(LeaseStore::state(self, &job)?),
+            Call::Jobs => Reply::Jobs(LeaseStore::jobs(self)?),
+            Call::Claim {
+                job,
+                owner,
+                now,
+                ttl,
+            } => Reply::Fence(LeaseStore::claim(self, &job, &owner, now, ttl)?),
+            Call::ClaimMany {
+                job,
+                owners,
+                now,
+                ttl,
+            } => {
+                let owners: Vec<&str> = owners.iter().map(|owner| &**owner).collect();
+                Reply::Fences(self.claim_many_here(&job, &owners, now, ttl)?)
+            }
+            Call::ClaimNext {
+                queues,
+                owner,
+                now,
+                ttl,
+            } => {
+                let names = queues.names();
+                Reply::Claimed(LeaseStore::claim_next_in(
+                    self,
+                    names.as_deref(),
+                    &owner,
+                    now,
+                    ttl,
+                )?)
+            }
+            Call::ClaimNextMany {
+                queues,
+                owner,
+                n,
+                now,
+                ttl,
+            } => {
+                let names = queues.names();
+                Reply::ClaimedMany(LeaseStore::claim_next_many_in(
+                    self,
+                    names.as_deref(),
+                    &owner,
+                    n,
+                    now,
+                    ttl,
+                )?)
+            }
+            Call::Renew { lease, now, ttl } => {
+                Reply::Outcome(LeaseStore::renew(self, &lease, now, ttl)?)
+            }
+            Call::RenewMany { leases, now, ttl } => {
+                Reply::Outcomes(LeaseStore::renew_many(self, &leases, now, ttl)?)
+            }
+            Call::Heartbeat {
+                beat,
+                leases,
+                now,
+                ttl,
+            } => Reply::Outcomes(super::registry::heartbeat(conn, &beat, &leases, now, ttl)?),
+            Call::Complete { lease, now, result } => {
+                Reply::Outcome(LeaseStore::complete(self, &lease, now, result.as_deref())?)
+            }
+            Call::CompleteMany { completions, now } => {
+                Reply::Outcomes(LeaseStore::complete_many(self, &completions, now)?)
+            }
+            Call::CompleteThenClaim {
+                completions,
+                queues,
+                owner,
+                claim,
+                now,
+                ttl,
+            } => {
+                // One transaction: the completions in a savepoint (their error undoes the
+                // round), then the claim in one of its own (its error is its answer alone; the
+                // completions commit).
+                let group = crate::sqlite::write_tx::Group::begin(conn, "complete_then_claim")?;
+                let completed =
+                    group.run(|| LeaseStore::complete_many(self, &completions, now))??;
+                let names = queues.names();
+                let claimed = group.run(|| {
+                    LeaseStore::claim_next_many_in(self, names.as_deref(), &owner, claim, now, ttl)
+                })?;
+                group.commit()?;
+                Reply::Round(crate::RoundAnswer { completed, claimed })
+            }
+            Call::Fail {
+                lease,
+                now,
+                retry_at,
+                error,
+            } => Reply::Outcome(LeaseStore::fail(
+                self,
+                &lease,
+                now,
+                retry_at,
+                error.as_deref(),
+            )?),
+            Call::Release { lease } => Reply::Outcome(LeaseStore::release(self, &lease)?),
+            Call::Revive { job, now } => Reply::Outcome(LeaseStore::revive(self, &job, now)?),
+            Call::Fenced {
+                lease,
+                now,
+                statements,
+                finish,
+            } => Reply::Outcome(LeaseStore::fenced(self, &lease, now, &statements, finish)?),
+            Call::Inspect { job } => Reply::Inspection(LeaseStore::inspect(self, &job)?),
+            Call::Stats { queue, now } => {
+                Reply::Counts(LeaseStore::stats_in(self, queue.as_deref(), now)?)
+            }
+            Call::ListJobs { query, now } => {
+                Reply::Page(super::listing::list_jobs(conn, &query, now)?)
+            }
+            Call::QueueStats { now } => Reply::QueueCounts(super::listing::queue_stats(conn, now)?),
+            Call::OldestWaiting { now } => {
+                Reply::Waiting(super::listing::oldest_waiting(conn, now)?)
+            }
+            Call::ListWorkers { now } => Reply::Workers(super::registry::list_workers(conn, now)?),
+            Call::Prune { prune } => Reply::Pruned(super::retention::prune(conn, &prune)?),
+            Call::FenceFloor => Reply::FenceFloor(super::retention::fence_floor(conn)?),
+            Call::Schedule { schedule } => {
+                LeaseStore::schedule(self, &schedule)?;
+                Reply::Done
+            }
+            Call::Unschedule { name } => Reply::Bool(LeaseStore::unschedule(self, &name)?),
+            Call::Schedules => Reply::Schedules(LeaseStore::schedules(self)?),
+            Call::EnqueueDue { now } => Reply::Enqueued(LeaseStore::enqueue_due(self, now)?),
+            Call::NextDue { queues } => Reply::NextDue(crate::sqlite::next_due::next_due(
+                conn,
+                queues.names().as_deref(),
+            )?),
+        })
     }
 
     fn limits(&self) -> crate::Limits {
         self.options.limits
-    }
-
-    fn prune(&self, prune: &crate::Prune) -> Result<u64> {
-        super::retention::prune(&self.conn, prune)
-    }
-
-    fn fence_floor(&self) -> Result<i64> {
-        super::retention::fence_floor(&self.conn)
-    }
-
-    fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>> {
-        LeaseStore::enqueue_many_with(self, jobs, statements)
-    }
-
-    fn claim_next_many(
-        &self,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<ClaimedJob>> {
-        LeaseStore::claim_next_many(self, owner, n, now, ttl)
-    }
-
-    fn claim_next_many_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<ClaimedJob>> {
-        LeaseStore::claim_next_many_in(self, queues, owner, n, now, ttl)
-    }
-
-    fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
-        crate::sqlite::next_due::next_due(&self.conn, queues)
     }
 
     /// On Linux, a file's directory watched with inotify (`sqlite/watch.rs`): any process's
@@ -196,44 +182,32 @@ impl Leases for LeaseStore {
         Ok(None)
     }
 
-    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
-        LeaseStore::renew_many(self, leases, now, ttl)
+    fn fenced_with(
+        &self,
+        lease: &Lease,
+        now: f64,
+        finish: Finish,
+        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
+    ) -> Result<Outcome<()>> {
+        LeaseStore::fenced_with(self, lease, now, finish, |tx| {
+            let mut tx = tx;
+            work(&mut tx)
+        })
     }
+}
 
-    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
-        LeaseStore::complete_many(self, completions, now)
-    }
-
-    /// One transaction: the completions in a savepoint (their error undoes the round), then the
-    /// claim in one of its own (its error is its answer alone; the completions commit).
-    fn complete_then_claim(&self, round: &WorkerRound<'_>) -> Result<RoundAnswer> {
-        let group = crate::sqlite::write_tx::Group::begin(&self.conn, "complete_then_claim")?;
-        let completed =
-            group.run(|| LeaseStore::complete_many(self, round.completions, round.now))??;
-        let claimed = group.run(|| {
-            LeaseStore::claim_next_many_in(
-                self,
-                round.queues,
-                round.owner,
-                round.claim,
-                round.now,
-                round.ttl,
-            )
-        })?;
-        group.commit()?;
-        Ok(RoundAnswer { completed, claimed })
-    }
-
-    /// Natively on a file: one OS thread and connection per owner ([`LeaseStore::claim_many`]).
-    /// In memory there is only this connection, so the claims take turns on it.
+impl LeaseStore {
+    /// `claim_many` as this store runs it: natively on a file, one OS thread and connection per
+    /// owner ([`LeaseStore::claim_many`]); in memory there is only this connection, so the
+    /// claims take turns on it.
     #[cfg(not(web))]
-    fn claim_many(
+    fn claim_many_here(
         &self,
         job: &str,
         owners: &[&str],
         now: f64,
         ttl: f64,
-    ) -> Result<Vec<Outcome<Fence>>> {
+    ) -> Result<Vec<crate::Outcome<crate::Fence>>> {
         match self.path() {
             // WASI has no threads: in turn there too (one claim per transaction all the same).
             #[cfg(not(target_os = "wasi"))]
@@ -252,26 +226,19 @@ impl Leases for LeaseStore {
         }
     }
 
-    fn fenced(
+    /// `claim_many` in a page: one owner's claim after the other on this connection.
+    #[cfg(web)]
+    fn claim_many_here(
         &self,
-        lease: &Lease,
+        job: &str,
+        owners: &[&str],
         now: f64,
-        statements: &[Statement],
-        finish: Finish,
-    ) -> Result<Outcome<()>> {
-        LeaseStore::fenced(self, lease, now, statements, finish)
-    }
-
-    fn fenced_with(
-        &self,
-        lease: &Lease,
-        now: f64,
-        finish: Finish,
-        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
-    ) -> Result<Outcome<()>> {
-        LeaseStore::fenced_with(self, lease, now, finish, |tx| {
-            let mut tx = tx;
-            work(&mut tx)
-        })
+        ttl: f64,
+    ) -> Result<Vec<crate::Outcome<crate::Fence>>> {
+        crate::rules::LeaseWindow::new(now, ttl)?;
+        owners
+            .iter()
+            .map(|owner| LeaseStore::claim(self, job, owner, now, ttl))
+            .collect()
     }
 }

@@ -24,14 +24,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
 
+use std::borrow::Cow;
+
 use super::write_tx::{immediate, Group};
-use crate::batch::{LeaseCompletion, NewJob};
+use crate::call::{Call, Queues, Reply};
 use crate::error::{Error, Result, SqliteError};
 use crate::lease::Lease;
 use crate::leases::Leases;
 use crate::options::OpenOptions;
-use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
-use crate::rules::fenced::{FencedHandle, Finish, Statement};
+use crate::outcome::Outcome;
+use crate::rules::fenced::{FencedHandle, Finish};
 use crate::rules::LeaseWindow;
 use crate::sqlite::LeaseStore;
 
@@ -163,22 +165,6 @@ fn in_savepoint<T>(
     let answer = work(store)?;
     savepoint.commit().map_err(Error::storage(name))?;
     Ok(answer)
-}
-
-/// The queues of a call (`None`: every queue), owned so the call can run on the writer's thread.
-struct QueueNames(Option<Vec<String>>);
-
-impl QueueNames {
-    fn of(queues: Option<&[&str]>) -> Self {
-        QueueNames(queues.map(|q| q.iter().map(|s| s.to_string()).collect()))
-    }
-
-    /// Borrowed again, as the store's methods take them.
-    fn names(&self) -> Option<Vec<&str>> {
-        self.0
-            .as_ref()
-            .map(|q| q.iter().map(String::as_str).collect())
-    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -456,191 +442,51 @@ impl fmt::Debug for SharedStore {
     }
 }
 
-/// Every operation of [`LeaseStore`], through the group commit; arguments are copied into the
-/// queued operation, as it runs on the leader's thread.
+/// Every call of [`LeaseStore`], through the group commit: the call is made owned and queued, as
+/// it runs on the leader's thread.
 impl Leases for SharedStore {
-    fn init(&self) -> Result<()> {
-        self.call("init", |store| {
-            in_savepoint(store, "init", LeaseStore::init)
-        })
-    }
-
-    fn enqueue_with(&self, job: &str, run_at: Option<f64>, payload: Option<&str>) -> Result<bool> {
-        let (job, payload) = (job.to_owned(), payload.map(str::to_owned));
-        self.call("enqueue", move |store| {
-            store.enqueue_with(&job, run_at, payload.as_deref())
-        })
-    }
-
-    fn enqueue_job(&self, job: &NewJob) -> Result<bool> {
-        let job = job.clone();
-        self.call("enqueue", move |store| store.enqueue_job(&job))
-    }
-
-    fn state(&self, job: &str) -> Result<Option<JobState>> {
-        let job = job.to_owned();
-        self.call("state", move |store| store.state(&job))
-    }
-
-    fn jobs(&self) -> Result<Vec<JobState>> {
-        self.call("jobs", |store| store.jobs())
-    }
-
-    fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
-        let (job, owner) = (job.to_owned(), owner.to_owned());
-        self.call("claim", move |store| store.claim(&job, &owner, now, ttl))
-    }
-
-    fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
-        let lease = lease.clone();
-        self.call("renew", move |store| store.renew(&lease, now, ttl))
-    }
-
-    fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
-        let (lease, result) = (lease.clone(), result.map(str::to_owned));
-        self.call("complete", move |store| {
-            store.complete(&lease, now, result.as_deref())
-        })
-    }
-
-    fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
-        let lease = lease.clone();
-        self.call("release", move |store| store.release(&lease))
-    }
-
-    fn claim_next(&self, owner: &str, now: f64, ttl: f64) -> Result<Option<ClaimedJob>> {
-        let owner = owner.to_owned();
-        self.call("claim_next", move |store| {
-            store.claim_next(&owner, now, ttl)
-        })
-    }
-
-    fn claim_next_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Option<ClaimedJob>> {
-        let owner = owner.to_owned();
-        let queues = QueueNames::of(queues);
-        self.call("claim_next", move |store| {
-            let names = queues.names();
-            store.claim_next_in(names.as_deref(), &owner, now, ttl)
-        })
-    }
-
-    fn fail(
-        &self,
-        lease: &Lease,
-        now: f64,
-        retry_at: Option<f64>,
-        error: Option<&str>,
-    ) -> Result<Outcome<()>> {
-        let (lease, error) = (lease.clone(), error.map(str::to_owned));
-        self.call("fail", move |store| {
-            store.fail(&lease, now, retry_at, error.as_deref())
-        })
-    }
-
-    fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
-        let job = job.to_owned();
-        self.call("revive", move |store| store.revive(&job, now))
-    }
-
-    fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
-        let job = job.to_owned();
-        self.call("inspect", move |store| store.inspect(&job))
-    }
-
-    fn stats(&self, now: f64) -> Result<JobCounts> {
-        self.call("stats", move |store| store.stats(now))
-    }
-
-    fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
-        let queue = queue.map(str::to_owned);
-        self.call("stats", move |store| store.stats_in(queue.as_deref(), now))
-    }
-
-    fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
-        let query = query.clone();
-        self.call("list_jobs", move |store| {
-            super::listing::list_jobs(&store.conn, &query, now)
-        })
-    }
-
-    fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
-        self.call("queue_stats", move |store| {
-            super::listing::queue_stats(&store.conn, now)
-        })
-    }
-
-    fn heartbeat(
-        &self,
-        beat: &crate::WorkerBeat,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        let (beat, leases) = (beat.clone(), leases.to_vec());
-        self.call("heartbeat", move |store| {
-            super::registry::heartbeat(&store.conn, &beat, &leases, now, ttl)
-        })
-    }
-
-    fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
-        self.call("list_workers", move |store| {
-            super::registry::list_workers(&store.conn, now)
-        })
-    }
-
-    fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
-        self.call("oldest_waiting", move |store| {
-            super::listing::oldest_waiting(&store.conn, now)
-        })
+    fn execute(&self, call: Call<'_>) -> Result<Reply> {
+        match call {
+            // Several writes each: one savepoint around them, so that their error undoes only
+            // their own writes.
+            Call::Init => self.call("init", |store| {
+                in_savepoint(store, "init", |store| store.execute(Call::Init))
+            }),
+            // Each owner's claim in turn on the one writer, in one savepoint: the same answers
+            // as the racing threads of [`LeaseStore::claim_many`] (exactly one winner on a
+            // claimable job), whose own connections would only wait for this writer's lock.
+            Call::ClaimMany {
+                job,
+                owners,
+                now,
+                ttl,
+            } => {
+                let window = LeaseWindow::new(now, ttl)?;
+                crate::rules::check_owner_count(owners.len())?;
+                let job = job.into_owned();
+                let owners: Vec<String> = owners.into_iter().map(Cow::into_owned).collect();
+                self.call("claim_many", move |store| {
+                    in_savepoint(store, "claim_many", |store| {
+                        let outcomes = owners
+                            .iter()
+                            .map(|owner| store.claim_within(&job, owner, window))
+                            .collect::<Result<_>>()?;
+                        Ok(Reply::Fences(outcomes))
+                    })
+                })
+            }
+            // The round's two calls, each queued: they may join different groups.
+            call @ Call::CompleteThenClaim { .. } => call.answer_by_default(self),
+            call => {
+                let name = call.name();
+                let call = call.into_owned();
+                self.call(name, move |store| store.execute(call))
+            }
+        }
     }
 
     fn limits(&self) -> crate::Limits {
         self.shared.limits
-    }
-
-    fn prune(&self, prune: &crate::Prune) -> Result<u64> {
-        let prune = *prune;
-        self.call("prune", move |store| {
-            super::retention::prune(&store.conn, &prune)
-        })
-    }
-
-    fn fence_floor(&self) -> Result<i64> {
-        self.call("fence_floor", |store| {
-            super::retention::fence_floor(&store.conn)
-        })
-    }
-
-    fn schedule(&self, schedule: &crate::Schedule) -> Result<()> {
-        let schedule = schedule.clone();
-        self.call("schedule", move |store| store.schedule(&schedule))
-    }
-
-    fn unschedule(&self, name: &str) -> Result<bool> {
-        let name = name.to_owned();
-        self.call("unschedule", move |store| store.unschedule(&name))
-    }
-
-    fn schedules(&self) -> Result<Vec<crate::StoredSchedule>> {
-        self.call("schedules", |store| store.schedules())
-    }
-
-    fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
-        self.call("enqueue_due", move |store| store.enqueue_due(now))
-    }
-
-    fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
-        let queues = QueueNames::of(queues);
-        self.call("next_due", move |store| {
-            let names = queues.names();
-            store.next_due_in(names.as_deref())
-        })
     }
 
     fn watch(
@@ -649,102 +495,10 @@ impl Leases for SharedStore {
         wakeup: crate::wake::Wakeup,
     ) -> Result<Option<crate::wake::Watch>> {
         // The writer connection's file: the same watch as the store's own.
-        let queues = QueueNames::of(queues);
+        let queues = Queues::of(queues).into_owned();
         self.call("watch", move |store| {
             let names = queues.names();
             store.watch(names.as_deref(), wakeup)
-        })
-    }
-
-    fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        let jobs = jobs.to_vec();
-        self.call("enqueue_many", move |store| store.enqueue_many(&jobs))
-    }
-
-    fn enqueue_many_with(&self, jobs: &[NewJob], statements: &[Statement]) -> Result<Vec<bool>> {
-        let (jobs, statements) = (jobs.to_vec(), statements.to_vec());
-        self.call("enqueue_many", move |store| {
-            store.enqueue_many_with(&jobs, &statements)
-        })
-    }
-
-    fn claim_next_many(
-        &self,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<ClaimedJob>> {
-        let owner = owner.to_owned();
-        self.call("claim_next_many", move |store| {
-            store.claim_next_many(&owner, n, now, ttl)
-        })
-    }
-
-    fn claim_next_many_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<ClaimedJob>> {
-        let owner = owner.to_owned();
-        let queues = QueueNames::of(queues);
-        self.call("claim_next_many", move |store| {
-            let names = queues.names();
-            store.claim_next_many_in(names.as_deref(), &owner, n, now, ttl)
-        })
-    }
-
-    fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
-        let leases = leases.to_vec();
-        self.call("renew_many", move |store| {
-            store.renew_many(&leases, now, ttl)
-        })
-    }
-
-    fn complete_many(&self, completions: &[LeaseCompletion], now: f64) -> Result<Vec<Outcome<()>>> {
-        let completions = completions.to_vec();
-        self.call("complete_many", move |store| {
-            store.complete_many(&completions, now)
-        })
-    }
-
-    /// Each owner's claim in turn on the one writer, in one savepoint: the same answers as the
-    /// racing threads of [`LeaseStore::claim_many`] (exactly one winner on a claimable job),
-    /// whose own connections would only wait for this writer's lock.
-    fn claim_many(
-        &self,
-        job: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<Fence>>> {
-        let window = LeaseWindow::new(now, ttl)?;
-        crate::rules::check_owner_count(owners.len())?;
-        let job = job.to_owned();
-        let owners: Vec<String> = owners.iter().map(|owner| (*owner).to_owned()).collect();
-        self.call("claim_many", move |store| {
-            in_savepoint(store, "claim_many", |store| {
-                owners
-                    .iter()
-                    .map(|owner| store.claim_within(&job, owner, window))
-                    .collect()
-            })
-        })
-    }
-
-    fn fenced(
-        &self,
-        lease: &Lease,
-        now: f64,
-        statements: &[Statement],
-        finish: Finish,
-    ) -> Result<Outcome<()>> {
-        let (lease, statements) = (lease.clone(), statements.to_vec());
-        self.call("fenced", move |store| {
-            store.fenced(&lease, now, &statements, finish)
         })
     }
 

@@ -10,15 +10,12 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::js_wire::{reported, JsWire, PgClient};
 use crate::async_leases::AsyncLeases;
-use crate::batch::{LeaseCompletion, NewJob};
+use crate::call::{Call, Reply};
 use crate::error::{Error, Result};
-use crate::lease::Lease;
-use crate::outcome::{ClaimedJob, Fence, Inspection, JobCounts, JobState, Outcome};
+use crate::outcome::{Fence, Outcome};
 use crate::postgres::operations::{self, Connections};
 use crate::postgres::{checks, schema};
-use crate::rules::fenced::{Finish, Statement};
 use crate::rules::{check_owner_count, LeaseWindow};
-use crate::schedule::{Schedule, StoredSchedule};
 
 #[wasm_bindgen]
 extern "C" {
@@ -138,34 +135,45 @@ impl Connections for NodePgStore {
     }
 }
 
-/// Each operation is `postgres/operations.rs`'s (its checks, then its statements on a pooled
-/// connection), but `claim_many` (a race across the pool) and fenced writes (`fenced.rs`).
+/// Each call is `postgres/operations.rs`'s (its checks, then its statements on a pooled
+/// connection), but `claim_many` (a race across the pool), fenced writes and `enqueue_many` with
+/// statements (`fenced.rs`).
 impl AsyncLeases for NodePgStore {
-    async fn init(&self) -> Result<()> {
-        operations::init(self).await
+    async fn execute(&self, call: Call<'_>) -> Result<Reply> {
+        match call {
+            Call::ClaimMany {
+                job,
+                owners,
+                now,
+                ttl,
+            } => {
+                let owners: Vec<&str> = owners.iter().map(|owner| &**owner).collect();
+                Ok(Reply::Fences(
+                    self.claim_race(&job, &owners, now, ttl).await?,
+                ))
+            }
+            Call::EnqueueMany { jobs, statements } if !statements.is_empty() => Ok(Reply::Bools(
+                self.enqueue_many_statements(&jobs, &statements).await?,
+            )),
+            Call::Fenced {
+                lease,
+                now,
+                statements,
+                finish,
+            } => Ok(Reply::Outcome(
+                self.fenced_statements(&lease, now, &statements, finish)
+                    .await?,
+            )),
+            call => operations::execute(self, call).await,
+        }
     }
-    async fn enqueue_job(&self, new: &NewJob) -> Result<bool> {
-        operations::enqueue(self, new).await
-    }
-    async fn state(&self, job: &str) -> Result<Option<JobState>> {
-        operations::state(self, job).await
-    }
-    async fn claim(&self, job: &str, owner: &str, now: f64, ttl: f64) -> Result<Outcome<Fence>> {
-        operations::claim(self, job, owner, now, ttl).await
-    }
-    async fn renew(&self, lease: &Lease, now: f64, ttl: f64) -> Result<Outcome<()>> {
-        operations::renew(self, lease, now, ttl).await
-    }
-    async fn complete(&self, lease: &Lease, now: f64, result: Option<&str>) -> Result<Outcome<()>> {
-        operations::complete(self, lease, now, result).await
-    }
-    async fn release(&self, lease: &Lease) -> Result<Outcome<()>> {
-        operations::release(self, lease).await
-    }
+}
+
+impl NodePgStore {
     /// Every owner's claim at once, each on a connection of its own from the pool (owners past
     /// the pool's size wait for one), so that they really race at the server; answers in input
     /// order.
-    async fn claim_many(
+    async fn claim_race(
         &self,
         job: &str,
         owners: &[&str],
@@ -182,114 +190,6 @@ impl AsyncLeases for NodePgStore {
             .iter()
             .map(|owner| operations::claim_within(self, "claim_many", job, owner, window));
         join_all(claims.collect()).await.into_iter().collect()
-    }
-    async fn claim_next_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Option<ClaimedJob>> {
-        operations::claim_next(self, queues, owner, now, ttl).await
-    }
-    async fn fail(
-        &self,
-        lease: &Lease,
-        now: f64,
-        retry_at: Option<f64>,
-        error: Option<&str>,
-    ) -> Result<Outcome<()>> {
-        operations::fail(self, lease, now, retry_at, error).await
-    }
-    async fn revive(&self, job: &str, now: f64) -> Result<Outcome<()>> {
-        operations::revive(self, job, now).await
-    }
-    async fn inspect(&self, job: &str) -> Result<Option<Inspection>> {
-        operations::inspect(self, job).await
-    }
-    async fn stats_in(&self, queue: Option<&str>, now: f64) -> Result<JobCounts> {
-        operations::stats(self, queue, now).await
-    }
-    async fn enqueue_many(&self, jobs: &[NewJob]) -> Result<Vec<bool>> {
-        operations::enqueue_many(self, jobs).await
-    }
-    async fn enqueue_many_with(
-        &self,
-        jobs: &[NewJob],
-        statements: &[Statement],
-    ) -> Result<Vec<bool>> {
-        self.enqueue_many_statements(jobs, statements).await
-    }
-    async fn claim_next_many_in(
-        &self,
-        queues: Option<&[&str]>,
-        owner: &str,
-        n: usize,
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<ClaimedJob>> {
-        operations::claim_next_many(self, queues, owner, n, now, ttl).await
-    }
-    async fn renew_many(&self, leases: &[Lease], now: f64, ttl: f64) -> Result<Vec<Outcome<()>>> {
-        operations::renew_with_beat(self, "renew_many", None, leases, now, ttl).await
-    }
-    async fn complete_many(
-        &self,
-        completions: &[LeaseCompletion],
-        now: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        operations::complete_many(self, completions, now).await
-    }
-    async fn schedule(&self, schedule: &Schedule) -> Result<()> {
-        operations::schedule(self, schedule).await
-    }
-    async fn unschedule(&self, name: &str) -> Result<bool> {
-        operations::unschedule(self, name).await
-    }
-    async fn schedules(&self) -> Result<Vec<StoredSchedule>> {
-        operations::schedules(self).await
-    }
-    async fn enqueue_due(&self, now: f64) -> Result<Vec<String>> {
-        operations::enqueue_due(self, now).await
-    }
-    async fn list_jobs(&self, query: &crate::JobQuery, now: f64) -> Result<crate::JobPage> {
-        operations::list_jobs(self, query, now).await
-    }
-    async fn queue_stats(&self, now: f64) -> Result<Vec<crate::QueueCounts>> {
-        operations::queue_stats(self, now).await
-    }
-    async fn heartbeat(
-        &self,
-        beat: &crate::WorkerBeat,
-        leases: &[Lease],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<Outcome<()>>> {
-        operations::renew_with_beat(self, "heartbeat", Some(beat), leases, now, ttl).await
-    }
-    async fn list_workers(&self, now: f64) -> Result<Vec<crate::WorkerInfo>> {
-        operations::list_workers(self, now).await
-    }
-    async fn oldest_waiting(&self, now: f64) -> Result<Vec<crate::QueueWaiting>> {
-        operations::oldest_waiting(self, now).await
-    }
-    async fn prune(&self, prune: &crate::Prune) -> Result<u64> {
-        operations::prune(self, prune).await
-    }
-    async fn fence_floor(&self) -> Result<i64> {
-        operations::fence_floor(self).await
-    }
-    async fn next_due_in(&self, queues: Option<&[&str]>) -> Result<Option<f64>> {
-        operations::next_due(self, queues).await
-    }
-    async fn fenced(
-        &self,
-        lease: &Lease,
-        now: f64,
-        statements: &[Statement],
-        finish: Finish,
-    ) -> Result<Outcome<()>> {
-        self.fenced_statements(lease, now, statements, finish).await
     }
 }
 
