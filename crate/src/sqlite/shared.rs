@@ -19,12 +19,11 @@
 //! mode and with dot-file locking (a file shared with Node), while in the group a read sees the
 //! group's order and costs no sync (a transaction that wrote nothing commits without one).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::ThreadId;
-
-use std::borrow::Cow;
 
 use super::write_tx::{immediate, Group};
 use crate::call::{Call, Queues, Reply};
