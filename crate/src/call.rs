@@ -36,8 +36,18 @@ impl<'a> Queues<'a> {
     /// ```
     /// assert_eq!(leasefence::Queues::of(Some(&["a", "b"])).names(), Some(vec!["a", "b"]));
     /// ```
-    pub fn of(names: Option<&[&'a str]>) -> Self {
-        Queues(names.map(|names| names.iter().map(|name| Cow::Borrowed(*name)).collect()))
+    pub fn of(names: Option<&'a [&'a str]>) -> Self {
+        Queues::borrowing(names)
+    }
+
+    /// The queues `names`, borrowed from `&str`s or `String`s (a protocol request's).
+    pub(crate) fn borrowing<S: AsRef<str>>(names: Option<&'a [S]>) -> Self {
+        Queues(names.map(|names| {
+            names
+                .iter()
+                .map(|name| Cow::Borrowed(name.as_ref()))
+                .collect()
+        }))
     }
 
     /// The names as the stores' functions take them (`None`: every queue).
@@ -46,9 +56,7 @@ impl<'a> Queues<'a> {
     /// assert_eq!(leasefence::Queues::default().names(), None);
     /// ```
     pub fn names(&self) -> Option<Vec<&str>> {
-        self.0
-            .as_ref()
-            .map(|names| names.iter().map(|name| &**name).collect())
+        self.0.as_deref().map(texts)
     }
 
     pub(crate) fn into_owned(self) -> Queues<'static> {
@@ -59,6 +67,11 @@ impl<'a> Queues<'a> {
                 .collect()
         }))
     }
+}
+
+/// `values` borrowed as the stores' functions take lists of names (queues, owners).
+pub(crate) fn texts<'s>(values: &'s [Cow<'_, str>]) -> Vec<&'s str> {
+    values.iter().map(|value| &**value).collect()
 }
 
 /// One operation of the contract with its arguments: what

@@ -211,7 +211,7 @@ impl Leases for PgStore {
                 now,
                 ttl,
             } => {
-                let owners: Vec<&str> = owners.iter().map(|owner| &**owner).collect();
+                let owners = crate::call::texts(&owners);
                 Ok(Reply::Fences(self.claim_race(&job, &owners, now, ttl)?))
             }
             Call::EnqueueMany { jobs, statements } if !statements.is_empty() => Ok(Reply::Bools(

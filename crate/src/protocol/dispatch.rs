@@ -135,10 +135,7 @@ fn plain(value: Returned) -> Answer {
 
 /// A request's `queues` as a call takes them.
 fn queues_of(queues: &Option<Vec<String>>) -> Queues<'_> {
-    let names: Option<Vec<&str>> = queues
-        .as_ref()
-        .map(|queues| queues.iter().map(String::as_str).collect());
-    Queues::of(names.as_deref()).into_owned()
+    Queues::borrowing(queues.as_deref())
 }
 
 /// A lease of the request, as a call takes it.
@@ -384,32 +381,29 @@ fn answer_of(reply: Reply) -> Result<Answer> {
 /// Runs a checked request on `store`: the one dispatch of every operation, for stores that answer
 /// at once (through [`answer`]) and for those that answer later (PostgreSQL from Node).
 pub(crate) async fn run(store: &(impl AsyncLeases + ?Sized), request: &Request) -> Result<Answer> {
-    if let Request::NextDue { now, queues } = request {
-        // The earliest due job, and the next slot of the schedules: two calls, one answer.
-        let call = Call::NextDue {
-            queues: queues_of(queues),
-        };
-        let job = match store.execute(call).await? {
-            Reply::NextDue(job) => job,
-            other => return Err(other.unexpected("next_due")),
-        };
-        let schedules = match store.execute(Call::Schedules).await? {
-            Reply::Schedules(schedules) => schedules,
-            other => return Err(other.unexpected("schedules")),
-        };
-        let slot = crate::rules::schedule::next_slot(&schedules, *now);
-        return Ok(plain(Returned::NextDue(crate::wake::NextDue { job, slot })));
-    }
     let Some(call) = call_of(request)? else {
         // A schedule that stores nothing (section 11) still answers as one that did.
         return Ok(plain(Returned::Bool(true)));
     };
-    match call {
+    match (call, request) {
         // The schedule's own answer is `true`, not `null`.
-        call @ Call::Schedule { .. } => {
+        (call @ Call::Schedule { .. }, _) => {
             answer_of(store.execute(call).await?)?;
             Ok(plain(Returned::Bool(true)))
         }
-        call => answer_of(store.execute(call).await?),
+        // The earliest due job, and the next slot of the schedules: two calls, one answer.
+        (call @ Call::NextDue { .. }, Request::NextDue { now, .. }) => {
+            let job = match store.execute(call).await? {
+                Reply::NextDue(job) => job,
+                other => return Err(other.unexpected("next_due")),
+            };
+            let schedules = match store.execute(Call::Schedules).await? {
+                Reply::Schedules(schedules) => schedules,
+                other => return Err(other.unexpected("schedules")),
+            };
+            let slot = crate::rules::schedule::next_slot(&schedules, *now);
+            Ok(plain(Returned::NextDue(crate::wake::NextDue { job, slot })))
+        }
+        (call, _) => answer_of(store.execute(call).await?),
     }
 }

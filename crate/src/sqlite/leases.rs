@@ -34,13 +34,17 @@ impl Leases for LeaseStore {
                 now,
                 ttl,
             } => Reply::Fence(LeaseStore::claim(self, &job, &owner, now, ttl)?),
+            // In a page there is only this connection: one owner's claim after the other.
+            #[cfg(web)]
+            call @ Call::ClaimMany { .. } => return call.answer_by_default(self),
+            #[cfg(not(web))]
             Call::ClaimMany {
                 job,
                 owners,
                 now,
                 ttl,
             } => {
-                let owners: Vec<&str> = owners.iter().map(|owner| &**owner).collect();
+                let owners = crate::call::texts(&owners);
                 Reply::Fences(self.claim_many_here(&job, &owners, now, ttl)?)
             }
             Call::ClaimNext {
@@ -224,21 +228,5 @@ impl LeaseStore {
                     .collect()
             }
         }
-    }
-
-    /// `claim_many` in a page: one owner's claim after the other on this connection.
-    #[cfg(web)]
-    fn claim_many_here(
-        &self,
-        job: &str,
-        owners: &[&str],
-        now: f64,
-        ttl: f64,
-    ) -> Result<Vec<crate::Outcome<crate::Fence>>> {
-        crate::rules::LeaseWindow::new(now, ttl)?;
-        owners
-            .iter()
-            .map(|owner| LeaseStore::claim(self, job, owner, now, ttl))
-            .collect()
     }
 }

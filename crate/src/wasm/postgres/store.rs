@@ -147,7 +147,7 @@ impl AsyncLeases for NodePgStore {
                 now,
                 ttl,
             } => {
-                let owners: Vec<&str> = owners.iter().map(|owner| &**owner).collect();
+                let owners = crate::call::texts(&owners);
                 Ok(Reply::Fences(
                     self.claim_race(&job, &owners, now, ttl).await?,
                 ))
