@@ -92,12 +92,51 @@ export async function launchBrowser({ profile, locale } = {}) {
   };
 }
 
+/** Runs `body(browser)` in a Chromium of its own (`options` as launchBrowser's), closed after, whatever happens. */
+export async function withBrowser(body, options) {
+  const browser = await launchBrowser(options);
+  try {
+    return await body(browser);
+  } finally {
+    await browser.close();
+  }
+}
+
+/** Collects the page's uncaught errors and console errors in `page.errors` (once per page). */
+export function watchErrors(page) {
+  if (page.errors) return;
+  page.errors = [];
+  page.on('pageerror', (error) => page.errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') page.errors.push(`console: ${message.text()}`);
+  });
+}
+
+/** Waits until every intent the playground queued has run (its tables and timeline are drawn). */
+export async function settled(page) {
+  await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
+}
+
+/**
+ * Opens the playground at `url` in `browser`'s first page (or `page`), `viewport` wide and high,
+ * and waits until it is ready and idle; `page.errors` collects what goes wrong on it.
+ */
+export async function openPlayground(browser, url, { viewport = { width: 1280, height: 800 }, page } = {}) {
+  page ??= browser.context.pages()[0] ?? (await browser.context.newPage());
+  await page.setViewportSize(viewport);
+  watchErrors(page);
+  await page.goto(url);
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+  await settled(page);
+  return page;
+}
+
 /**
  * Both tables of the playground as drawn, once it is not busy: each row's cell texts by column
  * label, which lease-only cells are marked as differing, and which jobs are drawn dead.
  */
 export async function bothTables(page) {
-  await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
+  await settled(page);
   const read = (selector) => page.locator(`${selector} tr`).evaluateAll((rows) => rows.map((tr) => {
     const cells = {};
     for (const cell of tr.querySelectorAll('[data-label]')) cells[cell.dataset.label] = cell.querySelector('.v').textContent;

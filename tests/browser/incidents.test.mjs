@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repo, startServer, launchBrowser, bothTables } from './harness.mjs';
+import { repo, startServer, launchBrowser, withBrowser, bothTables, openPlayground, settled } from './harness.mjs';
 
 let server;
 before(async () => {
@@ -125,25 +125,11 @@ const PRESETS = [
   },
 ];
 
-async function open(browser, url = server.url) {
-  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  await page.setViewportSize({ width: 1280, height: 900 });
-  page.errors = [];
-  page.on('pageerror', (error) => page.errors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error') page.errors.push(`console: ${message.text()}`);
-  });
-  await page.goto(url);
-  await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
-  return page;
-}
+/** The playground at `url`, ready and idle, 900 pixels high. */
+const open = (browser, url = server.url) => openPlayground(browser, url, { viewport: { width: 1280, height: 900 } });
 
 /** Both tables as drawn, once the page has settled (harness.mjs). */
 const tables = bothTables;
-
-async function settled(page) {
-  await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
-}
 
 /** The check panel: per store, the summary and the statements (template, bound text, facts). */
 async function check(page) {
@@ -273,58 +259,53 @@ test('the story and every incident preset: both tables at the end, the SQL the s
   }
 });
 
-test('the story\'s refusals, step by step: the check names the statement, its values and the reason', async () => {
-  const browser = await launchBrowser();
-  try {
-    const page = await open(browser);
-    const goTo = async (s) => {
-      await page.click(s > Number(await page.locator('#story-progress').getAttribute('data-step')) ? '#story-next' : '#story-back');
-      await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
-    };
-    for (let s = 2; s <= 7; s++) await goTo(s);
-    // A's late completion while B holds the job: not done yet, so the fence is the reason.
-    const shown = await check(page);
-    assert.equal(shown.fenced.summary,
-      '0 rows, so the reason was read in the same transaction: stale fence 1, current 2. Nothing was written (ROLLBACK).');
-    assert.deepEqual(shown.fenced.statements.map((s) => [s.sql, s.facts]), [
-      ['BEGIN IMMEDIATE', null],
-      [FENCED_SQL.complete, '0 rows changed'],
-      [FENCED_SQL.read_lease, '1 row returned'],
-      ['ROLLBACK', null],
-    ]);
-    assert.match(shown.fenced.statements[1].expanded,
-      /WHERE id = 'job-42' AND owner = 'A' AND fence = 1 AND done = 0 AND until > 14\.0$/);
-    assert.deepEqual(shown.leaseOnly.statements.map((s) => [s.sql, s.facts]), [[LEASE_ONLY_SQL.complete, '1 row changed']]);
-    assert.match(shown.leaseOnly.statements[0].expanded, /SET result = 'A''s result', done = 1 WHERE id = 'job-42'$/);
-    const during = await tables(page);
-    assert.deepEqual(during.jobs, [row('job-42', 'B', 't=22live', '2', '—', 'no')], 'leasefence: B still holds the job, not done');
-    assert.deepEqual(during.leaseOnly, [lo('job-42', 'B', 't=22', "A's result", '✓ yes')],
-      'lease-only: A\'s stale result stored and the job done while B holds the lease');
-    assert.deepEqual(during.differs, ['result', 'done']);
+test('the story\'s refusals, step by step: the check names the statement, its values and the reason', () => withBrowser(async (browser) => {
+  const page = await open(browser);
+  const goTo = async (s) => {
+    await page.click(s > Number(await page.locator('#story-progress').getAttribute('data-step')) ? '#story-next' : '#story-back');
+    await page.waitForFunction((want) => document.getElementById('story-progress').textContent.startsWith(want), `step ${s} of`);
+  };
+  for (let s = 2; s <= 7; s++) await goTo(s);
+  // A's late completion while B holds the job: not done yet, so the fence is the reason.
+  const shown = await check(page);
+  assert.equal(shown.fenced.summary,
+    '0 rows, so the reason was read in the same transaction: stale fence 1, current 2. Nothing was written (ROLLBACK).');
+  assert.deepEqual(shown.fenced.statements.map((s) => [s.sql, s.facts]), [
+    ['BEGIN IMMEDIATE', null],
+    [FENCED_SQL.complete, '0 rows changed'],
+    [FENCED_SQL.read_lease, '1 row returned'],
+    ['ROLLBACK', null],
+  ]);
+  assert.match(shown.fenced.statements[1].expanded,
+    /WHERE id = 'job-42' AND owner = 'A' AND fence = 1 AND done = 0 AND until > 14\.0$/);
+  assert.deepEqual(shown.leaseOnly.statements.map((s) => [s.sql, s.facts]), [[LEASE_ONLY_SQL.complete, '1 row changed']]);
+  assert.match(shown.leaseOnly.statements[0].expanded, /SET result = 'A''s result', done = 1 WHERE id = 'job-42'$/);
+  const during = await tables(page);
+  assert.deepEqual(during.jobs, [row('job-42', 'B', 't=22live', '2', '—', 'no')], 'leasefence: B still holds the job, not done');
+  assert.deepEqual(during.leaseOnly, [lo('job-42', 'B', 't=22', "A's result", '✓ yes')],
+    'lease-only: A\'s stale result stored and the job done while B holds the lease');
+  assert.deepEqual(during.differs, ['result', 'done']);
 
-    // B's completion, granted by the same statement with B's fence.
-    await goTo(8);
-    const granted = await check(page);
-    assert.equal(granted.fenced.summary, 'The UPDATE matched 1 row: the write is done, in one transaction.');
-    assert.match(granted.fenced.statements[1].expanded, /owner = 'B' AND fence = 2/);
+  // B's completion, granted by the same statement with B's fence.
+  await goTo(8);
+  const granted = await check(page);
+  assert.equal(granted.fenced.summary, 'The UPDATE matched 1 row: the write is done, in one transaction.');
+  assert.match(granted.fenced.statements[1].expanded, /owner = 'B' AND fence = 2/);
 
-    // B's completion again, with the current fence: only `done` refuses it.
-    await goTo(9);
-    const again = await check(page);
-    assert.equal(again.fenced.summary,
-      '0 rows, so the reason was read in the same transaction: job already done. Nothing was written (ROLLBACK).');
-    assert.match(again.fenced.statements[1].expanded,
-      /WHERE id = 'job-42' AND owner = 'B' AND fence = 2 AND done = 0 AND until > 18\.0$/);
-    assert.deepEqual(again.leaseOnly.statements.map((s) => [s.sql, s.facts]), [[LEASE_ONLY_SQL.complete, '1 row changed']]);
+  // B's completion again, with the current fence: only `done` refuses it.
+  await goTo(9);
+  const again = await check(page);
+  assert.equal(again.fenced.summary,
+    '0 rows, so the reason was read in the same transaction: job already done. Nothing was written (ROLLBACK).');
+  assert.match(again.fenced.statements[1].expanded,
+    /WHERE id = 'job-42' AND owner = 'B' AND fence = 2 AND done = 0 AND until > 18\.0$/);
+  assert.deepEqual(again.leaseOnly.statements.map((s) => [s.sql, s.facts]), [[LEASE_ONLY_SQL.complete, '1 row changed']]);
 
-    // Before A wakes, both tables agree.
-    for (const s of [8, 7, 6]) await goTo(s);
-    assert.deepEqual((await tables(page)).differs, [], 'before A wakes, both tables agree');
-    assert.deepEqual(page.errors, []);
-  } finally {
-    await browser.close();
-  }
-});
+  // Before A wakes, both tables agree.
+  for (const s of [8, 7, 6]) await goTo(s);
+  assert.deepEqual((await tables(page)).differs, [], 'before A wakes, both tables agree');
+  assert.deepEqual(page.errors, []);
+}));
 
 // A share link made before fail and revive existed (the format is unchanged: version 1).
 const OLD_LINK = '#timeline=eyJmb3JtYXQiOiJsZWFzZWZlbmNlLXBsYXlncm91bmQiLCJ2IjoxLCJlbnRyaWVzIjpbeyJ0IjowLCJ3b3JrZXIiOiJzdG9yZSIsIm9wIjoiZW5xdWV1ZSIsImFyZ3MiOnsiam9iIjoiam9iLTQyIn19LHsidCI6MCwid29ya2VyIjoiQSIsIm9wIjoiY2xhaW0iLCJhcmdzIjp7ImpvYiI6ImpvYi00MiIsInR0bCI6MTB9fSx7InQiOjMsIndvcmtlciI6IkEiLCJvcCI6ImNvbXBsZXRlIiwiYXJncyI6eyJqb2IiOiJqb2ItNDIiLCJmZW5jZSI6MSwicmVzdWx0IjoiZG9uZSJ9fV0sImsiOjMsIm5vdyI6M30';
@@ -449,54 +430,49 @@ test('free play: Fail (with a backoff, then for good) and Revive, from the keybo
   }
 });
 
-test('a database saved before fail existed: its lease-only table gets the failure columns, and fail works on both tables', async () => {
-  const browser = await launchBrowser();
-  try {
-    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    page.errors = [];
-    page.on('pageerror', (error) => page.errors.push(error.message));
-    // The playground's database as an older page left it: a claimed job, the lease-only table in
-    // its first shape (no error, no dead), and a clean saved timeline, so the page trusts the store.
-    await page.goto(`${server.url}store/`);
-    const made = await page.evaluate(async () => {
-      const { PlaygroundStore } = await import('/app/playground-store.js');
-      const { serializeSaved } = await import('/app/model/saved.js');
-      const store = await PlaygroundStore.open('playground');
-      try {
-        await store.eraseEverything();
-        await store.enqueue('job-old');
-        const fence = await store.claim('job-old', 'A', 0, 10);
-        const old = await store.fenced('job-old', 'A', fence, 0, [
-          { sql: 'DROP TABLE IF EXISTS lease_only_jobs', params: [] },
-          { sql: 'CREATE TABLE lease_only_jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)', params: [] },
-          { sql: "INSERT INTO lease_only_jobs(id, owner, until) VALUES (?1, 'A', 10)", params: ['job-old'] },
-        ]);
-        const doc = {
-          entries: [{ t: 0, worker: 'store', op: 'enqueue', args: { job: 'job-old' } }, { t: 0, worker: 'A', op: 'claim', args: { job: 'job-old', ttl: 10 } }],
-          k: 2, now: 0,
-        };
-        await store.appSet('timeline', serializeSaved({ doc, outcomes: [{ value: true, reason: null }, { value: fence, reason: null }], story: null, clean: true }));
-        return { fence, old };
-      } finally {
-        await store.close();
-      }
-    });
-    assert.deepEqual(made, { fence: 1, old: true });
+test('a database saved before fail existed: its lease-only table gets the failure columns, and fail works on both tables', () => withBrowser(async (browser) => {
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  page.errors = [];
+  page.on('pageerror', (error) => page.errors.push(error.message));
+  // The playground's database as an older page left it: a claimed job, the lease-only table in
+  // its first shape (no error, no dead), and a clean saved timeline, so the page trusts the store.
+  await page.goto(`${server.url}store/`);
+  const made = await page.evaluate(async () => {
+    const { PlaygroundStore } = await import('/app/playground-store.js');
+    const { serializeSaved } = await import('/app/model/saved.js');
+    const store = await PlaygroundStore.open('playground');
+    try {
+      await store.eraseEverything();
+      await store.enqueue('job-old');
+      const fence = await store.claim('job-old', 'A', 0, 10);
+      const old = await store.fenced('job-old', 'A', fence, 0, [
+        { sql: 'DROP TABLE IF EXISTS lease_only_jobs', params: [] },
+        { sql: 'CREATE TABLE lease_only_jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)', params: [] },
+        { sql: "INSERT INTO lease_only_jobs(id, owner, until) VALUES (?1, 'A', 10)", params: ['job-old'] },
+      ]);
+      const doc = {
+        entries: [{ t: 0, worker: 'store', op: 'enqueue', args: { job: 'job-old' } }, { t: 0, worker: 'A', op: 'claim', args: { job: 'job-old', ttl: 10 } }],
+        k: 2, now: 0,
+      };
+      await store.appSet('timeline', serializeSaved({ doc, outcomes: [{ value: true, reason: null }, { value: fence, reason: null }], story: null, clean: true }));
+      return { fence, old };
+    } finally {
+      await store.close();
+    }
+  });
+  assert.deepEqual(made, { fence: 1, old: true });
 
-    await page.goto(server.url);
-    await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
-    assert.equal(await page.evaluate(() => document.documentElement.dataset.restored), 'from-store', 'the store is shown as it was kept');
-    assert.deepEqual((await tables(page)).leaseOnly, [lo('job-old', 'A', 't=10live', '—', 'no')]);
-    await page.fill('#job', 'job-old');
-    await page.fill('#retry', '');
-    await page.click('#A-fail');
-    await settled(page);
-    const got = await tables(page);
-    assert.deepEqual(got.jobs, [row('job-old', 'A', 't=10', '1', '—', '✗ dead')]);
-    assert.deepEqual(got.leaseOnly, [lo('job-old', 'A', 't=10', '—', '✗ dead')]);
-    assert.deepEqual(got.dead, { jobs: ['job-old'], leaseOnly: ['job-old'] });
-    assert.deepEqual(page.errors, []);
-  } finally {
-    await browser.close();
-  }
-});
+  await page.goto(server.url);
+  await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.restored), 'from-store', 'the store is shown as it was kept');
+  assert.deepEqual((await tables(page)).leaseOnly, [lo('job-old', 'A', 't=10live', '—', 'no')]);
+  await page.fill('#job', 'job-old');
+  await page.fill('#retry', '');
+  await page.click('#A-fail');
+  await settled(page);
+  const got = await tables(page);
+  assert.deepEqual(got.jobs, [row('job-old', 'A', 't=10', '1', '—', '✗ dead')]);
+  assert.deepEqual(got.leaseOnly, [lo('job-old', 'A', 't=10', '—', '✗ dead')]);
+  assert.deepEqual(got.dead, { jobs: ['job-old'], leaseOnly: ['job-old'] });
+  assert.deepEqual(page.errors, []);
+}));

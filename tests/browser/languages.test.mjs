@@ -5,7 +5,7 @@
 // any scenario's narration.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser } from './harness.mjs';
+import { startServer, launchBrowser, withBrowser, openPlayground, settled } from './harness.mjs';
 import { findUntranslated } from './untranslated.mjs';
 
 let server;
@@ -14,24 +14,28 @@ before(async () => {
 });
 after(() => server?.stop());
 
-async function open(browser, url) {
-  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-  page.errors = [];
-  page.on('pageerror', (error) => page.errors.push(error.message));
-  await page.goto(url);
-  await page.waitForSelector('html[data-ready="true"]', { timeout: 20_000 });
-  return page;
-}
-
-async function settled(page) {
-  await page.waitForFunction(() => document.documentElement.dataset.busy !== 'true');
-}
+const open = (browser, url) => openPlayground(browser, url);
 
 /** Every English word on the page now, with where it is. */
 async function untranslated(page, when) {
   await settled(page);
   return (await page.evaluate(findUntranslated)).map((f) => `${when}: "${f.word}" in ${f.where}: ${f.text}`);
 }
+
+test('every language narrates every scenario: its title, its source when it has one, one text per step', async () => {
+  const { SCENARIOS, NARRATION } = await import('../../web/app/model/scenarios.js');
+  const ids = SCENARIOS.map((sc) => sc.id).sort();
+  for (const [lang, told] of Object.entries(NARRATION)) {
+    assert.deepEqual(Object.keys(told).sort(), ids, `${lang}: the scenarios narrated`);
+    for (const sc of SCENARIOS) {
+      const where = `${lang}, ${sc.id}`;
+      assert.ok(told[sc.id].title, `${where}: a title`);
+      assert.equal(told[sc.id].source === undefined, NARRATION.en[sc.id].source === undefined, `${where}: a source where English has one`);
+      assert.equal(told[sc.id].steps.length, sc.steps.length, `${where}: one text per step`);
+      for (const [s, text] of told[sc.id].steps.entries()) assert.ok(typeof text === 'string' && text.trim(), `${where}, step ${s + 1}: a text`);
+    }
+  }
+});
 
 for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'zh-CN', /令牌/]]) {
   test(`${lang}: the language follows the browser's, and no text is left in English`, async () => {
@@ -136,8 +140,9 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
 
       // Every scenario's title, source and narration, including the steps not walked here.
       const texts = await page.evaluate(async (code) => {
-        const { SCENARIOS } = await import('/app/model/scenarios.js');
-        return SCENARIOS.flatMap((sc) => [sc.title[code], sc.source?.[code], ...sc.steps.map((s) => s.say[code])])
+        const { SCENARIOS, NARRATION } = await import('/app/model/scenarios.js');
+        const told = NARRATION[code];
+        return SCENARIOS.flatMap((sc) => [told[sc.id]?.title, told[sc.id]?.source, ...(told[sc.id]?.steps ?? [])])
           .filter((text) => text !== undefined);
       }, lang);
       const probe = await page.evaluate(async (list) => {
@@ -159,23 +164,18 @@ for (const [lang, locale, sample] of [['ja', 'ja-JP', /フェンス/], ['zh', 'z
   });
 }
 
-test('?lang= overrides the browser\'s language, and the picker\'s choice is remembered', async () => {
-  const browser = await launchBrowser({ locale: 'ja-JP' });
-  try {
-    let page = await open(browser, `${server.url}?lang=zh`);
-    assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-Hans', 'Chinese is simplified Chinese: zh-Hans');
-    assert.equal(await page.locator('#story-next').textContent(), '下一步 ▶');
-    await page.selectOption('#lang', 'en');
-    assert.equal(await page.locator('#story-next').textContent(), 'Next ▶');
-    assert.equal(await page.evaluate(() => document.title), 'leasefence playground: leases and fencing tokens');
-    page = await open(browser, server.url); // no ?lang=: the remembered choice beats navigator.language
-    assert.equal(await page.evaluate(() => document.documentElement.lang), 'en');
-    assert.equal(await page.locator('#A-claim').textContent(), 'Claim');
-    await page.selectOption('#lang', 'ja');
-    assert.equal(await page.locator('#A-claim').textContent(), '取得');
-    assert.equal(await page.locator('#help-title').textContent(), 'キーボードと仕組み');
-    assert.deepEqual(page.errors, []);
-  } finally {
-    await browser.close();
-  }
-});
+test('?lang= overrides the browser\'s language, and the picker\'s choice is remembered', () => withBrowser(async (browser) => {
+  let page = await open(browser, `${server.url}?lang=zh`);
+  assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-Hans', 'Chinese is simplified Chinese: zh-Hans');
+  assert.equal(await page.locator('#story-next').textContent(), '下一步 ▶');
+  await page.selectOption('#lang', 'en');
+  assert.equal(await page.locator('#story-next').textContent(), 'Next ▶');
+  assert.equal(await page.evaluate(() => document.title), 'leasefence playground: leases and fencing tokens');
+  page = await open(browser, server.url); // no ?lang=: the remembered choice beats navigator.language
+  assert.equal(await page.evaluate(() => document.documentElement.lang), 'en');
+  assert.equal(await page.locator('#A-claim').textContent(), 'Claim');
+  await page.selectOption('#lang', 'ja');
+  assert.equal(await page.locator('#A-claim').textContent(), '取得');
+  assert.equal(await page.locator('#help-title').textContent(), 'キーボードと仕組み');
+  assert.deepEqual(page.errors, []);
+}, { locale: 'ja-JP' }));

@@ -1,6 +1,8 @@
-// The guided story and the preset scenarios, narrated in English, Japanese and Chinese: one file
-// each in scenarios/, their order here, and the functions over them. A scenario is a list of
-// steps; a step says something and may perform one entry (or only move the clock, with `at`).
+// The guided story and the preset scenarios: one file each in scenarios/, their order here, and
+// the functions over them. A scenario is a list of steps; a step may perform one entry (or only
+// move the clock, with `at`), and says something: its text in each language stands in
+// narration/<language>.js under the scenario's id, one text per step in the same order (with the
+// scenario's title and source), so a new language is one file.
 //
 // Narration may mark code with `backticks` (operation names, columns); the story view draws those
 // as <code>. Presets from real incidents carry a one-line `source`; their last step says what the
@@ -18,6 +20,12 @@ import { renewInTime } from './scenarios/renew-in-time.js';
 import { releaseReclaim } from './scenarios/release-reclaim.js';
 import { tooLate } from './scenarios/too-late.js';
 import { priorities } from './scenarios/priorities.js';
+import { en } from './narration/en.js';
+import { ja } from './narration/ja.js';
+import { zh } from './narration/zh.js';
+
+/** Each language's narration of the scenarios, by scenario id. */
+export const NARRATION = Object.freeze({ en, ja, zh });
 
 export const SCENARIOS = Object.freeze([
   staleWorker,
@@ -91,17 +99,21 @@ export function pointsAtTables(scenario, s) {
   return !!step && (s === scenario.steps.length - 1 || step.leaseOnly !== undefined);
 }
 
+/** What `lang` says of a scenario (English when the language has none). */
+function told(scenario, lang) {
+  return NARRATION[lang]?.[scenario.id] ?? NARRATION.en[scenario.id] ?? {};
+}
+
 /** The narration of a step in a language (English when missing). */
 export function narration(scenario, s, lang) {
-  const say = scenario.steps[s]?.say ?? {};
-  return say[lang] ?? say.en ?? '';
+  return told(scenario, lang).steps?.[s] ?? told(scenario, 'en').steps?.[s] ?? '';
 }
 
 export function scenarioTitle(scenario, lang) {
-  return scenario.title[lang] ?? scenario.title.en;
+  return told(scenario, lang).title ?? told(scenario, 'en').title ?? scenario.id;
 }
 
 /** The one-line source of a preset from a real incident, or null. */
 export function scenarioSource(scenario, lang) {
-  return scenario.source ? scenario.source[lang] ?? scenario.source.en : null;
+  return told(scenario, lang).source ?? told(scenario, 'en').source ?? null;
 }
