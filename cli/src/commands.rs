@@ -163,6 +163,22 @@ pub(crate) struct Clock {
     pub(crate) now: Option<f64>,
 }
 
+/// What `claim-next` and `claim-next-many` ask: who claims, from which queues, for how long.
+#[derive(Args)]
+pub(crate) struct ClaimOptions {
+    /// Who takes the lease.
+    #[arg(long)]
+    pub(crate) owner: String,
+    /// Claim only from this queue; repeat for several (default: every queue).
+    #[arg(long = "queue", visible_alias = "queues", value_name = "NAME")]
+    pub(crate) queues: Vec<String>,
+    /// Lease length in seconds (> 0).
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) ttl: f64,
+    #[command(flatten)]
+    pub(crate) clock: Clock,
+}
+
 #[derive(Args)]
 pub(crate) struct Lease {
     /// The job id.
@@ -291,17 +307,8 @@ pub(crate) enum Command {
         after_help = "Example:\n  leasefence --db queue.db claim-next --owner worker-1 --ttl 30\n  leasefence --db queue.db claim-next --owner worker-1 --ttl 30 --queue images --queue mail"
     )]
     ClaimNext {
-        /// Who takes the lease.
-        #[arg(long)]
-        owner: String,
-        /// Claim only from this queue; repeat for several (default: every queue).
-        #[arg(long = "queue", visible_alias = "queues", value_name = "NAME")]
-        queues: Vec<String>,
-        /// Lease length in seconds (> 0).
-        #[arg(long, allow_hyphen_values = true)]
-        ttl: f64,
         #[command(flatten)]
-        clock: Clock,
+        claim: ClaimOptions,
     },
     /// Claim up to N jobs for one owner in one transaction: N successive claim-next calls.
     /// Prints the list of claimed jobs (empty, exit 1, when none was claimable).
@@ -309,20 +316,11 @@ pub(crate) enum Command {
         after_help = "Example:\n  leasefence --db queue.db claim-next-many --owner worker-1 --n 10 --ttl 30"
     )]
     ClaimNextMany {
-        /// Who takes the leases.
-        #[arg(long)]
-        owner: String,
         /// How many jobs to claim at most (1 to 1024).
         #[arg(long, value_name = "N")]
         n: usize,
-        /// Claim only from this queue; repeat for several (default: every queue).
-        #[arg(long = "queue", visible_alias = "queues", value_name = "NAME")]
-        queues: Vec<String>,
-        /// Lease length in seconds (> 0).
-        #[arg(long, allow_hyphen_values = true)]
-        ttl: f64,
         #[command(flatten)]
-        clock: Clock,
+        claim: ClaimOptions,
     },
     /// Renew several of your leases in one transaction. Prints one answer per lease, in order:
     /// {"value": true} or {"value": false, "reason": ...}; exit 1 when any was refused.
@@ -646,6 +644,13 @@ mod tests {
             .take_while(|line| line.starts_with("  "))
             .map(|line| line.rsplit(" | ").next().unwrap().trim().to_owned())
             .collect()
+    }
+
+    /// clap's own checks of the whole command, every subcommand built (unique names and argument
+    /// groups, defaults that parse): a clash fails here, not at a user's first run of it.
+    #[test]
+    fn the_command_passes_claps_checks() {
+        command().debug_assert();
     }
 
     /// Every subcommand's `--help` ends with an example of it, and every example is a command

@@ -8,27 +8,27 @@ fn main() {
     std::process::exit(requests::run());
 }
 
-#[cfg(not(target_arch = "wasm32"))]
-mod batch;
-#[cfg(not(target_arch = "wasm32"))]
-mod call;
-#[cfg(not(target_arch = "wasm32"))]
-mod clock;
-#[cfg(not(target_arch = "wasm32"))]
-mod commands;
-#[cfg(not(target_arch = "wasm32"))]
-mod enqueue_stdin;
-#[cfg(not(target_arch = "wasm32"))]
-mod exit;
-#[cfg(not(target_arch = "wasm32"))]
-mod jobs_table;
-#[cfg(not(target_arch = "wasm32"))]
-mod operations;
-#[cfg(not(target_arch = "wasm32"))]
-mod requests;
-#[cfg(not(target_arch = "wasm32"))]
-mod ui;
-#[cfg(not(target_arch = "wasm32"))]
-mod unlock;
-#[cfg(not(target_arch = "wasm32"))]
-mod work;
+/// The CLI's modules, native only: a wasm32 build of the workspace compiles an empty `main`.
+macro_rules! native_modules {
+    ($($module:ident),* $(,)?) => {
+        $(
+            #[cfg(not(target_arch = "wasm32"))]
+            mod $module;
+        )*
+    };
+}
+
+native_modules!(
+    batch,
+    call,
+    clock,
+    commands,
+    enqueue_stdin,
+    exit,
+    jobs_table,
+    operations,
+    requests,
+    ui,
+    unlock,
+    work,
+);

@@ -140,18 +140,12 @@ pub(crate) fn run() -> i32 {
             queue,
             priority,
         },
-        Command::ClaimNextMany {
-            owner,
+        Command::ClaimNextMany { n, claim } => Request::ClaimNextMany {
+            owner: claim.owner,
             n,
-            queues,
-            ttl,
-            clock,
-        } => Request::ClaimNextMany {
-            owner,
-            n,
-            now: clock.now(),
-            ttl,
-            queues: queue_list(queues),
+            now: claim.clock.now(),
+            ttl: claim.ttl,
+            queues: queue_list(claim.queues),
         },
         Command::Fail {
             lease,
@@ -257,16 +251,11 @@ pub(crate) fn run() -> i32 {
             now: clock.now(),
             ttl,
         },
-        Command::ClaimNext {
-            owner,
-            queues,
-            ttl,
-            clock,
-        } => Request::ClaimNext {
-            owner,
-            now: clock.now(),
-            ttl,
-            queues: queue_list(queues),
+        Command::ClaimNext { claim } => Request::ClaimNext {
+            owner: claim.owner,
+            now: claim.clock.now(),
+            ttl: claim.ttl,
+            queues: queue_list(claim.queues),
         },
     };
     // The protocol's own request: the same checks, dispatch and response line as `batch`.
