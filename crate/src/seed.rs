@@ -163,6 +163,7 @@ pub fn claim_many(
     now: f64,
     ttl: f64,
 ) -> Result<Vec<Option<Fence>>> {
-    let outcomes = claim_many_on(&OpenOptions::new(), path.as_ref(), job, owners, now, ttl)?;
+    let window = crate::rules::claim_many_window(owners.len(), now, ttl)?;
+    let outcomes = claim_many_on(&OpenOptions::new(), path.as_ref(), job, owners, window)?;
     Ok(outcomes.into_iter().map(Outcome::granted).collect())
 }

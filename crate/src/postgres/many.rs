@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{ClaimedJob, Outcome};
 use crate::registry::WorkerBeat;
-use crate::rules::registry::{beat_times, prune_before};
+use crate::rules::registry::{beat_times, counter_columns, prune_before};
 use crate::rules::{unexplained, why_write_refused, LeaseRow, LeaseWindow};
 
 /// `enqueue_many` of checked jobs, in its own transaction.
@@ -193,10 +193,7 @@ async fn record_beat(
     ttl: f64,
 ) -> Result<()> {
     let (last_seen, until, stopped) = beat_times(beat, now, ttl);
-    let c = &beat.counters;
-    // check_beat kept every counter within i64.
-    let n = |v: u64| Value::Int(v as i64);
-    let params = vec![
+    let mut params = vec![
         beat.owner.as_str().into(),
         beat.host.as_str().into(),
         i64::from(beat.pid).into(),
@@ -204,14 +201,8 @@ async fn record_beat(
         last_seen.into(),
         until.into(),
         stopped.map_or(Value::Null, Value::Float),
-        n(c.claimed),
-        n(c.completed),
-        n(c.failed),
-        n(c.dead),
-        n(c.leases_lost),
-        n(c.stale_writes_refused),
-        n(c.renewals),
     ];
+    params.extend(counter_columns(beat).map(Value::Int));
     wire.run(operation, Sql::WorkerBeat, params).await?;
     wire.run(operation, Sql::WorkersPrune, vec![prune_before(now).into()])
         .await?;

@@ -22,7 +22,7 @@ use crate::options::OpenOptions;
 use crate::outcome::{Fence, Outcome};
 use crate::rules::fenced::{FencedHandle, Finish};
 use crate::rules::queues::check_queues;
-use crate::rules::{check_owner_count, target::url_label, LeaseRow, LeaseWindow};
+use crate::rules::{claim_many_window, target::url_label, LeaseRow, LeaseWindow};
 
 /// How many connections `claim_many` opens at most: the owners are spread over them.
 /// PostgreSQL serves 100 connections by default, shared by every worker.
@@ -211,8 +211,9 @@ impl Leases for PgStore {
                 now,
                 ttl,
             } => {
+                let window = claim_many_window(owners.len(), now, ttl)?;
                 let owners = crate::call::texts(&owners);
-                Ok(Reply::Fences(self.claim_race(&job, &owners, now, ttl)?))
+                Ok(Reply::Fences(self.claim_race(&job, &owners, window)?))
             }
             Call::EnqueueMany { jobs, statements } if !statements.is_empty() => Ok(Reply::Bools(
                 self.enqueue_many_statements(&jobs, &statements)?,
@@ -266,11 +267,8 @@ impl PgStore {
         &self,
         job: &str,
         owners: &[&str],
-        now: f64,
-        ttl: f64,
+        window: LeaseWindow,
     ) -> Result<Vec<Outcome<Fence>>> {
-        let window = LeaseWindow::new(now, ttl)?;
-        check_owner_count(owners.len())?;
         check_text("job", job)?;
         for owner in owners {
             check_text("owner", owner)?;

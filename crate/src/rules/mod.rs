@@ -37,8 +37,10 @@ pub(crate) mod window;
 pub(crate) mod worker;
 
 pub use limits::{Limits, MAX_FAILURE_RECORDS};
-#[cfg(any(not(web), pg))]
+#[cfg(not(web))]
 pub(crate) use owners::check_owner_count;
+#[cfg(any(not(web), pg))]
+pub(crate) use owners::claim_many_window;
 #[cfg(not(web))]
 pub use owners::MAX_CLAIM_MANY_OWNERS;
 pub use queues::{DEFAULT_QUEUE, MAX_QUEUES};

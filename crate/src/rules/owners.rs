@@ -1,6 +1,7 @@
 //! The owner-count rule of `claim_many`: one thread and connection per owner (or per lane on
 //! PostgreSQL), so the number of owners raced at once is bounded, on every backend alike.
 
+use super::window::LeaseWindow;
 use crate::error::{Error, Result};
 
 /// The most owners one `claim_many` runs at once (one OS thread and connection each); more is
@@ -24,4 +25,12 @@ pub(crate) fn check_owner_count(owners: usize) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// `claim_many`'s checks, once for every backend that races its owners: the lease window, then
+/// at most [`MAX_CLAIM_MANY_OWNERS`] owners.
+pub(crate) fn claim_many_window(owners: usize, now: f64, ttl: f64) -> Result<LeaseWindow> {
+    let window = LeaseWindow::new(now, ttl)?;
+    check_owner_count(owners)?;
+    Ok(window)
 }

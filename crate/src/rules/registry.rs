@@ -65,6 +65,12 @@ pub(crate) fn beat_times(beat: &WorkerBeat, now: f64, ttl: f64) -> (f64, f64, Op
     }
 }
 
+/// A beat's counters as the registry row's last seven columns (`sql/worker_beat.sql`), in
+/// [`Counters`](crate::Counters)' order: [`check_beat`] kept each within a signed 64-bit integer.
+pub(crate) fn counter_columns(beat: &WorkerBeat) -> [i64; 7] {
+    beat.counters.named().map(|(_, value)| value as i64)
+}
+
 /// Rows whose worker went before this time are deleted.
 pub(crate) fn prune_before(now: f64) -> f64 {
     now - WORKER_PRUNE_AFTER

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::options::OpenOptions;
 use crate::outcome::{Fence, Outcome};
-use crate::rules::{check_owner_count, LeaseWindow};
+use crate::rules::{claim_many_window, LeaseWindow};
 use crate::sqlite::LeaseStore;
 
 impl LeaseStore {
@@ -35,22 +35,20 @@ impl LeaseStore {
                 "claim_many needs a file database: threads cannot share an in-memory one",
             )
         })?;
-        claim_many_on(&self.options, path, job, owners, now, ttl)
+        let window = claim_many_window(owners.len(), now, ttl)?;
+        claim_many_on(&self.options, path, job, owners, window)
     }
 }
 
-/// Validates once, then runs one claim per owner on its own thread and connection, all released
-/// at once by a barrier so they really race.
+/// One claim per owner on its own thread and connection, on arguments checked once
+/// ([`claim_many_window`]), all released at once by a barrier so they really race.
 pub(crate) fn claim_many_on(
     options: &OpenOptions,
     path: &Path,
     job: &str,
     owners: &[&str],
-    now: f64,
-    ttl: f64,
+    window: LeaseWindow,
 ) -> Result<Vec<Outcome<Fence>>> {
-    let window = LeaseWindow::new(now, ttl)?;
-    check_owner_count(owners.len())?;
     crate::race::claim_race(
         owners,
         owners.len(),

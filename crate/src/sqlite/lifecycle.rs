@@ -9,7 +9,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::ops::{fenced_update_then, immediate, payload, read_lease, Scope};
+use super::ops::{fenced_update, immediate, payload, read_lease, Scope};
 use crate::error::{Error, Result};
 use crate::lease::Lease;
 use crate::outcome::{Failure, Inspection, JobCounts, JobState, Outcome};
@@ -39,28 +39,22 @@ pub(crate) fn fail(
         super::retention::keep_latest_failures(tx, job)?;
         Ok(())
     };
-    match retry_at {
-        Some(retry_at) => fenced_update_then(
-            conn,
-            Scope::Own,
-            "fail",
-            include_str!("sql/fail_retry.sql"),
-            params![job, owner, fence, now, retry_at],
-            lease,
-            Some(now),
-            record,
-        ),
-        None => fenced_update_then(
-            conn,
-            Scope::Own,
-            "fail",
-            include_str!("sql/fail_dead.sql"),
-            params![job, owner, fence, now],
-            lease,
-            Some(now),
-            record,
-        ),
-    }
+    // fail_dead.sql takes the first four parameters, fail_retry.sql all five.
+    let (sql, taken) = match retry_at {
+        Some(_) => (include_str!("sql/fail_retry.sql"), 5),
+        None => (include_str!("sql/fail_dead.sql"), 4),
+    };
+    let params: [&dyn rusqlite::ToSql; 5] = [&job, &owner, &fence, &now, &retry_at];
+    fenced_update(
+        conn,
+        Scope::Own,
+        "fail",
+        sql,
+        &params[..taken],
+        lease,
+        Some(now),
+        record,
+    )
 }
 
 /// Contract `revive`: a dead job becomes claimable at `now`, its fence kept and its dead mark

@@ -283,26 +283,12 @@ fn pick_next(tx: &Connection, queues: Option<&[&str]>, now: f64) -> Result<Optio
     Ok(best.map(|(_, job)| job))
 }
 
-/// Runs a fenced `UPDATE` (renew, complete, release) whose `WHERE` already states the whole
-/// condition; on no match, explains why.
-fn fenced_update(
-    conn: &Connection,
-    scope: Scope,
-    operation: &'static str,
-    sql: &str,
-    params: &[&dyn rusqlite::ToSql],
-    lease: &Lease,
-    live_at: Option<f64>,
-) -> Result<Outcome<()>> {
-    fenced_update_then(conn, scope, operation, sql, params, lease, live_at, |_| {
-        Ok(())
-    })
-}
-
-/// [`fenced_update`], and when it matched, `then` in the same transaction before the commit (the
-/// failure records of `fail`): all of it commits, or none.
+/// Runs a fenced `UPDATE` (renew, complete, release, fail) whose `WHERE` already states the
+/// whole condition; on no match, explains why. When it matched, `then` runs in the same
+/// transaction before the commit (`complete`'s finish stamp, `fail`'s failure records): all of it
+/// commits, or none.
 #[allow(clippy::too_many_arguments)] // the fenced UPDATE's parts, each one of its own kind
-pub(crate) fn fenced_update_then(
+pub(crate) fn fenced_update(
     conn: &Connection,
     scope: Scope,
     operation: &'static str,
@@ -350,6 +336,7 @@ pub(crate) fn renew(
         params![lease.job, lease.owner, lease.fence, now, until],
         lease,
         Some(now),
+        |_| Ok(()),
     )
 }
 
@@ -362,7 +349,7 @@ pub(crate) fn complete(
     now: f64,
     result: Option<&str>,
 ) -> Result<Outcome<()>> {
-    fenced_update_then(
+    fenced_update(
         conn,
         scope,
         "complete",
@@ -398,6 +385,7 @@ pub(crate) fn release(conn: &Connection, lease: &Lease) -> Result<Outcome<()>> {
         params![lease.job, lease.owner, lease.fence],
         lease,
         None,
+        |_| Ok(()),
     )
 }
 

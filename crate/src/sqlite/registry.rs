@@ -2,7 +2,7 @@
 //! the renewals it comes with (a [`Group`]: each renew answered as alone, one commit), and the
 //! rows read with the live leases of `jobs` in one snapshot.
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, params_from_iter, Connection};
 
 use super::ops;
 use super::write_tx::{deferred, immediate, Group};
@@ -12,8 +12,8 @@ use crate::outcome::Outcome;
 use crate::registry::{HeldLease, WorkerBeat, WorkerInfo};
 use crate::rules::batch::check_batch;
 use crate::rules::registry::{
-    beat_times, check_beat, prune_before, with_holdings, worker_info, StoredWorker,
-    MAX_LEASES_READ, MAX_WORKERS,
+    beat_times, check_beat, counter_columns, prune_before, with_holdings, worker_info,
+    StoredWorker, MAX_LEASES_READ, MAX_WORKERS,
 };
 use crate::rules::LeaseWindow;
 
@@ -40,29 +40,20 @@ pub(crate) fn heartbeat(
 
 fn record_beat(conn: &Connection, beat: &WorkerBeat, now: f64, ttl: f64) -> Result<()> {
     let (last_seen, until, stopped) = beat_times(beat, now, ttl);
-    let c = &beat.counters;
-    // check_beat kept every counter within i64.
-    let n = |v: u64| v as i64;
+    let counters = counter_columns(beat);
+    let row: [&dyn rusqlite::ToSql; 7] = [
+        &beat.owner,
+        &beat.host,
+        &beat.pid,
+        &beat.started,
+        &last_seen,
+        &until,
+        &stopped,
+    ];
+    let counters = counters.iter().map(|n| n as &dyn rusqlite::ToSql);
     let tx = immediate(conn, "heartbeat")?;
     tx.prepare_cached(include_str!("sql/worker_beat.sql"))
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                beat.owner,
-                beat.host,
-                beat.pid,
-                beat.started,
-                last_seen,
-                until,
-                stopped,
-                n(c.claimed),
-                n(c.completed),
-                n(c.failed),
-                n(c.dead),
-                n(c.leases_lost),
-                n(c.stale_writes_refused),
-                n(c.renewals),
-            ])
-        })
+        .and_then(|mut stmt| stmt.execute(params_from_iter(row.into_iter().chain(counters))))
         .map_err(Error::storage("heartbeat"))?;
     tx.prepare_cached(include_str!("sql/workers_prune.sql"))
         .and_then(|mut stmt| stmt.execute([prune_before(now)]))

@@ -458,3 +458,42 @@ mod tests {
         }
     }
 }
+
+/// The core's comparer (`rules::columns`) through SQLite's own dialect, without a database.
+#[cfg(test)]
+mod dialect_tests {
+    use super::*;
+    use crate::rules::columns::{compare, describe_expected, describe_found, JOBS_COLUMNS};
+
+    fn table() -> Vec<FoundColumn> {
+        JOBS_COLUMNS
+            .iter()
+            .map(|c| FoundColumn {
+                name: c.name.to_uppercase(),
+                ty: c.sqlite_type.to_lowercase(),
+                not_null: c.not_null,
+                default: c.default.map(|d| format!("'{d}'")),
+                primary_key: c.primary_key,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn compares_through_the_dialect() {
+        assert!(compare::<Sqlite>(&table()).is_ok());
+        let mut short = table();
+        short.pop();
+        assert!(matches!(compare::<Sqlite>(&short), Err(Mismatch::Count)));
+        let mut nullable = table();
+        nullable[2].not_null = false;
+        assert!(matches!(
+            compare::<Sqlite>(&nullable),
+            Err(Mismatch::Column(2))
+        ));
+        assert_eq!(
+            describe_expected::<Sqlite>()[2],
+            "until REAL NOT NULL DEFAULT 0"
+        );
+        assert_eq!(describe_found::<Sqlite>(&table()[0]), "ID text PRIMARY KEY");
+    }
+}

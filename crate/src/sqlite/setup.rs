@@ -49,15 +49,7 @@ impl LeaseStore {
         // spills). Our statements' temporary data is one operation's rows.
         conn.pragma_update(None, "temp_store", "MEMORY")
             .map_err(Error::storage("open"))?;
-        set_statement_reuse(&conn)?;
-        if !ready {
-            create_schema(&conn)?;
-        }
-        Ok(LeaseStore {
-            conn,
-            path: None,
-            options: options.clone(),
-        })
+        LeaseStore::ready(conn, ready, options.clone())
     }
 
     /// [`LeaseStore::from_connection`]'s set-up: the busy handler and `synchronous` as
@@ -76,6 +68,12 @@ impl LeaseStore {
             Journal::Rollback
         };
         set_synchronous(&conn, journal)?;
+        LeaseStore::ready(conn, ready, options)
+    }
+
+    /// The last steps of every open: statements kept prepared, the schema created on a new
+    /// file (`ready`: it was there already).
+    fn ready(conn: Connection, ready: bool, options: OpenOptions) -> Result<LeaseStore> {
         set_statement_reuse(&conn)?;
         if !ready {
             create_schema(&conn)?;

@@ -33,7 +33,6 @@ use crate::leases::Leases;
 use crate::options::OpenOptions;
 use crate::outcome::Outcome;
 use crate::rules::fenced::{FencedHandle, Finish};
-use crate::rules::LeaseWindow;
 use crate::sqlite::LeaseStore;
 
 /// The name the group's own transaction reports in its errors.
@@ -460,8 +459,7 @@ impl Leases for SharedStore {
                 now,
                 ttl,
             } => {
-                let window = LeaseWindow::new(now, ttl)?;
-                crate::rules::check_owner_count(owners.len())?;
+                let window = crate::rules::claim_many_window(owners.len(), now, ttl)?;
                 let job = job.into_owned();
                 let owners: Vec<String> = owners.into_iter().map(Cow::into_owned).collect();
                 self.call("claim_many", move |store| {

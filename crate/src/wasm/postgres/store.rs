@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::outcome::{Fence, Outcome};
 use crate::postgres::operations::{self, Connections};
 use crate::postgres::{checks, schema};
-use crate::rules::{check_owner_count, LeaseWindow};
+use crate::rules::{claim_many_window, LeaseWindow};
 
 #[wasm_bindgen]
 extern "C" {
@@ -147,10 +147,9 @@ impl AsyncLeases for NodePgStore {
                 now,
                 ttl,
             } => {
+                let window = claim_many_window(owners.len(), now, ttl)?;
                 let owners = crate::call::texts(&owners);
-                Ok(Reply::Fences(
-                    self.claim_race(&job, &owners, now, ttl).await?,
-                ))
+                Ok(Reply::Fences(self.claim_race(&job, &owners, window).await?))
             }
             Call::EnqueueMany { jobs, statements } if !statements.is_empty() => Ok(Reply::Bools(
                 self.enqueue_many_statements(&jobs, &statements).await?,
@@ -177,11 +176,8 @@ impl NodePgStore {
         &self,
         job: &str,
         owners: &[&str],
-        now: f64,
-        ttl: f64,
+        window: LeaseWindow,
     ) -> Result<Vec<Outcome<Fence>>> {
-        let window = LeaseWindow::new(now, ttl)?;
-        check_owner_count(owners.len())?;
         checks::check_text("job", job)?;
         for owner in owners {
             checks::check_text("owner", owner)?;
