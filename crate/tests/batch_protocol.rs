@@ -4,6 +4,8 @@
 //! the right code, changes nothing in the database (compared row by row, byte for byte), and the
 //! process keeps serving.
 
+#[path = "support/cells.rs"]
+mod cells;
 #[path = "support/cli_bin.rs"]
 mod cli_bin;
 
@@ -13,7 +15,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use rusqlite::types::ValueRef;
+use cells::{rows, Cell};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Map, Value};
 
@@ -136,16 +138,6 @@ fn assert_error(response: &Value, code: &str, what: &str) {
     assert!(!message.trim().is_empty(), "{what}: empty message");
 }
 
-/// One cell exactly as stored: type and bytes (reals by their bit pattern).
-#[derive(Debug, PartialEq)]
-enum Cell {
-    Null,
-    Int(i64),
-    Real(u64),
-    Text(Vec<u8>),
-    Blob(Vec<u8>),
-}
-
 /// The whole `jobs` table with rowids, and the schema, read through a fresh connection.
 #[derive(Debug, PartialEq)]
 struct Snapshot {
@@ -155,27 +147,6 @@ struct Snapshot {
     side: Vec<Vec<Cell>>,
 }
 
-fn query(conn: &Connection, sql: &str) -> Vec<Vec<Cell>> {
-    let mut stmt = conn.prepare(sql).unwrap();
-    let n = stmt.column_count();
-    stmt.query_map([], |row| {
-        (0..n)
-            .map(|i| {
-                row.get_ref(i).map(|v| match v {
-                    ValueRef::Null => Cell::Null,
-                    ValueRef::Integer(i) => Cell::Int(i),
-                    ValueRef::Real(f) => Cell::Real(f.to_bits()),
-                    ValueRef::Text(t) => Cell::Text(t.to_vec()),
-                    ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
-                })
-            })
-            .collect::<rusqlite::Result<Vec<_>>>()
-    })
-    .unwrap()
-    .collect::<rusqlite::Result<Vec<_>>>()
-    .unwrap()
-}
-
 fn snapshot(db: &Path) -> Snapshot {
     let conn = Connection::open_with_flags(
         db,
@@ -183,15 +154,15 @@ fn snapshot(db: &Path) -> Snapshot {
     )
     .unwrap();
     Snapshot {
-        rows: query(
+        rows: rows(
             &conn,
             "SELECT rowid, id, owner, until, fence, result, done FROM jobs ORDER BY rowid",
         ),
-        schema: query(
+        schema: rows(
             &conn,
             "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name",
         ),
-        side: query(
+        side: rows(
             &conn,
             "SELECT 'payload', job, payload, NULL FROM leasefence_payloads \
              UNION ALL SELECT 'failure', job, fence, at || ' ' || coalesce(error, '-') \

@@ -7,64 +7,56 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 
 use leasefence::{
-    Call, FencedHandle, Finish, JobQuery, Lease, LeaseCompletion, LeaseStore, Leases, NewJob,
-    Outcome, Prune, Queues, Reply, Result, Schedule, Statement, WorkerBeat, WorkerRound,
+    Call, Finish, JobQuery, Lease, LeaseCompletion, LeaseStore, Leases, NewJob, Outcome, Prune,
+    Queues, Reply, Result, Schedule, Statement, WorkerBeat, WorkerRound,
 };
 
-/// A real store that notes the name of every call it runs, and can answer one call name with the
-/// wrong reply.
-#[derive(Debug)]
+mod support;
+
+use support::wrapped::{Intercept, Wrapped};
+
+/// Notes the name of every call a real store runs, and can answer one call name with the wrong
+/// reply.
+#[derive(Debug, Default)]
 struct Noting {
-    store: LeaseStore,
     calls: Mutex<Vec<&'static str>>,
     wrong_reply_for: Option<&'static str>,
 }
 
-impl Noting {
-    fn new() -> Self {
-        Noting {
-            store: LeaseStore::open_in_memory().unwrap(),
-            calls: Mutex::new(Vec::new()),
-            wrong_reply_for: None,
-        }
-    }
-
-    fn take(&self) -> Vec<&'static str> {
-        std::mem::take(&mut *self.calls.lock().unwrap())
-    }
-}
-
-impl Leases for Noting {
-    fn execute(&self, call: Call<'_>) -> Result<Reply> {
+impl Intercept for Noting {
+    fn execute(&self, _: &dyn Leases, store: &LeaseStore, call: Call<'_>) -> Result<Reply> {
         self.calls.lock().unwrap().push(call.name());
         if self.wrong_reply_for == Some(call.name()) {
             return Ok(Reply::Pruned(7));
         }
-        self.store.execute(call)
+        store.execute(call)
     }
+}
 
-    fn fenced_with(
-        &self,
-        lease: &Lease,
-        now: f64,
-        finish: Finish,
-        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
-    ) -> Result<Outcome<()>> {
-        Leases::fenced_with(&self.store, lease, now, finish, work)
+/// A store in memory whose calls are noted.
+fn noting() -> Wrapped<Noting> {
+    Wrapped {
+        store: LeaseStore::open_in_memory().unwrap(),
+        intercept: Noting::default(),
     }
+}
+
+/// The names of the calls noted since the last look.
+fn taken(store: &Wrapped<Noting>) -> Vec<&'static str> {
+    std::mem::take(&mut *store.intercept.calls.lock().unwrap())
 }
 
 /// Runs one typed method on `store` and checks it made exactly the call `name`.
 macro_rules! makes {
     ($store:expr, $name:literal, $method:expr) => {{
         let _ = $method.unwrap();
-        assert_eq!($store.take(), [$name], "the typed method for {}", $name);
+        assert_eq!(taken(&$store), [$name], "the typed method for {}", $name);
     }};
 }
 
 #[test]
 fn each_typed_method_makes_one_call_of_its_own_name() {
-    let s = Noting::new();
+    let s = noting();
     let lease = Lease::new("a", "w", 1);
     let other = Lease::new("d", "x", 1);
     let round = WorkerRound {
@@ -125,8 +117,8 @@ fn each_typed_method_makes_one_call_of_its_own_name() {
 
 #[test]
 fn a_reply_of_the_wrong_shape_is_an_internal_error_naming_the_call() {
-    let mut store = Noting::new();
-    store.wrong_reply_for = Some("claim");
+    let mut store = noting();
+    store.intercept.wrong_reply_for = Some("claim");
     store.enqueue("a").unwrap();
     let err = store.claim("a", "w", 0.0, 30.0).unwrap_err();
     assert!(matches!(err, leasefence::Error::Internal { .. }), "{err}");

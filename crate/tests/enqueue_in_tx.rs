@@ -256,52 +256,18 @@ fn shared_store_runs_the_statement_list_in_its_group() {
     assert_eq!(count(&check, "SELECT count(*) FROM orders"), 1);
 }
 
+#[path = "support/pg_schema.rs"]
+mod pg_schema;
+
 mod postgres_backend {
+    use super::pg_schema::PgSchema;
     use super::*;
     use leasefence::PgStore;
     use postgres::NoTls;
 
-    /// A schema of this test's own, dropped at the end; its URL puts it first on `search_path`.
-    struct Schema {
-        base: String,
-        name: String,
-        url: String,
-    }
-
-    impl Schema {
-        fn new(test: &str) -> Option<Schema> {
-            let base = match std::env::var("LEASEFENCE_PG_URL") {
-                Ok(url) if !url.is_empty() => url,
-                _ => panic!(
-                    "{test} needs LEASEFENCE_PG_URL: run `bash scripts/postgres.sh cargo test \
-                     -p leasefence --test enqueue_in_tx -- --ignored`"
-                ),
-            };
-            let name = format!("lf_enqtx_{test}_{}", std::process::id());
-            let mut admin = postgres::Client::connect(&base, NoTls).unwrap();
-            // Made above from fixed characters: identifiers cannot be bound.
-            admin
-                .batch_execute(&format!(
-                    "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
-                ))
-                .unwrap();
-            let separator = if base.contains('?') { '&' } else { '?' };
-            let url = format!("{base}{separator}options=-csearch_path%3D{name}");
-            Some(Schema { base, name, url })
-        }
-
-        fn client(&self) -> postgres::Client {
-            postgres::Client::connect(&self.url, NoTls).unwrap()
-        }
-    }
-
-    impl Drop for Schema {
-        fn drop(&mut self) {
-            if let Ok(mut admin) = postgres::Client::connect(&self.base, NoTls) {
-                let _ =
-                    admin.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
-            }
-        }
+    /// A client of the test's own schema.
+    fn client(schema: &PgSchema) -> postgres::Client {
+        postgres::Client::connect(&schema.url, NoTls).unwrap()
     }
 
     fn orders(app: &mut postgres::Client) -> i64 {
@@ -313,12 +279,10 @@ mod postgres_backend {
     #[test]
     #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh cargo test -p leasefence --test enqueue_in_tx -- --ignored"]
     fn pg_caller_transaction_commits_or_rolls_back_the_job_with_the_rows() {
-        let Some(schema) = Schema::new("caller_tx") else {
-            return;
-        };
+        let schema = PgSchema::new("enqtx_caller_tx");
         let store = PgStore::connect(&schema.url).unwrap();
         store.init().unwrap();
-        let mut app = schema.client();
+        let mut app = client(&schema);
         app.batch_execute("CREATE TABLE orders(id TEXT PRIMARY KEY)")
             .unwrap();
 
@@ -375,10 +339,8 @@ mod postgres_backend {
     #[test]
     #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh cargo test -p leasefence --test enqueue_in_tx -- --ignored"]
     fn pg_caller_transaction_without_the_schema_is_refused() {
-        let Some(schema) = Schema::new("no_schema") else {
-            return;
-        };
-        let mut app = schema.client();
+        let schema = PgSchema::new("enqtx_no_schema");
+        let mut app = client(&schema);
         app.batch_execute("CREATE TABLE orders(id TEXT)").unwrap();
         let mut tx = app.transaction().unwrap();
         tx.execute("INSERT INTO orders VALUES ('o')", &[]).unwrap();
@@ -395,12 +357,10 @@ mod postgres_backend {
     #[test]
     #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh cargo test -p leasefence --test enqueue_in_tx -- --ignored"]
     fn pg_statement_list_is_all_or_nothing() {
-        let Some(schema) = Schema::new("statements") else {
-            return;
-        };
+        let schema = PgSchema::new("enqtx_statements");
         let store = PgStore::connect(&schema.url).unwrap();
         store.init().unwrap();
-        let mut app = schema.client();
+        let mut app = client(&schema);
         app.batch_execute("CREATE TABLE orders(id TEXT PRIMARY KEY)")
             .unwrap();
         let leases: &dyn Leases = &store;

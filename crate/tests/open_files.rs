@@ -5,14 +5,16 @@
 //! an empty file becomes a new database; a foreign SQLite database without `jobs` gets the table
 //! and keeps everything else. Checked through the library and through the CLI.
 
+#[path = "support/cells.rs"]
+mod cells;
 #[path = "support/cli_bin.rs"]
 mod cli_bin;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use cells::{rows, Cell};
 use leasefence::{Error, Journal, LeaseStore, OpenOptions};
-use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use serde_json::Value;
 
@@ -49,40 +51,6 @@ fn sqlite_file(path: &Path, sql: &str) {
     let conn = Connection::open(path).unwrap();
     conn.execute_batch(sql)
         .unwrap_or_else(|e| panic!("fixture SQL failed: {e}\n{sql}"));
-}
-
-/// One cell exactly as stored: type and bytes (reals by their bit pattern).
-#[derive(Debug, PartialEq)]
-enum Cell {
-    Null,
-    Int(i64),
-    Real(u64),
-    Text(Vec<u8>),
-    Blob(Vec<u8>),
-}
-
-fn cell(value: ValueRef<'_>) -> Cell {
-    match value {
-        ValueRef::Null => Cell::Null,
-        ValueRef::Integer(i) => Cell::Int(i),
-        ValueRef::Real(f) => Cell::Real(f.to_bits()),
-        ValueRef::Text(t) => Cell::Text(t.to_vec()),
-        ValueRef::Blob(b) => Cell::Blob(b.to_vec()),
-    }
-}
-
-/// Every row of `query`, cell by cell.
-fn rows(conn: &Connection, query: &str) -> Vec<Vec<Cell>> {
-    let mut stmt = conn.prepare(query).unwrap();
-    let n = stmt.column_count();
-    stmt.query_map([], |row| {
-        (0..n)
-            .map(|i| row.get_ref(i).map(cell))
-            .collect::<rusqlite::Result<Vec<_>>>()
-    })
-    .unwrap()
-    .collect::<rusqlite::Result<Vec<_>>>()
-    .unwrap()
 }
 
 fn cli(db: &Path, args: &[&str], stdin: Option<&str>) -> (i32, String) {

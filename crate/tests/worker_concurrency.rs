@@ -17,13 +17,14 @@ mod support;
 
 use support::commits::{store_counting_commits, syncs};
 use support::fault_vfs;
+use support::wrapped::{Intercept, Wrapped};
 
 use leasefence::worker::{
     wall_clock, CancelReason, Completion, Liveness, Opener, Worker, WorkerOptions,
 };
 use leasefence::{
-    Call, Error, FencedHandle, Finish, JobState, Lease, LeaseStore, Leases, NewJob, Outcome,
-    Reason, Reply, Result, Statement,
+    Call, Error, JobState, Lease, LeaseStore, Leases, NewJob, Outcome, Reason, Reply, Result,
+    Statement,
 };
 
 /// How many times each store operation was called, and on how many items.
@@ -49,10 +50,9 @@ impl Calls {
     }
 }
 
-/// A real `LeaseStore` whose calls are counted.
+/// Counts the calls of a real `LeaseStore`.
 #[derive(Debug)]
 struct Counted {
-    store: LeaseStore,
     calls: Arc<Calls>,
     /// How long each `claim_next_many` takes at least (a slow server, a busy file).
     claim_delay: Duration,
@@ -61,12 +61,28 @@ struct Counted {
     rounds: bool,
 }
 
-impl Leases for Counted {
-    fn execute(&self, call: Call<'_>) -> Result<Reply> {
+/// `store` with its calls counted in `calls`.
+fn counted(
+    store: LeaseStore,
+    calls: &Arc<Calls>,
+    claim_delay: Duration,
+    rounds: bool,
+) -> Wrapped<Counted> {
+    let calls = Arc::clone(calls);
+    let intercept = Counted {
+        calls,
+        claim_delay,
+        rounds,
+    };
+    Wrapped { store, intercept }
+}
+
+impl Intercept for Counted {
+    fn execute(&self, wrapped: &dyn Leases, store: &LeaseStore, call: Call<'_>) -> Result<Reply> {
         match &call {
             Call::ClaimNextMany { .. } => {
                 std::thread::sleep(self.claim_delay);
-                let reply = self.store.execute(call)?;
+                let reply = store.execute(call)?;
                 if let Reply::ClaimedMany(claimed) = &reply {
                     self.calls.add("claim_next_many", claimed.len());
                 }
@@ -76,7 +92,7 @@ impl Leases for Counted {
                 self.calls.add("complete_then_claim", completions.len())
             }
             // The trait's two calls, each counted.
-            Call::CompleteThenClaim { .. } => return call.answer_by_default(self),
+            Call::CompleteThenClaim { .. } => return call.answer_by_default(wrapped),
             Call::RenewMany { leases, .. } | Call::Heartbeat { leases, .. } => {
                 self.calls.add(call.name(), leases.len())
             }
@@ -92,17 +108,11 @@ impl Leases for Counted {
             | Call::Fenced { .. } => self.calls.add(call.name(), 1),
             _ => {}
         }
-        self.store.execute(call)
+        store.execute(call)
     }
-    fn fenced_with(
-        &self,
-        lease: &Lease,
-        now: f64,
-        finish: Finish,
-        work: &mut dyn FnMut(&mut dyn FencedHandle) -> Result<()>,
-    ) -> Result<Outcome<()>> {
+
+    fn fenced_with(&self) {
         self.calls.add("fenced", 1);
-        Leases::fenced_with(&self.store, lease, now, finish, work)
     }
 }
 
@@ -124,20 +134,11 @@ fn slow_claiming_worker(
     heartbeat: &Arc<Calls>,
     claim_delay: Duration,
 ) -> Worker {
-    let store = Counted {
-        store: LeaseStore::open(db).unwrap(),
-        calls: Arc::clone(runner),
-        claim_delay,
-        rounds: false,
-    };
+    let store = counted(LeaseStore::open(db).unwrap(), runner, claim_delay, false);
     let (path, calls) = (db.to_path_buf(), Arc::clone(heartbeat));
     let opener: Opener = Box::new(move || {
-        Ok(Box::new(Counted {
-            store: LeaseStore::open(&path)?,
-            calls: Arc::clone(&calls),
-            claim_delay,
-            rounds: false,
-        }) as Box<dyn Leases>)
+        let store = LeaseStore::open(&path)?;
+        Ok(Box::new(counted(store, &calls, claim_delay, false)) as Box<dyn Leases>)
     });
     Worker::new(Box::new(store), opener, options).unwrap()
 }
@@ -649,24 +650,16 @@ fn a_round_writes_the_finished_jobs_and_the_refill_claim_in_one_commit() {
     let drain = |name: &str, rounds: bool| -> (u64, leasefence::worker::Counters, Arc<Calls>) {
         let db = dir.path().join(name);
         let calls: Arc<Calls> = Arc::default();
-        let store = Counted {
-            store: store_counting_commits(&db),
-            calls: Arc::clone(&calls),
-            claim_delay: Duration::ZERO,
-            rounds,
-        };
+        let store = counted(store_counting_commits(&db), &calls, Duration::ZERO, rounds);
         let jobs: Vec<NewJob> = (0..64)
             .map(|i| NewJob::new(format!("job-{i:02}")))
             .collect();
         store.store.enqueue_many(&jobs).unwrap();
         let (path, opener_calls) = (db.clone(), Arc::clone(&calls));
         let opener: Opener = Box::new(move || {
-            Ok(Box::new(Counted {
-                store: store_counting_commits(&path),
-                calls: Arc::clone(&opener_calls),
-                claim_delay: Duration::ZERO,
-                rounds,
-            }) as Box<dyn Leases>)
+            let store = store_counting_commits(&path);
+            let store = counted(store, &opener_calls, Duration::ZERO, rounds);
+            Ok(Box::new(store) as Box<dyn Leases>)
         });
         let options = WorkerOptions::new("w").concurrency(8).until_empty(true);
         let mut worker = Worker::new(Box::new(store), opener, options).unwrap();

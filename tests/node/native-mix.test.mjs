@@ -174,6 +174,56 @@ test('Node processes and native batch processes share one Node-created file', { 
   assert.equal(fs.existsSync(`${db}-wal`), false);
 });
 
+/**
+ * Starts a Node process looping on `db` as `role` (crash-worker.mjs) and stops it (SIGSTOP) at an
+ * instant where `holds(pid)` is true, trying up to `attempts` times; `stopped` says whether it
+ * was caught so. `finish(ms)` lets it go on for `ms`, ends it and answers its output lines;
+ * `kill()` kills it where it stands.
+ */
+async function stoppedLoop(db, role, attempts, holds) {
+  const child = spawnTracked(process.execPath, [CRASH, 'loop', db, role], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LEASEFENCE_PKG: PKG },
+  });
+  let stdout = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+  const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve(signal)));
+  while (!stdout.includes('ready')) await sleep(5);
+  let stopped = false;
+  for (let attempt = 0; attempt < attempts && !stopped; attempt++) {
+    process.kill(child.pid, 'SIGSTOP');
+    stopped = holds(child.pid);
+    if (!stopped) {
+      process.kill(child.pid, 'SIGCONT');
+      await sleep(Math.floor(Math.random() * 3));
+    }
+  }
+  return {
+    stopped,
+    async finish(ms) {
+      process.kill(child.pid, 'SIGCONT');
+      await sleep(ms);
+      child.kill('SIGTERM');
+      await exited;
+      return jsonLines(stdout);
+    },
+    /** Kills it (SIGKILL) where it stands; answers the signal it ended by. */
+    kill() {
+      child.kill('SIGKILL');
+      return exited;
+    },
+  };
+}
+
+/** Whether process `pid` holds the lock of `db` now: its pid is in the lock directory's record. */
+function holdsLock(db, pid) {
+  try {
+    return fs.readFileSync(`${db}.lock`, 'utf8').includes(`\npid=${pid}\n`);
+  } catch {
+    return false; // not held now
+  }
+}
+
 test('the two kinds exclude each other: a native batch waits for a stopped Node holder, Node waits for a native lock directory', { skip: WASM_ONLY, timeout: 60_000 }, async () => {
   const db = path.join(dir, 'exclude.db');
   const seed = await LeaseStore.open(db);
@@ -182,31 +232,11 @@ test('the two kinds exclude each other: a native batch waits for a stopped Node 
   const native = new NativeBatch(db, 300);
   assert.equal((await native.request({ op: 'state', job: 'e0' })).value.id, 'e0'); // opened before anyone writes
 
-  const child = spawnTracked(process.execPath, [CRASH, 'loop', db, 'holder'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LEASEFENCE_PKG: PKG },
-  });
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-  const exited = new Promise((resolve) => child.on('close', resolve));
-  while (!stdout.includes('ready')) await sleep(5);
-  let caught = false;
-  for (let attempt = 0; attempt < 1000 && !caught; attempt++) {
-    process.kill(child.pid, 'SIGSTOP');
-    let record = '';
-    try {
-      record = fs.readFileSync(`${db}.lock`, 'utf8');
-    } catch {
-      // not held now
-    }
-    caught = record.includes(`pid=${child.pid}\n`);
-    if (!caught) {
-      process.kill(child.pid, 'SIGCONT');
-      await sleep(Math.floor(Math.random() * 3));
-    }
-  }
+  // Stopped while it holds the lock.
+  const holder = await stoppedLoop(db, 'holder', 1000, (pid) => holdsLock(db, pid));
+  let lines;
   try {
-    assert.ok(caught, 'never stopped the Node holder while it held the lock');
+    assert.ok(holder.stopped, 'never stopped the Node holder while it held the lock');
     const lock = fs.readFileSync(`${db}.lock`, 'utf8');
     const bytes = fileHash(db);
     const t0 = performance.now();
@@ -217,12 +247,9 @@ test('the two kinds exclude each other: a native batch waits for a stopped Node 
     assert.equal(fs.readFileSync(`${db}.lock`, 'utf8'), lock, 'the native side touched the Node lock');
     assert.equal(fileHash(db), bytes);
   } finally {
-    process.kill(child.pid, 'SIGCONT');
-    await sleep(50);
-    child.kill('SIGTERM');
-    await exited;
+    lines = await holder.finish(50);
   }
-  const report = jsonLines(stdout).find((l) => l.stats);
+  const report = lines.find((l) => l.stats);
   assert.deepEqual(report.errors, []);
   assert.equal(report.stats.lost, 0);
   // Once the holder is gone the native side writes again. A job of its own: the holder's loop may
@@ -329,32 +356,9 @@ test('a Node process killed while it holds the lock is broken by the next native
   const seed = await LeaseStore.open(db);
   for (let i = 0; i < 20; i++) seed.enqueue(`k${i}`);
   seed.close();
-  const child = spawnTracked(process.execPath, [CRASH, 'loop', db, 'holder'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LEASEFENCE_PKG: PKG },
-  });
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-  const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve(signal)));
-  while (!stdout.includes('ready')) await sleep(5);
-  let caught = false;
-  for (let attempt = 0; attempt < 2000 && !caught; attempt++) {
-    process.kill(child.pid, 'SIGSTOP');
-    let record = '';
-    try {
-      record = fs.readFileSync(`${db}.lock`, 'utf8');
-    } catch {
-      // not held now
-    }
-    caught = record.includes(`\npid=${child.pid}\n`);
-    if (!caught) {
-      process.kill(child.pid, 'SIGCONT');
-      await sleep(Math.floor(Math.random() * 3));
-    }
-  }
-  assert.ok(caught, 'never stopped the Node holder while it held the lock');
-  child.kill('SIGKILL');
-  assert.equal(await exited, 'SIGKILL');
+  const holder = await stoppedLoop(db, 'holder', 2000, (pid) => holdsLock(db, pid));
+  assert.ok(holder.stopped, 'never stopped the Node holder while it held the lock');
+  assert.equal(await holder.kill(), 'SIGKILL');
   const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '5', 'enqueue', 'after-node'], { encoding: 'utf8' });
   assert.equal(cli.status, 0, `the native opener did not get through: ${cli.stdout}${cli.stderr}`);
   assert.deepEqual(JSON.parse(cli.stdout), { value: true });
@@ -401,18 +405,8 @@ test(
     const seed = await LeaseStore.open(db);
     for (let i = 0; i < 50; i++) seed.enqueue(`p${i}`);
     seed.close();
-    const child = spawnTracked(process.execPath, [CRASH, 'loop', db, 'writer'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LEASEFENCE_PKG: PKG },
-    });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    const exited = new Promise((resolve) => child.on('close', resolve));
-    while (!stdout.includes('ready')) await sleep(5);
-    // Stop the writer in the middle of a commit: it holds the lock and its journal is synced.
-    let caught = false;
-    for (let attempt = 0; attempt < 2000 && !caught; attempt++) {
-      process.kill(child.pid, 'SIGSTOP');
+    // Stopped in the middle of a commit: it holds the lock and its journal is synced.
+    const writer = await stoppedLoop(db, 'writer', 2000, () => {
       let first = -1;
       try {
         const fd = fs.openSync(`${db}-journal`, 'r');
@@ -422,14 +416,11 @@ test(
       } catch {
         // no journal at this instant
       }
-      caught = first === 0xd9 && fs.existsSync(`${db}.lock`);
-      if (!caught) {
-        process.kill(child.pid, 'SIGCONT');
-        await sleep(Math.floor(Math.random() * 3));
-      }
-    }
+      return first === 0xd9 && fs.existsSync(`${db}.lock`);
+    });
+    let lines;
     try {
-      assert.ok(caught, 'never stopped the writer mid-commit');
+      assert.ok(writer.stopped, 'never stopped the writer mid-commit');
       const journal = fileHash(`${db}-journal`);
       const bytes = fileHash(db);
       const cli = spawnSync(CLI, ['--db', db, '--busy-timeout', '0.3', 'state', 'p0'], { encoding: 'utf8' });
@@ -439,12 +430,9 @@ test(
       assert.equal(fileHash(`${db}-journal`), journal, 'the live writer\'s journal was deleted (rolled back) by the native open');
       assert.equal(fileHash(db), bytes, 'the database changed under the live writer');
     } finally {
-      process.kill(child.pid, 'SIGCONT');
-      await sleep(100);
-      child.kill('SIGTERM');
-      await exited;
+      lines = await writer.finish(100);
     }
-    const report = jsonLines(stdout).find((l) => l.stats);
+    const report = lines.find((l) => l.stats);
     assert.deepEqual(report?.errors, [], 'the Node writer failed after the native open');
     assertIntegrity(db);
   },

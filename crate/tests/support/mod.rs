@@ -26,3 +26,5 @@ pub mod stopped;
 pub mod vectors;
 #[allow(dead_code)]
 pub mod workload;
+#[allow(dead_code)]
+pub mod wrapped;
