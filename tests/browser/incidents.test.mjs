@@ -188,8 +188,8 @@ test('the story and every incident preset: both tables at the end, the SQL the s
   try {
     const page = await open(browser);
     const incidents = await page.evaluate(async () => {
-      const { SCENARIOS } = await import('/app/model/scenarios.js');
-      return SCENARIOS.filter((sc) => sc.source || sc.id === 'stale-worker').map((sc) => sc.id);
+      const { SCENARIOS, scenarioSource } = await import('/app/model/scenarios.js');
+      return SCENARIOS.filter((sc) => scenarioSource(sc, 'en') || sc.id === 'stale-worker').map((sc) => sc.id);
     });
     assert.deepEqual(PRESETS.map((p) => p.id), incidents, 'every incident preset is played here');
     for (const preset of PRESETS) {

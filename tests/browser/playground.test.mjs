@@ -222,8 +222,8 @@ test('a shared link replays the same timeline in a fresh browser profile', async
 test('every scenario gets from the real store the answers its narration tells', () => withBrowser(async (browser) => {
   const { page } = await open(browser);
   const scenarios = await page.evaluate(async () => {
-    const { SCENARIOS } = await import('/app/model/scenarios.js');
-    return SCENARIOS.map((sc) => ({ id: sc.id, steps: sc.steps.length, expect: sc.steps.filter((s) => s.do).map((s) => s.expect), incident: Boolean(sc.source) }));
+    const { SCENARIOS, scenarioSource } = await import('/app/model/scenarios.js');
+    return SCENARIOS.map((sc) => ({ id: sc.id, steps: sc.steps.length, expect: sc.steps.filter((s) => s.do).map((s) => s.expect), incident: Boolean(scenarioSource(sc, 'en')) }));
   });
   assert.equal(scenarios.length, 10);
   // The guided story and the incident presets are played, answers and tables, in incidents.test.mjs.
