@@ -218,14 +218,21 @@ export interface WorkerReport {
   renewals?: number | null;
 }
 
-/** A worker's counters as the registry stores them (the protocol's spelling). */
+/** What a worker's runtime counted since it was made: its `stats`, and the registry's row of it. */
 export interface WorkerCounters {
+  /** Jobs claimed (each claim is one attempt). */
   claimed: number;
+  /** Jobs completed with the handler's result. */
   completed: number;
+  /** Handler failures recorded with a retry time (`fail` with retryAt). */
   failed: number;
+  /** Jobs made dead: the handler failed at maxAttempts, or a claim came past maxAttempts. */
   dead: number;
+  /** Leases lost while handling: a refused renew or write, or a lease end with no renew through. */
   leasesLost: number;
+  /** complete / fail / release calls the store refused (the lease was gone). */
   staleWritesRefused: number;
+  /** Renews the store accepted. */
   renewals: number;
 }
 
@@ -718,23 +725,8 @@ export type { FencedResult };
  */
 export declare function fencedResult(statements: FencedStatement[], result?: unknown): FencedResult;
 
-/** What the runtime counted since the worker was made. */
-export interface WorkerStats {
-  /** Jobs claimed (each claim is one attempt). */
-  claimed: number;
-  /** Jobs completed with the handler's result. */
-  completed: number;
-  /** Handler failures recorded with a retry time (`fail` with retryAt). */
-  failed: number;
-  /** Jobs made dead: the handler failed at maxAttempts, or a claim came past maxAttempts. */
-  dead: number;
-  /** Leases lost while handling: a refused renew or write, or a lease end with no renew through. */
-  leasesLost: number;
-  /** complete / fail / release calls the store refused (the lease was gone). */
-  staleWritesRefused: number;
-  /** Renews the store accepted. */
-  renewals: number;
-}
+/** What the runtime counted since the worker was made: the counters it reports in its beats. */
+export type WorkerStats = WorkerCounters;
 
 /** What the handler gets beside the job id. */
 export interface JobContext {

@@ -10,6 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+// The contract's SQL, verbatim from crate/src/sqlite/sql/*.sql: the browser bench's own.
+import { SQL, NOW, TTL } from '../browser/sql.mjs';
+
 const require = createRequire(import.meta.url);
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const pkgDir = path.join(repo, 'target/npm/leasefence');
@@ -52,22 +55,6 @@ const repeats = Number(opt.repeats);
 const blocks = Number(opt.blocks);
 const cycles = Math.ceil(Number(opt.cycles) / blocks) * blocks;
 mkdirSync(opt.dir, { recursive: true });
-
-const NOW = 1000;
-const TTL = 30;
-
-// The contract's SQL, verbatim from crate/src/sqlite/sql/*.sql.
-const SQL = {
-  table: 'CREATE TABLE IF NOT EXISTS jobs(id TEXT PRIMARY KEY, owner TEXT, until REAL NOT NULL DEFAULT 0, ' +
-    'fence INTEGER NOT NULL DEFAULT 0, result TEXT, done INTEGER NOT NULL DEFAULT 0)',
-  index: 'CREATE INDEX IF NOT EXISTS leasefence_claimable ON jobs(until) WHERE done = 0',
-  enqueue: 'INSERT OR IGNORE INTO jobs(id) VALUES (?1)',
-  claim: 'UPDATE jobs SET owner = ?2, until = ?3, fence = fence + 1 ' +
-    'WHERE id = ?1 AND done = 0 AND until <= ?4 AND fence < 9223372036854775807 RETURNING fence',
-  complete: 'UPDATE jobs SET result = ?5, done = 1 ' +
-    'WHERE id = ?1 AND owner = ?2 AND fence = ?3 AND done = 0 AND until > ?4',
-  lease: 'SELECT owner, until, fence, done FROM jobs WHERE id = ?1',
-};
 
 function fresh(name) {
   const file = path.join(opt.dir, name);

@@ -99,6 +99,10 @@ function exact<T>() {
 }
 `;
 
+/** The package's runtime exports, each checked to be the named import's own type on a module object. */
+const VALUES = ['LeaseStore', 'FenceGuard', 'JobWorker', 'LeaseError', 'LeaseLostError', 'fixedBackoff', 'exponentialBackoff', 'fencedResult'];
+const sameAsNamed = (module) => VALUES.map((name) => `exact<typeof ${name}>()(${module}.${name});`).join('\n');
+
 /** The imports every program has, as named imports (types too). */
 const NAMED = `import {
   LeaseStore,
@@ -442,14 +446,7 @@ test('tsc --strict, module nodenext, from a CommonJS file (.cts): require and im
   const program = `${NAMED}import leasefence = require('leasefence');
 ${USE_ALL}
 // The module object require() gives.
-exact<typeof LeaseStore>()(leasefence.LeaseStore);
-exact<typeof FenceGuard>()(leasefence.FenceGuard);
-exact<typeof JobWorker>()(leasefence.JobWorker);
-exact<typeof LeaseError>()(leasefence.LeaseError);
-exact<typeof LeaseLostError>()(leasefence.LeaseLostError);
-exact<typeof fixedBackoff>()(leasefence.fixedBackoff);
-exact<typeof exponentialBackoff>()(leasefence.exponentialBackoff);
-exact<typeof fencedResult>()(leasefence.fencedResult);
+${sameAsNamed('leasefence')}
 const fence: leasefence.Fence = 1;
 void fence;
 `;
@@ -460,14 +457,7 @@ test('tsc --strict, module nodenext, from an ES module (.mts): named, default an
   const program = `${NAMED}import leasefence from 'leasefence';
 import * as namespace from 'leasefence';
 ${USE_ALL}
-exact<typeof LeaseStore>()(leasefence.LeaseStore);
-exact<typeof FenceGuard>()(leasefence.FenceGuard);
-exact<typeof JobWorker>()(leasefence.JobWorker);
-exact<typeof LeaseError>()(leasefence.LeaseError);
-exact<typeof LeaseLostError>()(leasefence.LeaseLostError);
-exact<typeof fixedBackoff>()(leasefence.fixedBackoff);
-exact<typeof exponentialBackoff>()(leasefence.exponentialBackoff);
-exact<typeof fencedResult>()(leasefence.fencedResult);
+${sameAsNamed('leasefence')}
 exact<typeof LeaseStore>()(namespace.LeaseStore);
 exact<typeof fencedResult>()(namespace.fencedResult);
 await store('top-level-await.db');
