@@ -256,6 +256,7 @@ fn shared_store_runs_the_statement_list_in_its_group() {
     assert_eq!(count(&check, "SELECT count(*) FROM orders"), 1);
 }
 
+#[allow(dead_code)] // url_named: the PostgreSQL suite's
 #[path = "support/pg_schema.rs"]
 mod pg_schema;
 
@@ -263,12 +264,6 @@ mod postgres_backend {
     use super::pg_schema::PgSchema;
     use super::*;
     use leasefence::PgStore;
-    use postgres::NoTls;
-
-    /// A client of the test's own schema.
-    fn client(schema: &PgSchema) -> postgres::Client {
-        postgres::Client::connect(&schema.url, NoTls).unwrap()
-    }
 
     fn orders(app: &mut postgres::Client) -> i64 {
         app.query_one("SELECT count(*) FROM orders", &[])
@@ -282,7 +277,7 @@ mod postgres_backend {
         let schema = PgSchema::new("enqtx_caller_tx");
         let store = PgStore::connect(&schema.url).unwrap();
         store.init().unwrap();
-        let mut app = client(&schema);
+        let mut app = schema.admin();
         app.batch_execute("CREATE TABLE orders(id TEXT PRIMARY KEY)")
             .unwrap();
 
@@ -340,7 +335,7 @@ mod postgres_backend {
     #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh cargo test -p leasefence --test enqueue_in_tx -- --ignored"]
     fn pg_caller_transaction_without_the_schema_is_refused() {
         let schema = PgSchema::new("enqtx_no_schema");
-        let mut app = client(&schema);
+        let mut app = schema.admin();
         app.batch_execute("CREATE TABLE orders(id TEXT)").unwrap();
         let mut tx = app.transaction().unwrap();
         tx.execute("INSERT INTO orders VALUES ('o')", &[]).unwrap();
@@ -360,7 +355,7 @@ mod postgres_backend {
         let schema = PgSchema::new("enqtx_statements");
         let store = PgStore::connect(&schema.url).unwrap();
         store.init().unwrap();
-        let mut app = client(&schema);
+        let mut app = schema.admin();
         app.batch_execute("CREATE TABLE orders(id TEXT PRIMARY KEY)")
             .unwrap();
         let leases: &dyn Leases = &store;

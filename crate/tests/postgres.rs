@@ -36,9 +36,9 @@ use leasefence::{
     fenced_value, ClaimedJob, Error, Fence, JobState, Lease, Leases, NewJob, OpenOptions, Outcome,
     PgStore, Prune, Reason, SqlValue,
 };
-use postgres::NoTls;
 use serde_json::{json, Value};
 use support::batch::{bin, Batch};
+use support::pg_schema::PgSchema as Schema;
 use support::workload::{self, Client, EPOCHS, JOBS};
 
 /// The restart test takes this for writing; every other test holds it for reading, so no test
@@ -49,75 +49,6 @@ fn shared_server() -> RwLockReadGuard<'static, ()> {
     SERVER
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The server's URL. The tests are `#[ignore]`d so that a plain `cargo test` (no server) does
-/// not count them as passed; `scripts/postgres.sh` starts a server and runs them with `--ignored`.
-fn server(test: &str) -> String {
-    match std::env::var("LEASEFENCE_PG_URL") {
-        Ok(url) if !url.is_empty() => url,
-        _ => panic!(
-            "postgres::{test} needs LEASEFENCE_PG_URL: run `bash scripts/postgres.sh`, which \
-             starts a throwaway server and runs this suite"
-        ),
-    }
-}
-
-/// `url` with one more query parameter.
-fn with_param(url: &str, param: &str) -> String {
-    let separator = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{separator}{param}")
-}
-
-/// A schema of this test's own, dropped (with everything in it) when the value is dropped.
-struct Schema {
-    base: String,
-    name: String,
-    url: String,
-}
-
-static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
-
-impl Schema {
-    fn new(base: &str, test: &str) -> Schema {
-        let name = format!(
-            "lf_{test}_{}_{}",
-            std::process::id(),
-            SCHEMAS.fetch_add(1, Ordering::SeqCst)
-        );
-        let mut admin = postgres::Client::connect(base, NoTls).expect("connect to the server");
-        // Identifiers cannot be bound; this one is made above from fixed characters.
-        admin
-            .batch_execute(&format!(
-                "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
-            ))
-            .unwrap();
-        let url = with_param(base, &format!("options=-csearch_path%3D{name}"));
-        Schema {
-            base: base.to_string(),
-            name,
-            url,
-        }
-    }
-
-    /// A plain client working in this schema, for looking behind the store's back.
-    fn admin(&self) -> postgres::Client {
-        postgres::Client::connect(&self.url, NoTls).unwrap()
-    }
-
-    /// The schema's URL naming the connections `application_name`, so that a test can find
-    /// (and terminate) them.
-    fn url_named(&self, application: &str) -> String {
-        with_param(&self.url, &format!("application_name={application}"))
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        if let Ok(mut admin) = postgres::Client::connect(&self.base, NoTls) {
-            let _ = admin.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
-        }
-    }
 }
 
 /// Terminates every connection named `application` and waits until they are gone.
@@ -177,12 +108,11 @@ fn assert_order_table_consistent(schema: &Schema) {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn every_vector_passes_on_postgres() {
-    let base = server("every_vector_passes_on_postgres");
     let _server = shared_server();
     let mut schemas = Vec::new();
     let (failures, steps) = support::vectors::run_all(|name| {
         let test = format!("v_{}", name.trim_end_matches(".json").replace('-', "_"));
-        let schema = Schema::new(&base, &test);
+        let schema = Schema::new(&test);
         let backend = TargetBackend::new(&schema.url, OpenOptions::new());
         schemas.push(schema);
         Box::new(backend) as Box<dyn Backend>
@@ -202,10 +132,9 @@ fn every_vector_passes_on_postgres() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn batch_processes_with_stalls_never_break_fencing() {
-    let base = server("batch_processes_with_stalls_never_break_fencing");
     let _server = shared_server();
     let started = Instant::now();
-    let schema = Schema::new(&base, "processes");
+    let schema = Schema::new("processes");
     let workers = 6;
     let tally = workload::run(Path::new(&schema.url), workers, Batch::spawn);
     eprintln!(
@@ -227,10 +156,9 @@ fn batch_processes_with_stalls_never_break_fencing() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn library_stores_on_threads_never_break_fencing() {
-    let base = server("library_stores_on_threads_never_break_fencing");
     let _server = shared_server();
     let started = Instant::now();
-    let schema = Schema::new(&base, "threads");
+    let schema = Schema::new("threads");
     let workers = 8;
     let tally = workload::run(Path::new(&schema.url), workers, |db: &Path| {
         PgStore::connect(db.to_str().unwrap()).unwrap()
@@ -249,9 +177,8 @@ type DrainLog = (Vec<(String, Fence)>, Vec<String>);
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn draining_processes_hand_out_each_job_once() {
-    let base = server("draining_processes_hand_out_each_job_once");
     let _server = shared_server();
-    let schema = Schema::new(&base, "drain");
+    let schema = Schema::new("drain");
     const QUEUE: usize = 600;
     const PROCESSES: usize = 8;
     {
@@ -312,7 +239,6 @@ fn draining_processes_hand_out_each_job_once() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn a_server_crash_restart_loses_no_acknowledged_fence_or_result() {
-    let base = server("a_server_crash_restart_loses_no_acknowledged_fence_or_result");
     let Ok(restart) = std::env::var("LEASEFENCE_PG_RESTART") else {
         eprintln!(
             "skipping postgres::a_server_crash_restart_loses_no_acknowledged_fence_or_result: \
@@ -324,7 +250,7 @@ fn a_server_crash_restart_loses_no_acknowledged_fence_or_result() {
     let _server = SERVER
         .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let schema = Schema::new(&base, "restart");
+    let schema = Schema::new("restart");
     const QUEUE: usize = 400;
     const WORKERS: usize = 4;
     {
@@ -501,9 +427,8 @@ fn a_server_crash_restart_loses_no_acknowledged_fence_or_result() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn a_dropped_connection_is_a_retryable_storage_error_then_works_again() {
-    let base = server("a_dropped_connection_is_a_retryable_storage_error_then_works_again");
     let _server = shared_server();
-    let schema = Schema::new(&base, "dropped");
+    let schema = Schema::new("dropped");
 
     // The library: the call after the drop fails retryably; the next one reconnects.
     let name = format!("{}_lib", schema.name);
@@ -577,9 +502,8 @@ fn a_dropped_connection_is_a_retryable_storage_error_then_works_again() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn invalid_arguments_are_refused_before_the_server_is_asked() {
-    let base = server("invalid_arguments_are_refused_before_the_server_is_asked");
     let _server = shared_server();
-    let schema = Schema::new(&base, "invalid");
+    let schema = Schema::new("invalid");
     let name = format!("{}_app", schema.name);
     let store = PgStore::connect(&schema.url_named(&name)).unwrap();
     store.enqueue("j").unwrap();
@@ -615,9 +539,8 @@ fn invalid_arguments_are_refused_before_the_server_is_asked() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn claim_next_takes_the_contract_order_from_one_index() {
-    let base = server("claim_next_takes_the_contract_order_from_one_index");
     let _server = shared_server();
-    let schema = Schema::new(&base, "order");
+    let schema = Schema::new("order");
     let store = leasefence::open(&schema.url).unwrap();
     // Enqueued with plain SQL, as another program would: the trigger numbers them too.
     let mut admin = schema.admin();
@@ -672,9 +595,8 @@ fn claim_next_takes_the_contract_order_from_one_index() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn the_lease_value_round_trips_on_postgres() {
-    let base = server("the_lease_value_round_trips_on_postgres");
     let _server = shared_server();
-    let schema = Schema::new(&base, "lease_value");
+    let schema = Schema::new("lease_value");
     let store = leasefence::open(&schema.url).unwrap();
     support::lease_value::round_trip(store.as_ref());
 }
@@ -682,9 +604,8 @@ fn the_lease_value_round_trips_on_postgres() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn an_exhausted_fence_is_an_error_never_a_wrap() {
-    let base = server("an_exhausted_fence_is_an_error_never_a_wrap");
     let _server = shared_server();
-    let schema = Schema::new(&base, "fence");
+    let schema = Schema::new("fence");
     let store = leasefence::open(&schema.url).unwrap();
     store.enqueue("old").unwrap();
     schema
@@ -715,7 +636,6 @@ fn an_exhausted_fence_is_an_error_never_a_wrap() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn foreign_tables_are_refused_and_contract_tables_adopted() {
-    let base = server("foreign_tables_are_refused_and_contract_tables_adopted");
     let _server = shared_server();
 
     for (i, foreign) in [
@@ -728,7 +648,7 @@ fn foreign_tables_are_refused_and_contract_tables_adopted() {
     .iter()
     .enumerate()
     {
-        let schema = Schema::new(&base, &format!("foreign{i}"));
+        let schema = Schema::new(&format!("foreign{i}"));
         schema.admin().batch_execute(foreign).unwrap();
         let err = PgStore::connect(&schema.url).unwrap_err();
         assert!(
@@ -748,7 +668,7 @@ fn foreign_tables_are_refused_and_contract_tables_adopted() {
     }
 
     // A contract table made by someone else, with rows: adopted, its rows numbered in order.
-    let schema = Schema::new(&base, "adopt");
+    let schema = Schema::new("adopt");
     schema
         .admin()
         .batch_execute(
@@ -783,9 +703,8 @@ fn foreign_tables_are_refused_and_contract_tables_adopted() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn an_earlier_versions_side_table_is_migrated_into_jobs() {
-    let base = server("an_earlier_versions_side_table_is_migrated_into_jobs");
     let _server = shared_server();
-    let schema = Schema::new(&base, "migrate");
+    let schema = Schema::new("migrate");
     schema
         .admin()
         .batch_execute(
@@ -860,9 +779,8 @@ fn an_earlier_versions_side_table_is_migrated_into_jobs() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn processes_opening_a_new_schema_at_once_create_it_once() {
-    let base = server("processes_opening_a_new_schema_at_once_create_it_once");
     let _server = shared_server();
-    let schema = Schema::new(&base, "fresh");
+    let schema = Schema::new("fresh");
     let children: Vec<_> = (0..8)
         .map(|_| {
             Command::new(bin())
@@ -899,9 +817,8 @@ fn processes_opening_a_new_schema_at_once_create_it_once() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn a_repair_at_open_while_others_write_loses_nothing() {
-    let base = server("a_repair_at_open_while_others_write");
     let _server = shared_server();
-    let schema = Schema::new(&base, "repair_busy");
+    let schema = Schema::new("repair_busy");
     PgStore::connect(&schema.url).unwrap();
     let stop = AtomicBool::new(false);
     let written = AtomicUsize::new(0);
@@ -959,9 +876,8 @@ fn a_repair_at_open_while_others_write_loses_nothing() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn claim_many_and_the_cli_run_unchanged_on_postgres() {
-    let base = server("claim_many_and_the_cli_run_unchanged_on_postgres");
     let _server = shared_server();
-    let schema = Schema::new(&base, "cli");
+    let schema = Schema::new("cli");
     let cli = |args: &[&str]| -> (i32, String) {
         let out = Command::new(bin())
             .args(["--db", &schema.url])
@@ -1107,10 +1023,9 @@ fn wait_for_tls_sessions_to_end(schema: &Schema, role: &str) {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn tls_follows_libpq_sslmode_and_refuses_the_wrong_server() {
-    let base = server("tls_follows_libpq_sslmode_and_refuses_the_wrong_server");
     let (ca, other_ca) = (tls_file("ca.pem"), tls_file("other-ca.pem"));
     let _server = shared_server();
-    let schema = Schema::new(&base, "tls");
+    let schema = Schema::new("tls");
     create_role(&schema, "lf_tls");
 
     // The server really refuses lf_tls without TLS, and that refusal is final, not "retry".
@@ -1237,9 +1152,8 @@ fn tls_follows_libpq_sslmode_and_refuses_the_wrong_server() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn client_certificates_log_in_where_the_server_asks_for_them() {
-    let base = server("client_certificates_log_in_where_the_server_asks_for_them");
     let _server = shared_server();
-    let schema = Schema::new(&base, "cert");
+    let schema = Schema::new("cert");
     create_role(&schema, "lf_cert");
     let ca = tls_file("ca.pem");
     let verified = format!("sslmode=verify-full&sslrootcert={ca}");
@@ -1320,9 +1234,8 @@ fn client_certificates_log_in_where_the_server_asks_for_them() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn a_password_login_over_verified_tls_binds_the_channel() {
-    let base = server("a_password_login_over_verified_tls_binds_the_channel");
     let _server = shared_server();
-    let schema = Schema::new(&base, "scram");
+    let schema = Schema::new("scram");
     // A fixed password of this throwaway server; CREATE ROLE takes no bound parameters.
     schema
         .admin()
@@ -1372,9 +1285,8 @@ fn a_password_login_over_verified_tls_binds_the_channel() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn claim_next_skips_locked_rows_but_never_answers_none_because_of_a_lock() {
-    let base = server("claim_next_skips_locked_rows_but_never_answers_none_because_of_a_lock");
     let _server = shared_server();
-    let schema = Schema::new(&base, "skiplock");
+    let schema = Schema::new("skiplock");
     let store = leasefence::open(&schema.url).unwrap();
     store.enqueue("first").unwrap();
     store.enqueue("second").unwrap();
@@ -1418,9 +1330,8 @@ fn claim_next_skips_locked_rows_but_never_answers_none_because_of_a_lock() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn failures_and_dead_marks_are_written_with_their_row() {
-    let base = server("failures_and_dead_marks_are_written_with_their_row");
     let _server = shared_server();
-    let schema = Schema::new(&base, "lifecycle");
+    let schema = Schema::new("lifecycle");
     let store = leasefence::open(&schema.url).unwrap();
     assert!(store.enqueue_with("j", Some(5.0), Some("input")).unwrap());
     assert_eq!(
@@ -1500,9 +1411,8 @@ fn failures_and_dead_marks_are_written_with_their_row() {
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
     use leasefence::{Error, Finish, Lease, Outcome, PgStore, Statement};
-    let base = server("fenced_writes_refuse_every_path");
     let _server = shared_server();
-    let schema = Schema::new(&base, "fenced");
+    let schema = Schema::new("fenced");
     let store = PgStore::connect(&schema.url).unwrap();
     let mut admin = schema.admin();
     admin
@@ -1693,9 +1603,8 @@ fn fenced_writes_refuse_every_path_to_the_library_tables_and_roll_back() {
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn the_postgres_guard_accepts_the_highest_fence_only() {
     use leasefence::guard::{postgres as guard, Guarded};
-    let base = server("the_postgres_guard");
     let _server = shared_server();
-    let schema = Schema::new(&base, "guard");
+    let schema = Schema::new("guard");
     let mut client = schema.admin();
     guard::install(&mut client).unwrap();
     client.batch_execute("CREATE TABLE sent(n BIGINT)").unwrap();
@@ -1719,8 +1628,8 @@ fn the_postgres_guard_accepts_the_highest_fence_only() {
 
 /// A store on a fresh schema with the caller's table `app`, and job `j` leased to `me` (until
 /// 100): the setting of the hostile-caller tests of fenced writes.
-fn fenced_setup(base: &str, test: &str) -> (Schema, PgStore, Fence) {
-    let schema = Schema::new(base, test);
+fn fenced_setup(test: &str) -> (Schema, PgStore, Fence) {
+    let schema = Schema::new(test);
     let store = PgStore::connect(&schema.url).unwrap();
     schema
         .admin()
@@ -1789,9 +1698,8 @@ fn store_settings(store: &PgStore, fence: Fence) -> [String; 5] {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
-    let base = server("fenced_statements_cannot_change_the_settings");
     let _server = shared_server();
-    let (schema, store, fence) = fenced_setup(&base, "fenced_settings");
+    let (schema, store, fence) = fenced_setup("fenced_settings");
     let before = store_settings(&store, fence);
     assert_eq!(before[0], "on");
     for sql in [
@@ -1850,9 +1758,8 @@ fn fenced_statements_cannot_change_the_settings_of_the_stores_session() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_statements_cannot_disable_drop_or_replace_the_librarys_trigger() {
-    let base = server("fenced_statements_cannot_disable_the_trigger");
     let _server = shared_server();
-    let (schema, store, fence) = fenced_setup(&base, "fenced_trigger");
+    let (schema, store, fence) = fenced_setup("fenced_trigger");
     let attempts = [
         "ALTER TABLE jobs DISABLE TRIGGER leasefence_track",
         "ALTER TABLE jobs DISABLE TRIGGER ALL",
@@ -1885,9 +1792,8 @@ fn fenced_statements_cannot_disable_drop_or_replace_the_librarys_trigger() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_statements_cannot_plant_indexes_statistics_locks_or_rules() {
-    let base = server("fenced_statements_cannot_plant");
     let _server = shared_server();
-    let (schema, store, fence) = fenced_setup(&base, "fenced_plant");
+    let (schema, store, fence) = fenced_setup("fenced_plant");
     let mut admin = schema.admin();
     admin
         .batch_execute(
@@ -1970,9 +1876,8 @@ fn fenced_statements_cannot_plant_indexes_statistics_locks_or_rules() {
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn fenced_statements_leave_no_advisory_lock_behind() {
     use leasefence::{Finish, Statement};
-    let base = server("fenced_statements_leave_no_advisory_lock");
     let _server = shared_server();
-    let (schema, store, fence) = fenced_setup(&base, "fenced_advisory");
+    let (schema, store, fence) = fenced_setup("fenced_advisory");
     let mut admin = schema.admin();
     let mut free = |key: i64| -> bool {
         let got: bool = admin
@@ -2023,9 +1928,8 @@ fn fenced_statements_leave_no_advisory_lock_behind() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn copy_is_refused_and_the_store_works_on() {
-    let base = server("copy_is_refused_and_the_store_works_on");
     let _server = shared_server();
-    let (_schema, store, fence) = fenced_setup(&base, "fenced_copy");
+    let (_schema, store, fence) = fenced_setup("fenced_copy");
     for sql in [
         "COPY jobs TO STDOUT",
         "  /* x */ copy (SELECT 1) TO STDOUT",
@@ -2048,9 +1952,8 @@ fn copy_is_refused_and_the_store_works_on() {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn opening_repairs_a_disabled_or_replaced_trigger_and_missing_indexes() {
-    let base = server("opening_repairs_a_disabled_or_replaced_trigger");
     let _server = shared_server();
-    let schema = Schema::new(&base, "repair");
+    let schema = Schema::new("repair");
     let store = PgStore::connect(&schema.url).unwrap();
     store.enqueue("x").unwrap();
     drop(store);
@@ -2137,8 +2040,7 @@ fn opening_repairs_a_disabled_or_replaced_trigger_and_missing_indexes() {
 fn the_fence_floor_keeps_a_pruned_id_from_reusing_its_fences() {
     use support::retention::{pruned_id_enqueued_again, Seen};
     let _shared = shared_server();
-    let base = server("the_fence_floor_keeps_a_pruned_id_from_reusing_its_fences");
-    let schema = Schema::new(&base, "floor");
+    let schema = Schema::new("floor");
     let store = PgStore::connect(&schema.url).unwrap();
     let seen = pruned_id_enqueued_again(&store, "invoice-7", || {});
     let want = Seen {
@@ -2160,7 +2062,7 @@ fn the_fence_floor_keeps_a_pruned_id_from_reusing_its_fences() {
     assert_eq!(fence, 3);
     assert_order_table_consistent(&schema);
 
-    let off = Schema::new(&base, "floor_off");
+    let off = Schema::new("floor_off");
     let store = PgStore::connect(&off.url).unwrap();
     let seen = pruned_id_enqueued_again(&store, "invoice-7", || {
         off.admin()
@@ -2181,8 +2083,7 @@ fn the_fence_floor_keeps_a_pruned_id_from_reusing_its_fences() {
 #[ignore = "needs a PostgreSQL server: bash scripts/postgres.sh runs it"]
 fn prune_and_limits_on_postgres() {
     let _shared = shared_server();
-    let base = server("prune_and_limits_on_postgres");
-    let schema = Schema::new(&base, "prune");
+    let schema = Schema::new("prune");
     let options = leasefence::OpenOptions::new().limits(
         leasefence::Limits::default()
             .payload(64)

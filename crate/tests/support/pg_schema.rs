@@ -9,8 +9,8 @@ static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
 
 /// A fresh schema, dropped with everything in it when the value is dropped; `url` works in it.
 pub struct PgSchema {
-    base: String,
-    name: String,
+    pub base: String,
+    pub name: String,
     pub url: String,
 }
 
@@ -35,10 +35,26 @@ impl PgSchema {
                 "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
             ))
             .unwrap();
-        let separator = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{separator}options=-csearch_path%3D{name}");
+        let url = with_param(&base, &format!("options=-csearch_path%3D{name}"));
         PgSchema { base, name, url }
     }
+
+    /// A plain client working in this schema, for looking behind the store's back.
+    pub fn admin(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url, NoTls).unwrap()
+    }
+
+    /// The schema's URL naming the connections `application_name`, so that a test can find
+    /// (and terminate) them.
+    pub fn url_named(&self, application: &str) -> String {
+        with_param(&self.url, &format!("application_name={application}"))
+    }
+}
+
+/// `url` with one more query parameter.
+pub fn with_param(url: &str, param: &str) -> String {
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}{param}")
 }
 
 impl Drop for PgSchema {
